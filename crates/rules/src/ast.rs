@@ -1,0 +1,515 @@
+//! The typed form of a rule: what the parser produces and what detection
+//! compiles. Nothing here knows about packets; it is the rule language only.
+//!
+//! Ordering matters: payload keywords are kept in rule order per inspection
+//! buffer, because relative keywords (`distance`, `within`, `pcre/R`,
+//! `byte_jump ... relative`) refer to the item before them *in the same
+//! buffer*.
+
+use std::net::IpAddr;
+
+/// What a rule does when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Alert,
+    Pass,
+    Drop,
+    Reject,
+    RejectSrc,
+    RejectDst,
+    RejectBoth,
+    Log,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Alert => "alert",
+            Action::Pass => "pass",
+            Action::Drop => "drop",
+            Action::Reject => "reject",
+            Action::RejectSrc => "rejectsrc",
+            Action::RejectDst => "rejectdst",
+            Action::RejectBoth => "rejectboth",
+            Action::Log => "log",
+        }
+    }
+}
+
+/// Header protocol. Application protocols are recorded so that later work
+/// can bind them to parsers; for now they imply their transport (see
+/// [`Proto::transport`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Proto {
+    Ip,
+    Tcp,
+    Udp,
+    Icmp,
+    /// `icmpv6` / `ipv6-icmp`.
+    Icmpv6,
+    Sctp,
+    /// `pkthdr`: matches even undecodable packets.
+    PktHdr,
+    /// An application protocol (`http`, `dns`, `tls`, `smb`, ...), lower case.
+    App(String),
+}
+
+/// One element of an address list, before negation is applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddrItem {
+    Any,
+    /// A network: address and prefix length (32/128 for a single host).
+    Cidr(IpAddr, u8),
+    /// An inclusive range `a-b` (rare, Snort-only).
+    Range(IpAddr, IpAddr),
+}
+
+/// A resolved address specification: every variable substituted, groups
+/// flattened. A packet address matches when it is inside some `include`
+/// entry (or `include` is `[Any]`) and inside no `exclude` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AddrSpec {
+    pub include: Vec<AddrItem>,
+    pub exclude: Vec<AddrItem>,
+}
+
+/// A resolved port specification with the same include/exclude meaning as
+/// [`AddrSpec`]. Ranges are inclusive; `any` is `include == [(0, 65535)]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PortSpec {
+    pub include: Vec<(u16, u16)>,
+    pub exclude: Vec<(u16, u16)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// `->`
+    Forward,
+    /// `<>`: either direction.
+    Both,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub proto: Proto,
+    pub src: AddrSpec,
+    pub src_ports: PortSpec,
+    pub direction: Direction,
+    pub dst: AddrSpec,
+    pub dst_ports: PortSpec,
+}
+
+/// The buffer a payload keyword inspects. `Packet` is the default (packet
+/// payload and, once stream reassembly lands, the reassembled stream).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Buffer {
+    /// Packet payload (and stream, later). `rawbytes` is a no-op on it.
+    Packet,
+    Ipv4Hdr,
+    Ipv6Hdr,
+    TcpHdr,
+    UdpHdr,
+    Icmpv4Hdr,
+    Icmpv6Hdr,
+    /// Any other sticky buffer or Snort modifier (`http.uri`, `dns.query`,
+    /// ...), by its canonical Suricata name. Not evaluable yet.
+    Named(String),
+}
+
+/// `content` and its modifiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Content {
+    /// Decoded bytes (hex `|..|` and escapes resolved).
+    pub pattern: Vec<u8>,
+    pub negated: bool,
+    pub nocase: bool,
+    /// Absolute position modifiers (`offset`, `depth`); may name a
+    /// `byte_extract` variable.
+    pub offset: Option<NumOrVar>,
+    pub depth: Option<NumOrVar>,
+    /// Relative modifiers; `distance` may be negative.
+    pub distance: Option<NumOrVarSigned>,
+    pub within: Option<NumOrVar>,
+    pub startswith: bool,
+    pub endswith: bool,
+    /// `rawbytes` (accepted, no effect on the packet buffer).
+    pub rawbytes: bool,
+    pub fast_pattern: Option<FastPattern>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumOrVar {
+    Num(u32),
+    Var(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumOrVarSigned {
+    Num(i32),
+    Var(String),
+}
+
+/// `fast_pattern`, `fast_pattern:only`, `fast_pattern:offset,length`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FastPattern {
+    pub only: bool,
+    /// `(offset, length)` of the chopped part of the pattern.
+    pub chop: Option<(u16, u16)>,
+}
+
+/// `pcre:"/.../flags"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pcre {
+    pub negated: bool,
+    /// The expression between the slashes, unchanged.
+    pub pattern: String,
+    /// PCRE flags: i s m x (and A E G, which Suricata also accepts).
+    pub caseless: bool,
+    pub dotall: bool,
+    pub multiline: bool,
+    pub extended: bool,
+    pub anchored: bool,
+    pub dollar_endonly: bool,
+    pub ungreedy: bool,
+    /// `R`: relative to the end of the previous match in this buffer.
+    pub relative: bool,
+    /// `B`: rawbytes (no effect on the packet buffer).
+    pub rawbytes: bool,
+    /// Snort/Suricata buffer flags (U, H, P, ...) moved the pcre into a
+    /// named buffer; the parser already applied that to the buffer list.
+    pub buffer_flag: Option<char>,
+}
+
+/// Endianness for byte_* keywords.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    Big,
+    Little,
+}
+
+/// How byte_* keywords read the number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumBase {
+    /// Binary, `nbytes` in 1..=8 (or 1,2,4 for byte_test as Snort).
+    Binary,
+    /// `string,dec|hex|oct`.
+    Dec,
+    Hex,
+    Oct,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    /// `&`: bitwise and is non-zero.
+    And,
+    /// `^`: bitwise xor is non-zero.
+    Xor,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteTest {
+    pub nbytes: u8,
+    pub negated: bool,
+    pub op: CmpOp,
+    pub value: NumOrVar64,
+    pub offset: NumOrVarSigned,
+    pub relative: bool,
+    pub endian: Endian,
+    pub base: NumBase,
+    pub bitmask: Option<u64>,
+    /// Suricata `dce` flag: endianness from DCE/RPC (not evaluable).
+    pub dce: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumOrVar64 {
+    Num(u64),
+    Var(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteJump {
+    pub nbytes: u8,
+    pub offset: NumOrVarSigned,
+    pub relative: bool,
+    pub multiplier: u32,
+    pub endian: Endian,
+    pub base: NumBase,
+    pub align: bool,
+    pub from_beginning: bool,
+    pub from_end: bool,
+    pub post_offset: i32,
+    pub bitmask: Option<u64>,
+    pub dce: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteExtract {
+    pub nbytes: u8,
+    pub offset: i32,
+    pub name: String,
+    pub relative: bool,
+    pub multiplier: u32,
+    pub endian: Endian,
+    pub base: NumBase,
+    pub align: u8,
+    pub bitmask: Option<u64>,
+    pub dce: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MathOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Shl,
+    Shr,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteMath {
+    pub nbytes: u8,
+    pub offset: i32,
+    pub op: MathOp,
+    pub rvalue: NumOrVar64,
+    pub result: String,
+    pub relative: bool,
+    pub endian: Endian,
+    pub base: NumBase,
+    pub bitmask: Option<u64>,
+    pub dce: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IsDataAt {
+    pub negated: bool,
+    pub offset: NumOrVar,
+    pub relative: bool,
+    pub rawbytes: bool,
+}
+
+/// One keyword that inspects bytes of a buffer, in rule order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayloadItem {
+    Content(Content),
+    Pcre(Pcre),
+    ByteTest(ByteTest),
+    ByteJump(ByteJump),
+    ByteExtract(ByteExtract),
+    ByteMath(ByteMath),
+    IsDataAt(IsDataAt),
+    /// `bsize` on a sticky buffer (size of the whole buffer).
+    Bsize(IntCmp),
+}
+
+/// The payload keywords that apply to one buffer, in rule order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferMatch {
+    pub buffer: Buffer,
+    pub items: Vec<PayloadItem>,
+}
+
+/// An integer comparison as used by dsize, ttl, itype, icode, bsize,
+/// stream_size...: `N`, `<N`, `<=N`, `>N`, `>=N`, `!N`, `A<>B`
+/// (exclusive range as in Suricata), `A-B` (inclusive for some keywords).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntCmp {
+    Eq(u64),
+    Ne(u64),
+    Lt(u64),
+    Le(u64),
+    Gt(u64),
+    Ge(u64),
+    /// Exclusive range: `lo < x < hi`.
+    RangeEx(u64, u64),
+    /// Negated exclusive range.
+    NotRangeEx(u64, u64),
+}
+
+impl IntCmp {
+    pub fn matches(self, x: u64) -> bool {
+        match self {
+            IntCmp::Eq(v) => x == v,
+            IntCmp::Ne(v) => x != v,
+            IntCmp::Lt(v) => x < v,
+            IntCmp::Le(v) => x <= v,
+            IntCmp::Gt(v) => x > v,
+            IntCmp::Ge(v) => x >= v,
+            IntCmp::RangeEx(lo, hi) => lo < x && x < hi,
+            IntCmp::NotRangeEx(lo, hi) => !(lo < x && x < hi),
+        }
+    }
+}
+
+/// `flow:` options, combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlowOpts {
+    /// `to_server` / `from_client`.
+    pub to_server: bool,
+    /// `to_client` / `from_server`.
+    pub to_client: bool,
+    pub established: bool,
+    pub not_established: bool,
+    pub stateless: bool,
+    pub only_stream: bool,
+    pub no_stream: bool,
+    pub only_frag: bool,
+    pub no_frag: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowbitsCmd {
+    Set,
+    Unset,
+    Toggle,
+    IsSet,
+    IsNotSet,
+    NoAlert,
+}
+
+/// `flowbits:cmd[,name]`; `name` may hold several bits joined by `|`
+/// (any of, for isset) or `&` (all of).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flowbits {
+    pub cmd: FlowbitsCmd,
+    pub names: Vec<String>,
+    /// true when the names were joined with `|` (isset: any of them).
+    pub any: bool,
+}
+
+/// TCP `flags:` keyword: `[modifier]flags[,mask]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpFlags {
+    /// Bits that must be set (FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10
+    /// URG=0x20 ECE(1)=0x40 CWR(2)=0x80).
+    pub flags: u8,
+    /// Bits ignored before comparing.
+    pub mask: u8,
+    pub modifier: FlagsModifier,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagsModifier {
+    /// Exactly these flags (after mask).
+    Exact,
+    /// `+`: these and possibly others.
+    Plus,
+    /// `*`: any of these.
+    Any,
+    /// `!`: not these.
+    Not,
+}
+
+/// `threshold:` / `detection_filter:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threshold {
+    pub kind: ThresholdKind,
+    pub track: Track,
+    pub count: u32,
+    pub seconds: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThresholdKind {
+    Limit,
+    Threshold,
+    Both,
+    /// `detection_filter`.
+    DetectionFilter,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Track {
+    BySrc,
+    ByDst,
+    ByRule,
+    ByBoth,
+    ByFlow,
+}
+
+/// A keyword that tests the packet or the flow rather than buffer bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    Flow(FlowOpts),
+    Flowbits(Flowbits),
+    Dsize(IntCmp),
+    Ttl(IntCmp),
+    Itype(IntCmp),
+    Icode(IntCmp),
+    IcmpId(u16),
+    IcmpSeq(u16),
+    Flags(TcpFlags),
+    /// `ip_proto:` (already resolved to a number; `!` -> negated).
+    IpProto { proto: u8, negated: bool, op: IntCmp },
+    /// `decode-event:` / `stream-event:` / `app-layer-event:` by full
+    /// name, e.g. `ipv6.frag_overlap`.
+    Event { kind: EventKind, name: String },
+    Threshold(Threshold),
+    /// `tcp.mss`.
+    TcpMss(IntCmp),
+    Tos(IntCmp),
+    IpId(u16),
+    TcpSeq(u32),
+    TcpAck(u32),
+    TcpWindow { negated: bool, value: u16 },
+    /// `sameip`.
+    SameIp,
+    /// `fragbits:` as (modifier, bits: M=1 D=2 R=4, mask).
+    Fragbits { modifier: FlagsModifier, bits: u8 },
+    Fragoffset { negated: bool, op: IntCmp },
+    IpOpts(String),
+    /// Any other keyword that parsed but is not evaluated yet.
+    NotEvaluable { keyword: String, value: Option<String> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Decode,
+    Stream,
+    AppLayer,
+}
+
+/// Where a rule came from, for diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Origin {
+    pub file: String,
+    /// 1-based line of the rule's first line.
+    pub line: usize,
+}
+
+/// A parsed rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub action: Action,
+    pub header: Header,
+    pub gid: u32,
+    pub sid: u32,
+    pub rev: u32,
+    pub msg: String,
+    pub classtype: Option<String>,
+    pub priority: Option<u8>,
+    pub references: Vec<(String, String)>,
+    /// `metadata:` key/value pairs in order (`key value` split at the
+    /// first space; a lone word has an empty value).
+    pub metadata: Vec<(String, String)>,
+    /// Payload keywords grouped by buffer, buffers in first-use order.
+    pub buffers: Vec<BufferMatch>,
+    pub conditions: Vec<Condition>,
+    /// `noalert` or `flowbits:noalert`.
+    pub noalert: bool,
+    /// `target:src_ip|dest_ip`.
+    pub target: Option<String>,
+    /// Keywords that parsed but cannot be evaluated yet, in rule order
+    /// (deduplicated). A rule with any is skipped by detection.
+    pub not_evaluable: Vec<String>,
+    pub origin: Origin,
+    /// The rule text as written (joined continuation lines).
+    pub text: String,
+}
