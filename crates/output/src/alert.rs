@@ -1,0 +1,184 @@
+//! The alert record that every alert output formats.
+
+use std::io::{self, Write};
+use std::net::{IpAddr, Ipv4Addr};
+
+/// Protocol numbers whose "ports" in fast.log are ICMP type and code.
+pub(crate) const IPPROTO_ICMP: u8 = 1;
+pub(crate) const IPPROTO_ICMPV6: u8 = 58;
+
+/// One alert, borrowed from the engine's packet, flow and rule state.
+///
+/// It carries exactly what Suricata's EVE `alert` event and fast.log line
+/// print, already resolved (names, directions, actions), so the formatters
+/// make no decisions of their own beyond layout. Optional fields are left
+/// out of the JSON when `None` (or empty, for `vlan` and `metadata`).
+#[derive(Debug, Clone, Copy)]
+pub struct AlertEvent<'a> {
+    /// Packet time, seconds since the Unix epoch (may be negative).
+    pub ts_secs: i64,
+    /// Sub-second part of the packet time, in nanoseconds (printed to the
+    /// microsecond, truncated).
+    pub ts_nanos: u32,
+    pub flow_id: Option<u64>,
+    /// 1-based index of the packet in the pcap (Suricata omits it for
+    /// pseudo packets; pass `None` there).
+    pub pcap_cnt: Option<u64>,
+    /// VLAN ids, outermost first; omitted when empty.
+    pub vlan: &'a [u16],
+    pub src_ip: IpAddr,
+    /// Set for TCP, UDP and SCTP only (Suricata logs no ports otherwise).
+    pub src_port: Option<u16>,
+    pub dest_ip: IpAddr,
+    pub dest_port: Option<u16>,
+    /// IP protocol number; printed with Suricata's protocol names.
+    pub proto: u8,
+    /// Set for ICMP and ICMPv6 packets.
+    pub icmp_type: Option<u8>,
+    pub icmp_code: Option<u8>,
+    /// Where the packet came from: `"wire/pcap"`, `"stream (flow timeout)"`, ...
+    pub pkt_src: &'a str,
+    /// Transaction id when the alert matched an application-layer transaction.
+    pub tx_id: Option<u64>,
+    /// `"allowed"` or `"blocked"`.
+    pub action: &'a str,
+    /// True when the rule's action drops (drop, reject*): fast.log then
+    /// prints `[Drop] ` in IPS mode and `[wDrop] ` otherwise.
+    pub rule_drop: bool,
+    pub gid: u32,
+    pub signature_id: u32,
+    pub rev: u32,
+    /// The rule's `msg`.
+    pub signature: &'a str,
+    /// Classification description, `""` when the rule has no classtype
+    /// (fast.log then prints `(null)`, like Suricata).
+    pub category: &'a str,
+    /// Rule priority (Suricata's default is 3).
+    pub severity: u8,
+    /// Rule metadata `key value` pairs in rule order.
+    pub metadata: &'a [(String, String)],
+    pub app_proto: Option<&'a str>,
+    /// `"to_server"` or `"to_client"`; Suricata prints it for packets with a flow.
+    pub direction: Option<&'a str>,
+    pub flow: Option<FlowInfo>,
+    /// Payload (or reassembled stream data) to log as `payload`,
+    /// `payload_length` and `payload_printable`, as the `EveConfig` selects;
+    /// `stream` is printed whenever this is `Some`.
+    pub payload: Option<&'a [u8]>,
+    /// Whether `payload` is stream data (`"stream":1`) or the packet's own.
+    pub stream: bool,
+    /// Whole packet, base64 in `packet`.
+    pub packet: Option<&'a [u8]>,
+    /// pcap link type of `packet`, printed as `packet_info`.
+    pub packet_info_linktype: Option<u32>,
+}
+
+impl Default for AlertEvent<'_> {
+    fn default() -> Self {
+        AlertEvent {
+            ts_secs: 0,
+            ts_nanos: 0,
+            flow_id: None,
+            pcap_cnt: None,
+            vlan: &[],
+            src_ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            src_port: None,
+            dest_ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            dest_port: None,
+            proto: 0,
+            icmp_type: None,
+            icmp_code: None,
+            pkt_src: "wire/pcap",
+            tx_id: None,
+            action: "allowed",
+            rule_drop: false,
+            gid: 1,
+            signature_id: 0,
+            rev: 0,
+            signature: "",
+            category: "",
+            severity: 3,
+            metadata: &[],
+            app_proto: None,
+            direction: None,
+            flow: None,
+            payload: None,
+            stream: false,
+            packet: None,
+            packet_info_linktype: None,
+        }
+    }
+}
+
+/// The flow an alert's packet belongs to, as EVE's alert `flow` object
+/// prints it. Addresses and ports are in the flow's direction (client
+/// first), not the packet's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowInfo {
+    pub pkts_toserver: u64,
+    pub pkts_toclient: u64,
+    pub bytes_toserver: u64,
+    pub bytes_toclient: u64,
+    /// Time of the flow's first packet.
+    pub start_secs: i64,
+    pub start_nanos: u32,
+    pub src_ip: IpAddr,
+    pub dest_ip: IpAddr,
+    pub src_port: Option<u16>,
+    pub dest_port: Option<u16>,
+}
+
+/// Writes an address the way Suricata's `PrintInet` does: dotted quad for
+/// IPv4, and for IPv6 all eight groups as four lower-case hex digits with no
+/// `::` compression (`2001:0db8:0000:0000:0000:0000:0000:0001`).
+pub fn write_ip<W: Write + ?Sized>(w: &mut W, ip: &IpAddr) -> io::Result<()> {
+    match ip {
+        IpAddr::V4(a) => {
+            let [a, b, c, d] = a.octets();
+            write!(w, "{a}.{b}.{c}.{d}")
+        }
+        IpAddr::V6(a) => {
+            let s = a.segments();
+            write!(
+                w,
+                "{:04x}:{:04x}:{:04x}:{:04x}:{:04x}:{:04x}:{:04x}:{:04x}",
+                s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv6Addr;
+
+    fn ip(a: IpAddr) -> String {
+        let mut v = Vec::new();
+        write_ip(&mut v, &a).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn suricata_address_forms() {
+        assert_eq!(
+            ip(IpAddr::V4(Ipv4Addr::new(192, 168, 1, 161))),
+            "192.168.1.161"
+        );
+        assert_eq!(
+            ip(IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1))),
+            "2001:0db8:0000:0000:0000:0000:0000:0001"
+        );
+        assert_eq!(
+            ip(IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
+            "0000:0000:0000:0000:0000:0000:0000:0000"
+        );
+        // The form suricata-verify expects (tests/*/test.yaml).
+        assert_eq!(
+            ip(IpAddr::V6(Ipv6Addr::new(
+                0xfd01, 0, 0, 0, 0, 0, 0x101, 0x101
+            ))),
+            "fd01:0000:0000:0000:0000:0000:0101:0101"
+        );
+    }
+}

@@ -1,0 +1,502 @@
+//! EVE JSON: one JSON object per line, in Suricata 8's field order.
+//!
+//! Records are built into a reusable `Vec<u8>`. Every string that comes from
+//! outside (rule text, metadata, app-layer names, stats names) goes through
+//! `serde_json`, so escaping is always correct; the only bytes written by hand
+//! are the fixed ASCII keys, numbers' surrounding punctuation, and values whose
+//! alphabet needs no escaping (timestamps, IP addresses, base64).
+//!
+//! [`EveFormatter`] only formats, so workers can format in parallel and hand
+//! finished lines to one [`EveWriter`] in input order.
+
+use std::cmp::Ordering;
+use std::io::{self, BufWriter, Write};
+
+use base64::Engine as _;
+
+use crate::alert::{write_ip, AlertEvent, FlowInfo};
+use crate::proto::{linktype_name, proto_name};
+use crate::stats::StatsTree;
+use crate::time::write_iso8601;
+
+/// Which payload forms an alert carries when it has a payload; the EVE
+/// `alert` output's `payload`, `payload-printable` and `payload-length`
+/// settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EveConfig {
+    /// `payload`: the payload in base64.
+    pub payload_base64: bool,
+    /// `payload_printable`: the payload with non-printable bytes as `.`.
+    pub payload_printable: bool,
+    /// `payload_length` (Suricata 8).
+    pub payload_length: bool,
+}
+
+impl Default for EveConfig {
+    fn default() -> Self {
+        EveConfig {
+            payload_base64: true,
+            payload_printable: true,
+            payload_length: false,
+        }
+    }
+}
+
+/// Appends a JSON object's members to a buffer, tracking commas.
+struct Obj<'b> {
+    buf: &'b mut Vec<u8>,
+    members: usize,
+}
+
+impl<'b> Obj<'b> {
+    fn open(buf: &'b mut Vec<u8>) -> Self {
+        buf.push(b'{');
+        Obj { buf, members: 0 }
+    }
+
+    fn sep(&mut self) {
+        if self.members > 0 {
+            self.buf.push(b',');
+        }
+        self.members += 1;
+    }
+
+    /// A fixed key: must be plain ASCII needing no escaping.
+    fn key(&mut self, key: &'static str) {
+        debug_assert!(key
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\'));
+        self.sep();
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+    }
+
+    /// A key that comes from data (rule metadata, counter names).
+    fn dyn_key(&mut self, key: &str) -> io::Result<()> {
+        self.sep();
+        json_str(self.buf, key)?;
+        self.buf.push(b':');
+        Ok(())
+    }
+
+    fn str(&mut self, key: &'static str, val: &str) -> io::Result<()> {
+        self.key(key);
+        json_str(self.buf, val)
+    }
+
+    fn uint(&mut self, key: &'static str, val: u64) -> io::Result<()> {
+        self.key(key);
+        json_uint(self.buf, val)
+    }
+
+    fn object(&mut self, key: &'static str) -> Obj<'_> {
+        self.key(key);
+        Obj::open(self.buf)
+    }
+
+    fn close(self) {
+        self.buf.push(b'}');
+    }
+}
+
+fn json_str(buf: &mut Vec<u8>, s: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *buf, s).map_err(io::Error::from)
+}
+
+fn json_uint(buf: &mut Vec<u8>, v: u64) -> io::Result<()> {
+    serde_json::to_writer(&mut *buf, &v).map_err(io::Error::from)
+}
+
+/// Appends `"<ISO 8601 time>"`.
+fn json_time(buf: &mut Vec<u8>, secs: i64, nanos: u32) -> io::Result<()> {
+    buf.push(b'"');
+    write_iso8601(buf, secs, nanos)?;
+    buf.push(b'"');
+    Ok(())
+}
+
+/// Appends `"<address>"`.
+fn json_ip(buf: &mut Vec<u8>, ip: &std::net::IpAddr) -> io::Result<()> {
+    buf.push(b'"');
+    write_ip(buf, ip)?;
+    buf.push(b'"');
+    Ok(())
+}
+
+/// Appends `"<standard base64 with padding>"`.
+fn json_base64(buf: &mut Vec<u8>, data: &[u8]) {
+    buf.push(b'"');
+    let start = buf.len();
+    // encoded_len only fails past usize::MAX, which no slice reaches.
+    let len = base64::encoded_len(data.len(), true).unwrap_or(0);
+    buf.resize(start + len, 0);
+    let written = base64::engine::general_purpose::STANDARD
+        .encode_slice(data, &mut buf[start..])
+        .unwrap_or(0);
+    buf.truncate(start + written);
+    buf.push(b'"');
+}
+
+/// Suricata's printable form of a payload: printable ASCII, `\n` and `\r`
+/// are kept, every other byte becomes `.`.
+pub fn printable_payload(data: &[u8], out: &mut Vec<u8>) {
+    out.extend(data.iter().map(|&b| {
+        if (0x20..=0x7e).contains(&b) || b == b'\n' || b == b'\r' {
+            b
+        } else {
+            b'.'
+        }
+    }));
+}
+
+/// `strcasecmp` over ASCII: what Suricata sorts metadata keys with.
+fn ascii_casecmp(a: &str, b: &str) -> Ordering {
+    a.bytes()
+        .map(|c| c.to_ascii_lowercase())
+        .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+}
+
+/// Formats EVE records into caller-provided buffers. Holds only scratch
+/// space, so one per worker thread costs nothing after warm-up.
+#[derive(Debug, Default, Clone)]
+pub struct EveFormatter {
+    config: EveConfig,
+    order: Vec<usize>,
+    text: Vec<u8>,
+}
+
+impl EveFormatter {
+    pub fn new(config: EveConfig) -> Self {
+        EveFormatter {
+            config,
+            order: Vec::new(),
+            text: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &EveConfig {
+        &self.config
+    }
+
+    /// Appends one alert record to `out`, without the trailing newline.
+    pub fn alert(&mut self, out: &mut Vec<u8>, ev: &AlertEvent<'_>) -> io::Result<()> {
+        let mut o = Obj::open(out);
+
+        // Header, as Suricata's CreateEveHeader writes it.
+        o.key("timestamp");
+        json_time(o.buf, ev.ts_secs, ev.ts_nanos)?;
+        if let Some(id) = ev.flow_id {
+            o.uint("flow_id", id)?;
+        }
+        if let Some(cnt) = ev.pcap_cnt {
+            o.uint("pcap_cnt", cnt)?;
+        }
+        o.str("event_type", "alert")?;
+        if !ev.vlan.is_empty() {
+            o.key("vlan");
+            o.buf.push(b'[');
+            for (i, id) in ev.vlan.iter().enumerate() {
+                if i > 0 {
+                    o.buf.push(b',');
+                }
+                json_uint(o.buf, u64::from(*id))?;
+            }
+            o.buf.push(b']');
+        }
+        o.key("src_ip");
+        json_ip(o.buf, &ev.src_ip)?;
+        if let Some(p) = ev.src_port {
+            o.uint("src_port", u64::from(p))?;
+        }
+        o.key("dest_ip");
+        json_ip(o.buf, &ev.dest_ip)?;
+        if let Some(p) = ev.dest_port {
+            o.uint("dest_port", u64::from(p))?;
+        }
+        o.key("proto");
+        match proto_name(ev.proto) {
+            Some(name) => json_str(o.buf, name)?,
+            None => {
+                // A number as a JSON string, e.g. "253".
+                o.buf.push(b'"');
+                json_uint(o.buf, u64::from(ev.proto))?;
+                o.buf.push(b'"');
+            }
+        }
+        o.uint("ip_v", if ev.src_ip.is_ipv4() { 4 } else { 6 })?;
+        if let Some(t) = ev.icmp_type {
+            o.uint("icmp_type", u64::from(t))?;
+        }
+        if let Some(c) = ev.icmp_code {
+            o.uint("icmp_code", u64::from(c))?;
+        }
+        o.str("pkt_src", ev.pkt_src)?;
+
+        // AlertJsonHeader.
+        if let Some(tx) = ev.tx_id {
+            o.uint("tx_id", tx)?;
+        }
+        {
+            let mut a = o.object("alert");
+            a.str("action", ev.action)?;
+            a.uint("gid", u64::from(ev.gid))?;
+            a.uint("signature_id", u64::from(ev.signature_id))?;
+            a.uint("rev", u64::from(ev.rev))?;
+            a.str("signature", ev.signature)?;
+            a.str("category", ev.category)?;
+            a.uint("severity", u64::from(ev.severity))?;
+            if !ev.metadata.is_empty() {
+                a.key("metadata");
+                write_metadata(a.buf, ev.metadata, &mut self.order)?;
+            }
+            a.close();
+        }
+
+        if let Some(p) = ev.app_proto {
+            o.str("app_proto", p)?;
+        }
+        if let Some(d) = ev.direction {
+            o.str("direction", d)?;
+        }
+        if let Some(f) = &ev.flow {
+            write_flow(o.object("flow"), f)?;
+        }
+
+        if let Some(payload) = ev.payload {
+            if self.config.payload_base64 && !payload.is_empty() {
+                o.key("payload");
+                json_base64(o.buf, payload);
+            }
+            if self.config.payload_length {
+                o.uint("payload_length", payload.len() as u64)?;
+            }
+            if self.config.payload_printable && !payload.is_empty() {
+                self.text.clear();
+                printable_payload(payload, &mut self.text);
+                // printable_payload emits ASCII only.
+                let s = std::str::from_utf8(&self.text)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                o.str("payload_printable", s)?;
+            }
+            o.uint("stream", u64::from(ev.stream))?;
+        }
+
+        if let Some(pkt) = ev.packet {
+            o.key("packet");
+            json_base64(o.buf, pkt);
+        }
+        if let Some(lt) = ev.packet_info_linktype {
+            let mut pi = o.object("packet_info");
+            pi.uint("linktype", u64::from(lt))?;
+            pi.str("linktype_name", linktype_name(lt))?;
+            pi.close();
+        }
+
+        o.close();
+        Ok(())
+    }
+
+    /// Appends one stats record to `out`, without the trailing newline:
+    /// `{"timestamp":...,"event_type":"stats","stats":{...}}`. Only counters
+    /// are written (no uptime), so equal trees give equal bytes.
+    pub fn stats(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_secs: i64,
+        ts_nanos: u32,
+        tree: &StatsTree,
+    ) -> io::Result<()> {
+        let mut o = Obj::open(out);
+        o.key("timestamp");
+        json_time(o.buf, ts_secs, ts_nanos)?;
+        o.str("event_type", "stats")?;
+        o.key("stats");
+        serde_json::to_writer(&mut *o.buf, tree).map_err(io::Error::from)?;
+        o.close();
+        Ok(())
+    }
+}
+
+fn write_flow(mut o: Obj<'_>, f: &FlowInfo) -> io::Result<()> {
+    o.uint("pkts_toserver", f.pkts_toserver)?;
+    o.uint("pkts_toclient", f.pkts_toclient)?;
+    o.uint("bytes_toserver", f.bytes_toserver)?;
+    o.uint("bytes_toclient", f.bytes_toclient)?;
+    o.key("start");
+    json_time(o.buf, f.start_secs, f.start_nanos)?;
+    o.key("src_ip");
+    json_ip(o.buf, &f.src_ip)?;
+    o.key("dest_ip");
+    json_ip(o.buf, &f.dest_ip)?;
+    if let Some(p) = f.src_port {
+        o.uint("src_port", u64::from(p))?;
+    }
+    if let Some(p) = f.dest_port {
+        o.uint("dest_port", u64::from(p))?;
+    }
+    o.close();
+    Ok(())
+}
+
+/// Suricata's rule metadata object (`CraftPreformattedJSON`): keys sorted
+/// case-insensitively, each key once with all its values. Suricata keeps the
+/// pairs in a list it prepends to, then sorts it stably, so the values of
+/// one key come out in reverse rule order; this reproduces that.
+fn write_metadata(
+    buf: &mut Vec<u8>,
+    pairs: &[(String, String)],
+    order: &mut Vec<usize>,
+) -> io::Result<()> {
+    order.clear();
+    order.extend((0..pairs.len()).rev());
+    order.sort_by(|&a, &b| ascii_casecmp(&pairs[a].0, &pairs[b].0));
+
+    let mut o = Obj::open(buf);
+    let mut i = 0;
+    while i < order.len() {
+        let key = &pairs[order[i]].0;
+        o.dyn_key(key)?;
+        o.buf.push(b'[');
+        let mut j = i;
+        while j < order.len() && ascii_casecmp(key, &pairs[order[j]].0) == Ordering::Equal {
+            if j > i {
+                o.buf.push(b',');
+            }
+            json_str(o.buf, &pairs[order[j]].1)?;
+            j += 1;
+        }
+        o.buf.push(b']');
+        i = j;
+    }
+    o.close();
+    Ok(())
+}
+
+/// Writes EVE records, one per line, through a `BufWriter`.
+///
+/// Call [`flush`](Self::flush) (or [`into_inner`](Self::into_inner)) at the
+/// end of a run; dropping the writer flushes too but loses any error.
+#[derive(Debug)]
+pub struct EveWriter<W: Write> {
+    out: BufWriter<W>,
+    line: Vec<u8>,
+    fmt: EveFormatter,
+}
+
+impl<W: Write> EveWriter<W> {
+    pub fn new(inner: W) -> Self {
+        Self::with_config(inner, EveConfig::default())
+    }
+
+    pub fn with_config(inner: W, config: EveConfig) -> Self {
+        EveWriter {
+            out: BufWriter::with_capacity(64 * 1024, inner),
+            line: Vec::with_capacity(1024),
+            fmt: EveFormatter::new(config),
+        }
+    }
+
+    pub fn write_alert(&mut self, ev: &AlertEvent<'_>) -> io::Result<()> {
+        self.line.clear();
+        self.fmt.alert(&mut self.line, ev)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Writes a stats record stamped with `ts_secs`/`ts_nanos` (use packet
+    /// time, not the wall clock, to keep runs repeatable).
+    pub fn write_stats(&mut self, ts_secs: i64, ts_nanos: u32, tree: &StatsTree) -> io::Result<()> {
+        self.line.clear();
+        self.fmt.stats(&mut self.line, ts_secs, ts_nanos, tree)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Writes a record formatted elsewhere (e.g. by a worker's
+    /// [`EveFormatter`]); a newline is added if it has none.
+    pub fn write_record(&mut self, record: &[u8]) -> io::Result<()> {
+        self.out.write_all(record)?;
+        if record.last() != Some(&b'\n') {
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    pub fn get_ref(&self) -> &W {
+        self.out.get_ref()
+    }
+
+    /// Flushes and returns the underlying writer.
+    pub fn into_inner(self) -> io::Result<W> {
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(pairs: &[(&str, &str)]) -> String {
+        let owned: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut buf = Vec::new();
+        write_metadata(&mut buf, &owned, &mut Vec::new()).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn metadata_like_suricatas_unit_test() {
+        // DetectMetadataParseTest02: "toto 1; titi 2, jaivu gros_minet".
+        assert_eq!(
+            meta(&[("toto", "1"), ("titi", "2"), ("jaivu", "gros_minet")]),
+            r#"{"jaivu":["gros_minet"],"titi":["2"],"toto":["1"]}"#
+        );
+    }
+
+    #[test]
+    fn metadata_groups_sorts_and_reverses_values() {
+        assert_eq!(
+            meta(&[
+                ("created_at", "2013_05_31"),
+                ("tag", "A"),
+                ("confidence", "Medium"),
+                ("tag", "B"),
+                ("Tag", "C"),
+            ]),
+            r#"{"confidence":["Medium"],"created_at":["2013_05_31"],"Tag":["C","B","A"]}"#
+        );
+    }
+
+    #[test]
+    fn printable() {
+        let mut out = Vec::new();
+        printable_payload(b"GET /\r\n\t\x00\x7f\xffok~ ", &mut out);
+        assert_eq!(out, b"GET /\r\n....ok~ ");
+    }
+
+    #[test]
+    fn base64_forms() {
+        let mut buf = Vec::new();
+        json_base64(&mut buf, b"GOOD");
+        assert_eq!(buf, br#""R09PRA==""#);
+        buf.clear();
+        json_base64(&mut buf, b"");
+        assert_eq!(buf, br#""""#);
+    }
+
+    #[test]
+    fn casecmp_is_strcasecmp() {
+        assert_eq!(ascii_casecmp("abc", "ABD"), Ordering::Less);
+        assert_eq!(ascii_casecmp("ab", "abc"), Ordering::Less);
+        assert_eq!(ascii_casecmp("Tag", "tag"), Ordering::Equal);
+        // Letters are lowered first, so '_' (0x5f) sorts before 'z' (0x7a).
+        assert_eq!(ascii_casecmp("a_b", "aZb"), Ordering::Less);
+    }
+}
