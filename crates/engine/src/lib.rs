@@ -1,1 +1,345 @@
-//! vigil-engine
+//! The offline pipeline: a reader that dispatches packets by symmetric flow
+//! hash to shared-nothing workers over bounded queues, and an ordered merge
+//! that puts their alerts back into input order.
+//!
+//! ```text
+//!  reader ──batches──► worker 0 ──reports──┐
+//!  (pcap, hash)  ────► worker 1 ──reports──┼─► merge (input order,
+//!                ────► worker N ──reports──┘   thresholds) ─► AlertSink
+//! ```
+//!
+//! Repeatability: a flow's packets all reach one worker in input order, so
+//! per-flow state is the same whatever the worker count; alerts are merged
+//! by packet index; and cross-flow state (thresholds) is applied in the
+//! merge, which sees every alert in input order. The one exception is the
+//! flow memcap: evictions depend on how many flows share a worker's table,
+//! so they are counted and reported.
+//!
+//! Offline queues apply back-pressure and never drop.
+
+mod batch;
+mod worker;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use vigil_detect::{AlertKey, CompiledRule, DetectEngine, ThresholdTracker};
+use vigil_flow::{flow_hash, pair_hash, FlowKey};
+use vigil_source::PcapSource;
+use vigil_wire::decode;
+
+pub use batch::{Batch, BatchPool, PacketRecord};
+pub use worker::{AlertOut, TcpState, Worker, WorkerConfig, WorkerStats};
+
+/// Where merged alerts go (EVE, fast.log ...), in input order.
+pub trait AlertSink {
+    fn alert(&mut self, alert: &AlertOut, rule: &CompiledRule) -> std::io::Result<()>;
+}
+
+/// Pipeline settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub workers: usize,
+    /// Flow table capacity, all workers together.
+    pub max_flows: usize,
+    /// Packets per batch sent to a worker.
+    pub batch_packets: usize,
+    /// Batches in flight per worker (bounded queue depth).
+    pub queue_depth: usize,
+    pub log_payload: bool,
+    pub log_packet: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            workers: 1,
+            max_flows: 1 << 20,
+            batch_packets: 128,
+            queue_depth: 8,
+            log_payload: false,
+            log_packet: false,
+        }
+    }
+}
+
+/// Totals of a run.
+#[derive(Debug, Default, Clone)]
+pub struct RunStats {
+    pub workers: WorkerStats,
+    /// Alerts written after thresholds.
+    pub alerts_written: u64,
+    pub alerts_suppressed: u64,
+    pub packets_read: u64,
+    pub bytes_read: u64,
+    pub truncated_records: u64,
+    /// Time of the last packet read (ns), for the final stats event.
+    pub last_ts_ns: Option<i64>,
+    pub wall: Duration,
+    /// Per-worker packet counts (load balance).
+    pub per_worker_pkts: Vec<u64>,
+}
+
+/// Errors that end a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Source(#[from] vigil_source::SourceError),
+    #[error("writing output: {0}")]
+    Output(#[from] std::io::Error),
+    #[error("a worker thread failed: {0}")]
+    Worker(String),
+}
+
+struct Report {
+    worker: usize,
+    upto: u64,
+    alerts: Vec<AlertOut>,
+}
+
+/// Picks a worker for a frame: 5-tuple symmetric hash, or the address
+/// pair for IP fragments (their ports are unknown until reassembly).
+pub fn dispatch_hash(linktype: u32, data: &[u8]) -> u64 {
+    let p = decode(linktype, data);
+    match p.ip {
+        None => 0,
+        Some(ip) if ip.fragment.is_some() => pair_hash(ip.src, ip.dst),
+        Some(ip) => {
+            let vlan = if p.vlan_count > 0 {
+                p.vlan[p.vlan_count as usize - 1]
+            } else {
+                0
+            };
+            let (k, _) = FlowKey::new(ip.src, p.src_port(), ip.dst, p.dst_port(), ip.proto, vlan);
+            flow_hash(&k)
+        }
+    }
+}
+
+/// Runs the whole offline pipeline over `source`, writing merged alerts to
+/// `sink`. `progress(bytes_read, total_bytes)` is called now and then from
+/// the reading thread.
+pub fn run_offline(
+    mut source: PcapSource,
+    detect: Arc<DetectEngine>,
+    cfg: &EngineConfig,
+    sink: &mut (dyn AlertSink + Send),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RunStats, RunError> {
+    let start = Instant::now();
+    let n = cfg.workers.max(1);
+    let pool = BatchPool::new();
+    let (report_tx, report_rx) = bounded::<Report>(n * cfg.queue_depth.max(1) * 2);
+    let mut batch_txs: Vec<Sender<Batch>> = Vec::with_capacity(n);
+    let wcfg = WorkerConfig {
+        max_flows: (cfg.max_flows / n).max(1024),
+        log_payload: cfg.log_payload,
+        log_packet: cfg.log_packet,
+    };
+    std::thread::scope(|scope| -> Result<RunStats, RunError> {
+        let mut handles = Vec::with_capacity(n);
+        for w in 0..n {
+            let (tx, rx) = bounded::<Batch>(cfg.queue_depth.max(1));
+            batch_txs.push(tx);
+            let detect = detect.clone();
+            let report_tx = report_tx.clone();
+            let pool = pool.clone();
+            let wcfg = wcfg.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("vigil-w{w}"))
+                    .spawn_scoped(scope, move || {
+                        worker_loop(w, Worker::new(detect, wcfg), rx, report_tx, pool)
+                    })
+                    .map_err(RunError::Output)?,
+            );
+        }
+        drop(report_tx);
+        let merge_detect = detect.clone();
+        let merger = std::thread::Builder::new()
+            .name("vigil-merge".into())
+            .spawn_scoped(scope, move || merge_loop(n, report_rx, &merge_detect, sink))
+            .map_err(RunError::Output)?;
+
+        let read = read_loop(&mut source, &batch_txs, &pool, cfg, progress);
+        drop(batch_txs);
+        let mut totals = RunStats::default();
+        let mut worker_failed = None;
+        for h in handles {
+            match h.join() {
+                Ok(s) => {
+                    totals.per_worker_pkts.push(s.pkts);
+                    totals.workers.add(&s);
+                }
+                Err(_) => worker_failed = Some("panicked".to_string()),
+            }
+        }
+        let merged = merger
+            .join()
+            .map_err(|_| RunError::Worker("merge thread panicked".into()))?;
+        let (packets, bytes, last_ts) = read?;
+        totals.last_ts_ns = last_ts;
+        if let Some(w) = worker_failed {
+            return Err(RunError::Worker(w));
+        }
+        let (written, suppressed) = merged?;
+        totals.alerts_written = written;
+        totals.alerts_suppressed = suppressed;
+        totals.packets_read = packets;
+        totals.bytes_read = bytes;
+        totals.truncated_records = source.truncated_records();
+        totals.wall = start.elapsed();
+        Ok(totals)
+    })
+}
+
+fn read_loop(
+    source: &mut PcapSource,
+    txs: &[Sender<Batch>],
+    pool: &BatchPool,
+    cfg: &EngineConfig,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(u64, u64, Option<i64>), RunError> {
+    let n = txs.len();
+    let mut pending: Vec<Batch> = (0..n).map(|_| pool.get()).collect();
+    let mut packets = 0u64;
+    let mut bytes = 0u64;
+    let mut last = 0u64;
+    let mut last_ts = None;
+    let batch_packets = cfg.batch_packets.max(1);
+    // Every `tick` packets all workers hear how far the input has got,
+    // even those with nothing to do, so the merge never waits on them.
+    let tick = (batch_packets * n) as u64;
+    let send = |w: usize, b: Batch| -> Result<(), RunError> {
+        txs[w]
+            .send(b)
+            .map_err(|_| RunError::Worker(format!("worker {w} stopped early")))
+    };
+    while let Some(pkt) = source.next_packet()? {
+        packets += 1;
+        bytes += pkt.data.len() as u64;
+        let w = if n == 1 {
+            0
+        } else {
+            (dispatch_hash(pkt.linktype, pkt.data) % n as u64) as usize
+        };
+        let ts_ns = pkt.ts.secs.saturating_mul(1_000_000_000) + pkt.ts.nanos as i64;
+        pending[w].push(pkt.index, ts_ns, pkt.linktype, pkt.data, pkt.orig_len);
+        last_ts = Some(ts_ns);
+        last = pkt.index;
+        if pending[w].len() >= batch_packets {
+            let mut b = std::mem::replace(&mut pending[w], pool.get());
+            b.upto = last;
+            send(w, b)?;
+        }
+        if packets % tick == 0 {
+            for (w, slot) in pending.iter_mut().enumerate() {
+                let mut b = std::mem::replace(slot, pool.get());
+                b.upto = last;
+                send(w, b)?;
+            }
+            progress(source.bytes_read(), source.total_bytes());
+        }
+    }
+    for (w, mut b) in pending.into_iter().enumerate() {
+        b.upto = last;
+        send(w, b)?;
+    }
+    progress(source.bytes_read(), source.total_bytes());
+    Ok((packets, bytes, last_ts))
+}
+
+fn worker_loop(
+    id: usize,
+    mut worker: Worker,
+    rx: Receiver<Batch>,
+    tx: Sender<Report>,
+    pool: BatchPool,
+) -> WorkerStats {
+    for batch in rx {
+        let mut alerts = Vec::new();
+        worker.process(&batch, &mut alerts);
+        let upto = batch.upto;
+        pool.put(batch);
+        if tx
+            .send(Report {
+                worker: id,
+                upto,
+                alerts,
+            })
+            .is_err()
+        {
+            break;
+        }
+    }
+    worker.finish()
+}
+
+fn merge_loop(
+    n: usize,
+    rx: Receiver<Report>,
+    detect: &DetectEngine,
+    sink: &mut (dyn AlertSink + Send),
+) -> Result<(u64, u64), RunError> {
+    let mut queues: Vec<VecDeque<AlertOut>> = (0..n).map(|_| VecDeque::new()).collect();
+    let mut marks = vec![0u64; n];
+    let mut thresholds = ThresholdTracker::default();
+    let mut written = 0u64;
+    let mut suppressed = 0u64;
+    let mut emit = |a: &AlertOut| -> Result<(), RunError> {
+        let r = &detect.rules[a.rule as usize];
+        if r.threshold.is_some() || r.detection_filter.is_some() {
+            let key = AlertKey {
+                src: a.src,
+                dst: a.dst,
+                flow_id: a.flow_id.unwrap_or(0),
+                ts_ns: a.ts_ns,
+            };
+            if !thresholds.allow(a.rule, r.threshold.as_ref(), r.detection_filter.as_ref(), &key) {
+                suppressed += 1;
+                return Ok(());
+            }
+        }
+        written += 1;
+        sink.alert(a, r)?;
+        Ok(())
+    };
+    let drain = |queues: &mut Vec<VecDeque<AlertOut>>,
+                 upto: u64,
+                 emit: &mut dyn FnMut(&AlertOut) -> Result<(), RunError>|
+     -> Result<(), RunError> {
+        loop {
+            // The worker whose next alert has the smallest packet index;
+            // a packet belongs to exactly one worker, so ties cannot span
+            // workers and a worker's own order is kept.
+            let mut best: Option<(u64, usize)> = None;
+            for (w, q) in queues.iter().enumerate() {
+                if let Some(a) = q.front() {
+                    if a.index <= upto && best.is_none_or(|(i, _)| a.index < i) {
+                        best = Some((a.index, w));
+                    }
+                }
+            }
+            let Some((idx, w)) = best else { return Ok(()) };
+            while queues[w].front().is_some_and(|a| a.index == idx) {
+                let a = queues[w].pop_front().expect("front exists");
+                emit(&a)?;
+            }
+        }
+    };
+    let mut result = Ok(());
+    for rep in rx.iter() {
+        if result.is_err() {
+            continue; // keep draining so workers are not blocked
+        }
+        marks[rep.worker] = marks[rep.worker].max(rep.upto);
+        queues[rep.worker].extend(rep.alerts);
+        let safe = *marks.iter().min().expect("at least one worker");
+        result = drain(&mut queues, safe, &mut emit);
+    }
+    result?;
+    drain(&mut queues, u64::MAX, &mut emit)?;
+    Ok((written, suppressed))
+}

@@ -1,1 +1,30 @@
-fn main() {}
+//! The `vigil` binary: thin glue over the library crates.
+
+mod cli;
+mod config;
+mod rules_cmd;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Command::Run(args) => run::run(args),
+        cli::Command::Rules(cli::RulesCommand::Check(args)) => rules_cmd::check(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // One line: the error and its causes, no backtrace.
+            let mut msg = format!("vigil: error: {e}");
+            for cause in e.chain().skip(1) {
+                msg.push_str(&format!(": {cause}"));
+            }
+            eprintln!("{msg}");
+            ExitCode::from(2)
+        }
+    }
+}

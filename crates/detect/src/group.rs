@@ -1,0 +1,346 @@
+//! Rule groups: rules partitioned by transport protocol and port so that a
+//! packet is only prefiltered against the fast patterns of rules that could
+//! apply to it.
+//!
+//! For TCP, UDP and SCTP a rule is keyed by its destination ports when they
+//! are not `any`, else by its source ports when they are not `any`, else it
+//! is port-independent. A packet with ports (sp, dp) is checked against two
+//! groups: the destination-keyed group of `dp` (which also holds the
+//! port-independent rules) and the source-keyed group of `sp`. Ports whose
+//! rule sets are identical share one group, found by a sweep over the port
+//! ranges, so ET Open builds a few hundred groups, not 65,536.
+//! Bidirectional (`<>`) rules are keyed in both tables.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use vigil_prefilter::{AhoCorasickEngine, Pattern, PrefilterEngine};
+
+use crate::rule::{CompiledRule, ProtoMatch};
+
+/// One rule group: the rules that may apply, split into those reached
+/// through the prefilter and those checked on every packet.
+#[derive(Debug)]
+pub struct RuleGroup {
+    /// Prefilter over the fast patterns; pattern id = index in
+    /// `prefiltered`.
+    pub engine: Option<Arc<dyn PrefilterEngine>>,
+    /// Rule index for each prefilter pattern id.
+    pub prefiltered: Vec<u32>,
+    /// Rules without a fast pattern, sorted by rule index.
+    pub always: Vec<u32>,
+}
+
+impl RuleGroup {
+    pub fn rule_count(&self) -> usize {
+        self.prefiltered.len() + self.always.len()
+    }
+}
+
+/// Port tables for one transport protocol.
+#[derive(Debug)]
+struct PortTable {
+    /// Group index by destination port.
+    by_dst: Vec<u32>,
+    /// Group index by source port (`u32::MAX`: no source-keyed rules).
+    by_src: Vec<u32>,
+}
+
+/// Which group(s) a packet is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupSel {
+    pub primary: u32,
+    pub secondary: Option<u32>,
+}
+
+/// All rule groups of a ruleset.
+#[derive(Debug)]
+pub struct RuleGroups {
+    pub groups: Vec<RuleGroup>,
+    tcp: PortTable,
+    udp: PortTable,
+    sctp: PortTable,
+    /// Group per other protocol number (ICMP, ICMPv6, GRE, ...).
+    by_proto: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+struct Builder<'r> {
+    rules: &'r [CompiledRule],
+    groups: Vec<RuleGroup>,
+    dedup: HashMap<Vec<u32>, u32>,
+}
+
+impl Builder<'_> {
+    fn group_for(&mut self, mut members: Vec<u32>) -> u32 {
+        members.sort_unstable();
+        members.dedup();
+        if let Some(&g) = self.dedup.get(&members) {
+            return g;
+        }
+        let mut patterns = Vec::new();
+        let mut prefiltered = Vec::new();
+        let mut always = Vec::new();
+        for &r in &members {
+            match &self.rules[r as usize].fast_pattern {
+                Some(fp) => {
+                    patterns.push(Pattern {
+                        id: prefiltered.len() as u32,
+                        bytes: fp.bytes.clone(),
+                        nocase: fp.nocase,
+                    });
+                    prefiltered.push(r);
+                }
+                None => always.push(r),
+            }
+        }
+        let engine: Option<Arc<dyn PrefilterEngine>> = if patterns.is_empty() {
+            None
+        } else {
+            // Building from in-memory patterns only fails on resource
+            // limits of the automaton; fall back to checking every rule.
+            match AhoCorasickEngine::new(&patterns) {
+                Ok(e) => Some(Arc::new(e)),
+                Err(_) => {
+                    always.append(&mut prefiltered);
+                    always.sort_unstable();
+                    None
+                }
+            }
+        };
+        let g = self.groups.len() as u32;
+        self.groups.push(RuleGroup {
+            engine,
+            prefiltered,
+            always,
+        });
+        self.dedup.insert(members, g);
+        g
+    }
+
+    /// Sweeps port ranges: `keyed` holds (rule, ranges); `base` is added
+    /// to every port's set. Returns a group index per port.
+    fn port_table(&mut self, keyed: &[(u32, Vec<(u16, u16)>)], base: &[u32], with_base: bool) -> Vec<u32> {
+        // Boundary events: at port p the rule enters (+) or leaves (-).
+        let mut starts: Vec<Vec<u32>> = vec![Vec::new(); 65537];
+        let mut ends: Vec<Vec<u32>> = vec![Vec::new(); 65537];
+        for (r, ranges) in keyed {
+            for &(lo, hi) in ranges {
+                starts[lo as usize].push(*r);
+                ends[hi as usize + 1].push(*r);
+            }
+        }
+        let mut active: HashMap<u32, u32> = HashMap::new();
+        let mut table = vec![NONE; 65536];
+        let mut current = NONE;
+        let mut dirty = true;
+        for (p, slot) in table.iter_mut().enumerate() {
+            for r in &ends[p] {
+                if let Some(c) = active.get_mut(r) {
+                    *c -= 1;
+                    if *c == 0 {
+                        active.remove(r);
+                    }
+                }
+                dirty = true;
+            }
+            for r in &starts[p] {
+                *active.entry(*r).or_insert(0) += 1;
+                dirty = true;
+            }
+            if dirty {
+                current = if active.is_empty() && !with_base {
+                    NONE
+                } else {
+                    let mut m: Vec<u32> = active.keys().copied().collect();
+                    if with_base {
+                        m.extend_from_slice(base);
+                    }
+                    self.group_for(m)
+                };
+                dirty = false;
+            }
+            *slot = current;
+        }
+        table
+    }
+}
+
+/// The port ranges a port spec admits (include minus exclude).
+fn admitted_ranges(spec: &vigil_rules::PortSpec) -> Vec<(u16, u16)> {
+    let mut allowed = vec![false; 65536];
+    for &(lo, hi) in &spec.include {
+        for p in lo..=hi {
+            allowed[p as usize] = true;
+        }
+    }
+    for &(lo, hi) in &spec.exclude {
+        for p in lo..=hi {
+            allowed[p as usize] = false;
+        }
+    }
+    let mut out = Vec::new();
+    let mut p = 0usize;
+    while p < 65536 {
+        if allowed[p] {
+            let s = p;
+            while p < 65536 && allowed[p] {
+                p += 1;
+            }
+            out.push((s as u16, (p - 1) as u16));
+        } else {
+            p += 1;
+        }
+    }
+    out
+}
+
+fn is_any(r: &[(u16, u16)]) -> bool {
+    r == [(0, 65535)]
+}
+
+impl RuleGroups {
+    pub fn build(rules: &[CompiledRule]) -> RuleGroups {
+        let mut b = Builder {
+            rules,
+            groups: Vec::new(),
+            dedup: HashMap::new(),
+        };
+        let port_protos = [6u8, 17, 132];
+        let mut tables = Vec::new();
+        for proto in port_protos {
+            let mut by_dst: Vec<(u32, Vec<(u16, u16)>)> = Vec::new();
+            let mut by_src: Vec<(u32, Vec<(u16, u16)>)> = Vec::new();
+            let mut any: Vec<u32> = Vec::new();
+            for (i, r) in rules.iter().enumerate() {
+                let i = i as u32;
+                if !r.proto.admits(proto) {
+                    continue;
+                }
+                if !r.uses_ports() {
+                    any.push(i);
+                    continue;
+                }
+                let dst = admitted_ranges(&r.dst_ports);
+                let src = admitted_ranges(&r.src_ports);
+                if r.bidirectional {
+                    // Either endpoint may be the rule's destination.
+                    if is_any(&dst) && is_any(&src) {
+                        any.push(i);
+                    } else {
+                        let mut both = dst.clone();
+                        both.extend(src.iter().copied());
+                        if is_any(&dst) || is_any(&src) {
+                            any.push(i);
+                        } else {
+                            by_dst.push((i, both.clone()));
+                            by_src.push((i, both));
+                        }
+                    }
+                } else if !is_any(&dst) {
+                    by_dst.push((i, dst));
+                } else if !is_any(&src) {
+                    by_src.push((i, src));
+                } else {
+                    any.push(i);
+                }
+            }
+            let dst_table = b.port_table(&by_dst, &any, true);
+            let src_table = b.port_table(&by_src, &[], false);
+            tables.push(PortTable {
+                by_dst: dst_table,
+                by_src: src_table,
+            });
+        }
+        let mut by_proto = vec![NONE; 256];
+        let mut other_cache: HashMap<Vec<u32>, u32> = HashMap::new();
+        for (p, slot) in by_proto.iter_mut().enumerate() {
+            // For TCP/UDP/SCTP this entry serves packets without usable
+            // ports (non-first fragments): only `ip` rules apply to them.
+            let portless = port_protos.contains(&(p as u8));
+            let members: Vec<u32> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| {
+                    if portless {
+                        r.proto == ProtoMatch::Ip
+                    } else {
+                        r.proto.admits(p as u8)
+                    }
+                })
+                .map(|(i, _)| i as u32)
+                .collect();
+            *slot = match other_cache.get(&members) {
+                Some(&g) => g,
+                None => {
+                    let g = b.group_for(members.clone());
+                    other_cache.insert(members, g);
+                    g
+                }
+            };
+        }
+        let mut tables = tables.into_iter();
+        RuleGroups {
+            tcp: tables.next().expect("tcp table"),
+            udp: tables.next().expect("udp table"),
+            sctp: tables.next().expect("sctp table"),
+            by_proto,
+            groups: b.groups,
+        }
+    }
+
+    /// The groups a packet of `proto` with ports (sp, dp) is checked
+    /// against.
+    pub fn select(&self, proto: u8, sp: u16, dp: u16) -> GroupSel {
+        let t = match proto {
+            6 => &self.tcp,
+            17 => &self.udp,
+            132 => &self.sctp,
+            _ => {
+                return GroupSel {
+                    primary: self.by_proto[proto as usize],
+                    secondary: None,
+                }
+            }
+        };
+        let secondary = t.by_src[sp as usize];
+        GroupSel {
+            primary: t.by_dst[dp as usize],
+            secondary: (secondary != NONE).then_some(secondary),
+        }
+    }
+
+    /// Packets whose transport header was not decoded (non-first IP
+    /// fragments): only `ip` rules for port protocols.
+    pub fn select_proto_only(&self, proto: u8) -> GroupSel {
+        GroupSel {
+            primary: self.by_proto[proto as usize],
+            secondary: None,
+        }
+    }
+
+    pub fn stats(&self) -> GroupStats {
+        GroupStats {
+            groups: self.groups.len(),
+            prefilter_patterns: self
+                .groups
+                .iter()
+                .map(|g| g.prefiltered.len())
+                .sum(),
+            heap_bytes: self
+                .groups
+                .iter()
+                .filter_map(|g| g.engine.as_ref())
+                .map(|e| e.heap_bytes())
+                .sum(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupStats {
+    pub groups: usize,
+    pub prefilter_patterns: usize,
+    pub heap_bytes: usize,
+}

@@ -1,0 +1,96 @@
+//! Packet batches: the unit that travels from the reader to a worker.
+//!
+//! A batch owns one contiguous byte arena holding the frames and a small
+//! record per packet. Batches are recycled through a pool, so steady-state
+//! reading allocates nothing per packet.
+
+use crossbeam_channel::{Receiver, Sender};
+
+/// One packet's place in a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct PacketRecord {
+    /// 1-based position in the input (Suricata's `pcap_cnt`).
+    pub index: u64,
+    /// Packet time in nanoseconds since the epoch.
+    pub ts_ns: i64,
+    pub linktype: u32,
+    /// Bytes as captured (the arena range).
+    pub start: u32,
+    pub len: u32,
+    /// Length on the wire.
+    pub orig_len: u32,
+}
+
+/// Packets for one worker.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub records: Vec<PacketRecord>,
+    pub arena: Vec<u8>,
+    /// Every packet with an index up to this one that belongs to the
+    /// receiving worker is in this batch or an earlier one.
+    pub upto: u64,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.arena.clear();
+        self.upto = 0;
+    }
+
+    pub fn push(&mut self, index: u64, ts_ns: i64, linktype: u32, data: &[u8], orig_len: u32) {
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(data);
+        self.records.push(PacketRecord {
+            index,
+            ts_ns,
+            linktype,
+            start,
+            len: data.len() as u32,
+            orig_len,
+        });
+    }
+
+    pub fn data(&self, r: &PacketRecord) -> &[u8] {
+        &self.arena[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+/// A pool of reusable batches shared by the reader and the workers.
+#[derive(Debug, Clone)]
+pub struct BatchPool {
+    give: Sender<Batch>,
+    take: Receiver<Batch>,
+}
+
+impl BatchPool {
+    pub fn new() -> Self {
+        let (give, take) = crossbeam_channel::unbounded();
+        BatchPool { give, take }
+    }
+
+    pub fn get(&self) -> Batch {
+        self.take.try_recv().unwrap_or_default()
+    }
+
+    pub fn put(&self, mut b: Batch) {
+        b.clear();
+        // The pool lives as long as any engine thread; a closed pool only
+        // means the run is ending, and the batch can be dropped.
+        let _ = self.give.send(b);
+    }
+}
+
+impl Default for BatchPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,96 @@
+//! Command-line interface, with Suricata-familiar flags for `run`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vigil",
+    version,
+    about = "Vigil: a parallel, Suricata-compatible network intrusion detection system"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect a capture (file or directory) with a ruleset and write EVE
+    /// JSON, fast.log and stats.log.
+    Run(RunArgs),
+    /// Rule tools.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RulesCommand {
+    /// Parse rule files and report every problem as file:line: sid: keyword: message.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Rule files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Suricata-style YAML config (variables, classification file).
+    #[arg(short = 'c', long = "config")]
+    pub config: Option<PathBuf>,
+    /// Override a config value: --set vars.address-groups.HOME_NET=[10.0.0.0/8]
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// pcap or pcapng file, or a directory of them (read in name order).
+    #[arg(short = 'r', value_name = "PATH")]
+    pub pcap: Option<PathBuf>,
+    /// Rule file (repeatable). Replaces the config's rule-files.
+    #[arg(short = 'S', value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// Rule file added to the config's rule-files (repeatable).
+    #[arg(short = 's', value_name = "FILE")]
+    pub extra_rules: Vec<PathBuf>,
+    /// Output directory (eve.json, fast.log, stats.log).
+    #[arg(short = 'l', value_name = "DIR", default_value = ".")]
+    pub log_dir: PathBuf,
+    /// Suricata-style YAML config.
+    #[arg(short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override a config value (repeatable), e.g.
+    /// --set vars.address-groups.HOME_NET=[10.0.0.0/8]
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Worker threads (default: number of cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Checksum validation mode (accepted for Suricata compatibility;
+    /// Vigil does not drop packets on bad checksums).
+    #[arg(short = 'k', value_name = "MODE")]
+    pub checksum: Option<String>,
+    /// Suricata run mode (accepted; Vigil always runs its worker pipeline).
+    #[arg(long = "runmode", value_name = "MODE")]
+    pub runmode: Option<String>,
+    /// More output on stderr (repeatable).
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Load no rules; decode and track flows only.
+    #[arg(long = "disable-detection")]
+    pub disable_detection: bool,
+    /// Treat any rule that fails to load as a fatal error.
+    #[arg(long = "init-errors-fatal")]
+    pub init_errors_fatal: bool,
+    /// Accepted for Suricata compatibility (inline mode is not offered yet).
+    #[arg(long = "simulate-ips")]
+    pub simulate_ips: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}

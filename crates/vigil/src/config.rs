@@ -1,0 +1,269 @@
+//! Suricata-style YAML configuration, with `--set key=value` overrides.
+//!
+//! Honoured settings (everything else is read and ignored):
+//! `vars.address-groups.*`, `vars.port-groups.*`, `default-rule-path`,
+//! `rule-files`, `classification-file`, `reference-config-file`,
+//! `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
+//! `payload`, `payload-printable`, `packet`), `outputs` → `fast`
+//! (`enabled`, `filename`), and `include` (files merged in order).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_yaml::{Mapping, Value};
+
+/// The parsed config tree plus where it came from.
+#[derive(Debug, Default, Clone)]
+pub struct Config {
+    pub root: Value,
+    pub dir: Option<PathBuf>,
+}
+
+fn parse_yaml(text: &str, path: &Path) -> Result<Value> {
+    // serde_yaml rejects the `%YAML 1.1` directive Suricata configs start
+    // with; it carries no information we need.
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with("%YAML"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if body.trim().is_empty() || body.trim() == "---" {
+        return Ok(Value::Mapping(Mapping::new()));
+    }
+    serde_yaml::from_str(&body).with_context(|| format!("{}: invalid YAML", path.display()))
+}
+
+fn merge(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Mapping(a), Value::Mapping(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let mut root = parse_yaml(&text, path)?;
+        let dir = path.parent().map(Path::to_path_buf);
+        // `include: file` or a list of files, relative to the config.
+        let includes: Vec<String> = match root.get("include") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Sequence(v)) => v.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+            _ => vec![],
+        };
+        for inc in includes {
+            let p = dir.clone().unwrap_or_default().join(&inc);
+            // Suricata itself fails on a missing include; so do we, but
+            // naming the file.
+            let text = std::fs::read_to_string(&p)
+                .with_context(|| format!("{}: cannot read included {}", path.display(), p.display()))?;
+            let mut base = parse_yaml(&text, &p)?;
+            merge(&mut base, root);
+            root = base;
+        }
+        Ok(Config { root, dir })
+    }
+
+    /// Applies `key=value` with a dotted key, creating maps as needed.
+    pub fn set(&mut self, kv: &str) -> Result<()> {
+        let Some((key, value)) = kv.split_once('=') else {
+            bail!("--set {kv}: expected KEY=VALUE");
+        };
+        if key.is_empty() {
+            bail!("--set {kv}: empty key");
+        }
+        if !self.root.is_mapping() {
+            self.root = Value::Mapping(Mapping::new());
+        }
+        let mut node = &mut self.root;
+        let parts: Vec<&str> = key.split('.').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let map = match node {
+                Value::Mapping(m) => m,
+                other => {
+                    *other = Value::Mapping(Mapping::new());
+                    other.as_mapping_mut().expect("just made a mapping")
+                }
+            };
+            let k = Value::String(part.to_string());
+            if i + 1 == parts.len() {
+                map.insert(k, Value::String(value.to_string()));
+                return Ok(());
+            }
+            node = map.entry(k).or_insert(Value::Mapping(Mapping::new()));
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, dotted: &str) -> Option<&Value> {
+        let mut node = &self.root;
+        for part in dotted.split('.') {
+            node = node.get(part)?;
+        }
+        Some(node)
+    }
+
+    pub fn get_str(&self, dotted: &str) -> Option<String> {
+        scalar(self.get(dotted)?)
+    }
+
+    /// `(name, value)` pairs of a map of scalars, e.g. `vars.address-groups`.
+    pub fn string_map(&self, dotted: &str) -> Vec<(String, String)> {
+        match self.get(dotted) {
+            Some(Value::Mapping(m)) => m
+                .iter()
+                .filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?)))
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    pub fn resolve(&self, p: &str) -> PathBuf {
+        let path = PathBuf::from(p);
+        if path.is_absolute() {
+            return path;
+        }
+        match &self.dir {
+            Some(d) => d.join(path),
+            None => path,
+        }
+    }
+
+    /// Rule files named by the config (`default-rule-path` + `rule-files`).
+    pub fn rule_files(&self) -> Vec<PathBuf> {
+        let base = self.get_str("default-rule-path");
+        match self.get("rule-files") {
+            Some(Value::Sequence(v)) => v
+                .iter()
+                .filter_map(scalar)
+                .map(|f| {
+                    let p = PathBuf::from(&f);
+                    match (&base, p.is_absolute()) {
+                        (Some(b), false) => self.resolve(b).join(p),
+                        _ => self.resolve(&f),
+                    }
+                })
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    /// The settings of the first output of a kind (`eve-log`, `fast`).
+    pub fn output(&self, kind: &str) -> Option<&Value> {
+        match self.get("outputs") {
+            Some(Value::Sequence(v)) => v.iter().find_map(|o| o.get(kind)),
+            _ => None,
+        }
+    }
+
+    /// An `eve-log` alert option such as `payload` (`types: - alert: {...}`).
+    pub fn eve_alert_flag(&self, name: &str) -> bool {
+        let Some(eve) = self.output("eve-log") else {
+            return false;
+        };
+        let Some(Value::Sequence(types)) = eve.get("types") else {
+            return false;
+        };
+        types
+            .iter()
+            .filter_map(|t| t.get("alert"))
+            .any(|a| a.get(name).and_then(scalar).is_some_and(|v| truthy(&v)))
+    }
+
+    /// `flow.memcap` in bytes, if set.
+    pub fn flow_memcap(&self) -> Result<Option<u64>> {
+        match self.get_str("flow.memcap") {
+            Some(s) => parse_size(&s).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+pub fn truthy(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "yes" | "true" | "on" | "1" | "enabled")
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "yes".into() } else { "no".into() }),
+        _ => None,
+    }
+}
+
+/// Parses Suricata sizes: `128mb`, `1gb`, `4kb`, `1048576`.
+pub fn parse_size(s: &str) -> Result<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix("gb") {
+        (n, 1u64 << 30)
+    } else if let Some(n) = t.strip_suffix("mb") {
+        (n, 1 << 20)
+    } else if let Some(n) = t.strip_suffix("kb") {
+        (n, 1 << 10)
+    } else if let Some(n) = t.strip_suffix('b') {
+        (n, 1)
+    } else {
+        (t.as_str(), 1)
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .with_context(|| format!("invalid size '{s}'"))?;
+    if !(n >= 0.0 && n.is_finite()) {
+        bail!("invalid size '{s}'");
+    }
+    Ok((n * mult as f64) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_creates_nested_keys() {
+        let mut c = Config::default();
+        c.set("vars.address-groups.HOME_NET=[10.0.0.0/8]").unwrap();
+        assert_eq!(
+            c.string_map("vars.address-groups"),
+            vec![("HOME_NET".to_string(), "[10.0.0.0/8]".to_string())]
+        );
+        assert!(c.set("novalue").is_err());
+    }
+
+    #[test]
+    fn yaml_with_directive_and_outputs() {
+        let dir = std::env::temp_dir().join(format!("vigil-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.yaml");
+        std::fs::write(
+            &p,
+            "%YAML 1.1\n---\nvars:\n  port-groups:\n    HTTP_PORTS: \"8080\"\noutputs:\n  - eve-log:\n      types:\n        - alert:\n            payload: yes\nflow:\n  memcap: 64mb\n",
+        )
+        .unwrap();
+        let c = Config::load(&p).unwrap();
+        assert!(c.eve_alert_flag("payload"));
+        assert!(!c.eve_alert_flag("packet"));
+        assert_eq!(c.flow_memcap().unwrap(), Some(64 << 20));
+        assert_eq!(c.string_map("vars.port-groups")[0].1, "8080");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4kb").unwrap(), 4096);
+        assert_eq!(parse_size("1gb").unwrap(), 1 << 30);
+        assert_eq!(parse_size("12").unwrap(), 12);
+        assert!(parse_size("lots").is_err());
+    }
+}

@@ -1,0 +1,381 @@
+//! `vigil run`: load config and rules, run the offline pipeline, write
+//! eve.json, fast.log and stats.log.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
+use vigil_engine::{AlertOut, AlertSink, EngineConfig, RunStats};
+use vigil_output::{AlertEvent, EveConfig, EveWriter, FastLogWriter, StatsTree};
+use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
+use vigil_source::PcapSource;
+
+use crate::cli::RunArgs;
+use crate::config::{truthy, Config};
+
+/// Approximate memory per flow (table entry, key, state), used to turn
+/// `flow.memcap` into a flow count.
+const FLOW_BYTES: u64 = 256;
+
+/// Rules loaded from files, with everything the summary needs.
+pub struct LoadedRules {
+    pub rules: Vec<Rule>,
+    pub diagnostics: Vec<RuleDiagnostic>,
+    pub files: Vec<PathBuf>,
+}
+
+pub fn build_vars(cfg: &Config) -> Result<Vars> {
+    let mut vars = Vars::default();
+    for (name, value) in cfg.string_map("vars.address-groups") {
+        vars.set_address(&name, &value)
+            .map_err(|e| anyhow::anyhow!("vars.address-groups.{name}: {e}"))?;
+    }
+    for (name, value) in cfg.string_map("vars.port-groups") {
+        vars.set_port(&name, &value)
+            .map_err(|e| anyhow::anyhow!("vars.port-groups.{name}: {e}"))?;
+    }
+    Ok(vars)
+}
+
+pub fn load_classification(cfg: &Config) -> Result<ClassificationConfig> {
+    match cfg.get_str("classification-file") {
+        Some(f) => {
+            let p = cfg.resolve(&f);
+            match std::fs::read_to_string(&p) {
+                Ok(text) => ClassificationConfig::parse(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display())),
+                // Suricata warns and goes on with no classifications; we
+                // fall back to the standard list instead.
+                Err(_) => Ok(ClassificationConfig::default()),
+            }
+        }
+        None => Ok(ClassificationConfig::default()),
+    }
+}
+
+pub fn load_rule_files(files: &[PathBuf], vars: &Vars) -> Result<LoadedRules> {
+    let mut rules = Vec::new();
+    let mut diagnostics = Vec::new();
+    for f in files {
+        let text = std::fs::read(f).with_context(|| format!("cannot read rule file {}", f.display()))?;
+        let text = String::from_utf8_lossy(&text);
+        let report = vigil_rules::parse_rules_str(&text, &f.display().to_string(), vars);
+        rules.extend(report.rules);
+        diagnostics.extend(report.errors);
+    }
+    Ok(LoadedRules {
+        rules,
+        diagnostics,
+        files: files.to_vec(),
+    })
+}
+
+struct Sink {
+    eve: EveWriter<BufWriter<File>>,
+    fast: Option<FastLogWriter<BufWriter<File>>>,
+    log_payload: bool,
+    log_packet: bool,
+}
+
+impl AlertSink for Sink {
+    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+        let vlan = &a.vlan[..a.vlan_count as usize];
+        let ev = AlertEvent {
+            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
+            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
+            flow_id: a.flow_id,
+            pcap_cnt: Some(a.index),
+            vlan,
+            src_ip: a.src,
+            src_port: a.sp,
+            dest_ip: a.dst,
+            dest_port: a.dp,
+            proto: a.proto,
+            icmp_type: a.icmp.map(|i| i.0),
+            icmp_code: a.icmp.map(|i| i.1),
+            pkt_src: "wire/pcap",
+            tx_id: None,
+            action: "allowed",
+            rule_drop: matches!(
+                r.action,
+                Action::Drop | Action::Reject | Action::RejectSrc | Action::RejectDst | Action::RejectBoth
+            ),
+            gid: r.gid,
+            signature_id: r.sid,
+            rev: r.rev,
+            signature: &r.msg,
+            category: &r.category,
+            severity: r.severity,
+            metadata: &r.metadata,
+            app_proto: None,
+            direction: a.to_server.map(|t| if t { "to_server" } else { "to_client" }),
+            flow: None,
+            payload: if self.log_payload { a.payload.as_deref() } else { None },
+            stream: false,
+            packet: if self.log_packet { a.packet.as_deref() } else { None },
+            packet_info_linktype: if self.log_packet { Some(a.linktype) } else { None },
+        };
+        self.eve.write_alert(&ev)?;
+        if let Some(f) = &mut self.fast {
+            f.write_alert(&ev)?;
+        }
+        Ok(())
+    }
+}
+
+fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
+    for d in &loaded.diagnostics {
+        eprintln!("vigil: warning: {d}");
+    }
+    if verbose > 0 {
+        for s in &report.skipped {
+            let why = match &s.reason {
+                vigil_detect::Skip::NotEvaluable(k) => format!("keyword {k}: not supported yet"),
+                vigil_detect::Skip::Invalid { keyword, message } => {
+                    format!("keyword {keyword}: {message}")
+                }
+            };
+            eprintln!("vigil: warning: {}:{}: sid {}: {why}; rule skipped", s.file, s.line, s.sid);
+        }
+    }
+    let skipped = report.skipped.len();
+    eprintln!(
+        "vigil: rules: {} loaded, {} skipped (not evaluable yet: {}, invalid: {}), {} failed to parse",
+        report.loaded,
+        skipped,
+        report.not_evaluable_by_keyword.values().sum::<usize>(),
+        report.invalid_by_keyword.values().sum::<usize>(),
+        loaded.diagnostics.len()
+    );
+    let mut top: Vec<(&String, &usize)> = report.not_evaluable_by_keyword.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    if !top.is_empty() {
+        let list: Vec<String> = top.iter().take(10).map(|(k, n)| format!("{k} {n}")).collect();
+        eprintln!("vigil: skipped by keyword (top {}): {}", list.len(), list.join(", "));
+    }
+    for (k, n) in &report.invalid_by_keyword {
+        eprintln!("vigil: invalid rules by keyword: {k} {n}");
+    }
+}
+
+fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
+    let w = &s.workers;
+    let mut t = StatsTree::new();
+    let mut set = |k: &str, v: u64| {
+        // Keys are fixed and well-formed; a clash would be a bug here.
+        let _ = t.set(k, v);
+    };
+    set("decoder.pkts", w.pkts);
+    set("decoder.bytes", w.bytes);
+    set("decoder.invalid", w.invalid);
+    set("decoder.ipv4", w.ipv4);
+    set("decoder.ipv6", w.ipv6);
+    set("decoder.tcp", w.tcp);
+    set("decoder.udp", w.udp);
+    set("decoder.icmpv4", w.icmpv4);
+    set("decoder.icmpv6", w.icmpv6);
+    set("decoder.sctp", w.sctp);
+    set("decoder.vlan", w.vlan);
+    set("decoder.fragments", w.fragments);
+    set("decoder.other_ip", w.other_ip);
+    set("decoder.truncated_records", s.truncated_records);
+    for (name, n) in &w.events {
+        set(&format!("decoder.event.{name}"), *n);
+    }
+    set("flow.total", w.flows_created);
+    set("flow.timeout", w.flows_timed_out);
+    set("flow.memcap_evictions", w.flows_evicted);
+    set("flow.active_at_end", w.flows_active_at_end);
+    set("flow.passed", w.passed_flows);
+    set("capture.dropped", 0);
+    set("detect.alert", s.alerts_written);
+    set("detect.alerts_suppressed", s.alerts_suppressed);
+    if let Some(r) = report {
+        set("detect.engines.rules_loaded", r.loaded as u64);
+        set("detect.engines.rules_skipped", r.skipped.len() as u64);
+    }
+    t
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let load_start = Instant::now();
+    let mut cfg = match &args.config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    for kv in &args.set {
+        cfg.set(kv)?;
+    }
+    let Some(pcap) = &args.pcap else {
+        bail!("no input: give a capture with -r FILE|DIR");
+    };
+    // Open the input first: a bad path is reported before rules load.
+    let source = PcapSource::open(pcap).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let vars = build_vars(&cfg)?;
+    let classes = load_classification(&cfg)?;
+    let mut rule_files: Vec<PathBuf> = if args.rules.is_empty() {
+        cfg.rule_files()
+    } else {
+        args.rules.clone()
+    };
+    rule_files.extend(args.extra_rules.iter().cloned());
+    if args.disable_detection {
+        rule_files.clear();
+    }
+    let loaded = load_rule_files(&rule_files, &vars)?;
+    let (detect, report) = DetectEngine::build(&loaded.rules, &classes);
+    if !rule_files.is_empty() {
+        print_load_summary(&loaded, &report, args.verbose);
+    }
+    if args.init_errors_fatal && !loaded.diagnostics.is_empty() {
+        bail!(
+            "{} rule(s) failed to load and --init-errors-fatal is set",
+            loaded.diagnostics.len()
+        );
+    }
+    let load_time = load_start.elapsed();
+
+    std::fs::create_dir_all(&args.log_dir)
+        .with_context(|| format!("cannot create log directory {}", args.log_dir.display()))?;
+    let open = |name: &str| -> Result<BufWriter<File>> {
+        let p = args.log_dir.join(name);
+        Ok(BufWriter::with_capacity(
+            1 << 16,
+            File::create(&p).with_context(|| format!("cannot create {}", p.display()))?,
+        ))
+    };
+    let eve_name = cfg
+        .output("eve-log")
+        .and_then(|e| e.get("filename"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("eve.json")
+        .to_string();
+    let fast_enabled = cfg
+        .output("fast")
+        .and_then(|f| f.get("enabled"))
+        .map(|v| match v {
+            serde_yaml::Value::Bool(b) => *b,
+            serde_yaml::Value::String(s) => truthy(s),
+            _ => true,
+        })
+        .unwrap_or(true);
+    let log_payload = cfg.eve_alert_flag("payload") || cfg.eve_alert_flag("payload-printable");
+    let log_packet = cfg.eve_alert_flag("packet");
+    let eve_cfg = EveConfig {
+        payload_base64: cfg.eve_alert_flag("payload"),
+        payload_printable: cfg.eve_alert_flag("payload-printable"),
+        payload_length: false,
+    };
+    let mut sink = Sink {
+        eve: EveWriter::with_config(open(&eve_name)?, eve_cfg),
+        fast: if fast_enabled { Some(FastLogWriter::new(open("fast.log")?)) } else { None },
+        log_payload,
+        log_packet,
+    };
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let max_flows = match cfg.flow_memcap()? {
+        Some(bytes) => (bytes / FLOW_BYTES).max(1024) as usize,
+        None => 1 << 20,
+    };
+    let ecfg = EngineConfig {
+        workers,
+        max_flows,
+        log_payload,
+        log_packet,
+        ..EngineConfig::default()
+    };
+    let bar = if !args.quiet && std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(source.total_bytes());
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let mut last_ts = 0i64;
+    let detect = Arc::new(detect);
+    let stats = {
+        let mut progress = |done: u64, _total: u64| {
+            if let Some(b) = &bar {
+                b.set_position(done);
+            }
+        };
+        vigil_engine::run_offline(source, detect.clone(), &ecfg, &mut sink, &mut progress)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(ts) = stats_last_ts(&stats) {
+        last_ts = ts;
+    }
+    let tree = stats_tree(&stats, Some(&report));
+    sink.eve.write_stats(
+        last_ts.div_euclid(1_000_000_000),
+        last_ts.rem_euclid(1_000_000_000) as u32,
+        &tree,
+    )?;
+    sink.eve.flush()?;
+    if let Some(f) = &mut sink.fast {
+        f.flush()?;
+    }
+    let wall = stats.wall.as_secs_f64().max(1e-9);
+    let gbps = stats.bytes_read as f64 * 8.0 / wall / 1e9;
+    let pps = stats.packets_read as f64 / wall;
+    let timing = vec![
+        ("vigil.load_seconds", format!("{:.3}", load_time.as_secs_f64())),
+        ("vigil.wall_seconds", format!("{wall:.3}")),
+        ("vigil.gbit_per_second", format!("{gbps:.3}")),
+        ("vigil.packets_per_second", format!("{pps:.0}")),
+        ("vigil.workers", workers.to_string()),
+        (
+            "vigil.packets_per_worker",
+            stats
+                .per_worker_pkts
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+    ];
+    let mut slog = open("stats.log")?;
+    vigil_output::write_stats_log(&mut slog, &tree, &timing)?;
+    slog.flush()?;
+    eprintln!(
+        "vigil: {} packets, {} bytes, {} alerts ({} suppressed by thresholds), {} flows; \
+         load {:.2}s, run {:.3}s, {:.3} Gbit/s, {:.0} packets/s, {} worker(s)",
+        stats.packets_read,
+        stats.bytes_read,
+        stats.alerts_written,
+        stats.alerts_suppressed,
+        stats.workers.flows_created,
+        load_time.as_secs_f64(),
+        wall,
+        gbps,
+        pps,
+        workers
+    );
+    if stats.workers.flows_evicted > 0 {
+        eprintln!(
+            "vigil: warning: {} flows evicted by the flow memcap; raise flow.memcap to keep all state",
+            stats.workers.flows_evicted
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stats_last_ts(s: &RunStats) -> Option<i64> {
+    s.last_ts_ns
+}

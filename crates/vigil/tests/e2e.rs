@@ -1,0 +1,223 @@
+//! End-to-end tests: crafted pcap in, eve.json / fast.log out, through the
+//! real `vigil` binary.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use vigil_craft::{write_pcap_file, TcpSession, TimedFrame};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vigil-e2e-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn vigil(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args(args)
+        .output()
+        .expect("run vigil")
+}
+
+fn run_case(dir: &Path, frames: &[TimedFrame], rules: &str, extra: &[&str]) -> (Vec<serde_json::Value>, String) {
+    let pcap = dir.join("in.pcap");
+    write_pcap_file(&pcap, frames).unwrap();
+    let rules_path = dir.join("test.rules");
+    std::fs::write(&rules_path, rules).unwrap();
+    let out = dir.join("out");
+    let mut args = vec![
+        "run",
+        "-r",
+        pcap.to_str().unwrap(),
+        "-S",
+        rules_path.to_str().unwrap(),
+        "-l",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = vigil(&args);
+    assert!(o.status.success(), "vigil failed: {}", String::from_utf8_lossy(&o.stderr));
+    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    let events = eve
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("eve line is JSON"))
+        .collect();
+    (events, std::fs::read_to_string(out.join("fast.log")).unwrap())
+}
+
+fn alert_sids(events: &[serde_json::Value]) -> Vec<u64> {
+    events
+        .iter()
+        .filter(|e| e["event_type"] == "alert")
+        .map(|e| e["alert"]["signature_id"].as_u64().unwrap())
+        .collect()
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+#[test]
+fn demo_capture_raises_demo_alerts() {
+    let d = tmpdir("demo");
+    let frames = vigil_craft::demo_capture();
+    let (events, fast) = run_case(&d, &frames, vigil_craft::DEMO_RULES, &[]);
+    let sids = alert_sids(&events);
+    assert!(!sids.is_empty(), "demo raised no alert");
+    // Every alert has Suricata's core fields.
+    for e in events.iter().filter(|e| e["event_type"] == "alert") {
+        for k in ["timestamp", "flow_id", "pcap_cnt", "src_ip", "dest_ip", "proto"] {
+            assert!(!e[k].is_null(), "missing {k} in {e}");
+        }
+        assert_eq!(e["alert"]["action"], "allowed");
+    }
+    assert_eq!(fast.lines().count(), sids.len());
+    let stats = events.last().unwrap();
+    assert_eq!(stats["event_type"], "stats");
+    assert_eq!(stats["stats"]["detect"]["alert"].as_u64().unwrap(), sids.len() as u64);
+    assert_eq!(stats["stats"]["decoder"]["pkts"].as_u64().unwrap(), frames.len() as u64);
+}
+
+/// Many flows over several workers: output must not depend on the count.
+#[test]
+fn output_identical_for_any_worker_count() {
+    let d = tmpdir("workers");
+    let mut frames = vigil_craft::demo_capture();
+    for i in 0..40u16 {
+        let mut s = TcpSession::new(
+            addr(&format!("10.0.{}.{}:{}", i % 5, 10 + i, 40000 + i)),
+            addr(&format!("203.0.113.{}:80", 1 + i % 7)),
+        )
+        .start_at((1_705_400_000 + i as i64, 0));
+        s.handshake()
+            .client_send(format!("GET /item{i} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc")
+            .close();
+        frames.extend(s.into_frames());
+    }
+    frames.sort_by_key(|f| f.0);
+    let rules = format!(
+        "{}\nalert tcp any any -> any 80 (msg:\"item\"; flow:to_server,established; content:\"GET /item\"; depth:9; sid:9000001; rev:1;)\n\
+         alert tcp any 80 -> any any (msg:\"ok\"; flow:established,to_client; content:\"200 OK\"; sid:9000002; rev:1;)\n",
+        vigil_craft::DEMO_RULES
+    );
+    let mut outputs = Vec::new();
+    for w in ["1", "2", "4"] {
+        let sub = d.join(w);
+        std::fs::create_dir_all(&sub).unwrap();
+        run_case(&sub, &frames, &rules, &["--workers", w]);
+        let eve = std::fs::read(sub.join("out/eve.json")).unwrap();
+        let fast = std::fs::read(sub.join("out/fast.log")).unwrap();
+        outputs.push((eve, fast));
+    }
+    let n = String::from_utf8_lossy(&outputs[0].0)
+        .lines()
+        .filter(|l| l.contains("9000001"))
+        .count();
+    assert_eq!(n, 40);
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "output differs between worker counts");
+}
+
+#[test]
+fn established_needs_a_handshake() {
+    let d = tmpdir("est");
+    let mut with = TcpSession::new(addr("10.0.0.1:1111"), addr("10.0.0.2:23"));
+    with.handshake().client_send(b"id\n").server_send(b"uid=0(root) gid=0(root)\n");
+    let mut without = TcpSession::new(addr("10.0.0.3:2222"), addr("10.0.0.4:23"))
+        .start_at((1_705_400_100, 0));
+    without.server_send(b"uid=0(root) gid=0(root)\n");
+    let mut frames = with.into_frames();
+    frames.extend(without.into_frames());
+    let rules = "alert tcp any any -> any any (msg:\"est\"; flow:established; content:\"uid=0|28|root|29|\"; sid:1;)\n\
+                 alert tcp any any -> any any (msg:\"not est\"; flow:not_established; content:\"uid=0|28|root|29|\"; sid:2;)\n";
+    let (events, _) = run_case(&d, &frames, rules, &[]);
+    assert_eq!(alert_sids(&events), vec![1, 2]);
+    let a = events.iter().find(|e| e["alert"]["signature_id"] == 1).unwrap();
+    assert_eq!(a["direction"], "to_client");
+    assert_eq!(a["src_port"], 23);
+}
+
+#[test]
+fn flowbits_carry_state_across_packets_in_order() {
+    let d = tmpdir("flowbits");
+    let mut s = TcpSession::new(addr("10.1.0.1:5000"), addr("10.1.0.2:80"));
+    s.handshake()
+        .client_send(b"LOGIN admin")
+        .server_send(b"WELCOME")
+        .client_send(b"LOGIN again");
+    let rules = "alert tcp any any -> any any (msg:\"login\"; content:\"LOGIN\"; flowbits:set,logged; flowbits:noalert; sid:10;)\n\
+                 alert tcp any any -> any any (msg:\"welcome after login\"; content:\"WELCOME\"; flowbits:isset,logged; sid:11;)\n\
+                 alert tcp any any -> any any (msg:\"welcome without login\"; content:\"WELCOME\"; flowbits:isnotset,logged; sid:12;)\n";
+    let (events, _) = run_case(&d, s.frames(), rules, &[]);
+    assert_eq!(alert_sids(&events), vec![11]);
+}
+
+#[test]
+fn threshold_limits_alerts_per_source() {
+    let d = tmpdir("threshold");
+    let mut frames = Vec::new();
+    for i in 0..5u16 {
+        let mut s = TcpSession::new(addr(&format!("10.2.0.1:{}", 6000 + i)), addr("10.2.0.2:80"))
+            .start_at((1_705_400_000 + i as i64, 0));
+        s.handshake().client_send(b"probe");
+        frames.extend(s.into_frames());
+    }
+    let rules = "alert tcp any any -> any any (msg:\"probe\"; content:\"probe\"; threshold:type limit, track by_src, count 2, seconds 60; sid:20;)\n";
+    for w in ["1", "3"] {
+        let sub = d.join(w);
+        std::fs::create_dir_all(&sub).unwrap();
+        let (events, _) = run_case(&sub, &frames, rules, &["--workers", w]);
+        assert_eq!(alert_sids(&events), vec![20, 20], "workers {w}");
+    }
+}
+
+#[test]
+fn clear_errors_for_bad_input() {
+    let d = tmpdir("errors");
+    let missing = vigil(&["run", "-r", "/nonexistent/x.pcap", "-l", d.to_str().unwrap()]);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/x.pcap"), "{err}");
+
+    let pcap = d.join("ok.pcap");
+    write_pcap_file(&pcap, &vigil_craft::demo_capture()).unwrap();
+    let no_rules = vigil(&["run", "-r", pcap.to_str().unwrap(), "-S", "/nonexistent.rules", "-l", d.to_str().unwrap()]);
+    assert!(!no_rules.status.success());
+    assert!(String::from_utf8_lossy(&no_rules.stderr).contains("/nonexistent.rules"));
+
+    let garbage = d.join("garbage.pcap");
+    std::fs::write(&garbage, b"this is not a capture file at all").unwrap();
+    let bad = vigil(&["run", "-r", garbage.to_str().unwrap(), "-l", d.to_str().unwrap()]);
+    assert!(!bad.status.success());
+
+    let flag = vigil(&["run", "--no-such-flag"]);
+    assert!(!flag.status.success());
+}
+
+#[test]
+fn bad_rules_are_reported_and_others_still_load() {
+    let d = tmpdir("badrules");
+    let mut s = TcpSession::new(addr("10.3.0.1:7000"), addr("10.3.0.2:80"));
+    s.handshake().client_send(b"hello world");
+    let rules = "alert tcp any any -> any any (msg:\"good\"; content:\"hello\"; sid:30;)\n\
+                 alert tcp any any -> any any (msg:\"bad\"; content:\"x\"; nosuchkeyword; sid:31;)\n\
+                 alert tcp any any -> any any (msg:\"app\"; http.uri; content:\"/\"; sid:32;)\n";
+    let pcap = d.join("in.pcap");
+    write_pcap_file(&pcap, s.frames()).unwrap();
+    std::fs::write(d.join("r.rules"), rules).unwrap();
+    let o = vigil(&[
+        "run", "-r", pcap.to_str().unwrap(), "-S", d.join("r.rules").to_str().unwrap(),
+        "-l", d.join("out").to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("r.rules:2"), "{err}");
+    assert!(err.contains("sid 31"), "{err}");
+    assert!(err.contains("nosuchkeyword"), "{err}");
+    assert!(err.contains("1 loaded"), "{err}");
+    let eve = std::fs::read_to_string(d.join("out/eve.json")).unwrap();
+    assert_eq!(eve.lines().filter(|l| l.contains("\"alert\"")).count(), 1);
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the build needs on a fresh Debian machine: a Rust toolchain
+# (if missing) and a C compiler for the vendored PCRE2. Idempotent.
+set -euo pipefail
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+    else
+        echo "setup: please install: ${need_apt[*]}" >&2
+        exit 1
+    fi
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    else
+        echo "setup: no Rust toolchain found; install one with rustup (https://rustup.rs)" >&2
+        exit 1
+    fi
+fi
+rustup component list --installed 2>/dev/null | grep -q clippy || rustup component add clippy rustfmt >/dev/null 2>&1 || true

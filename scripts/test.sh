@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, unit/integration/end-to-end
+# tests, and, when ../shared is present, the suricata-verify conformance
+# run and the worker-count determinism check on the shared dev capture.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export CARGO_TERM_COLOR=never
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --release -- -D warnings
+cargo build --release --workspace
+
+if [ -d ../shared/suricata-verify ]; then
+    echo "== suricata-verify sig-core (minimum ${SV_MIN_SIG_CORE:-30} of 71)"
+    scripts/sv-suite.sh > target/sv-sig-core.txt 2>&1 || true
+    passed=$(grep -Eo '^[0-9]+ passed' target/sv-sig-core.txt | tail -1 | grep -Eo '^[0-9]+' || echo 0)
+    if [ "$passed" -lt "${SV_MIN_SIG_CORE:-30}" ]; then
+        echo "sig-core conformance fell to $passed (< ${SV_MIN_SIG_CORE:-30}); see target/sv-sig-core.txt" >&2
+        exit 1
+    fi
+    echo "sig-core conformance: $passed of 71"
+fi
+if [ -f ../shared/pcaps/dev/dev-mix.pcap ] && [ -f ../shared/rules/et-open/emerging.rules ]; then
+    echo "== determinism: dev-mix with ET Open, --workers 1 / 2 / 4"
+    scripts/determinism.sh
+fi
+
+echo "== cargo test"
+cargo test --workspace --release
