@@ -1,1 +1,791 @@
-//! vigil-source
+//! vigil-source: offline packet sources.
+//!
+//! [`PcapSource`] reads classic pcap (micro- or nanosecond, either byte
+//! order) and pcapng (several sections and interfaces, EPB, SPB and the
+//! obsolete packet block, `if_tsresol` / `if_tsoffset` honoured) from one
+//! file, or from every regular file of a directory in byte-wise name order,
+//! as one stream of packets. Parsing is done by `pcap-parser`'s streaming
+//! readers; packet data is lent straight out of the reader's buffer, so
+//! nothing is allocated per packet.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), vigil_source::SourceError> {
+//! let mut src = vigil_source::PcapSource::open(std::path::Path::new("capture.pcap"))?;
+//! while let Some(pkt) = src.next_packet()? {
+//!     println!("{} {}.{:09} {} bytes", pkt.index, pkt.ts.secs, pkt.ts.nanos, pkt.data.len());
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+
+/// Initial size of the per-file read buffer.
+pub const INITIAL_BUFFER: usize = 256 * 1024;
+/// The buffer grows (doubling) to hold a bigger record, up to this size; a
+/// record bigger than this is an error.
+pub const MAX_BUFFER: usize = 64 * 1024 * 1024;
+
+/// A packet timestamp: seconds since the Unix epoch and nanoseconds
+/// (always below 1e9). Ordered by time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp {
+    pub secs: i64,
+    pub nanos: u32,
+}
+
+impl Timestamp {
+    pub const ZERO: Timestamp = Timestamp { secs: 0, nanos: 0 };
+
+    /// `nanos` of 1e9 or more carry into `secs`.
+    pub fn new(secs: i64, nanos: u32) -> Self {
+        Timestamp {
+            secs: secs.saturating_add(i64::from(nanos / 1_000_000_000)),
+            nanos: nanos % 1_000_000_000,
+        }
+    }
+
+    /// `micros` of 1e6 or more carry into `secs`.
+    pub fn from_micros(secs: i64, micros: u32) -> Self {
+        Timestamp {
+            secs: secs.saturating_add(i64::from(micros / 1_000_000)),
+            nanos: (micros % 1_000_000) * 1000,
+        }
+    }
+
+    /// Nanoseconds since the epoch.
+    pub fn as_nanos(&self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
+}
+
+/// One packet, lent from the source's buffer until the next call to
+/// [`PcapSource::next_packet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawPacket<'a> {
+    pub ts: Timestamp,
+    /// Link type (LINKTYPE_*) of the file or pcapng interface.
+    pub linktype: u32,
+    /// Captured bytes (may be shorter than `orig_len`).
+    pub data: &'a [u8],
+    /// Length of the packet on the wire.
+    pub orig_len: u32,
+    /// 1-based position across the whole input (Suricata's `pcap_cnt`).
+    pub index: u64,
+}
+
+/// Errors of a packet source; every message starts with the file's path.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    #[error("{}: no such file or directory", .path.display())]
+    NotFound { path: PathBuf },
+    #[error("{}: permission denied", .path.display())]
+    PermissionDenied { path: PathBuf },
+    #[error("{}: {source}", .path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{}: file is empty, not a pcap or pcapng file", .path.display())]
+    Empty { path: PathBuf },
+    #[error("{}: not a pcap or pcapng file", .path.display())]
+    NotPcap { path: PathBuf },
+    #[error("{}: truncated file: {what}", .path.display())]
+    Truncated { path: PathBuf, what: &'static str },
+    #[error("{}: malformed capture at byte offset {offset}: {detail}", .path.display())]
+    Malformed {
+        path: PathBuf,
+        offset: u64,
+        detail: String,
+    },
+    #[error("{}: record at byte offset {offset} does not fit in {limit} bytes", .path.display())]
+    RecordTooLarge {
+        path: PathBuf,
+        offset: u64,
+        limit: usize,
+    },
+}
+
+impl SourceError {
+    /// The file (or directory) the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            SourceError::NotFound { path }
+            | SourceError::PermissionDenied { path }
+            | SourceError::Io { path, .. }
+            | SourceError::Empty { path }
+            | SourceError::NotPcap { path }
+            | SourceError::Truncated { path, .. }
+            | SourceError::Malformed { path, .. }
+            | SourceError::RecordTooLarge { path, .. } => path,
+        }
+    }
+
+    fn io(path: &Path, e: io::Error) -> Self {
+        let path = path.to_path_buf();
+        match e.kind() {
+            io::ErrorKind::NotFound => SourceError::NotFound { path },
+            io::ErrorKind::PermissionDenied => SourceError::PermissionDenied { path },
+            _ => SourceError::Io { path, source: e },
+        }
+    }
+}
+
+/// Reads packets from a pcap/pcapng file or a directory of them.
+pub struct PcapSource {
+    files: Vec<(PathBuf, Option<u64>)>,
+    next_file: usize,
+    cur: Option<FileReader>,
+    /// Bytes of the packet lent last time, consumed at the next call.
+    pending_consume: usize,
+    index: u64,
+    truncated: u64,
+    total_bytes: u64,
+    done_bytes: u64,
+    last_ts: Timestamp,
+}
+
+impl PcapSource {
+    /// Opens a capture file, or a directory whose regular files are read in
+    /// byte-wise name order. The first file is opened (and its header
+    /// checked) here.
+    pub fn open(path: &Path) -> Result<Self, SourceError> {
+        let meta = fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
+        let mut files = Vec::new();
+        if meta.is_dir() {
+            for entry in fs::read_dir(path).map_err(|e| SourceError::io(path, e))? {
+                let entry = entry.map_err(|e| SourceError::io(path, e))?;
+                let p = entry.path();
+                let m = fs::metadata(&p).map_err(|e| SourceError::io(&p, e))?;
+                if m.is_file() {
+                    files.push((p, Some(m.len())));
+                }
+            }
+            files.sort_by_key(|f| name_bytes(&f.0));
+        } else {
+            // Regular files have a known size; FIFOs and devices do not.
+            let size = meta.is_file().then_some(meta.len());
+            files.push((path.to_path_buf(), size));
+        }
+        let total_bytes = files.iter().filter_map(|f| f.1).sum();
+        let mut src = PcapSource {
+            files,
+            next_file: 0,
+            cur: None,
+            pending_consume: 0,
+            index: 0,
+            truncated: 0,
+            total_bytes,
+            done_bytes: 0,
+            last_ts: Timestamp::ZERO,
+        };
+        src.open_next()?;
+        Ok(src)
+    }
+
+    /// The next packet, or `None` at the end of the input. The packet's data
+    /// stays valid until the next call.
+    pub fn next_packet(&mut self) -> Result<Option<RawPacket<'_>>, SourceError> {
+        if self.pending_consume != 0 {
+            if let Some(cur) = self.cur.as_mut() {
+                cur.reader.get().consume(self.pending_consume);
+            }
+            self.pending_consume = 0;
+        }
+        let pkt = loop {
+            let Some(cur) = self.cur.as_mut() else {
+                if self.next_file >= self.files.len() {
+                    return Ok(None);
+                }
+                self.open_next()?;
+                continue;
+            };
+            match cur.step(self.last_ts)? {
+                Step::Packet(p) => break p,
+                Step::Skip(n) => cur.reader.get().consume(n),
+                Step::End { truncated } => {
+                    if truncated {
+                        self.truncated += 1;
+                    }
+                    self.done_bytes += cur.size.unwrap_or(cur.reader.get_ref().consumed() as u64);
+                    self.cur = None;
+                }
+            }
+        };
+        let cur = self.cur.as_ref().expect("current file");
+        self.pending_consume = pkt.consume;
+        self.index += 1;
+        self.last_ts = pkt.ts;
+        let data = &cur.reader.get_ref().data()[pkt.off..pkt.off + pkt.len];
+        Ok(Some(RawPacket {
+            ts: pkt.ts,
+            linktype: pkt.linktype,
+            data,
+            orig_len: pkt.orig_len,
+            index: self.index,
+        }))
+    }
+
+    /// Records cut short by the end of their file (each ends its file with
+    /// a warning rather than an error).
+    pub fn truncated_records(&self) -> u64 {
+        self.truncated
+    }
+
+    /// Size of all input files in bytes (for a progress bar; FIFOs and
+    /// devices count 0).
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    /// Bytes of input consumed so far.
+    pub fn bytes_read(&self) -> u64 {
+        let cur = self
+            .cur
+            .as_ref()
+            .map_or(0, |c| c.reader.get_ref().consumed() as u64);
+        self.done_bytes + cur + self.pending_consume as u64
+    }
+
+    /// Packets returned so far (the index of the last one).
+    pub fn packets_read(&self) -> u64 {
+        self.index
+    }
+
+    /// The files of the input, in reading order.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.files.iter().map(|f| f.0.as_path())
+    }
+
+    /// The file being read, if any.
+    pub fn current_file(&self) -> Option<&Path> {
+        self.cur.as_ref().map(|c| c.path.as_path())
+    }
+
+    fn open_next(&mut self) -> Result<(), SourceError> {
+        if let Some((path, size)) = self.files.get(self.next_file) {
+            self.next_file += 1;
+            self.cur = Some(FileReader::open(path, *size)?);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn name_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.file_name()
+        .map(|n| n.as_bytes().to_vec())
+        .unwrap_or_default()
+}
+
+#[cfg(not(unix))]
+fn name_bytes(p: &Path) -> Vec<u8> {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned().into_bytes())
+        .unwrap_or_default()
+}
+
+/// A `File` that keeps the last I/O error, which pcap-parser reduces to
+/// `ReadError`.
+/// Also replays the magic bytes read to sniff the format (no seeking, so
+/// FIFOs work).
+struct FileIn {
+    file: File,
+    prefix: [u8; 4],
+    prefix_pos: usize,
+    prefix_len: usize,
+    err: Arc<Mutex<Option<io::Error>>>,
+}
+
+impl Read for FileIn {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut n = 0;
+        if self.prefix_pos < self.prefix_len {
+            n = (self.prefix_len - self.prefix_pos).min(buf.len());
+            buf[..n].copy_from_slice(&self.prefix[self.prefix_pos..self.prefix_pos + n]);
+            self.prefix_pos += n;
+        }
+        // The readers' constructors read once: fill past the prefix too.
+        let buf = &mut buf[n..];
+        if buf.is_empty() {
+            return Ok(n);
+        }
+        loop {
+            match self.file.read(buf) {
+                Ok(m) => return Ok(n + m),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let kind = e.kind();
+                    if let Ok(mut slot) = self.err.lock() {
+                        *slot = Some(e);
+                    }
+                    if n > 0 {
+                        return Ok(n);
+                    }
+                    return Err(kind.into());
+                }
+            }
+        }
+    }
+}
+
+enum AnyReader {
+    Legacy(LegacyPcapReader<FileIn>),
+    Ng(PcapNGReader<FileIn>),
+}
+
+impl AnyReader {
+    fn get(&mut self) -> &mut dyn PcapReaderIterator {
+        match self {
+            AnyReader::Legacy(r) => r,
+            AnyReader::Ng(r) => r,
+        }
+    }
+    fn get_ref(&self) -> &dyn PcapReaderIterator {
+        match self {
+            AnyReader::Legacy(r) => r,
+            AnyReader::Ng(r) => r,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Iface {
+    linktype: u32,
+    snaplen: u32,
+    units_per_sec: u64,
+    tsoffset: i64,
+}
+
+/// What the current file's blocks mean so far.
+struct Format {
+    /// Classic pcap: link type from the file header.
+    linktype: u32,
+    nanos: bool,
+    /// pcapng: byte order and interfaces of the current section.
+    big_endian: bool,
+    ifaces: Vec<Iface>,
+}
+
+struct PacketAt {
+    off: usize,
+    len: usize,
+    consume: usize,
+    ts: Timestamp,
+    linktype: u32,
+    orig_len: u32,
+}
+
+enum Step {
+    Packet(PacketAt),
+    /// A block that is not a packet; consume this many bytes.
+    Skip(usize),
+    End {
+        truncated: bool,
+    },
+}
+
+struct FileReader {
+    path: PathBuf,
+    size: Option<u64>,
+    reader: AnyReader,
+    capacity: usize,
+    io_err: Arc<Mutex<Option<io::Error>>>,
+    fmt: Format,
+}
+
+const PCAPNG_MAGIC: u32 = 0x0a0d_0d0a;
+const OPB_TYPE: u32 = 2;
+
+impl FileReader {
+    fn open(path: &Path, size: Option<u64>) -> Result<Self, SourceError> {
+        let mut file = File::open(path).map_err(|e| SourceError::io(path, e))?;
+        let mut magic = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            match file.read(&mut magic[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(SourceError::io(path, e)),
+            }
+        }
+        if got == 0 {
+            return Err(SourceError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        let prefix = magic;
+        let magic = u32::from_le_bytes(magic);
+        let ng = match magic {
+            _ if got < 4 => {
+                return Err(SourceError::NotPcap {
+                    path: path.to_path_buf(),
+                })
+            }
+            PCAPNG_MAGIC => true,
+            0xa1b2_c3d4 | 0xa1b2_3c4d | 0xa1b2_cd34 | 0xd4c3_b2a1 | 0x4d3c_b2a1 => false,
+            _ => {
+                return Err(SourceError::NotPcap {
+                    path: path.to_path_buf(),
+                })
+            }
+        };
+        let mut capacity = INITIAL_BUFFER;
+        let mut first = Some(file);
+        loop {
+            let io_err = Arc::new(Mutex::new(None));
+            let input = match first.take() {
+                Some(file) => FileIn {
+                    file,
+                    prefix,
+                    prefix_pos: 0,
+                    prefix_len: 4,
+                    err: io_err.clone(),
+                },
+                // Retrying with a bigger buffer: start again from the top.
+                None => FileIn {
+                    file: File::open(path).map_err(|e| SourceError::io(path, e))?,
+                    prefix,
+                    prefix_pos: 0,
+                    prefix_len: 0,
+                    err: io_err.clone(),
+                },
+            };
+            let res = if ng {
+                PcapNGReader::new(capacity, input).map(AnyReader::Ng)
+            } else {
+                LegacyPcapReader::new(capacity, input).map(AnyReader::Legacy)
+            };
+            match res {
+                Ok(reader) => {
+                    let fmt = Format {
+                        linktype: 0,
+                        nanos: false,
+                        big_endian: false,
+                        ifaces: Vec::new(),
+                    };
+                    return Ok(FileReader {
+                        path: path.to_path_buf(),
+                        size,
+                        reader,
+                        capacity,
+                        io_err,
+                        fmt,
+                    });
+                }
+                Err(PcapError::Incomplete(_)) => {
+                    // A section header bigger than the buffer, or a short file.
+                    if size.is_some_and(|s| s > capacity as u64) && capacity < MAX_BUFFER {
+                        capacity = (capacity * 2).min(MAX_BUFFER);
+                        continue;
+                    }
+                    let what = if ng {
+                        "incomplete section header block"
+                    } else {
+                        "incomplete file header"
+                    };
+                    return Err(SourceError::Truncated {
+                        path: path.to_path_buf(),
+                        what,
+                    });
+                }
+                Err(PcapError::ReadError) => return Err(Self::read_error(path, &io_err)),
+                Err(_) if ng => {
+                    return Err(SourceError::Malformed {
+                        path: path.to_path_buf(),
+                        offset: 0,
+                        detail: "invalid section header block".into(),
+                    })
+                }
+                Err(_) => {
+                    return Err(SourceError::NotPcap {
+                        path: path.to_path_buf(),
+                    })
+                }
+            }
+        }
+    }
+
+    fn read_error(path: &Path, slot: &Mutex<Option<io::Error>>) -> SourceError {
+        let e = slot
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .unwrap_or_else(|| io::Error::other("read error"));
+        SourceError::io(path, e)
+    }
+
+    fn malformed(&self, detail: impl Into<String>) -> SourceError {
+        SourceError::Malformed {
+            path: self.path.clone(),
+            offset: self.reader.get_ref().consumed() as u64,
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether every byte of the file is already in the buffer.
+    fn all_read(&self) -> bool {
+        let r = self.reader.get_ref();
+        match self.size {
+            Some(size) => (r.consumed() + r.data().len()) as u64 >= size,
+            None => r.reader_exhausted(),
+        }
+    }
+
+    /// Makes room for a record that does not fit in the buffer.
+    fn grow(&mut self) -> Result<Option<Step>, SourceError> {
+        if self.all_read() {
+            // The parser wants more than what is left of the file.
+            return Ok(Some(Step::End { truncated: true }));
+        }
+        if self.capacity >= MAX_BUFFER {
+            return Err(SourceError::RecordTooLarge {
+                path: self.path.clone(),
+                offset: self.reader.get_ref().consumed() as u64,
+                limit: MAX_BUFFER,
+            });
+        }
+        self.capacity = (self.capacity * 2).min(MAX_BUFFER);
+        self.reader.get().grow(self.capacity);
+        self.refill()?;
+        Ok(None)
+    }
+
+    fn refill(&mut self) -> Result<(), SourceError> {
+        if self.reader.get().refill().is_err() {
+            return Err(Self::read_error(&self.path, &self.io_err));
+        }
+        Ok(())
+    }
+
+    /// Parses the next block.
+    fn step(&mut self, last_ts: Timestamp) -> Result<Step, SourceError> {
+        loop {
+            let base = self.reader.get_ref().data().as_ptr() as usize;
+            let res = match self.reader.get().next() {
+                Ok((consume, block)) => Ok(self.fmt.handle(&block, base, consume, last_ts)),
+                Err(e) => Err(match e {
+                    PcapError::Eof => ReadIssue::Eof,
+                    PcapError::UnexpectedEof => ReadIssue::UnexpectedEof,
+                    PcapError::Incomplete(_) => ReadIssue::Incomplete,
+                    PcapError::BufferTooSmall => ReadIssue::TooSmall,
+                    PcapError::ReadError => ReadIssue::ReadError,
+                    PcapError::HeaderNotRecognized => ReadIssue::Bad("unrecognized block".into()),
+                    PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => {
+                        ReadIssue::Bad(format!("invalid block ({kind:?})"))
+                    }
+                }),
+            };
+            match res {
+                Ok(Ok(step)) => return Ok(step),
+                Ok(Err(detail)) => return Err(self.malformed(detail)),
+                Err(ReadIssue::Eof) => return Ok(Step::End { truncated: false }),
+                Err(ReadIssue::UnexpectedEof) => {
+                    let leftover = !self.reader.get_ref().data().is_empty();
+                    return Ok(Step::End {
+                        truncated: leftover,
+                    });
+                }
+                Err(ReadIssue::Incomplete) => {
+                    let before = self.reader.get_ref().data().len();
+                    self.refill()?;
+                    let r = self.reader.get_ref();
+                    if r.data().len() == before && !r.reader_exhausted() {
+                        // No room to read more: the record is bigger than the buffer.
+                        if let Some(step) = self.grow()? {
+                            return Ok(step);
+                        }
+                    }
+                }
+                Err(ReadIssue::TooSmall) => {
+                    if let Some(step) = self.grow()? {
+                        return Ok(step);
+                    }
+                }
+                Err(ReadIssue::ReadError) => {
+                    return Err(Self::read_error(&self.path, &self.io_err))
+                }
+                Err(ReadIssue::Bad(detail)) => return Err(self.malformed(detail)),
+            }
+        }
+    }
+}
+
+enum ReadIssue {
+    Eof,
+    UnexpectedEof,
+    Incomplete,
+    TooSmall,
+    ReadError,
+    Bad(String),
+}
+
+impl Format {
+    /// Interprets one block. `base` is the address of the start of the
+    /// reader's data, so that packet bytes can be found again as an offset.
+    fn handle(
+        &mut self,
+        block: &PcapBlockOwned<'_>,
+        base: usize,
+        consume: usize,
+        last_ts: Timestamp,
+    ) -> Result<Step, String> {
+        let at = |data: &[u8], ts: Timestamp, linktype: u32, orig_len: u32| {
+            Step::Packet(PacketAt {
+                off: data.as_ptr() as usize - base,
+                len: data.len(),
+                consume,
+                ts,
+                linktype,
+                orig_len,
+            })
+        };
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                self.linktype = h.network.0 as u32;
+                self.nanos = h.is_nanosecond_precision();
+                Ok(Step::Skip(consume))
+            }
+            PcapBlockOwned::Legacy(b) => {
+                let secs = i64::from(b.ts_sec);
+                let ts = if self.nanos {
+                    Timestamp::new(secs, b.ts_usec)
+                } else {
+                    Timestamp::from_micros(secs, b.ts_usec)
+                };
+                Ok(at(b.data, ts, self.linktype, b.origlen))
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
+                self.big_endian = shb.big_endian();
+                self.ifaces.clear();
+                Ok(Step::Skip(consume))
+            }
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                let units_per_sec = ts_resolution(idb.if_tsresol)
+                    .ok_or_else(|| format!("invalid if_tsresol {:#x}", idb.if_tsresol))?;
+                // pcap-parser reads if_tsoffset little-endian whatever the
+                // section's byte order: decode it here.
+                let tsoffset = idb
+                    .options
+                    .iter()
+                    .rev()
+                    .find(|o| o.code.0 == 14 && o.len == 8 && o.value.len() >= 8)
+                    .map_or(0, |o| {
+                        let v: [u8; 8] = o.value[..8].try_into().expect("8 bytes");
+                        if self.big_endian {
+                            i64::from_be_bytes(v)
+                        } else {
+                            i64::from_le_bytes(v)
+                        }
+                    });
+                self.ifaces.push(Iface {
+                    linktype: u32::from(idb.linktype.0 as u16),
+                    snaplen: idb.snaplen,
+                    units_per_sec,
+                    tsoffset,
+                });
+                Ok(Step::Skip(consume))
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                let iface = self.iface(epb.if_id)?;
+                let ts = iface.ts(epb.ts_high, epb.ts_low);
+                let caplen = (epb.caplen as usize).min(epb.data.len());
+                Ok(at(&epb.data[..caplen], ts, iface.linktype, epb.origlen))
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                // No timestamp: keep the previous packet's.
+                let iface = self.iface(0)?;
+                let mut caplen = (spb.origlen as usize).min(spb.data.len());
+                if iface.snaplen != 0 {
+                    caplen = caplen.min(iface.snaplen as usize);
+                }
+                Ok(at(
+                    &spb.data[..caplen],
+                    last_ts,
+                    iface.linktype,
+                    spb.origlen,
+                ))
+            }
+            PcapBlockOwned::NG(Block::Unknown(ub)) => {
+                let block_type = if self.big_endian {
+                    ub.block_type.swap_bytes()
+                } else {
+                    ub.block_type
+                };
+                if block_type != OPB_TYPE {
+                    return Ok(Step::Skip(consume));
+                }
+                // Obsolete packet block: if_id u16, drops u16, ts_high,
+                // ts_low, caplen, origlen, data.
+                let d = ub.data;
+                if d.len() < 20 {
+                    return Err("obsolete packet block too short".into());
+                }
+                let u16_at = |i: usize| {
+                    let b = [d[i], d[i + 1]];
+                    if self.big_endian {
+                        u16::from_be_bytes(b)
+                    } else {
+                        u16::from_le_bytes(b)
+                    }
+                };
+                let u32_at = |i: usize| {
+                    let b = [d[i], d[i + 1], d[i + 2], d[i + 3]];
+                    if self.big_endian {
+                        u32::from_be_bytes(b)
+                    } else {
+                        u32::from_le_bytes(b)
+                    }
+                };
+                let iface = self.iface(u32::from(u16_at(0)))?;
+                let ts = iface.ts(u32_at(4), u32_at(8));
+                let caplen = u32_at(12) as usize;
+                let orig_len = u32_at(16);
+                let data = d[20..]
+                    .get(..caplen)
+                    .ok_or("obsolete packet block: captured length exceeds block")?;
+                Ok(at(data, ts, iface.linktype, orig_len))
+            }
+            PcapBlockOwned::NG(_) => Ok(Step::Skip(consume)),
+        }
+    }
+
+    fn iface(&self, id: u32) -> Result<Iface, String> {
+        self.ifaces.get(id as usize).copied().ok_or_else(|| {
+            format!(
+                "packet for interface {id}, but the section describes {} interface(s)",
+                self.ifaces.len()
+            )
+        })
+    }
+}
+
+/// Units per second of an `if_tsresol` byte: 10^n, or 2^n with the top bit
+/// set. (pcap-parser 0.16's `ts_resolution` rejects every 2^n value.)
+fn ts_resolution(tsresol: u8) -> Option<u64> {
+    let n = u32::from(tsresol & 0x7f);
+    if tsresol & 0x80 == 0 {
+        10u64.checked_pow(n)
+    } else {
+        1u64.checked_shl(n).filter(|_| n < 64)
+    }
+}
+
+impl Iface {
+    fn ts(&self, high: u32, low: u32) -> Timestamp {
+        let raw = (u64::from(high) << 32) | u64::from(low);
+        let res = self.units_per_sec.max(1);
+        let secs = i64::try_from(raw / res).unwrap_or(i64::MAX);
+        let nanos = (u128::from(raw % res) * 1_000_000_000 / u128::from(res)) as u32;
+        Timestamp {
+            secs: secs.saturating_add(self.tsoffset),
+            nanos,
+        }
+    }
+}
