@@ -8,13 +8,72 @@
 //! stops at the layer that was bad.
 //!
 //! What it deliberately does not do: reassemble fragments or streams, keep
-//! any state between packets, or interpret application data.
+//! any state between packets, verify checksums, or interpret application
+//! data.
+//!
+//! # Layers
+//!
+//! One module per layer, each an `impl` block on the shared decoding context
+//! (`decoder.rs`):
+//!
+//! | module | decodes |
+//! |---|---|
+//! | `link` | pcap link types: BSD null/loop, raw IP, Linux SLL/SLL2 |
+//! | `ethernet` | Ethernet, ethertype dispatch, 802.1Q/802.1ad/QinQ, 802.1ah, MPLS |
+//! | `ppp` | PPP (HDLC-framed or bare), PPPoE session and discovery |
+//! | `ipv4` | IPv4 header, options, fragments |
+//! | `ipv6` | IPv6 header, extension headers, fragments |
+//! | `transport` | transport dispatch, SCTP, ESP |
+//! | `tcp`, `udp`, `icmp` | TCP (+options), UDP, ICMPv4/ICMPv6 |
+//! | `tunnel` | IP-in-IP, GRE, ERSPAN type II, VXLAN |
+//!
+//! # Semantics, following Suricata
+//!
+//! * A layer whose header fails validation is dropped from the packet:
+//!   an IPv4/IPv6 header that is too short, has the wrong version or a bad
+//!   length leaves `ip` as `None`; a bad TCP/UDP/ICMP header leaves `l4` as
+//!   [`L4::None`]. The event says why.
+//! * IPv4 total length and IPv6 payload length bound everything above them,
+//!   so Ethernet padding is never payload.
+//! * Fragments: a non-first fragment has `l4 == L4::Other(proto)` and its
+//!   payload is the fragment data. A first fragment decodes its transport
+//!   header when the whole header is there (no events are raised for the
+//!   partial datagram; they belong to the reassembled packet).
+//! * Tunnels (IP-in-IP, GRE, VXLAN, ERSPAN): the packet reports the innermost
+//!   IP layer and transport that decoded; `outer_ip` keeps the outermost IP
+//!   header. If the inner packet does not decode to IP, the outer layers
+//!   stand. Events of all layers are merged.
+
+// Decoding untrusted bytes must not panic: no unchecked indexing, no unwraps.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 use std::net::IpAddr;
 use std::ops::Range;
 
+mod bytes;
+mod decoder;
+mod ethernet;
 mod events;
-pub use events::{DecoderEvent, DecoderEvents};
+mod icmp;
+mod ipv4;
+mod ipv6;
+mod link;
+mod ppp;
+mod tcp;
+mod transport;
+mod tunnel;
+mod udp;
+
+pub use events::{DecoderEvent, DecoderEvents, DecoderEventsIter};
 
 /// Link-layer types (pcap `LINKTYPE_*` values) that Vigil decodes.
 pub mod linktype {
@@ -34,7 +93,7 @@ pub mod linktype {
 }
 
 /// Network-layer facts of a decoded packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IpInfo {
     /// 4 or 6.
     pub version: u8,
@@ -46,7 +105,8 @@ pub struct IpInfo {
     pub ttl: u8,
     /// IPv4 TOS / IPv6 traffic class.
     pub tos: u8,
-    /// IPv4 identification; IPv6 fragment header id (low 16 bits) or 0.
+    /// IPv4 identification; IPv6 fragment header identification (all 32
+    /// bits) or 0 when there is no fragment header.
     pub id: u32,
     /// IPv4 header bytes or IPv6 fixed header plus extension headers.
     pub header: Range<usize>,
@@ -58,12 +118,29 @@ pub struct IpInfo {
     pub dont_fragment: bool,
     /// IPv4 reserved (evil) bit.
     pub reserved_bit: bool,
-    /// IPv4 option type bytes present (up to 8 recorded).
+    /// IPv4 option type bytes present (up to 8 recorded), as Suricata's
+    /// `ipopts` keyword sees them: EOL, NOP and the options it validates
+    /// (RR, QS, TS, SEC, LSRR, CIPSO, SID, SSRR, RTRALT) that passed
+    /// validation, each recorded once, in order of appearance.
     pub ipv4_options: [u8; 8],
     pub ipv4_option_count: u8,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl IpInfo {
+    /// The recorded IPv4 option types (empty for IPv6).
+    pub fn ipv4_options(&self) -> &[u8] {
+        self.ipv4_options
+            .get(..usize::from(self.ipv4_option_count))
+            .unwrap_or(&[])
+    }
+
+    /// Whether the IPv4 option type `t` was recorded.
+    pub fn has_ipv4_option(&self, t: u8) -> bool {
+        self.ipv4_options().contains(&t)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FragInfo {
     /// Offset in bytes.
     pub offset: u32,
@@ -71,6 +148,14 @@ pub struct FragInfo {
     pub id: u32,
     /// Fragment payload range in the frame.
     pub data: Range<usize>,
+}
+
+/// Where a TCP SACK option's blocks are: `count` pairs of big-endian
+/// (left edge, right edge) u32 starting at `offset` in the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SackBlocks {
+    pub offset: u32,
+    pub count: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,9 +169,21 @@ pub struct TcpInfo {
     pub window: u16,
     /// MSS option value if present.
     pub mss: Option<u16>,
+    /// Window scale option value as sent (not clamped to 14).
     pub wscale: Option<u8>,
     pub sack_permitted: bool,
     pub timestamp: Option<(u32, u32)>,
+    /// SACK option blocks, if a well-formed SACK option is present
+    /// (`count` may be 0: Suricata accepts an empty SACK option).
+    pub sack: Option<SackBlocks>,
+    /// TCP Fast Open option (kind 34, or the experimental 254/0xF989 form).
+    pub tfo: bool,
+    /// TCP MD5 signature option (RFC 2385) present with a valid length.
+    pub md5: bool,
+    /// TCP authentication option (RFC 5925) present with a valid length.
+    pub ao: bool,
+    /// Urgent pointer.
+    pub urgent: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +210,10 @@ pub enum L4 {
     Udp(UdpInfo),
     Icmpv4(IcmpInfo),
     Icmpv6(IcmpInfo),
-    Sctp { src_port: u16, dst_port: u16 },
+    Sctp {
+        src_port: u16,
+        dst_port: u16,
+    },
     /// A transport this decoder does not parse (or a non-first fragment).
     Other(u8),
 }
@@ -128,22 +228,84 @@ pub struct Packet<'a> {
     pub vlan_count: u8,
     pub ip: Option<IpInfo>,
     pub l4: L4,
-    /// Transport header bytes (TCP with options, UDP 8, ICMP 8 ...).
+    /// Transport header bytes (TCP with options, UDP 8, ICMP 8, SCTP 12,
+    /// ESP 8; for `L4::Other(47)` the GRE header when it was valid).
     pub l4_header: Range<usize>,
-    /// Application payload after the transport header (empty if none).
+    /// Application payload after the transport header (empty if none),
+    /// bounded by the IP and UDP lengths; the fragment data for a fragment
+    /// whose transport is not decoded. Empty for other `L4::Other`.
     pub payload: Range<usize>,
     pub events: DecoderEvents,
+    /// The frame's own link-layer header (Ethernet, SLL, SLL2, null/loop);
+    /// empty for raw IP and PPP link types.
+    pub link_header: Range<usize>,
+    /// For a tunneled packet, the outermost IP header (`ip` is the
+    /// innermost); `None` when the packet was not tunneled.
+    pub outer_ip: Option<IpInfo>,
 }
 
 impl<'a> Packet<'a> {
+    pub(crate) fn empty(linktype: u32, data: &'a [u8]) -> Packet<'a> {
+        Packet {
+            data,
+            linktype,
+            vlan: [0; 3],
+            vlan_count: 0,
+            ip: None,
+            l4: L4::None,
+            l4_header: 0..0,
+            payload: 0..0,
+            events: DecoderEvents::new(),
+            link_header: 0..0,
+            outer_ip: None,
+        }
+    }
+
+    fn slice(&self, r: &Range<usize>) -> &'a [u8] {
+        self.data.get(r.clone()).unwrap_or(&[])
+    }
+
     pub fn payload(&self) -> &'a [u8] {
-        &self.data[self.payload.clone()]
+        self.slice(&self.payload)
     }
     pub fn l4_header(&self) -> &'a [u8] {
-        &self.data[self.l4_header.clone()]
+        self.slice(&self.l4_header)
     }
     pub fn ip_header(&self) -> &'a [u8] {
-        self.ip.map(|i| &self.data[i.header]).unwrap_or(&[])
+        self.ip
+            .as_ref()
+            .map(|i| self.slice(&i.header))
+            .unwrap_or(&[])
+    }
+    pub fn link_header(&self) -> &'a [u8] {
+        self.slice(&self.link_header)
+    }
+    /// VLAN ids, outermost first.
+    pub fn vlans(&self) -> &[u16] {
+        self.vlan.get(..usize::from(self.vlan_count)).unwrap_or(&[])
+    }
+    /// Whether the (innermost) IP packet is a fragment.
+    pub fn is_fragment(&self) -> bool {
+        self.ip.as_ref().is_some_and(|i| i.fragment.is_some())
+    }
+    /// The TCP SACK blocks as (left edge, right edge) pairs.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let (bytes, count) = match self.l4 {
+            L4::Tcp(TcpInfo { sack: Some(s), .. }) => {
+                let start = s.offset as usize;
+                let end = start + usize::from(s.count) * 8;
+                (
+                    self.data.get(start..end).unwrap_or(&[]),
+                    usize::from(s.count),
+                )
+            }
+            _ => (&[][..], 0),
+        };
+        bytes.chunks_exact(8).take(count).map(|c| {
+            let l = bytes::be32_at(c, 0).unwrap_or(0);
+            let r = bytes::be32_at(c, 4).unwrap_or(0);
+            (l, r)
+        })
     }
     pub fn src_port(&self) -> u16 {
         match self.l4 {
@@ -164,7 +326,10 @@ impl<'a> Packet<'a> {
 }
 
 /// Decodes one frame of the given pcap link type.
+///
+/// Unknown link types give an empty packet (no IP, no event).
 pub fn decode(linktype: u32, data: &[u8]) -> Packet<'_> {
-    let _ = (linktype, data);
-    todo!("implemented by the decoder work")
+    let mut d = decoder::Decoder::new(linktype, data);
+    d.link(linktype);
+    d.finish()
 }
