@@ -114,7 +114,7 @@ fn flags_match(flags: u8, want: u8, mask: u8, m: FlagsModifier) -> bool {
 }
 
 fn check_condition(c: &Condition, p: &Packet<'_>) -> bool {
-    let ip = p.ip;
+    let ip = p.ip.as_ref();
     match c {
         Condition::Dsize(cmp) => {
             // dsize only applies to packets with a transport payload.
@@ -159,7 +159,7 @@ fn check_condition(c: &Condition, p: &Packet<'_>) -> bool {
         Condition::SameIp => ip.is_some_and(|i| i.src == i.dst),
         Condition::Fragbits { modifier, bits } => ip.is_some_and(|i| {
             let mut have = 0u8;
-            if i.fragment.is_some_and(|f| f.more_fragments) {
+            if i.fragment.as_ref().is_some_and(|f| f.more_fragments) {
                 have |= 1;
             }
             if i.dont_fragment {
@@ -171,7 +171,7 @@ fn check_condition(c: &Condition, p: &Packet<'_>) -> bool {
             flags_match(have, *bits, 0, *modifier)
         }),
         Condition::Fragoffset { negated, op } => ip.is_some_and(|i| {
-            let off = i.fragment.map_or(0, |f| f.offset) as u64;
+            let off = i.fragment.as_ref().map_or(0, |f| f.offset) as u64;
             op.matches(off) != *negated
         }),
         // Handled elsewhere or never reach here (compile rejects them).
@@ -180,11 +180,11 @@ fn check_condition(c: &Condition, p: &Packet<'_>) -> bool {
 }
 
 fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
-    let ip = p.ip?;
+    let ip = p.ip.as_ref()?;
     Some(match b {
         Buffer::Packet => p.payload(),
-        Buffer::Ipv4Hdr if ip.version == 4 => &p.data[ip.header],
-        Buffer::Ipv6Hdr if ip.version == 6 => &p.data[ip.fixed_header],
+        Buffer::Ipv4Hdr if ip.version == 4 => p.data.get(ip.header.clone())?,
+        Buffer::Ipv6Hdr if ip.version == 6 => p.data.get(ip.fixed_header.clone())?,
         Buffer::TcpHdr if matches!(p.l4, L4::Tcp(_)) => p.l4_header(),
         Buffer::UdpHdr if matches!(p.l4, L4::Udp(_)) => p.l4_header(),
         Buffer::Icmpv4Hdr if matches!(p.l4, L4::Icmpv4(_)) => p.l4_header(),
@@ -198,7 +198,7 @@ impl DetectEngine {
     /// so a batch of packets can be grouped before any flow state is
     /// touched).
     pub fn select_groups(&self, p: &Packet<'_>) -> Option<GroupSel> {
-        let ip = p.ip?;
+        let ip = p.ip.as_ref()?;
         Some(match p.l4 {
             L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. } => {
                 self.groups.select(ip.proto, p.src_port(), p.dst_port())
@@ -252,7 +252,7 @@ impl DetectEngine {
         alerts: &mut Vec<u32>,
     ) -> bool {
         let p = input.packet;
-        let Some(ip) = p.ip else { return false };
+        let Some(ip) = &p.ip else { return false };
         let (sp, dp) = (p.src_port(), p.dst_port());
         for &ri in candidates {
             let r = &self.rules[ri as usize];
@@ -322,10 +322,10 @@ fn flow_matches(r: &CompiledRule, flow: Option<FlowView>, p: &Packet<'_>) -> boo
     if !(f.to_server || f.to_client || f.established || f.not_established || f.only_stream || f.only_frag || f.no_frag) {
         return true;
     }
-    if f.only_frag && p.ip.is_none_or(|i| i.fragment.is_none()) {
+    if f.only_frag && p.ip.as_ref().is_none_or(|i| i.fragment.is_none()) {
         return false;
     }
-    if f.no_frag && p.ip.is_some_and(|i| i.fragment.is_some()) {
+    if f.no_frag && p.ip.as_ref().is_some_and(|i| i.fragment.is_some()) {
         return false;
     }
     let Some(v) = flow else {

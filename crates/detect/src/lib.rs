@@ -1,1 +1,121 @@
-//! vigil-detect
+//! Detection: rules compiled into groups, a multi-pattern prefilter per
+//! group, and full verification of each candidate rule.
+//!
+//! [`DetectEngine`] is built once from parsed rules and shared (read-only)
+//! by all workers. Each worker keeps a [`DetectScratch`] and, per flow, a
+//! [`FlowDetectState`]. Detection runs in two phases so that the first can
+//! be batched: [`DetectEngine::candidates`] (stateless: may run for a whole
+//! batch of packets, on any engine or device) and [`DetectEngine::verify`]
+//! (stateful: runs in packet order).
+//!
+//! What it does not do: decide which packets to inspect (the worker does),
+//! apply thresholds (the ordered merge does, see [`threshold`]), or format
+//! alerts (vigil-output).
+
+pub mod group;
+pub mod inspect;
+pub mod payload;
+pub mod rule;
+pub mod threshold;
+
+use std::collections::BTreeMap;
+
+use vigil_rules::{ClassificationConfig, Rule};
+
+pub use group::{GroupSel, GroupStats, RuleGroups};
+pub use inspect::{DetectScratch, FlowDetectState, FlowView, PacketInput};
+pub use rule::{CompiledRule, Skip};
+pub use threshold::{AlertKey, ThresholdTracker};
+
+/// A rule that was not loaded, and why.
+#[derive(Debug, Clone)]
+pub struct SkippedRule {
+    pub sid: u32,
+    pub file: String,
+    pub line: usize,
+    pub reason: Skip,
+}
+
+/// What loading produced: counts by reason, for the summary.
+#[derive(Debug, Default)]
+pub struct BuildReport {
+    pub loaded: usize,
+    pub skipped: Vec<SkippedRule>,
+    /// Skipped rules counted by the keyword that is not evaluable yet.
+    pub not_evaluable_by_keyword: BTreeMap<String, usize>,
+    /// Rules that could not be compiled, by keyword.
+    pub invalid_by_keyword: BTreeMap<String, usize>,
+}
+
+/// The compiled ruleset.
+#[derive(Debug)]
+pub struct DetectEngine {
+    /// Rules in inspection order.
+    pub rules: Vec<CompiledRule>,
+    pub groups: RuleGroups,
+    pub flowbit_names: Vec<String>,
+}
+
+impl DetectEngine {
+    /// Compiles rules; those that cannot be evaluated are reported and left
+    /// out. Duplicate (gid, sid) pairs keep the later revision, as
+    /// Suricata does.
+    pub fn build(rules: &[Rule], classes: &ClassificationConfig) -> (DetectEngine, BuildReport) {
+        let mut report = BuildReport::default();
+        let mut names = rule::FlowbitNames::default();
+        let mut compiled = Vec::with_capacity(rules.len());
+        for r in rules {
+            match rule::compile_rule(r, classes, &mut names) {
+                Ok(c) => compiled.push(c),
+                Err(reason) => {
+                    match &reason {
+                        Skip::NotEvaluable(k) => {
+                            *report.not_evaluable_by_keyword.entry(k.clone()).or_default() += 1
+                        }
+                        Skip::Invalid { keyword, .. } => {
+                            *report.invalid_by_keyword.entry(keyword.clone()).or_default() += 1
+                        }
+                    }
+                    report.skipped.push(SkippedRule {
+                        sid: r.sid,
+                        file: r.origin.file.clone(),
+                        line: r.origin.line,
+                        reason,
+                    });
+                }
+            }
+        }
+        // Duplicate signature ids: keep the highest revision (then the
+        // last loaded), like Suricata's duplicate-sid handling.
+        let mut best: std::collections::HashMap<(u32, u32), usize> = Default::default();
+        for (i, r) in compiled.iter().enumerate() {
+            best.entry((r.gid, r.sid))
+                .and_modify(|b| {
+                    if r.rev >= compiled[*b].rev {
+                        *b = i
+                    }
+                })
+                .or_insert(i);
+        }
+        let mut keep: Vec<bool> = vec![false; compiled.len()];
+        for &i in best.values() {
+            keep[i] = true;
+        }
+        let mut compiled: Vec<CompiledRule> = compiled
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(r, k)| k.then_some(r))
+            .collect();
+        compiled.sort_by_key(rule::order_key);
+        report.loaded = compiled.len();
+        let groups = RuleGroups::build(&compiled);
+        (
+            DetectEngine {
+                rules: compiled,
+                groups,
+                flowbit_names: names.names,
+            },
+            report,
+        )
+    }
+}
