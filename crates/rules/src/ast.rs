@@ -51,7 +51,42 @@ pub enum Proto {
     /// `pkthdr`: matches even undecodable packets.
     PktHdr,
     /// An application protocol (`http`, `dns`, `tls`, `smb`, ...), lower case.
+    /// Also used for the Suricata pseudo protocols `tcp-pkt` and `tcp-stream`
+    /// (TCP rules restricted to packets or to the reassembled stream).
     App(String),
+}
+
+impl Proto {
+    /// The transport this protocol implies: `Tcp`, `Udp`, `Icmp`, `Icmpv6`,
+    /// `Sctp`, or `Ip` when it may run over several (e.g. `dns`) or is not
+    /// bound to one (`ip`, `pkthdr`).
+    pub fn transport(&self) -> Proto {
+        match self {
+            Proto::App(name) => match name.as_str() {
+                "ntp" | "tftp" | "dhcp" | "quic" | "ike" | "ikev2" | "bittorrent-dht" | "mdns" => {
+                    Proto::Udp
+                }
+                "dns" | "dcerpc" | "nfs" | "krb5" | "snmp" | "sip" | "enip" | "ldap"
+                | "netbios" | "file" => Proto::Ip,
+                _ => Proto::Tcp,
+            },
+            other => other.clone(),
+        }
+    }
+
+    /// The name as written in a rule header (`tcp`, `icmp`, `http`, ...).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Proto::Ip => "ip",
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+            Proto::Icmp => "icmp",
+            Proto::Icmpv6 => "icmpv6",
+            Proto::Sctp => "sctp",
+            Proto::PktHdr => "pkthdr",
+            Proto::App(name) => name,
+        }
+    }
 }
 
 /// One element of an address list, before negation is applied.
@@ -190,7 +225,8 @@ pub enum Endian {
 /// How byte_* keywords read the number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumBase {
-    /// Binary, `nbytes` in 1..=8 (or 1,2,4 for byte_test as Snort).
+    /// Binary, `nbytes` in 0..=8 (0 is accepted, as Suricata does; it
+    /// reads nothing and yields 0). String bases allow up to 23 bytes.
     Binary,
     /// `string,dec|hex|oct`.
     Dec,
@@ -331,6 +367,16 @@ pub enum IntCmp {
     RangeEx(u64, u64),
     /// Negated exclusive range.
     NotRangeEx(u64, u64),
+    /// Suricata `&mask=value`: `x & mask == value`.
+    Bitmask {
+        mask: u64,
+        value: u64,
+    },
+    /// Suricata `&mask!=value`: `x & mask != value`.
+    NotBitmask {
+        mask: u64,
+        value: u64,
+    },
 }
 
 impl IntCmp {
@@ -344,6 +390,8 @@ impl IntCmp {
             IntCmp::Ge(v) => x >= v,
             IntCmp::RangeEx(lo, hi) => lo < x && x < hi,
             IntCmp::NotRangeEx(lo, hi) => !(lo < x && x < hi),
+            IntCmp::Bitmask { mask, value } => x & mask == value,
+            IntCmp::NotBitmask { mask, value } => x & mask != value,
         }
     }
 }
@@ -388,7 +436,7 @@ pub struct Flowbits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpFlags {
     /// Bits that must be set (FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10
-    /// URG=0x20 ECE(1)=0x40 CWR(2)=0x80).
+    /// URG=0x20 ECE(`E` or `2`)=0x40 CWR(`C` or `1`)=0x80), as in Suricata.
     pub flags: u8,
     /// Bits ignored before comparing.
     pub mask: u8,
@@ -447,10 +495,17 @@ pub enum Condition {
     IcmpSeq(u16),
     Flags(TcpFlags),
     /// `ip_proto:` (already resolved to a number; `!` -> negated).
-    IpProto { proto: u8, negated: bool, op: IntCmp },
+    IpProto {
+        proto: u8,
+        negated: bool,
+        op: IntCmp,
+    },
     /// `decode-event:` / `stream-event:` / `app-layer-event:` by full
     /// name, e.g. `ipv6.frag_overlap`.
-    Event { kind: EventKind, name: String },
+    Event {
+        kind: EventKind,
+        name: String,
+    },
     Threshold(Threshold),
     /// `tcp.mss`.
     TcpMss(IntCmp),
@@ -458,15 +513,27 @@ pub enum Condition {
     IpId(u16),
     TcpSeq(u32),
     TcpAck(u32),
-    TcpWindow { negated: bool, value: u16 },
+    TcpWindow {
+        negated: bool,
+        value: u16,
+    },
     /// `sameip`.
     SameIp,
     /// `fragbits:` as (modifier, bits: M=1 D=2 R=4, mask).
-    Fragbits { modifier: FlagsModifier, bits: u8 },
-    Fragoffset { negated: bool, op: IntCmp },
+    Fragbits {
+        modifier: FlagsModifier,
+        bits: u8,
+    },
+    Fragoffset {
+        negated: bool,
+        op: IntCmp,
+    },
     IpOpts(String),
     /// Any other keyword that parsed but is not evaluated yet.
-    NotEvaluable { keyword: String, value: Option<String> },
+    NotEvaluable {
+        keyword: String,
+        value: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -512,4 +579,16 @@ pub struct Rule {
     pub origin: Origin,
     /// The rule text as written (joined continuation lines).
     pub text: String,
+}
+
+impl Rule {
+    /// True when every keyword of the rule can be evaluated.
+    pub fn is_evaluable(&self) -> bool {
+        self.not_evaluable.is_empty()
+    }
+
+    /// The payload keywords of one buffer, if the rule inspects it.
+    pub fn buffer(&self, buffer: &Buffer) -> Option<&BufferMatch> {
+        self.buffers.iter().find(|b| b.buffer == *buffer)
+    }
 }

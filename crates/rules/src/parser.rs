@@ -1,0 +1,2163 @@
+//! `parse_rule`: one rule's text to a [`Rule`].
+//!
+//! The option list is split the way Suricata splits it (a `;` ends an
+//! option unless a backslash precedes it), keywords are applied in order,
+//! and payload keywords are grouped per inspection buffer at the end.
+//!
+//! Snort 3 rules are recognised by their own syntax (inline content
+//! modifiers such as `content:"x",nocase;`, `service:`, header-less
+//! service rules, `http_uri;` before any content, ...); in them the
+//! `http_*` names are sticky buffers rather than content modifiers.
+
+use std::borrow::Cow;
+
+use crate::ast::*;
+use crate::error::{RuleError, RuleErrorKind as K};
+use crate::keywords::{self, Kw};
+use crate::values::*;
+use crate::vars::Vars;
+
+/// Parses one rule (continuation lines already joined).
+pub fn parse_rule(text: &str, vars: &Vars, origin: Origin) -> Result<Rule, RuleError> {
+    match parse_inner(text, vars) {
+        Ok(mut r) => {
+            r.origin = origin;
+            Ok(r)
+        }
+        Err(mut e) => {
+            e.origin = origin;
+            if e.sid.is_none() {
+                e.sid = find_sid(text);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Finds `sid:N` in a rule's text, for diagnostics of rules that fail to
+/// parse.
+pub(crate) fn find_sid(text: &str) -> Option<u32> {
+    let b = text.as_bytes();
+    for (i, _) in text.match_indices("sid") {
+        let before = b[..i].iter().rev().find(|c| !c.is_ascii_whitespace());
+        if !matches!(before, Some(b';') | Some(b'(')) {
+            continue;
+        }
+        let rest = text[i + 3..].trim_start();
+        let Some(rest) = rest.strip_prefix(':') else {
+            continue;
+        };
+        let rest = rest.trim_start().trim_start_matches('"');
+        let digits: &str = &rest[..rest.bytes().take_while(|c| c.is_ascii_digit()).count()];
+        if let Ok(v) = digits.parse() {
+            return Some(v);
+        }
+    }
+    None
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawOpt<'a> {
+    pub name: &'a str,
+    pub value: Option<&'a str>,
+}
+
+/// Splits the text between the parentheses into options.
+pub(crate) fn split_options(s: &str) -> Result<Vec<RawOpt<'_>>, RuleError> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(16);
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        let mut end = b.len();
+        let mut j = i;
+        while j < b.len() {
+            if b[j] == b';' && (j == start || b[j - 1] != b'\\') {
+                end = j;
+                break;
+            }
+            j += 1;
+        }
+        let opt = &s[start..end];
+        let (name, value) = match opt.find(':') {
+            Some(c) => (opt[..c].trim(), Some(opt[c + 1..].trim())),
+            None => (opt.trim(), None),
+        };
+        if name.is_empty() {
+            return Err(RuleError::new(
+                K::Syntax,
+                format!("option without a keyword: '{opt}'"),
+            ));
+        }
+        if !name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        {
+            return Err(RuleError::new(
+                K::Syntax,
+                format!("invalid keyword '{}'", truncate(name, 60)),
+            ));
+        }
+        out.push(RawOpt { name, value });
+        i = end + 1;
+    }
+    Ok(out)
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut e = n;
+    while !s.is_char_boundary(e) {
+        e -= 1;
+    }
+    &s[..e]
+}
+
+/// Splits a header at whitespace, keeping `[...]` groups (which may
+/// contain spaces) together.
+fn header_tokens(h: &str) -> Result<Vec<&str>, RuleError> {
+    let mut out = Vec::with_capacity(7);
+    let mut depth = 0i32;
+    let mut start: Option<usize> = None;
+    for (i, c) in h.char_indices() {
+        match c {
+            '[' => {
+                depth += 1;
+                start.get_or_insert(i);
+            }
+            ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err(RuleError::new(K::Header, "unbalanced ']' in rule header"));
+                }
+                start.get_or_insert(i);
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if let Some(s) = start.take() {
+                    out.push(&h[s..i]);
+                }
+            }
+            _ => {
+                start.get_or_insert(i);
+            }
+        }
+    }
+    if depth != 0 {
+        return Err(RuleError::new(K::Header, "unbalanced '[' in rule header"));
+    }
+    if let Some(s) = start {
+        out.push(&h[s..]);
+    }
+    Ok(out)
+}
+
+fn parse_action(s: &str) -> Result<Action, RuleError> {
+    Ok(match s {
+        "alert" => Action::Alert,
+        "pass" | "accept" => Action::Pass,
+        "drop" | "sdrop" | "block" => Action::Drop,
+        "reject" | "react" => Action::Reject,
+        "rejectsrc" => Action::RejectSrc,
+        "rejectdst" => Action::RejectDst,
+        "rejectboth" => Action::RejectBoth,
+        "log" => Action::Log,
+        "rewrite" => Action::Alert,
+        _ => {
+            return Err(RuleError::new(
+                K::Header,
+                format!("unknown action '{}'", truncate(s, 40)),
+            ))
+        }
+    })
+}
+
+fn parse_proto(s: &str) -> Result<Proto, RuleError> {
+    let l = s.to_ascii_lowercase();
+    Ok(match l.as_str() {
+        "ip" | "ipv4" | "ipv6" | "ip4" | "ip6" => Proto::Ip,
+        "tcp" => Proto::Tcp,
+        "udp" => Proto::Udp,
+        "icmp" | "icmpv4" => Proto::Icmp,
+        "icmpv6" | "ipv6-icmp" | "icmp6" => Proto::Icmpv6,
+        "sctp" => Proto::Sctp,
+        "pkthdr" => Proto::PktHdr,
+        "tcp-pkt" | "tcp-stream" => Proto::App(l),
+        p if keywords::APP_PROTOS.contains(&p) => Proto::App(l),
+        _ => {
+            return Err(RuleError::new(
+                K::Header,
+                format!("unknown protocol '{}'", truncate(s, 40)),
+            ))
+        }
+    })
+}
+
+fn parse_header(h: &str, vars: &Vars) -> Result<(Action, Header), RuleError> {
+    let toks = header_tokens(h)?;
+    if toks.len() < 2 {
+        return Err(RuleError::new(
+            K::Header,
+            "rule header needs an action and a protocol",
+        ));
+    }
+    let action = parse_action(toks[0])?;
+    let proto = parse_proto(toks[1])?;
+    match toks.len() {
+        2 => Ok((
+            action,
+            Header {
+                proto,
+                src: AddrSpec::any(),
+                src_ports: PortSpec::any(),
+                direction: Direction::Both,
+                dst: AddrSpec::any(),
+                dst_ports: PortSpec::any(),
+            },
+        )),
+        7 => {
+            let direction = match toks[4] {
+                "->" => Direction::Forward,
+                "<>" => Direction::Both,
+                "<-" => {
+                    return Err(RuleError::new(
+                        K::Header,
+                        "direction '<-' is not supported, use '->' and swap the sides",
+                    ))
+                }
+                d => {
+                    return Err(RuleError::new(
+                        K::Header,
+                        format!("invalid direction '{}'", truncate(d, 40)),
+                    ))
+                }
+            };
+            let src = vars.resolve_address(toks[2])?;
+            let src_ports = vars.resolve_port(toks[3])?;
+            let dst = vars.resolve_address(toks[5])?;
+            let dst_ports = vars.resolve_port(toks[6])?;
+            Ok((
+                action,
+                Header {
+                    proto,
+                    src,
+                    src_ports,
+                    direction,
+                    dst,
+                    dst_ports,
+                },
+            ))
+        }
+        n => Err(RuleError::new(
+            K::Header,
+            format!(
+                "rule header has {n} fields, expected 7 (action proto src sport dir dst dport)"
+            ),
+        )),
+    }
+}
+
+fn parse_inner(text: &str, vars: &Vars) -> Result<Rule, RuleError> {
+    let t = text.trim();
+    let Some(open) = t.find('(') else {
+        return Err(RuleError::new(
+            K::Syntax,
+            "rule has no option list '( ... )'",
+        ));
+    };
+    let Some(body) = t[open + 1..].trim_end().strip_suffix(')') else {
+        return Err(RuleError::new(K::Syntax, "rule does not end with ')'"));
+    };
+    let (action, header) = parse_header(&t[..open], vars)?;
+    let short_header = header_tokens(&t[..open])
+        .map(|v| v.len() == 2)
+        .unwrap_or(false);
+    let opts = split_options(body)?;
+    let snort3 = short_header || detect_snort3(&opts);
+    let mut p = Parser::new(snort3);
+    for o in &opts {
+        let name: Cow<str> = if o.name.bytes().any(|c| c.is_ascii_uppercase()) {
+            Cow::Owned(o.name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(o.name)
+        };
+        p.option(&name, o.value).map_err(|mut e| {
+            if e.keyword.is_none() {
+                e.keyword = Some(name.to_string());
+            }
+            e
+        })?;
+    }
+    let mut rule = p.finish(action, header)?;
+    rule.text = t.to_string();
+    Ok(rule)
+}
+
+/// Whether a content value carries Snort 3 inline modifiers
+/// (`"abc",nocase,depth 4`).
+fn content_has_inline(v: &str) -> bool {
+    matches!(split_quoted(v), Ok((_, _, rest)) if rest.starts_with(','))
+}
+
+fn detect_snort3(opts: &[RawOpt<'_>]) -> bool {
+    let mut seen_content = false;
+    for o in opts {
+        match o.name {
+            "service" | "rem" | "bufferlen" | "raw_data" | "http_raw_body" | "js_data"
+            | "vba_data" | "ber_data" | "ber_skip" | "file_meta" | "http_param"
+            | "http_true_ip" | "http_raw_request" | "http_raw_status" | "http_version"
+            | "http_trailer" | "http_raw_trailer" | "http_raw_cookie" => return true,
+            "content" | "uricontent" => {
+                seen_content = true;
+                if o.value.is_some_and(content_has_inline) {
+                    return true;
+                }
+            }
+            n => {
+                if !seen_content && matches!(keywords::lookup(n), Some(Kw::Modifier(_))) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Splits `[!]"quoted"rest` into (negated, inner, rest). Unquoted values
+/// are returned whole as `inner`.
+fn split_quoted(v: &str) -> Result<(bool, &str, &str), String> {
+    let t = v.trim();
+    let (neg, t) = match t.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, t),
+    };
+    if !t.starts_with('"') {
+        return Ok((neg, t, ""));
+    }
+    let b = t.as_bytes();
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Ok((neg, &t[1..i], t[i + 1..].trim())),
+            _ => i += 1,
+        }
+    }
+    Err("unterminated quoted string".into())
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Decodes a content string: `|41 42|` hex, `\"` `\;` `\:` `\\` escapes.
+pub(crate) fn decode_content(s: &str) -> Result<Vec<u8>, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut bin = false;
+    let mut hi: Option<u8> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'|' {
+            if bin && hi.is_some() {
+                return Err("incomplete hex byte in content".into());
+            }
+            bin = !bin;
+        } else if bin {
+            if let Some(v) = hex_val(c) {
+                match hi.take() {
+                    Some(h) => out.push(h << 4 | v),
+                    None => hi = Some(v),
+                }
+            } else if c != b' ' && c != b',' && c != b'\t' {
+                return Err(format!("invalid hex character '{}' in content", c as char));
+            }
+        } else if c == b'\\' {
+            match b.get(i + 1) {
+                Some(&n) if matches!(n, b'"' | b';' | b':' | b'\\') => {
+                    out.push(n);
+                    i += 1;
+                }
+                Some(&n) => {
+                    return Err(format!(
+                        "'\\{}' is not a valid escape in content",
+                        n as char
+                    ))
+                }
+                None => return Err("content ends with a lone backslash".into()),
+            }
+        } else if c == b'"' {
+            return Err("unescaped double quote in content".into());
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    if bin {
+        return Err("unterminated hex section '|' in content".into());
+    }
+    Ok(out)
+}
+
+struct Slot {
+    buffer: Buffer,
+    item: PayloadItem,
+}
+
+struct Parser {
+    snort3: bool,
+    items: Vec<Slot>,
+    /// The active sticky buffer; `None` means the packet (no sticky).
+    sticky: Option<Buffer>,
+    conditions: Vec<Condition>,
+    not_eval: Vec<String>,
+    byte_vars: Vec<String>,
+    fast_pattern_used: bool,
+    msg: Option<String>,
+    sid: Option<u32>,
+    gid: Option<u32>,
+    rev: Option<u32>,
+    classtype: Option<String>,
+    priority: Option<u8>,
+    references: Vec<(String, String)>,
+    metadata: Vec<(String, String)>,
+    noalert: bool,
+    target: Option<String>,
+    flow_seen: bool,
+}
+
+fn err(kind: K, msg: impl Into<String>) -> RuleError {
+    RuleError::new(kind, msg)
+}
+
+fn inval(msg: impl Into<String>) -> RuleError {
+    RuleError::new(K::InvalidValue, msg)
+}
+
+fn need<'a>(name: &str, v: Option<&'a str>) -> Result<&'a str, RuleError> {
+    match v {
+        Some(s) if !s.is_empty() => Ok(s),
+        _ => Err(inval(format!("'{name}' needs a value"))),
+    }
+}
+
+fn no_value(name: &str, v: Option<&str>) -> Result<(), RuleError> {
+    match v {
+        Some(s) if !s.is_empty() => Err(inval(format!("'{name}' takes no value"))),
+        _ => Ok(()),
+    }
+}
+
+impl Parser {
+    fn new(snort3: bool) -> Self {
+        Parser {
+            snort3,
+            items: Vec::with_capacity(8),
+            sticky: None,
+            conditions: Vec::new(),
+            not_eval: Vec::new(),
+            byte_vars: Vec::new(),
+            fast_pattern_used: false,
+            msg: None,
+            sid: None,
+            gid: None,
+            rev: None,
+            classtype: None,
+            priority: None,
+            references: Vec::new(),
+            metadata: Vec::new(),
+            noalert: false,
+            target: None,
+            flow_seen: false,
+        }
+    }
+
+    fn note(&mut self, name: &str) {
+        if !self.not_eval.iter().any(|n| n == name) {
+            self.not_eval.push(name.to_string());
+        }
+    }
+
+    fn note_buffer(&mut self, b: &Buffer) {
+        if let Buffer::Named(n) = b {
+            if !self.not_eval.iter().any(|x| x == n) {
+                self.not_eval.push(n.clone());
+            }
+        }
+    }
+
+    fn cur_buffer(&self) -> Buffer {
+        self.sticky.clone().unwrap_or(Buffer::Packet)
+    }
+
+    /// Buffer for byte_*/isdataat: the sticky buffer, else the buffer of
+    /// the previous payload keyword when relative, else the packet.
+    fn aux_buffer(&mut self, relative: bool, dce: bool) -> Buffer {
+        if let Some(s) = &self.sticky {
+            return s.clone();
+        }
+        if dce {
+            let b = Buffer::Named("dcerpc.stub_data".into());
+            self.note_buffer(&b);
+            return b;
+        }
+        if relative {
+            if let Some(s) = self
+                .items
+                .iter()
+                .rev()
+                .find(|s| !matches!(s.item, PayloadItem::Bsize(_)))
+            {
+                return s.buffer.clone();
+            }
+        }
+        Buffer::Packet
+    }
+
+    fn last_content(&self) -> Option<usize> {
+        match &self.sticky {
+            Some(b) => self
+                .items
+                .iter()
+                .rposition(|s| matches!(s.item, PayloadItem::Content(_)) && s.buffer == *b),
+            None => self
+                .items
+                .iter()
+                .rposition(|s| matches!(s.item, PayloadItem::Content(_))),
+        }
+    }
+
+    fn check_var(&self, name: &str) -> Result<(), RuleError> {
+        if self.byte_vars.iter().any(|v| v == name) {
+            Ok(())
+        } else {
+            Err(inval(format!(
+                "unknown variable '{name}' (not set by a preceding byte_extract or byte_math)"
+            )))
+        }
+    }
+
+    fn num_or_var(&self, s: &str) -> Result<NumOrVar, RuleError> {
+        let t = strip_quotes(s);
+        if t.bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == b'-' || c == b'+')
+        {
+            let v = parse_i64(t).map_err(inval)?;
+            let v = u32::try_from(v).map_err(|_| inval(format!("value {v} out of range")))?;
+            Ok(NumOrVar::Num(v))
+        } else {
+            self.check_var(t)?;
+            Ok(NumOrVar::Var(t.to_string()))
+        }
+    }
+
+    fn num_or_var_signed(&self, s: &str) -> Result<NumOrVarSigned, RuleError> {
+        let t = strip_quotes(s);
+        if t.bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == b'-' || c == b'+')
+        {
+            Ok(NumOrVarSigned::Num(parse_i32(t).map_err(inval)?))
+        } else {
+            self.check_var(t)?;
+            Ok(NumOrVarSigned::Var(t.to_string()))
+        }
+    }
+
+    fn num_or_var64(&self, s: &str) -> Result<NumOrVar64, RuleError> {
+        let t = strip_quotes(s);
+        if t.bytes().next().is_some_and(|c| c.is_ascii_digit()) {
+            Ok(NumOrVar64::Num(parse_u64(t).map_err(inval)?))
+        } else {
+            self.check_var(t)?;
+            Ok(NumOrVar64::Var(t.to_string()))
+        }
+    }
+
+    fn option(&mut self, name: &str, value: Option<&str>) -> Result<(), RuleError> {
+        match name {
+            "msg" => {
+                if self.msg.is_some() {
+                    return Err(err(K::Validation, "duplicate 'msg'"));
+                }
+                let v = value.unwrap_or("");
+                self.msg = Some(unescape(strip_quotes(v)));
+            }
+            "sid" => {
+                if self.sid.is_some() {
+                    return Err(err(K::Validation, "duplicate 'sid'"));
+                }
+                let v = parse_u32(need(name, value)?).map_err(inval)?;
+                if v == 0 {
+                    return Err(inval("sid 0 is not valid"));
+                }
+                self.sid = Some(v);
+            }
+            "rev" => {
+                if self.rev.is_some() {
+                    return Err(err(K::Validation, "duplicate 'rev'"));
+                }
+                self.rev = Some(parse_u32(need(name, value)?).map_err(inval)?);
+            }
+            "gid" => {
+                if self.gid.is_some() {
+                    return Err(err(K::Validation, "duplicate 'gid'"));
+                }
+                self.gid = Some(parse_u32(need(name, value)?).map_err(inval)?);
+            }
+            "classtype" => {
+                if self.classtype.is_some() {
+                    return Err(err(K::Validation, "duplicate 'classtype'"));
+                }
+                let v = strip_quotes(need(name, value)?);
+                if !v
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+                {
+                    return Err(inval(format!("invalid classtype '{v}'")));
+                }
+                self.classtype = Some(v.to_string());
+            }
+            "priority" => {
+                let v = parse_uint_max(need(name, value)?, 255).map_err(inval)?;
+                if v == 0 {
+                    return Err(inval("priority must be 1..255"));
+                }
+                self.priority = Some(v as u8);
+            }
+            "reference" => {
+                let v = need(name, value)?;
+                let (t, val) = v
+                    .split_once(',')
+                    .ok_or_else(|| inval("reference needs 'type,value'"))?;
+                let (t, val) = (strip_quotes(t), strip_quotes(val));
+                if t.is_empty() || val.is_empty() {
+                    return Err(inval("reference needs 'type,value'"));
+                }
+                self.references.push((t.to_string(), val.to_string()));
+            }
+            "metadata" => {
+                let v = need(name, value)?;
+                for part in split_commas(v) {
+                    if part.is_empty() {
+                        continue;
+                    }
+                    let (k, val) = match part.split_once(char::is_whitespace) {
+                        Some((k, val)) => (k, val.trim()),
+                        None => (part, ""),
+                    };
+                    self.metadata.push((k.to_string(), val.to_string()));
+                }
+            }
+            "target" => {
+                let v = strip_quotes(need(name, value)?);
+                if v != "src_ip" && v != "dest_ip" {
+                    return Err(inval("target must be 'src_ip' or 'dest_ip'"));
+                }
+                self.target = Some(v.to_string());
+            }
+            "noalert" => {
+                no_value(name, value)?;
+                self.noalert = true;
+            }
+            "content" => self.content(need(name, value)?, None)?,
+            "uricontent" => self.content(need(name, value)?, Some("http.uri"))?,
+            "nocase" | "rawbytes" | "startswith" | "endswith" | "fast_pattern" | "depth"
+            | "offset" | "distance" | "within" => {
+                let idx = self.last_content().ok_or_else(|| {
+                    err(
+                        K::Validation,
+                        format!("'{name}' needs a preceding content in the same buffer"),
+                    )
+                })?;
+                self.content_modifier(idx, name, value)?;
+            }
+            "pcre" => self.pcre(need(name, value)?)?,
+            "byte_test" => self.byte_test(need(name, value)?)?,
+            "byte_jump" => self.byte_jump(need(name, value)?)?,
+            "byte_extract" => self.byte_extract(need(name, value)?)?,
+            "byte_math" => self.byte_math(need(name, value)?)?,
+            "isdataat" => self.isdataat(need(name, value)?)?,
+            "bsize" => {
+                let Some(b) = self.sticky.clone() else {
+                    return Err(err(K::Validation, "'bsize' needs a sticky buffer"));
+                };
+                let c = parse_uint_cmp(need(name, value)?, u64::MAX).map_err(inval)?;
+                self.items.push(Slot {
+                    buffer: b,
+                    item: PayloadItem::Bsize(c),
+                });
+            }
+            "bufferlen" => self.bufferlen(need(name, value)?)?,
+            "dsize" => {
+                let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
+                self.conditions.push(Condition::Dsize(c));
+            }
+            "ttl" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::Ttl(c));
+            }
+            "itype" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::Itype(c));
+            }
+            "icode" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::Icode(c));
+            }
+            "icmp_id" => {
+                let v = parse_u16(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::IcmpId(v));
+            }
+            "icmp_seq" => {
+                let v = parse_u16(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::IcmpSeq(v));
+            }
+            "tcp.mss" => {
+                let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
+                self.conditions.push(Condition::TcpMss(c));
+            }
+            "tos" => {
+                let c = parse_tos(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Tos(c));
+            }
+            "id" => {
+                let v = parse_u16(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::IpId(v));
+            }
+            "seq" => {
+                let v = parse_u32(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::TcpSeq(v));
+            }
+            "ack" => {
+                let v = parse_u32(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::TcpAck(v));
+            }
+            "window" => {
+                let v = strip_quotes(need(name, value)?);
+                let (negated, v) = match v.strip_prefix('!') {
+                    Some(r) => (true, r),
+                    None => (false, v),
+                };
+                let value = parse_u16(v).map_err(inval)?;
+                self.conditions
+                    .push(Condition::TcpWindow { negated, value });
+            }
+            "sameip" => {
+                no_value(name, value)?;
+                self.conditions.push(Condition::SameIp);
+            }
+            "flags" | "tcp.flags" => {
+                let f = parse_flags(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Flags(f));
+            }
+            "fragbits" => {
+                let (modifier, bits) = parse_fragbits(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Fragbits { modifier, bits });
+            }
+            "fragoffset" => {
+                let v = strip_quotes(need(name, value)?);
+                let (negated, op) = if let Some(r) = v.strip_prefix('!') {
+                    (true, IntCmp::Eq(parse_uint_max(r, 8191).map_err(inval)?))
+                } else if let Some(r) = v.strip_prefix('<') {
+                    (false, IntCmp::Lt(parse_uint_max(r, 8191).map_err(inval)?))
+                } else if let Some(r) = v.strip_prefix('>') {
+                    (false, IntCmp::Gt(parse_uint_max(r, 8191).map_err(inval)?))
+                } else {
+                    (false, IntCmp::Eq(parse_uint_max(v, 8191).map_err(inval)?))
+                };
+                self.conditions.push(Condition::Fragoffset { negated, op });
+            }
+            "ipopts" => {
+                let v = strip_quotes(need(name, value)?);
+                const OPTS: &[&str] = &[
+                    "rr", "eol", "nop", "ts", "sec", "esec", "lsrr", "lsrre", "ssrr", "satid",
+                    "any",
+                ];
+                if !OPTS.contains(&v) {
+                    return Err(inval(format!("unknown ip option '{v}'")));
+                }
+                self.conditions.push(Condition::IpOpts(v.to_string()));
+            }
+            "ip_proto" => {
+                let c = parse_ip_proto(need(name, value)?).map_err(inval)?;
+                self.conditions.push(c);
+            }
+            "flow" => {
+                if self.flow_seen {
+                    return Err(err(K::Validation, "duplicate 'flow'"));
+                }
+                self.flow_seen = true;
+                let f = parse_flow(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Flow(f));
+            }
+            "flowbits" => self.flowbits(need(name, value)?)?,
+            "threshold" | "detection_filter" => {
+                match parse_threshold(need(name, value)?, name == "detection_filter")
+                    .map_err(inval)?
+                {
+                    Some(t) => self.conditions.push(Condition::Threshold(t)),
+                    None => {
+                        // `type backoff`: parsed but not representable.
+                        self.conditions.push(Condition::NotEvaluable {
+                            keyword: name.to_string(),
+                            value: value.map(str::to_string),
+                        });
+                        self.note(name);
+                    }
+                }
+            }
+            "decode-event" | "stream-event" | "app-layer-event" => {
+                let v = strip_quotes(need(name, value)?);
+                if v.is_empty()
+                    || !v
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+                {
+                    return Err(inval(format!("invalid event name '{v}'")));
+                }
+                let kind = match name {
+                    "decode-event" => EventKind::Decode,
+                    "stream-event" => EventKind::Stream,
+                    _ => EventKind::AppLayer,
+                };
+                self.conditions.push(Condition::Event {
+                    kind,
+                    name: v.to_string(),
+                });
+            }
+            _ => self.table_keyword(name, value)?,
+        }
+        Ok(())
+    }
+
+    fn table_keyword(&mut self, name: &str, value: Option<&str>) -> Result<(), RuleError> {
+        let Some(kw) = keywords::lookup(name) else {
+            return Err(err(
+                K::UnknownKeyword,
+                format!("unknown keyword '{}'", truncate(name, 60)),
+            ));
+        };
+        match kw {
+            Kw::Sticky(canon) => self.set_sticky(canon),
+            Kw::Modifier(canon) => {
+                if self.snort3 {
+                    self.set_sticky(canon);
+                } else {
+                    no_value(name, value)?;
+                    self.http_modifier(name, canon)?;
+                }
+            }
+            Kw::Transform(canon) => {
+                if self.sticky.is_none() {
+                    return Err(err(
+                        K::Validation,
+                        format!("transform '{name}' needs a preceding sticky buffer"),
+                    ));
+                }
+                self.note(canon);
+            }
+            Kw::Other(canon) => {
+                self.conditions.push(Condition::NotEvaluable {
+                    keyword: canon.to_string(),
+                    value: value.map(str::to_string),
+                });
+                self.note(canon);
+            }
+            Kw::Info => {}
+        }
+        Ok(())
+    }
+
+    fn set_sticky(&mut self, canon: &str) {
+        let b = keywords::buffer_for(canon);
+        self.note_buffer(&b);
+        self.sticky = if b == Buffer::Packet { None } else { Some(b) };
+    }
+
+    /// Snort 2 / Suricata `http_uri`-style modifier: moves the last
+    /// content of the packet buffer into the named buffer.
+    fn http_modifier(&mut self, name: &str, canon: &str) -> Result<(), RuleError> {
+        // Snort 2 lets an http modifier override `file_data` for the
+        // content it follows; Suricata rejects modifiers under any other
+        // sticky buffer.
+        let from = match &self.sticky {
+            None => Buffer::Packet,
+            Some(b @ Buffer::Named(n)) if n == "file.data" => b.clone(),
+            Some(_) => {
+                return Err(err(
+                    K::Validation,
+                    format!(
+                    "'{name}' modifier seen while a sticky buffer is set (reset it with pkt_data)"
+                ),
+                ))
+            }
+        };
+        let idx = self
+            .items
+            .iter()
+            .rposition(|s| matches!(s.item, PayloadItem::Content(_)) && s.buffer == from)
+            .ok_or_else(|| err(K::Validation, format!("'{name}' needs a preceding content")))?;
+        if let PayloadItem::Content(c) = &self.items[idx].item {
+            if c.rawbytes {
+                return Err(err(
+                    K::Validation,
+                    format!("'{name}' cannot be used with 'rawbytes'"),
+                ));
+            }
+        }
+        let b = Buffer::Named(canon.to_string());
+        self.note_buffer(&b);
+        self.items[idx].buffer = b;
+        Ok(())
+    }
+
+    fn content(&mut self, v: &str, forced: Option<&str>) -> Result<(), RuleError> {
+        let (negated, inner, rest) = split_quoted(v).map_err(inval)?;
+        let pattern = decode_content(inner).map_err(inval)?;
+        if pattern.is_empty() {
+            return Err(inval("empty content"));
+        }
+        let buffer = match forced {
+            Some(canon) => {
+                let b = Buffer::Named(canon.to_string());
+                self.note_buffer(&b);
+                b
+            }
+            None => self.cur_buffer(),
+        };
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::Content(Content {
+                pattern,
+                negated,
+                nocase: false,
+                offset: None,
+                depth: None,
+                distance: None,
+                within: None,
+                startswith: false,
+                endswith: false,
+                rawbytes: false,
+                fast_pattern: None,
+            }),
+        });
+        if !rest.is_empty() {
+            let Some(mods) = rest.strip_prefix(',') else {
+                return Err(inval(format!(
+                    "unexpected text after content string: '{}'",
+                    truncate(rest, 40)
+                )));
+            };
+            let idx = self.items.len() - 1;
+            for m in split_commas(mods) {
+                if m.is_empty() {
+                    continue;
+                }
+                let (mname, mval) = match m.split_once(char::is_whitespace) {
+                    Some((a, b)) => (a, Some(b.trim())),
+                    None => (m, None),
+                };
+                match mname {
+                    "nocase" | "rawbytes" | "fast_pattern" | "depth" | "offset" | "distance"
+                    | "within" | "startswith" | "endswith" => {
+                        self.content_modifier(idx, mname, mval)?
+                    }
+                    "fast_pattern_offset" | "fast_pattern_length" => {
+                        let n = parse_u16(need(mname, mval)?).map_err(inval)?;
+                        let Slot {
+                            item: PayloadItem::Content(c),
+                            ..
+                        } = &mut self.items[idx]
+                        else {
+                            unreachable!()
+                        };
+                        let len = c.pattern.len().min(u16::MAX as usize) as u16;
+                        if c.fast_pattern.is_none() {
+                            if self.fast_pattern_used {
+                                return Err(err(
+                                    K::Validation,
+                                    "fast_pattern can be used on only one content in a rule",
+                                ));
+                            }
+                            self.fast_pattern_used = true;
+                            c.fast_pattern = Some(FastPattern {
+                                only: false,
+                                chop: None,
+                            });
+                        }
+                        let fp = c.fast_pattern.as_mut().expect("set above");
+                        let (mut o, mut l) = fp.chop.unwrap_or((0, len));
+                        if mname == "fast_pattern_offset" {
+                            o = n;
+                            l = l.min(len.saturating_sub(n));
+                        } else {
+                            l = n;
+                        }
+                        if o as usize + l as usize > c.pattern.len() || l == 0 {
+                            return Err(inval("fast_pattern offset/length exceed the content"));
+                        }
+                        fp.chop = Some((o, l));
+                    }
+                    _ => {
+                        return Err(err(
+                            K::UnknownKeyword,
+                            format!("unknown content modifier '{}'", truncate(mname, 40)),
+                        )
+                        .with_keyword("content"))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn content_modifier(
+        &mut self,
+        idx: usize,
+        name: &str,
+        value: Option<&str>,
+    ) -> Result<(), RuleError> {
+        // Values are parsed before borrowing the content mutably.
+        let parsed_nv = match name {
+            "depth" | "offset" | "within" => Some(self.num_or_var(need(name, value)?)?),
+            _ => None,
+        };
+        let parsed_sv = match name {
+            "distance" => Some(self.num_or_var_signed(need(name, value)?)?),
+            _ => None,
+        };
+        let fp_used = self.fast_pattern_used;
+        let Slot {
+            item: PayloadItem::Content(c),
+            ..
+        } = &mut self.items[idx]
+        else {
+            return Err(err(
+                K::Validation,
+                format!("'{name}' needs a preceding content"),
+            ));
+        };
+        let len = c.pattern.len() as u64;
+        let relative = c.distance.is_some() || c.within.is_some();
+        let absolute = c.offset.is_some() || c.depth.is_some();
+        let mixed = || {
+            err(
+                K::Validation,
+                format!(
+                    "'{name}': relative (distance/within) and absolute (offset/depth) modifiers cannot be mixed on one content"
+                ),
+            )
+        };
+        let dup = || err(K::Validation, format!("'{name}' used twice on one content"));
+        let sw = || {
+            err(
+                K::Validation,
+                format!("'{name}' cannot be combined with 'startswith'"),
+            )
+        };
+        match name {
+            "nocase" => c.nocase = true,
+            "rawbytes" => c.rawbytes = true,
+            "endswith" => c.endswith = true,
+            "startswith" => {
+                if c.startswith {
+                    return Err(dup());
+                }
+                if relative || absolute {
+                    return Err(err(
+                        K::Validation,
+                        "'startswith' cannot be combined with offset/depth/distance/within",
+                    ));
+                }
+                c.startswith = true;
+            }
+            "fast_pattern" => {
+                if fp_used {
+                    return Err(err(
+                        K::Validation,
+                        "fast_pattern can be used on only one content in a rule",
+                    ));
+                }
+                let fp = match value.map(strip_quotes) {
+                    None | Some("") => FastPattern {
+                        only: false,
+                        chop: None,
+                    },
+                    Some("only") => {
+                        if c.negated {
+                            return Err(err(
+                                K::Validation,
+                                "fast_pattern:only cannot be used on a negated content",
+                            ));
+                        }
+                        FastPattern {
+                            only: true,
+                            chop: None,
+                        }
+                    }
+                    Some(v) => {
+                        let (a, b) = v
+                            .split_once(',')
+                            .ok_or_else(|| inval(format!("invalid fast_pattern value '{v}'")))?;
+                        let o = parse_u16(a).map_err(inval)?;
+                        let l = parse_u16(b).map_err(inval)?;
+                        if l == 0 || o as u64 + l as u64 > len {
+                            return Err(inval(format!(
+                                "fast_pattern {o},{l} exceeds the content length {len}"
+                            )));
+                        }
+                        FastPattern {
+                            only: false,
+                            chop: Some((o, l)),
+                        }
+                    }
+                };
+                c.fast_pattern = Some(fp);
+                self.fast_pattern_used = true;
+            }
+            "depth" => {
+                if c.depth.is_some() {
+                    return Err(dup());
+                }
+                if relative {
+                    return Err(mixed());
+                }
+                if c.startswith {
+                    return Err(sw());
+                }
+                let nv = parsed_nv.expect("parsed");
+                if let NumOrVar::Num(d) = nv {
+                    if (d as u64) < len {
+                        return Err(err(
+                            K::Validation,
+                            format!("depth {d} is smaller than the content length {len}"),
+                        ));
+                    }
+                }
+                c.depth = Some(nv);
+            }
+            "offset" => {
+                if c.offset.is_some() {
+                    return Err(dup());
+                }
+                if relative {
+                    return Err(mixed());
+                }
+                if c.startswith {
+                    return Err(sw());
+                }
+                c.offset = parsed_nv;
+            }
+            "distance" => {
+                if c.distance.is_some() {
+                    return Err(dup());
+                }
+                if absolute {
+                    return Err(mixed());
+                }
+                if c.startswith {
+                    return Err(sw());
+                }
+                c.distance = parsed_sv;
+            }
+            "within" => {
+                if c.within.is_some() {
+                    return Err(dup());
+                }
+                if absolute {
+                    return Err(mixed());
+                }
+                if c.startswith {
+                    return Err(sw());
+                }
+                let nv = parsed_nv.expect("parsed");
+                if let NumOrVar::Num(w) = nv {
+                    if (w as u64) < len {
+                        return Err(err(
+                            K::Validation,
+                            format!("within {w} is smaller than the content length {len}"),
+                        ));
+                    }
+                }
+                c.within = Some(nv);
+            }
+            _ => unreachable!("not a content modifier: {name}"),
+        }
+        Ok(())
+    }
+
+    fn pcre(&mut self, v: &str) -> Result<(), RuleError> {
+        // The expression runs from the first to the last double quote; it
+        // may contain unescaped quotes itself.
+        let t = v.trim();
+        let (negated, t) = match t.strip_prefix('!') {
+            Some(r) => (true, r.trim_start()),
+            None => (false, t),
+        };
+        let inner = if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+            &t[1..t.len() - 1]
+        } else if t.starts_with('"') {
+            return Err(inval("pcre string is not terminated by '\"'"));
+        } else {
+            t
+        };
+        let body = inner
+            .strip_prefix('/')
+            .ok_or_else(|| inval("pcre must be written as \"/regex/flags\""))?;
+        let last = body
+            .rfind('/')
+            .ok_or_else(|| inval("pcre has no closing '/'"))?;
+        let pattern = &body[..last];
+        let flags = &body[last + 1..];
+        let mut p = Pcre {
+            negated,
+            pattern: pattern.to_string(),
+            caseless: false,
+            dotall: false,
+            multiline: false,
+            extended: false,
+            anchored: false,
+            dollar_endonly: false,
+            ungreedy: false,
+            relative: false,
+            rawbytes: false,
+            buffer_flag: None,
+        };
+        for f in flags.chars() {
+            match f {
+                'i' => p.caseless = true,
+                's' => p.dotall = true,
+                'm' => p.multiline = true,
+                'x' => p.extended = true,
+                'A' => p.anchored = true,
+                'E' => p.dollar_endonly = true,
+                'G' => p.ungreedy = true,
+                'R' => p.relative = true,
+                'B' => p.rawbytes = true,
+                'O' => {}
+                c if keywords::pcre_flag_buffer(c).is_some() => {
+                    if let Some(prev) = p.buffer_flag {
+                        if prev != c {
+                            return Err(inval(format!(
+                                "pcre buffer flags '{prev}' and '{c}' conflict"
+                            )));
+                        }
+                    }
+                    p.buffer_flag = Some(c);
+                }
+                c => return Err(inval(format!("unknown pcre flag '{c}'"))),
+            }
+        }
+        let buffer = match p.buffer_flag {
+            Some(f) => {
+                let b = Buffer::Named(keywords::pcre_flag_buffer(f).expect("checked").to_string());
+                match &self.sticky {
+                    // Suricata keeps http.response_body in the file_data
+                    // buffer, so `/Q` fits either sticky buffer.
+                    Some(s) if *s == b || (f == 'Q' && is_response_body(s)) => s.clone(),
+                    Some(_) => {
+                        return Err(err(
+                            K::Validation,
+                            format!("pcre flag '{f}' conflicts with the active sticky buffer"),
+                        ));
+                    }
+                    None => {
+                        self.note_buffer(&b);
+                        b
+                    }
+                }
+            }
+            None => self.cur_buffer(),
+        };
+        if p.relative
+            && self.sticky.is_none()
+            && !self.items.iter().any(|s| {
+                s.buffer == buffer
+                    && matches!(s.item, PayloadItem::Content(_) | PayloadItem::Pcre(_))
+            })
+        {
+            return Err(err(
+                K::Validation,
+                "pcre with /R (relative) needs a preceding content or pcre in the same buffer",
+            ));
+        }
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::Pcre(p),
+        });
+        Ok(())
+    }
+
+    fn byte_test(&mut self, v: &str) -> Result<(), RuleError> {
+        let parts: Vec<&str> = split_commas(strip_quotes(v)).collect();
+        if parts.len() < 4 {
+            return Err(inval(
+                "byte_test needs at least 'nbytes, operator, value, offset'",
+            ));
+        }
+        let nbytes = parse_uint_max(parts[0], 255).map_err(inval)? as u8;
+        let opstr = parts[1].replace(' ', "");
+        let (negated, op) = parse_cmp_op(&opstr)
+            .ok_or_else(|| inval(format!("invalid byte_test operator '{}'", parts[1])))?;
+        let value = self.num_or_var64(parts[2])?;
+        let offset = self.num_or_var_signed(parts[3])?;
+        let mut bt = ByteTest {
+            nbytes,
+            negated,
+            op,
+            value,
+            offset,
+            relative: false,
+            endian: Endian::Big,
+            base: NumBase::Binary,
+            bitmask: None,
+            dce: false,
+        };
+        let mut endian_set = false;
+        let mut string = false;
+        for f in &parts[4..] {
+            let (k, arg) = match f.split_once(char::is_whitespace) {
+                Some((a, b)) => (a, Some(b.trim())),
+                None => (*f, None),
+            };
+            match k {
+                "relative" => bt.relative = true,
+                "big" | "little" => {
+                    if endian_set {
+                        return Err(inval("byte_test endianness given twice"));
+                    }
+                    endian_set = true;
+                    bt.endian = if k == "big" {
+                        Endian::Big
+                    } else {
+                        Endian::Little
+                    };
+                }
+                "string" => string = true,
+                "dec" => bt.base = NumBase::Dec,
+                "hex" => bt.base = NumBase::Hex,
+                "oct" => bt.base = NumBase::Oct,
+                "dce" => bt.dce = true,
+                "bitmask" => {
+                    bt.bitmask = Some(parse_u64(need("bitmask", arg)?).map_err(inval)?);
+                }
+                "" => {}
+                _ => return Err(inval(format!("unknown byte_test option '{f}'"))),
+            }
+        }
+        if string && bt.base == NumBase::Binary {
+            bt.base = NumBase::Dec;
+        }
+        check_nbytes("byte_test", nbytes, bt.base)?;
+        let buffer = self.aux_buffer(bt.relative, bt.dce);
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::ByteTest(bt),
+        });
+        Ok(())
+    }
+
+    fn byte_jump(&mut self, v: &str) -> Result<(), RuleError> {
+        let parts: Vec<&str> = split_commas(strip_quotes(v)).collect();
+        if parts.len() < 2 {
+            return Err(inval("byte_jump needs at least 'nbytes, offset'"));
+        }
+        let nbytes = parse_uint_max(parts[0], 255).map_err(inval)? as u8;
+        let offset = self.num_or_var_signed(parts[1])?;
+        let mut bj = ByteJump {
+            nbytes,
+            offset,
+            relative: false,
+            multiplier: 1,
+            endian: Endian::Big,
+            base: NumBase::Binary,
+            align: false,
+            from_beginning: false,
+            from_end: false,
+            post_offset: 0,
+            bitmask: None,
+            dce: false,
+        };
+        let mut string = false;
+        let mut endian_set = false;
+        for f in &parts[2..] {
+            let (k, arg) = match f.split_once(char::is_whitespace) {
+                Some((a, b)) => (a, Some(b.trim())),
+                None => (*f, None),
+            };
+            match k {
+                "relative" => bj.relative = true,
+                "big" | "little" => {
+                    if endian_set {
+                        return Err(inval("byte_jump endianness given twice"));
+                    }
+                    endian_set = true;
+                    bj.endian = if k == "big" {
+                        Endian::Big
+                    } else {
+                        Endian::Little
+                    };
+                }
+                "string" => string = true,
+                "dec" => bj.base = NumBase::Dec,
+                "hex" => bj.base = NumBase::Hex,
+                "oct" => bj.base = NumBase::Oct,
+                "align" => bj.align = true,
+                "from_beginning" => bj.from_beginning = true,
+                "from_end" => bj.from_end = true,
+                "dce" => bj.dce = true,
+                "multiplier" => {
+                    let m = parse_u32(need("multiplier", arg)?).map_err(inval)?;
+                    if m == 0 {
+                        return Err(inval("byte_jump multiplier must be > 0"));
+                    }
+                    bj.multiplier = m;
+                }
+                "post_offset" => {
+                    bj.post_offset = parse_i32(need("post_offset", arg)?).map_err(inval)?;
+                }
+                "bitmask" => {
+                    bj.bitmask = Some(parse_u64(need("bitmask", arg)?).map_err(inval)?);
+                }
+                "" => {}
+                _ => return Err(inval(format!("unknown byte_jump option '{f}'"))),
+            }
+        }
+        if bj.from_beginning && bj.from_end {
+            return Err(inval(
+                "byte_jump: from_beginning and from_end exclude each other",
+            ));
+        }
+        if string && bj.base == NumBase::Binary {
+            bj.base = NumBase::Dec;
+        }
+        check_nbytes("byte_jump", nbytes, bj.base)?;
+        let buffer = self.aux_buffer(bj.relative, bj.dce);
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::ByteJump(bj),
+        });
+        Ok(())
+    }
+
+    fn byte_extract(&mut self, v: &str) -> Result<(), RuleError> {
+        let parts: Vec<&str> = split_commas(strip_quotes(v)).collect();
+        if parts.len() < 3 {
+            return Err(inval("byte_extract needs at least 'nbytes, offset, name'"));
+        }
+        let nbytes = parse_uint_max(parts[0], 255).map_err(inval)? as u8;
+        let offset = parse_i32(parts[1]).map_err(inval)?;
+        let name = parts[2];
+        if !is_var_name(name) {
+            return Err(inval(format!(
+                "invalid byte_extract variable name '{name}'"
+            )));
+        }
+        let mut be = ByteExtract {
+            nbytes,
+            offset,
+            name: name.to_string(),
+            relative: false,
+            multiplier: 1,
+            endian: Endian::Big,
+            base: NumBase::Binary,
+            align: 0,
+            bitmask: None,
+            dce: false,
+        };
+        let mut string = false;
+        let mut endian_set = false;
+        for f in &parts[3..] {
+            let (k, arg) = match f.split_once(char::is_whitespace) {
+                Some((a, b)) => (a, Some(b.trim())),
+                None => (*f, None),
+            };
+            match k {
+                "relative" => be.relative = true,
+                "big" | "little" => {
+                    if endian_set {
+                        return Err(inval("byte_extract endianness given twice"));
+                    }
+                    endian_set = true;
+                    be.endian = if k == "big" {
+                        Endian::Big
+                    } else {
+                        Endian::Little
+                    };
+                }
+                "string" => string = true,
+                "dec" => be.base = NumBase::Dec,
+                "hex" => be.base = NumBase::Hex,
+                "oct" => be.base = NumBase::Oct,
+                "dce" => be.dce = true,
+                "multiplier" => {
+                    let m = parse_u32(need("multiplier", arg)?).map_err(inval)?;
+                    if m == 0 {
+                        return Err(inval("byte_extract multiplier must be > 0"));
+                    }
+                    be.multiplier = m;
+                }
+                "align" => {
+                    let a = parse_uint_max(need("align", arg)?, 255).map_err(inval)? as u8;
+                    if a != 2 && a != 4 {
+                        return Err(inval("byte_extract align must be 2 or 4"));
+                    }
+                    be.align = a;
+                }
+                "bitmask" => {
+                    be.bitmask = Some(parse_u64(need("bitmask", arg)?).map_err(inval)?);
+                }
+                "" => {}
+                _ => return Err(inval(format!("unknown byte_extract option '{f}'"))),
+            }
+        }
+        if string && be.base == NumBase::Binary {
+            be.base = NumBase::Dec;
+        }
+        check_nbytes("byte_extract", nbytes, be.base)?;
+        let buffer = self.aux_buffer(be.relative, be.dce);
+        self.byte_vars.push(be.name.clone());
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::ByteExtract(be),
+        });
+        Ok(())
+    }
+
+    fn byte_math(&mut self, v: &str) -> Result<(), RuleError> {
+        let mut nbytes = None;
+        let mut offset = None;
+        let mut op = None;
+        let mut rvalue = None;
+        let mut result = None;
+        let mut relative = false;
+        let mut endian = Endian::Big;
+        let mut dce = false;
+        let mut base = NumBase::Binary;
+        let mut bitmask = None;
+        for f in split_commas(strip_quotes(v)) {
+            let (k, arg) = match f.split_once(char::is_whitespace) {
+                Some((a, b)) => (a, Some(b.trim())),
+                None => (f, None),
+            };
+            match k {
+                "bytes" => nbytes = Some(parse_uint_max(need(k, arg)?, 255).map_err(inval)? as u8),
+                "offset" => offset = Some(parse_i32(need(k, arg)?).map_err(inval)?),
+                "oper" => {
+                    op = Some(match need(k, arg)? {
+                        "+" => MathOp::Add,
+                        "-" => MathOp::Sub,
+                        "*" => MathOp::Mul,
+                        "/" => MathOp::Div,
+                        "<<" => MathOp::Shl,
+                        ">>" => MathOp::Shr,
+                        o => return Err(inval(format!("invalid byte_math operator '{o}'"))),
+                    })
+                }
+                "rvalue" => rvalue = Some(self.num_or_var64(need(k, arg)?)?),
+                "result" => {
+                    let n = need(k, arg)?;
+                    if !is_var_name(n) {
+                        return Err(inval(format!("invalid byte_math result name '{n}'")));
+                    }
+                    result = Some(n.to_string());
+                }
+                "relative" => relative = true,
+                "endian" => match need(k, arg)? {
+                    "big" => endian = Endian::Big,
+                    "little" => endian = Endian::Little,
+                    "dce" => dce = true,
+                    e => return Err(inval(format!("invalid byte_math endian '{e}'"))),
+                },
+                "dce" => dce = true,
+                "string" => {
+                    base = match need(k, arg)? {
+                        "dec" => NumBase::Dec,
+                        "hex" => NumBase::Hex,
+                        "oct" => NumBase::Oct,
+                        b => return Err(inval(format!("invalid byte_math string base '{b}'"))),
+                    }
+                }
+                "bitmask" => bitmask = Some(parse_u64(need(k, arg)?).map_err(inval)?),
+                "" => {}
+                _ => return Err(inval(format!("unknown byte_math option '{f}'"))),
+            }
+        }
+        let (Some(nbytes), Some(offset), Some(op), Some(rvalue), Some(result)) =
+            (nbytes, offset, op, rvalue, result)
+        else {
+            return Err(inval(
+                "byte_math needs bytes, offset, oper, rvalue and result",
+            ));
+        };
+        if nbytes == 0 || nbytes > 10 {
+            return Err(inval("byte_math bytes must be 1..10"));
+        }
+        let bm = ByteMath {
+            nbytes,
+            offset,
+            op,
+            rvalue,
+            result,
+            relative,
+            endian,
+            base,
+            bitmask,
+            dce,
+        };
+        let buffer = self.aux_buffer(relative, dce);
+        self.byte_vars.push(bm.result.clone());
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::ByteMath(bm),
+        });
+        Ok(())
+    }
+
+    fn isdataat(&mut self, v: &str) -> Result<(), RuleError> {
+        let mut parts = split_commas(strip_quotes(v));
+        let first = parts.next().unwrap_or("");
+        let (negated, first) = match first.strip_prefix('!') {
+            Some(r) => (true, r.trim()),
+            None => (false, first),
+        };
+        let offset = self.num_or_var(first)?;
+        let mut relative = false;
+        let mut rawbytes = false;
+        for f in parts {
+            match f {
+                "relative" => relative = true,
+                "rawbytes" => rawbytes = true,
+                "" => {}
+                _ => return Err(inval(format!("unknown isdataat option '{f}'"))),
+            }
+        }
+        let buffer = self.aux_buffer(relative, false);
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::IsDataAt(IsDataAt {
+                negated,
+                offset,
+                relative,
+                rawbytes,
+            }),
+        });
+        Ok(())
+    }
+
+    /// Snort 3 `bufferlen:[<|>|=]N | A<>B | A<=>B [,relative]`.
+    fn bufferlen(&mut self, v: &str) -> Result<(), RuleError> {
+        let mut parts = split_commas(strip_quotes(v));
+        let spec = parts.next().unwrap_or("");
+        let mut relative = false;
+        for f in parts {
+            match f {
+                "relative" => relative = true,
+                "" => {}
+                _ => return Err(inval(format!("unknown bufferlen option '{f}'"))),
+            }
+        }
+        let cmp = if let Some((a, b)) = spec.split_once("<=>") {
+            let lo = parse_uint_max(a, u32::MAX as u64).map_err(inval)?;
+            let hi = parse_uint_max(b, u32::MAX as u64).map_err(inval)?;
+            if hi < lo {
+                return Err(inval(format!("bufferlen range '{spec}' is empty")));
+            }
+            if lo == 0 {
+                IntCmp::Le(hi)
+            } else {
+                IntCmp::RangeEx(lo - 1, hi + 1)
+            }
+        } else {
+            parse_uint_cmp(spec, u32::MAX as u64).map_err(inval)?
+        };
+        self.push_bufferlen(cmp, relative, v)
+    }
+
+    fn push_bufferlen(&mut self, cmp: IntCmp, relative: bool, v: &str) -> Result<(), RuleError> {
+        if relative {
+            self.conditions.push(Condition::NotEvaluable {
+                keyword: "bufferlen".into(),
+                value: Some(v.to_string()),
+            });
+            self.note("bufferlen");
+            return Ok(());
+        }
+        let buffer = self.cur_buffer();
+        self.items.push(Slot {
+            buffer,
+            item: PayloadItem::Bsize(cmp),
+        });
+        Ok(())
+    }
+
+    fn flowbits(&mut self, v: &str) -> Result<(), RuleError> {
+        let v = strip_quotes(v);
+        let (cmd, rest) = match v.split_once(',') {
+            Some((c, r)) => (c.trim(), Some(r.trim())),
+            None => (v.trim(), None),
+        };
+        let cmd = match cmd {
+            "set" => FlowbitsCmd::Set,
+            "unset" => FlowbitsCmd::Unset,
+            "toggle" => FlowbitsCmd::Toggle,
+            "isset" => FlowbitsCmd::IsSet,
+            "isnotset" => FlowbitsCmd::IsNotSet,
+            "noalert" => FlowbitsCmd::NoAlert,
+            "reset" | "setx" => {
+                // Snort 2 group operations.
+                self.conditions.push(Condition::NotEvaluable {
+                    keyword: "flowbits".into(),
+                    value: Some(v.to_string()),
+                });
+                self.note("flowbits");
+                return Ok(());
+            }
+            c => return Err(inval(format!("unknown flowbits command '{c}'"))),
+        };
+        if cmd == FlowbitsCmd::NoAlert {
+            if rest.is_some_and(|r| !r.is_empty()) {
+                return Err(inval("flowbits:noalert takes no name"));
+            }
+            self.noalert = true;
+            return Ok(());
+        }
+        let Some(rest) = rest.filter(|r| !r.is_empty()) else {
+            return Err(inval("flowbits needs a name"));
+        };
+        // Snort 2 allows a trailing group name: `set,name,group`.
+        let names_part = rest.split(',').next().unwrap_or("").trim();
+        let has_or = names_part.contains('|');
+        let has_and = names_part.contains('&');
+        if has_or && has_and {
+            return Err(inval("flowbits names cannot mix '|' and '&'"));
+        }
+        let sep = if has_or { '|' } else { '&' };
+        let mut names = Vec::new();
+        for n in names_part.split(sep) {
+            let n = n.trim();
+            if n.is_empty() || n.contains(char::is_whitespace) {
+                return Err(inval(format!("invalid flowbit name '{n}'")));
+            }
+            names.push(n.to_string());
+        }
+        if has_or && !matches!(cmd, FlowbitsCmd::IsSet | FlowbitsCmd::IsNotSet) {
+            return Err(inval("flowbits 'a|b' is only valid with isset/isnotset"));
+        }
+        self.conditions.push(Condition::Flowbits(Flowbits {
+            cmd,
+            names,
+            any: has_or,
+        }));
+        Ok(())
+    }
+
+    fn finish(self, action: Action, header: Header) -> Result<Rule, RuleError> {
+        let Some(sid) = self.sid else {
+            return Err(err(K::MissingSid, "rule has no sid"));
+        };
+        let mut buffers: Vec<BufferMatch> = Vec::new();
+        for s in self.items {
+            match buffers.iter_mut().find(|b| b.buffer == s.buffer) {
+                Some(b) => b.items.push(s.item),
+                None => buffers.push(BufferMatch {
+                    buffer: s.buffer,
+                    items: vec![s.item],
+                }),
+            }
+        }
+        Ok(Rule {
+            action,
+            header,
+            gid: self.gid.unwrap_or(1),
+            sid,
+            rev: self.rev.unwrap_or(0),
+            msg: self.msg.unwrap_or_default(),
+            classtype: self.classtype,
+            priority: self.priority,
+            references: self.references,
+            metadata: self.metadata,
+            buffers,
+            conditions: self.conditions,
+            noalert: self.noalert,
+            target: self.target,
+            not_evaluable: self.not_eval,
+            origin: Origin::default(),
+            text: String::new(),
+        })
+    }
+}
+
+/// Byte counts Suricata accepts: up to 8 (binary) or 23 (string). Zero is
+/// accepted too, as Suricata does (ET ships such rules).
+fn is_response_body(b: &Buffer) -> bool {
+    matches!(b, Buffer::Named(n) if n == "file.data" || n == "http.response_body")
+}
+
+fn check_nbytes(kw: &str, n: u8, base: NumBase) -> Result<(), RuleError> {
+    let max = if base == NumBase::Binary { 8 } else { 23 };
+    if n > max {
+        return Err(inval(format!(
+            "{kw}: cannot read {n} bytes (0..{max} allowed{})",
+            if base == NumBase::Binary {
+                " without 'string'"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// byte_test operator: `[!]<|>|=|<=|>=|&|^`, also `!=` and a lone `!`.
+fn parse_cmp_op(s: &str) -> Option<(bool, CmpOp)> {
+    let (neg, rest) = match s.strip_prefix('!') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let op = match rest {
+        "<" => CmpOp::Lt,
+        ">" => CmpOp::Gt,
+        "=" => CmpOp::Eq,
+        "<=" => CmpOp::Le,
+        ">=" => CmpOp::Ge,
+        "&" => CmpOp::And,
+        "^" => CmpOp::Xor,
+        "" if neg => return Some((false, CmpOp::Ne)),
+        _ => return None,
+    };
+    if neg && op == CmpOp::Eq {
+        return Some((false, CmpOp::Ne));
+    }
+    Some((neg, op))
+}
+
+/// `tos:[!]N` with N decimal, `xHH` or `0xHH`, or an integer comparison.
+fn parse_tos(v: &str) -> Result<IntCmp, String> {
+    let t = strip_quotes(v);
+    let (neg, body) = match t.strip_prefix('!') {
+        Some(r) => (true, r.trim()),
+        None => (false, t),
+    };
+    let num = if let Some(h) = body.strip_prefix('x').or_else(|| body.strip_prefix('X')) {
+        u8::from_str_radix(h, 16).map_err(|_| format!("invalid tos '{t}'"))?
+    } else if let Ok(n) = parse_uint_max(body, 255) {
+        n as u8
+    } else {
+        return parse_uint_cmp(t, 255);
+    };
+    Ok(if neg {
+        IntCmp::Ne(num as u64)
+    } else {
+        IntCmp::Eq(num as u64)
+    })
+}
+
+fn parse_flags(v: &str) -> Result<TcpFlags, String> {
+    let t = strip_quotes(v);
+    let (flags_part, mask_part) = match t.split_once(',') {
+        Some((a, b)) => (a.trim(), Some(b.trim())),
+        None => (t, None),
+    };
+    let mut modifier = None;
+    let mut flags = 0u8;
+    let mut any_flag = false;
+    for c in flags_part.chars() {
+        let m = match c {
+            '!' => Some(FlagsModifier::Not),
+            '+' => Some(FlagsModifier::Plus),
+            '*' => Some(FlagsModifier::Any),
+            _ => None,
+        };
+        if let Some(m) = m {
+            if modifier.is_some() {
+                return Err(format!("flags '{t}' has more than one modifier"));
+            }
+            modifier = Some(m);
+            continue;
+        }
+        if c.is_whitespace() {
+            continue;
+        }
+        any_flag = true;
+        flags |= flag_bit(c).ok_or_else(|| format!("invalid tcp flag '{c}'"))?;
+    }
+    if !any_flag {
+        return Err(format!("flags '{t}' names no flag"));
+    }
+    let mut mask = 0u8;
+    if let Some(m) = mask_part {
+        for c in m.chars() {
+            if c.is_whitespace() {
+                continue;
+            }
+            mask |= flag_bit(c).ok_or_else(|| format!("invalid tcp flag '{c}' in mask"))?;
+        }
+    }
+    Ok(TcpFlags {
+        flags,
+        mask,
+        modifier: modifier.unwrap_or(FlagsModifier::Exact),
+    })
+}
+
+fn flag_bit(c: char) -> Option<u8> {
+    Some(match c.to_ascii_uppercase() {
+        'F' => 0x01,
+        'S' => 0x02,
+        'R' => 0x04,
+        'P' => 0x08,
+        'A' => 0x10,
+        'U' => 0x20,
+        'E' | '2' => 0x40,
+        'C' | '1' => 0x80,
+        '0' => 0,
+        _ => return None,
+    })
+}
+
+fn parse_fragbits(v: &str) -> Result<(FlagsModifier, u8), String> {
+    let t = strip_quotes(v);
+    let mut modifier = None;
+    let mut bits = 0u8;
+    for c in t.chars() {
+        match c {
+            '!' | '+' | '*' => {
+                if modifier.is_some() {
+                    return Err(format!("fragbits '{t}' has more than one modifier"));
+                }
+                modifier = Some(match c {
+                    '!' => FlagsModifier::Not,
+                    '+' => FlagsModifier::Plus,
+                    _ => FlagsModifier::Any,
+                });
+            }
+            'M' | 'm' => bits |= 1,
+            'D' | 'd' => bits |= 2,
+            'R' | 'r' => bits |= 4,
+            c if c.is_whitespace() => {}
+            c => return Err(format!("invalid fragbit '{c}'")),
+        }
+    }
+    if bits == 0 {
+        return Err(format!("fragbits '{t}' names no bit"));
+    }
+    Ok((modifier.unwrap_or(FlagsModifier::Exact), bits))
+}
+
+fn proto_number(name: &str) -> Option<u8> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "ip" | "hopopt" => 0,
+        "icmp" => 1,
+        "igmp" => 2,
+        "ggp" => 3,
+        "ipencap" | "ipip" | "ipv4" => 4,
+        "st" => 5,
+        "tcp" => 6,
+        "egp" => 8,
+        "igp" => 9,
+        "pup" => 12,
+        "udp" => 17,
+        "hmp" => 20,
+        "xns-idp" => 22,
+        "rdp" => 27,
+        "iso-tp4" => 29,
+        "dccp" => 33,
+        "xtp" => 36,
+        "ddp" => 37,
+        "idpr-cmtp" => 38,
+        "ipv6" => 41,
+        "ipv6-route" => 43,
+        "ipv6-frag" => 44,
+        "idrp" => 45,
+        "rsvp" => 46,
+        "gre" => 47,
+        "esp" => 50,
+        "ah" => 51,
+        "skip" => 57,
+        "ipv6-icmp" | "icmpv6" => 58,
+        "ipv6-nonxt" => 59,
+        "ipv6-opts" => 60,
+        "rspf" => 73,
+        "vmtp" => 81,
+        "eigrp" => 88,
+        "ospf" | "ospfigp" => 89,
+        "ax.25" => 93,
+        "ipip-old" => 94,
+        "etherip" => 97,
+        "encap" => 98,
+        "pim" => 103,
+        "ipcomp" => 108,
+        "vrrp" => 112,
+        "l2tp" => 115,
+        "isis" => 124,
+        "sctp" => 132,
+        "fc" => 133,
+        "mobility-header" => 135,
+        "udplite" => 136,
+        "mpls-in-ip" => 137,
+        "manet" => 138,
+        "hip" => 139,
+        "shim6" => 140,
+        "wesp" => 141,
+        "rohc" => 142,
+        "ethernet" => 143,
+        _ => return None,
+    })
+}
+
+fn parse_ip_proto(v: &str) -> Result<Condition, String> {
+    let t = strip_quotes(v);
+    let (kind, rest) = if let Some(r) = t.strip_prefix('!') {
+        ('!', r)
+    } else if let Some(r) = t.strip_prefix('<') {
+        ('<', r)
+    } else if let Some(r) = t.strip_prefix('>') {
+        ('>', r)
+    } else if let Some(r) = t.strip_prefix('=') {
+        ('=', r)
+    } else {
+        ('=', t)
+    };
+    let rest = rest.trim();
+    let proto = if rest.bytes().all(|c| c.is_ascii_digit()) && !rest.is_empty() {
+        parse_uint_max(rest, 255)? as u8
+    } else {
+        proto_number(rest).ok_or_else(|| format!("unknown protocol '{rest}'"))?
+    };
+    let p = proto as u64;
+    let (negated, op) = match kind {
+        '!' => (true, IntCmp::Ne(p)),
+        '<' => {
+            if p == 0 {
+                return Err("ip_proto:<0 can never match".into());
+            }
+            (false, IntCmp::Lt(p))
+        }
+        '>' => {
+            if p == 255 {
+                return Err("ip_proto:>255 can never match".into());
+            }
+            (false, IntCmp::Gt(p))
+        }
+        _ => (false, IntCmp::Eq(p)),
+    };
+    Ok(Condition::IpProto { proto, negated, op })
+}
+
+fn parse_flow(v: &str) -> Result<FlowOpts, String> {
+    let mut f = FlowOpts::default();
+    for o in split_commas(strip_quotes(v)) {
+        match o {
+            "to_server" | "from_client" => f.to_server = true,
+            "to_client" | "from_server" => f.to_client = true,
+            "established" => f.established = true,
+            "not_established" => f.not_established = true,
+            "stateless" => f.stateless = true,
+            "only_stream" | "stream_only" => f.only_stream = true,
+            "no_stream" => f.no_stream = true,
+            "only_frag" => f.only_frag = true,
+            "no_frag" => f.no_frag = true,
+            "" => {}
+            o => return Err(format!("unknown flow option '{o}'")),
+        }
+    }
+    if f.to_server && f.to_client {
+        return Err("flow: to_server and to_client exclude each other".into());
+    }
+    if f.established && (f.not_established || f.stateless) {
+        return Err("flow: established excludes not_established and stateless".into());
+    }
+    if f.only_stream && f.no_stream {
+        return Err("flow: only_stream and no_stream exclude each other".into());
+    }
+    if f.only_frag && f.no_frag {
+        return Err("flow: only_frag and no_frag exclude each other".into());
+    }
+    Ok(f)
+}
+
+/// `threshold:` / `detection_filter:`. `Ok(None)` for Suricata's
+/// `type backoff`, which the AST cannot represent.
+fn parse_threshold(v: &str, detection_filter: bool) -> Result<Option<Threshold>, String> {
+    let mut kind = None;
+    let mut track = None;
+    let mut count = None;
+    let mut seconds = None;
+    let mut backoff = false;
+    for part in split_commas(strip_quotes(v)) {
+        if part.is_empty() {
+            continue;
+        }
+        let (k, val) = part
+            .split_once(char::is_whitespace)
+            .map(|(a, b)| (a, b.trim()))
+            .ok_or_else(|| format!("'{part}' needs a value"))?;
+        match k {
+            "type" if !detection_filter => {
+                kind = Some(match val {
+                    "limit" => ThresholdKind::Limit,
+                    "threshold" => ThresholdKind::Threshold,
+                    "both" => ThresholdKind::Both,
+                    "backoff" => {
+                        backoff = true;
+                        ThresholdKind::Limit
+                    }
+                    t => return Err(format!("unknown threshold type '{t}'")),
+                })
+            }
+            "track" => {
+                track = Some(match val {
+                    "by_src" => Track::BySrc,
+                    "by_dst" => Track::ByDst,
+                    "by_rule" => Track::ByRule,
+                    "by_both" => Track::ByBoth,
+                    "by_flow" => Track::ByFlow,
+                    t => return Err(format!("unknown track '{t}'")),
+                })
+            }
+            "count" => count = Some(parse_u32(val)?),
+            "seconds" => seconds = Some(parse_u32(val)?),
+            "multiplier" if backoff => {
+                parse_u32(val)?;
+            }
+            "unique_on" => {}
+            k => return Err(format!("unknown threshold option '{k}'")),
+        }
+    }
+    let kind = if detection_filter {
+        ThresholdKind::DetectionFilter
+    } else {
+        kind.ok_or("threshold needs 'type'")?
+    };
+    let track = track.ok_or("threshold needs 'track'")?;
+    let count = count.ok_or("threshold needs 'count'")?;
+    if backoff {
+        return Ok(None);
+    }
+    let seconds = seconds.ok_or("threshold needs 'seconds'")?;
+    if count == 0 && !detection_filter {
+        return Err("threshold count must be > 0".into());
+    }
+    Ok(Some(Threshold {
+        kind,
+        track,
+        count,
+        seconds,
+    }))
+}

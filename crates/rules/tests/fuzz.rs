@@ -1,0 +1,208 @@
+//! Property tests: the parser never panics, whatever the input.
+
+use proptest::prelude::*;
+use vigil_rules::*;
+
+const SEEDS: &[&str] = &[
+    r#"alert http $HOME_NET any -> $EXTERNAL_NET any (msg:"ET MALWARE x"; flow:established,to_server; http.method; content:"POST"; http.uri; content:"/gate.php"; fast_pattern; endswith; http.header_names; content:!"Referer"; pkt_data; pcre:"/^\/[a-z]{4}\.php$/U"; reference:url,example.com; classtype:trojan-activity; sid:2000001; rev:2; metadata:created_at 2020_01_01;)"#,
+    r#"alert tcp $EXTERNAL_NET any -> $HOME_NET 445 (msg:"x"; flow:to_server,established; content:"|FF|SMB"; depth:5; offset:4; byte_extract:2,0,len,relative,little; byte_test:2,>,len,0,relative; byte_jump:4,len,relative,align,post_offset -2; isdataat:!10,relative; byte_math:bytes 2,offset 0,oper +,rvalue len,result r; content:"a"; within:r; sid:1;)"#,
+    r#"alert udp any any -> any 53 (msg:"dns"; dns.query; dotprefix; content:".evil.com"; nocase; endswith; bsize:<100; threshold:type limit,track by_src,count 1,seconds 60; sid:2;)"#,
+    r#"alert ip [1.1.1.1,!1.1.1.2,[10.0.0.0/8,!10.1.0.0/16]] [80,!81,1024:] <> ![$HOME_NET,2001:db8::/32] any (msg:"h"; ttl:<5; dsize:10<>20; flags:SA,12; fragbits:+M; ip_proto:!6; tos:!x10; icmp_id:5; sid:3;)"#,
+    r#"alert http ( msg:"SERVER-WEBAPP"; flow:to_server,established; http_uri; content:"${",fast_pattern; content:"a.",distance 0; bufferlen:1<=>5; pcre:"/\x24\x7b/i"; metadata:policy balanced-ips drop; service:http; gid:1; sid:59941; rev:3; )"#,
+    r#"alert tcp $EXTERNAL_NET $HTTP_PORTS -> $HOME_NET any (msg:"y"; flow:to_client,established; file_data; content:"MZ"; within:2; content:"Content-Length:"; http_header; flowbits:isset,a|b; flowbits:noalert; detection_filter:track by_dst,count 5,seconds 10; sid:4;)"#,
+];
+
+fn check(text: &str) {
+    let vars = Vars::default();
+    let _ = parse_rule(text, &vars, Origin::default());
+    let _ = parse_rules_str(text, "fuzz.rules", &vars);
+}
+
+#[test]
+fn seeds_parse() {
+    for s in SEEDS {
+        parse_rule(s, &Vars::default(), Origin::default()).unwrap_or_else(|e| panic!("{s}\n{e}"));
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Delete(usize, usize),
+    Insert(usize, String),
+    Duplicate(usize, usize),
+    Replace(usize, char),
+    Truncate(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let tokens = prop::sample::select(vec![
+        ";",
+        ":",
+        "\"",
+        "\\",
+        "|",
+        "!",
+        ",",
+        "[",
+        "]",
+        "(",
+        ")",
+        "$",
+        "/",
+        "-",
+        "<>",
+        "0x",
+        "99999999999",
+        "-1",
+        " ",
+        "relative",
+        "nocase;",
+        "content:\"",
+        "pcre:\"/",
+        "http_uri;",
+        "pkt_data;",
+        "é",
+        "\0",
+        "$HOME_NET",
+        "any",
+        "distance:0;",
+        "byte_extract:1,0,v;",
+        "within:v;",
+        "fast_pattern;",
+    ]);
+    prop_oneof![
+        (any::<usize>(), 0usize..40).prop_map(|(a, n)| Mutation::Delete(a, n)),
+        (
+            any::<usize>(),
+            prop_oneof![tokens.prop_map(String::from), ".{0,8}"]
+        )
+            .prop_map(|(a, s)| Mutation::Insert(a, s)),
+        (any::<usize>(), 0usize..60).prop_map(|(a, n)| Mutation::Duplicate(a, n)),
+        (any::<usize>(), any::<char>()).prop_map(|(a, c)| Mutation::Replace(a, c)),
+        any::<usize>().prop_map(Mutation::Truncate),
+    ]
+}
+
+fn apply(text: &str, muts: &[Mutation]) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    for m in muts {
+        let len = chars.len().max(1);
+        match m {
+            Mutation::Delete(a, n) => {
+                let a = a % len;
+                let b = (a + n).min(chars.len());
+                if a < b {
+                    chars.drain(a..b);
+                }
+            }
+            Mutation::Insert(a, s) => {
+                let a = a % (chars.len() + 1);
+                for (i, c) in s.chars().enumerate() {
+                    chars.insert(a + i, c);
+                }
+            }
+            Mutation::Duplicate(a, n) => {
+                let a = a % len;
+                let b = (a + n).min(chars.len());
+                if a < b {
+                    let seg: Vec<char> = chars[a..b].to_vec();
+                    for (i, c) in seg.into_iter().enumerate() {
+                        chars.insert(b + i, c);
+                    }
+                }
+            }
+            Mutation::Replace(a, c) => {
+                if !chars.is_empty() {
+                    let a = a % chars.len();
+                    chars[a] = *c;
+                }
+            }
+            Mutation::Truncate(a) => {
+                let a = a % len;
+                chars.truncate(a);
+            }
+        }
+    }
+    chars.into_iter().collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_strings(s in ".{0,300}") {
+        check(&s);
+    }
+
+    #[test]
+    fn never_panics_on_rule_shaped_strings(
+        action in prop::sample::select(vec!["alert", "drop", "pass", "x"]),
+        proto in prop::sample::select(vec!["tcp", "udp", "ip", "http", "icmp", "dns"]),
+        src in "[!\\[\\]0-9.,/$A-Z_a-z:-]{0,30}",
+        ports in "[!\\[\\]0-9,:$A-Z_]{0,15}",
+        opts in prop::collection::vec("[a-z_.]{1,12}(:[ -~]{0,30})?;", 0..12),
+    ) {
+        let text = format!("{action} {proto} {src} {ports} -> any any ({} sid:1;)", opts.join(" "));
+        check(&text);
+    }
+
+    #[test]
+    fn never_panics_on_mutated_rules(
+        seed in prop::sample::select(SEEDS.to_vec()),
+        muts in prop::collection::vec(mutation(), 1..6),
+    ) {
+        let text = apply(seed, &muts);
+        check(&text);
+    }
+
+    #[test]
+    fn address_parsing_never_panics(s in "[!\\[\\], 0-9a-f.:/$A-Z_-]{0,60}") {
+        let v = Vars::default();
+        if let Ok(spec) = v.resolve_address(&s) {
+            let m = spec.compile();
+            for ip in ["10.0.0.1", "8.8.8.8", "::1", "0.0.0.0", "255.255.255.255"] {
+                let ip = ip.parse().unwrap();
+                prop_assert_eq!(spec.contains(ip), m.contains(ip));
+            }
+        }
+        if let Ok(spec) = v.resolve_port(&s) {
+            let m = spec.compile();
+            for p in [0u16, 1, 80, 1023, 1024, 65535] {
+                prop_assert_eq!(spec.contains(p), m.contains(p));
+            }
+        }
+    }
+
+    #[test]
+    fn compiled_matchers_agree(
+        items in prop::collection::vec((any::<bool>(), any::<u32>(), 0u8..=32), 1..20),
+        probes in prop::collection::vec(any::<u32>(), 1..50),
+    ) {
+        let parts: Vec<String> = items
+            .iter()
+            .map(|(neg, a, l)| format!("{}{}/{}", if *neg { "!" } else { "" }, std::net::Ipv4Addr::from(*a), l))
+            .collect();
+        let text = format!("[{}]", parts.join(","));
+        if let Ok(spec) = Vars::default().resolve_address(&text) {
+            let m = spec.compile();
+            for p in probes.iter().chain(items.iter().map(|i| &i.1)) {
+                let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::from(*p));
+                prop_assert_eq!(spec.contains(ip), m.contains(ip), "{} {}", text, ip);
+            }
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    let deep = format!("{}1.1.1.1{}", "[".repeat(10_000), "]".repeat(10_000));
+    assert!(Vars::default().resolve_address(&deep).is_err());
+    let bangs = format!("{}1.1.1.1", "!".repeat(100_001));
+    let s = Vars::default().resolve_address(&bangs).unwrap();
+    assert!(!s.contains("1.1.1.1".parse().unwrap()));
+    let many = format!(
+        "alert tcp any any -> any any ({} sid:1;)",
+        "content:\"a\"; ".repeat(20_000)
+    );
+    assert!(parse_rule(&many, &Vars::default(), Origin::default()).is_ok());
+}

@@ -1,0 +1,1201 @@
+//! Rule parser: one test per keyword family, good and bad.
+
+use vigil_rules::*;
+
+fn rule(text: &str) -> Result<Rule, RuleError> {
+    parse_rule(
+        text,
+        &Vars::default(),
+        Origin {
+            file: "t.rules".into(),
+            line: 7,
+        },
+    )
+}
+
+/// Parses `alert tcp any any -> any any (<opts> sid:1;)`.
+fn ok(opts: &str) -> Rule {
+    let t = format!("alert tcp any any -> any any ({opts} sid:1;)");
+    rule(&t).unwrap_or_else(|e| panic!("{t}\n  -> {e}"))
+}
+
+fn bad(opts: &str) -> RuleError {
+    let t = format!("alert tcp any any -> any any ({opts} sid:1;)");
+    match rule(&t) {
+        Ok(r) => panic!("{t}\n  should fail, got {r:#?}"),
+        Err(e) => e,
+    }
+}
+
+fn bad_kw(opts: &str, kind: RuleErrorKind, kw: &str) {
+    let e = bad(opts);
+    assert_eq!(e.kind, kind, "{opts}: {e}");
+    assert_eq!(e.keyword.as_deref(), Some(kw), "{opts}: {e}");
+}
+
+fn contents(r: &Rule, b: &Buffer) -> Vec<Content> {
+    r.buffers
+        .iter()
+        .filter(|m| &m.buffer == b)
+        .flat_map(|m| m.items.iter())
+        .filter_map(|i| match i {
+            PayloadItem::Content(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn items(r: &Rule, b: &Buffer) -> Vec<PayloadItem> {
+    r.buffers
+        .iter()
+        .find(|m| &m.buffer == b)
+        .map(|m| m.items.clone())
+        .unwrap_or_default()
+}
+
+fn named(s: &str) -> Buffer {
+    Buffer::Named(s.into())
+}
+
+// ---------------------------------------------------------------- header
+
+#[test]
+fn header_actions_and_protocols() {
+    for (a, want) in [
+        ("alert", Action::Alert),
+        ("pass", Action::Pass),
+        ("drop", Action::Drop),
+        ("reject", Action::Reject),
+        ("rejectsrc", Action::RejectSrc),
+        ("rejectdst", Action::RejectDst),
+        ("rejectboth", Action::RejectBoth),
+        ("log", Action::Log),
+        ("sdrop", Action::Drop),
+    ] {
+        let r = rule(&format!("{a} ip any any -> any any (sid:1;)")).unwrap();
+        assert_eq!(r.action, want);
+    }
+    for (p, want) in [
+        ("ip", Proto::Ip),
+        ("tcp", Proto::Tcp),
+        ("udp", Proto::Udp),
+        ("icmp", Proto::Icmp),
+        ("icmpv4", Proto::Icmp),
+        ("icmpv6", Proto::Icmpv6),
+        ("ipv6-icmp", Proto::Icmpv6),
+        ("sctp", Proto::Sctp),
+        ("pkthdr", Proto::PktHdr),
+        ("http", Proto::App("http".into())),
+        ("dns", Proto::App("dns".into())),
+        ("tls", Proto::App("tls".into())),
+        ("smb", Proto::App("smb".into())),
+        ("tcp-pkt", Proto::App("tcp-pkt".into())),
+        ("tcp-stream", Proto::App("tcp-stream".into())),
+    ] {
+        let r = rule(&format!("alert {p} any any -> any any (sid:1;)")).unwrap();
+        assert_eq!(r.header.proto, want);
+    }
+    assert_eq!(Proto::App("http".into()).transport(), Proto::Tcp);
+    assert_eq!(Proto::App("dns".into()).transport(), Proto::Ip);
+    assert_eq!(Proto::App("tcp-pkt".into()).transport(), Proto::Tcp);
+    assert_eq!(Proto::Udp.transport(), Proto::Udp);
+}
+
+#[test]
+fn header_fields() {
+    let r = rule(
+        "alert tcp $HOME_NET [1024:, !2000] <> [1.2.3.4, 5.6.7.0/24] $HTTP_PORTS (msg:\"m\"; sid:5; rev:3; gid:2;)",
+    )
+    .unwrap();
+    assert_eq!(r.header.direction, Direction::Both);
+    assert!(r.header.src_ports.contains(1500) && !r.header.src_ports.contains(2000));
+    assert!(r.header.dst.contains("5.6.7.9".parse().unwrap()));
+    assert!(r.header.dst_ports.contains(80) && !r.header.dst_ports.contains(81));
+    assert_eq!((r.sid, r.rev, r.gid), (5, 3, 2));
+    assert_eq!(r.origin.line, 7);
+    assert!(r.text.starts_with("alert tcp $HOME_NET"));
+    let r = rule("alert tcp any any -> any any (sid:1;)").unwrap();
+    assert_eq!((r.gid, r.rev), (1, 0));
+    assert_eq!(r.header.direction, Direction::Forward);
+    assert!(r.header.src.is_any() && r.header.dst_ports.is_any());
+}
+
+#[test]
+fn header_errors() {
+    for (t, kind) in [
+        (
+            "alert tcp any any <- any any (sid:1;)",
+            RuleErrorKind::Header,
+        ),
+        (
+            "alert tcp any any => any any (sid:1;)",
+            RuleErrorKind::Header,
+        ),
+        (
+            "alarm tcp any any -> any any (sid:1;)",
+            RuleErrorKind::Header,
+        ),
+        (
+            "alert foo any any -> any any (sid:1;)",
+            RuleErrorKind::Header,
+        ),
+        ("alert tcp any any -> any (sid:1;)", RuleErrorKind::Header),
+        (
+            "alert tcp any any -> any any any (sid:1;)",
+            RuleErrorKind::Header,
+        ),
+        ("alert tcp any any -> any any sid:1;", RuleErrorKind::Syntax),
+        (
+            "alert tcp any any -> any any (sid:1;",
+            RuleErrorKind::Syntax,
+        ),
+        (
+            "alert tcp $NOPE any -> any any (sid:1;)",
+            RuleErrorKind::Address,
+        ),
+        (
+            "alert tcp any 99999 -> any any (sid:1;)",
+            RuleErrorKind::Port,
+        ),
+        (
+            "alert tcp any any -> any $HOME_NET (sid:1;)",
+            RuleErrorKind::Port,
+        ),
+        (
+            "alert tcp any any -> any any (msg:\"x\";)",
+            RuleErrorKind::MissingSid,
+        ),
+    ] {
+        let e = rule(t).unwrap_err();
+        assert_eq!(e.kind, kind, "{t}: {e}");
+    }
+}
+
+#[test]
+fn snort3_service_header() {
+    let r = rule("alert http ( msg:\"x\"; http_uri; content:\"/a\"; sid:9; )").unwrap();
+    assert_eq!(r.header.proto, Proto::App("http".into()));
+    assert!(r.header.src.is_any() && r.header.dst.is_any());
+    assert_eq!(contents(&r, &named("http.uri")).len(), 1);
+}
+
+// ---------------------------------------------------------------- meta
+
+#[test]
+fn meta_keywords() {
+    let r = ok(
+        "msg:\"a \\\"quoted\\\" \\; semi \\\\ back\"; classtype:trojan-activity; priority:2; \
+                reference:url,example.com/a,b; reference: cve , 2020-1234; \
+                metadata:created_at 2020_01_01, tag Foo Bar, lone; target:dest_ip; rev:4;",
+    );
+    assert_eq!(r.msg, "a \"quoted\" ; semi \\ back");
+    assert_eq!(r.classtype.as_deref(), Some("trojan-activity"));
+    assert_eq!(r.priority, Some(2));
+    assert_eq!(
+        r.references,
+        vec![
+            ("url".to_string(), "example.com/a,b".to_string()),
+            ("cve".to_string(), "2020-1234".to_string())
+        ]
+    );
+    assert_eq!(
+        r.metadata,
+        vec![
+            ("created_at".into(), "2020_01_01".into()),
+            ("tag".into(), "Foo Bar".into()),
+            ("lone".into(), String::new())
+        ]
+    );
+    assert_eq!(r.target.as_deref(), Some("dest_ip"));
+    assert_eq!(r.rev, 4);
+}
+
+#[test]
+fn meta_errors() {
+    bad_kw("priority:0;", RuleErrorKind::InvalidValue, "priority");
+    bad_kw("priority:300;", RuleErrorKind::InvalidValue, "priority");
+    bad_kw(
+        "reference:nocomma;",
+        RuleErrorKind::InvalidValue,
+        "reference",
+    );
+    bad_kw("target:foo;", RuleErrorKind::InvalidValue, "target");
+    bad_kw("classtype:a b;", RuleErrorKind::InvalidValue, "classtype");
+    bad_kw("msg:\"a\"; msg:\"b\";", RuleErrorKind::Validation, "msg");
+    bad_kw("sid:2;", RuleErrorKind::Validation, "sid");
+    bad_kw("rev:x;", RuleErrorKind::InvalidValue, "rev");
+    let e = rule("alert tcp any any -> any any (sid:0;)").unwrap_err();
+    assert_eq!(e.keyword.as_deref(), Some("sid"));
+}
+
+// ---------------------------------------------------------------- content
+
+#[test]
+fn content_decoding() {
+    let r = ok("content:\"A|42 43|D|0a|\\\"\\;\\:\\\\\";");
+    let c = &contents(&r, &Buffer::Packet)[0];
+    assert_eq!(c.pattern, b"ABCD\n\";:\\");
+    assert!(!c.negated);
+    let r = ok("content:!\"x\";");
+    assert!(contents(&r, &Buffer::Packet)[0].negated);
+    let r = ok("content: ! \"|de ad,be ef|\";");
+    let c = &contents(&r, &Buffer::Packet)[0];
+    assert!(c.negated);
+    assert_eq!(c.pattern, vec![0xde, 0xad, 0xbe, 0xef]);
+    let r = ok("content:unquoted;");
+    assert_eq!(contents(&r, &Buffer::Packet)[0].pattern, b"unquoted");
+}
+
+#[test]
+fn content_errors() {
+    for v in [
+        "content:\"|4|\";",
+        "content:\"|41\";",
+        "content:\"|zz|\";",
+        "content:\"a\\x\";",
+        "content:\"\";",
+        "content:\"abc;",
+        "content:\"a\"b\";",
+        "content;",
+    ] {
+        let e = bad(v);
+        assert_eq!(e.keyword.as_deref(), Some("content"), "{v}: {e}");
+    }
+}
+
+#[test]
+fn content_modifiers() {
+    let r = ok("content:\"abc\"; nocase; offset:2; depth:10; rawbytes; \
+                content:\"de\"; distance:-1; within:5; fast_pattern; \
+                content:\"f\"; startswith; content:\"g\"; endswith;");
+    let cs = contents(&r, &Buffer::Packet);
+    assert!(cs[0].nocase && cs[0].rawbytes);
+    assert_eq!(cs[0].offset, Some(NumOrVar::Num(2)));
+    assert_eq!(cs[0].depth, Some(NumOrVar::Num(10)));
+    assert_eq!(cs[1].distance, Some(NumOrVarSigned::Num(-1)));
+    assert_eq!(cs[1].within, Some(NumOrVar::Num(5)));
+    assert_eq!(
+        cs[1].fast_pattern,
+        Some(FastPattern {
+            only: false,
+            chop: None
+        })
+    );
+    assert!(cs[2].startswith && cs[3].endswith);
+    let r = ok("content:\"abcdef\"; fast_pattern:only;");
+    assert!(contents(&r, &Buffer::Packet)[0].fast_pattern.unwrap().only);
+    let r = ok("content:\"abcdef\"; fast_pattern:1,3;");
+    assert_eq!(
+        contents(&r, &Buffer::Packet)[0].fast_pattern.unwrap().chop,
+        Some((1, 3))
+    );
+    // nocase twice is fine; relative on the first content of a buffer too.
+    ok("content:\"a\"; nocase; nocase;");
+    ok("content:\"a\"; distance:0;");
+    ok("content:\"a\"; within:1;");
+}
+
+#[test]
+fn content_modifier_errors() {
+    bad_kw("nocase;", RuleErrorKind::Validation, "nocase");
+    bad_kw("distance:1;", RuleErrorKind::Validation, "distance");
+    bad_kw(
+        "content:\"abc\"; depth:2;",
+        RuleErrorKind::Validation,
+        "depth",
+    );
+    bad_kw(
+        "content:\"abc\"; within:2;",
+        RuleErrorKind::Validation,
+        "within",
+    );
+    bad_kw(
+        "content:\"abc\"; depth:5; depth:6;",
+        RuleErrorKind::Validation,
+        "depth",
+    );
+    bad_kw(
+        "content:\"abc\"; offset:1; distance:1;",
+        RuleErrorKind::Validation,
+        "distance",
+    );
+    bad_kw(
+        "content:\"abc\"; within:5; depth:5;",
+        RuleErrorKind::Validation,
+        "depth",
+    );
+    bad_kw(
+        "content:\"a\"; startswith; offset:1;",
+        RuleErrorKind::Validation,
+        "offset",
+    );
+    bad_kw(
+        "content:\"a\"; fast_pattern; fast_pattern;",
+        RuleErrorKind::Validation,
+        "fast_pattern",
+    );
+    bad_kw(
+        "content:\"a\"; fast_pattern; content:\"b\"; fast_pattern;",
+        RuleErrorKind::Validation,
+        "fast_pattern",
+    );
+    bad_kw(
+        "content:\"abc\"; fast_pattern:2,5;",
+        RuleErrorKind::InvalidValue,
+        "fast_pattern",
+    );
+    bad_kw(
+        "content:\"abc\"; fast_pattern:x;",
+        RuleErrorKind::InvalidValue,
+        "fast_pattern",
+    );
+    bad_kw(
+        "content:!\"abc\"; fast_pattern:only;",
+        RuleErrorKind::Validation,
+        "fast_pattern",
+    );
+    bad_kw(
+        "content:\"abc\"; offset:-1;",
+        RuleErrorKind::InvalidValue,
+        "offset",
+    );
+    bad_kw(
+        "content:\"abc\"; offset:nosuchvar;",
+        RuleErrorKind::InvalidValue,
+        "offset",
+    );
+}
+
+#[test]
+fn http_modifiers_move_content() {
+    let r = ok(
+        "content:\"GET\"; http_method; content:\"/x\"; http_uri; nocase; \
+                content:\"y\"; distance:0; http_uri; content:\"h\"; http_header; \
+                content:\"rh\"; http_raw_header; content:\"c\"; http_cookie; \
+                content:\"ru\"; http_raw_uri; content:\"b\"; http_client_body; \
+                content:\"s\"; http_server_body; content:\"200\"; http_stat_code; \
+                content:\"OK\"; http_stat_msg; content:\"ua\"; http_user_agent; \
+                content:\"ho\"; http_host; content:\"RH\"; http_raw_host; content:\"pkt\";",
+    );
+    assert_eq!(contents(&r, &named("http.method"))[0].pattern, b"GET");
+    let uri = contents(&r, &named("http.uri"));
+    assert_eq!(uri.len(), 2);
+    assert!(uri[0].nocase);
+    assert_eq!(uri[1].distance, Some(NumOrVarSigned::Num(0)));
+    for b in [
+        "http.header",
+        "http.header.raw",
+        "http.cookie",
+        "http.uri.raw",
+        "http.request_body",
+        "http.response_body",
+        "http.stat_code",
+        "http.stat_msg",
+        "http.user_agent",
+        "http.host",
+        "http.host.raw",
+    ] {
+        assert_eq!(contents(&r, &named(b)).len(), 1, "{b}");
+        assert!(r.not_evaluable.iter().any(|n| n == b), "{b}");
+    }
+    assert_eq!(contents(&r, &Buffer::Packet)[0].pattern, b"pkt");
+    // Buffers in first-use order.
+    assert_eq!(r.buffers[0].buffer, named("http.method"));
+    assert_eq!(r.buffers[1].buffer, named("http.uri"));
+    let r = ok("uricontent:\"/a\";");
+    assert_eq!(contents(&r, &named("http.uri")).len(), 1);
+}
+
+#[test]
+fn http_modifier_errors() {
+    // (`http_uri;` before any content reads as a Snort 3 sticky buffer.)
+    bad_kw(
+        "http.uri; content:\"a\"; pkt_data; http_uri;",
+        RuleErrorKind::Validation,
+        "http_uri",
+    );
+    bad_kw(
+        "content:\"a\"; rawbytes; http_uri;",
+        RuleErrorKind::Validation,
+        "http_uri",
+    );
+    bad_kw(
+        "dns.query; content:\"a\"; http_header;",
+        RuleErrorKind::Validation,
+        "http_header",
+    );
+}
+
+#[test]
+fn sticky_buffers() {
+    let r = ok("http.uri; content:\"a\"; content:\"b\"; distance:0; pkt_data; content:\"p\"; \
+                file_data; content:\"f\"; dns_query; content:\"d\"; tls_sni; content:\"t\"; \
+                http.uri; content:\"c\"; bsize:>3; ipv4.hdr; content:\"|45|\"; tcp.hdr; content:\"|00|\";");
+    assert_eq!(contents(&r, &named("http.uri")).len(), 3);
+    assert_eq!(contents(&r, &Buffer::Packet)[0].pattern, b"p");
+    assert_eq!(contents(&r, &named("file.data")).len(), 1);
+    assert_eq!(contents(&r, &named("dns.query")).len(), 1);
+    assert_eq!(contents(&r, &named("tls.sni")).len(), 1);
+    assert_eq!(contents(&r, &Buffer::Ipv4Hdr).len(), 1);
+    assert_eq!(contents(&r, &Buffer::TcpHdr).len(), 1);
+    assert!(matches!(
+        items(&r, &named("http.uri")).last(),
+        Some(PayloadItem::Bsize(IntCmp::Gt(3)))
+    ));
+    assert_eq!(
+        r.not_evaluable,
+        vec!["http.uri", "file.data", "dns.query", "tls.sni"]
+    );
+    let r = ok("udp.hdr; content:\"a\"; icmpv4.hdr; content:\"b\"; icmpv6.hdr; content:\"c\"; ipv6.hdr; content:\"d\";");
+    assert!(r.not_evaluable.is_empty());
+    assert_eq!(r.buffers.len(), 4);
+    // Modifiers apply to the sticky buffer's last content only.
+    bad_kw(
+        "content:\"a\"; http.uri; nocase;",
+        RuleErrorKind::Validation,
+        "nocase",
+    );
+    bad_kw("bsize:5;", RuleErrorKind::Validation, "bsize");
+}
+
+#[test]
+fn legacy_sticky_names_are_canonical() {
+    for (legacy, canon) in [
+        ("file_data", "file.data"),
+        ("dns_query", "dns.query"),
+        ("tls_sni", "tls.sni"),
+        ("tls_cert_subject", "tls.cert_subject"),
+        ("tls_cert_issuer", "tls.cert_issuer"),
+        ("ja3_hash", "ja3.hash"),
+        ("ja3s_hash", "ja3s.hash"),
+        ("ssh_proto", "ssh.proto"),
+        ("http_request_line", "http.request_line"),
+        ("http_accept", "http.accept"),
+        ("dce_stub_data", "dcerpc.stub_data"),
+        ("http.header_names", "http.header_names"),
+        ("tls.certs", "tls.certs"),
+    ] {
+        let r = ok(&format!("{legacy}; content:\"x\";"));
+        assert_eq!(contents(&r, &named(canon)).len(), 1, "{legacy}");
+        assert_eq!(r.not_evaluable, vec![canon.to_string()], "{legacy}");
+    }
+}
+
+#[test]
+fn transforms() {
+    let r = ok("dns.query; dotprefix; content:\".evil.com\"; endswith;");
+    assert_eq!(r.not_evaluable, vec!["dns.query", "dotprefix"]);
+    let r = ok("http.uri; to_lowercase; url_decode; strip_whitespace; pcrexform:\"a(.*)\"; xor:\"0d0ac8ff\"; to_md5; content:\"x\";");
+    assert!(r.not_evaluable.iter().any(|n| n == "xor"));
+    bad_kw(
+        "dotprefix; content:\"x\";",
+        RuleErrorKind::Validation,
+        "dotprefix",
+    );
+}
+
+// ---------------------------------------------------------------- pcre
+
+#[test]
+fn pcre_flags() {
+    let r = ok("content:\"a\"; pcre:\"/a.*b/ismxAEGR\";");
+    let PayloadItem::Pcre(p) = &items(&r, &Buffer::Packet)[1] else {
+        panic!()
+    };
+    assert!(p.caseless && p.dotall && p.multiline && p.extended);
+    assert!(p.anchored && p.dollar_endonly && p.ungreedy && p.relative);
+    assert_eq!(p.pattern, "a.*b");
+    let r = ok("pcre:!\"/x\\/y\\;\"z/B\";");
+    let PayloadItem::Pcre(p) = &items(&r, &Buffer::Packet)[0] else {
+        panic!()
+    };
+    assert!(p.negated && p.rawbytes);
+    assert_eq!(p.pattern, "x\\/y\\;\"z");
+    for (flag, buf) in [
+        ('U', "http.uri"),
+        ('I', "http.uri.raw"),
+        ('P', "http.request_body"),
+        ('Q', "file.data"),
+        ('H', "http.header"),
+        ('D', "http.header.raw"),
+        ('M', "http.method"),
+        ('C', "http.cookie"),
+        ('S', "http.stat_code"),
+        ('Y', "http.stat_msg"),
+        ('V', "http.user_agent"),
+        ('W', "http.host"),
+        ('Z', "http.host.raw"),
+    ] {
+        let r = ok(&format!("pcre:\"/x/{flag}\";"));
+        let PayloadItem::Pcre(p) = &items(&r, &named(buf))[0] else {
+            panic!("{flag}")
+        };
+        assert_eq!(p.buffer_flag, Some(flag));
+        assert_eq!(r.not_evaluable, vec![buf.to_string()]);
+    }
+    // Relative in a sticky buffer needs no preceding match.
+    ok("http.uri; pcre:\"/x/R\";");
+    ok("content:\"a\"; http_uri; pcre:\"/x/UR\";");
+    ok("http.response_body; pcre:\"/x/Q\";");
+}
+
+#[test]
+fn pcre_errors() {
+    bad_kw("pcre:\"/x/R\";", RuleErrorKind::Validation, "pcre");
+    bad_kw(
+        "content:\"a\"; http_uri; pcre:\"/x/R\";",
+        RuleErrorKind::Validation,
+        "pcre",
+    );
+    bad_kw("pcre:\"/x/J\";", RuleErrorKind::InvalidValue, "pcre");
+    bad_kw("pcre:\"/x/UH\";", RuleErrorKind::InvalidValue, "pcre");
+    bad_kw("pcre:\"x\";", RuleErrorKind::InvalidValue, "pcre");
+    bad_kw("pcre:\"/x\";", RuleErrorKind::InvalidValue, "pcre");
+    bad_kw("pcre:\"/x/i;", RuleErrorKind::InvalidValue, "pcre");
+    bad_kw(
+        "dns.query; pcre:\"/x/U\";",
+        RuleErrorKind::Validation,
+        "pcre",
+    );
+}
+
+// ---------------------------------------------------------------- byte_*
+
+#[test]
+fn byte_test_forms() {
+    let r = ok("content:\"a\"; byte_test:4,>,1000,0,relative,little; \
+                byte_test:2,!&,0x80,-2,relative,bitmask 0x0ff0; \
+                byte_test:3,=,123,5,string,dec; byte_test:1,!=,5,0; byte_test:8,<=,1,0,big,dce;");
+    let it = items(&r, &Buffer::Packet);
+    let PayloadItem::ByteTest(a) = &it[1] else {
+        panic!()
+    };
+    assert_eq!((a.nbytes, a.op, a.negated), (4, CmpOp::Gt, false));
+    assert_eq!(a.value, NumOrVar64::Num(1000));
+    assert!(a.relative && a.endian == Endian::Little);
+    let PayloadItem::ByteTest(b) = &it[2] else {
+        panic!()
+    };
+    assert_eq!((b.op, b.negated), (CmpOp::And, true));
+    assert_eq!(b.offset, NumOrVarSigned::Num(-2));
+    assert_eq!(b.bitmask, Some(0x0ff0));
+    let PayloadItem::ByteTest(c) = &it[3] else {
+        panic!()
+    };
+    assert_eq!(c.base, NumBase::Dec);
+    let PayloadItem::ByteTest(d) = &it[4] else {
+        panic!()
+    };
+    assert_eq!((d.op, d.negated), (CmpOp::Ne, false));
+    // dce goes to the DCE/RPC stub data.
+    let dce = items(&r, &named("dcerpc.stub_data"));
+    let PayloadItem::ByteTest(e) = &dce[0] else {
+        panic!()
+    };
+    assert!(e.dce);
+    for op in ["<", ">", "=", "<=", ">=", "&", "^", "!<", "!^"] {
+        ok(&format!("byte_test:1,{op},1,0;"));
+    }
+}
+
+#[test]
+fn byte_keywords_with_variables() {
+    let r = ok("content:\"a\"; byte_extract:2,0,len,relative,little,multiplier 2,align 4; \
+                content:\"b\"; within:len; byte_test:2,>,len,len; isdataat:len,relative; \
+                byte_math:bytes 2,offset 0,oper +,rvalue len,result sum,relative,endian little; \
+                byte_jump:4,sum,relative,from_beginning,post_offset -3,multiplier 2,align,string,hex; \
+                content:\"c\"; offset:sum; depth:len;");
+    let it = items(&r, &Buffer::Packet);
+    let PayloadItem::ByteExtract(e) = &it[1] else {
+        panic!()
+    };
+    assert_eq!(e.name, "len");
+    assert_eq!((e.multiplier, e.align, e.endian), (2, 4, Endian::Little));
+    let PayloadItem::Content(c) = &it[2] else {
+        panic!()
+    };
+    assert_eq!(c.within, Some(NumOrVar::Var("len".into())));
+    let PayloadItem::ByteMath(m) = &it[5] else {
+        panic!()
+    };
+    assert_eq!((m.op, m.result.as_str()), (MathOp::Add, "sum"));
+    assert_eq!(m.rvalue, NumOrVar64::Var("len".into()));
+    let PayloadItem::ByteJump(j) = &it[6] else {
+        panic!()
+    };
+    assert_eq!(j.offset, NumOrVarSigned::Var("sum".into()));
+    assert!(j.from_beginning && j.align && j.relative);
+    assert_eq!((j.post_offset, j.multiplier, j.base), (-3, 2, NumBase::Hex));
+}
+
+#[test]
+fn byte_keyword_errors() {
+    bad_kw("byte_test:4,>,1;", RuleErrorKind::InvalidValue, "byte_test");
+    bad_kw(
+        "byte_test:9,>,1,0;",
+        RuleErrorKind::InvalidValue,
+        "byte_test",
+    );
+    bad_kw(
+        "byte_test:24,>,1,0,string;",
+        RuleErrorKind::InvalidValue,
+        "byte_test",
+    );
+    bad_kw(
+        "byte_test:4,~,1,0;",
+        RuleErrorKind::InvalidValue,
+        "byte_test",
+    );
+    bad_kw(
+        "byte_test:4,>,nosuch,0;",
+        RuleErrorKind::InvalidValue,
+        "byte_test",
+    );
+    bad_kw(
+        "byte_test:4,>,1,0,sideways;",
+        RuleErrorKind::InvalidValue,
+        "byte_test",
+    );
+    bad_kw(
+        "byte_test:4,>,1,0,big,little;",
+        RuleErrorKind::InvalidValue,
+        "byte_test",
+    );
+    bad_kw("byte_jump:4;", RuleErrorKind::InvalidValue, "byte_jump");
+    bad_kw(
+        "byte_jump:4,0,multiplier 0;",
+        RuleErrorKind::InvalidValue,
+        "byte_jump",
+    );
+    bad_kw(
+        "byte_jump:4,0,from_beginning,from_end;",
+        RuleErrorKind::InvalidValue,
+        "byte_jump",
+    );
+    bad_kw(
+        "byte_extract:4,0;",
+        RuleErrorKind::InvalidValue,
+        "byte_extract",
+    );
+    bad_kw(
+        "byte_extract:4,0,1abc;",
+        RuleErrorKind::InvalidValue,
+        "byte_extract",
+    );
+    bad_kw(
+        "byte_extract:4,0,x,align 3;",
+        RuleErrorKind::InvalidValue,
+        "byte_extract",
+    );
+    bad_kw(
+        "byte_math:bytes 2,offset 0,oper +,rvalue 1;",
+        RuleErrorKind::InvalidValue,
+        "byte_math",
+    );
+    bad_kw(
+        "byte_math:bytes 2,offset 0,oper %,rvalue 1,result r;",
+        RuleErrorKind::InvalidValue,
+        "byte_math",
+    );
+    bad_kw("isdataat:foo;", RuleErrorKind::InvalidValue, "isdataat");
+    bad_kw(
+        "isdataat:1,sideways;",
+        RuleErrorKind::InvalidValue,
+        "isdataat",
+    );
+}
+
+#[test]
+fn isdataat_forms() {
+    let r = ok("content:\"a\"; isdataat:!10,relative,rawbytes;");
+    let PayloadItem::IsDataAt(i) = &items(&r, &Buffer::Packet)[1] else {
+        panic!()
+    };
+    assert!(i.negated && i.relative && i.rawbytes);
+    assert_eq!(i.offset, NumOrVar::Num(10));
+    // Relative byte keywords follow the buffer of the previous match.
+    let r = ok("content:\"a\"; http_uri; isdataat:1,relative; byte_test:1,=,1,0;");
+    assert_eq!(items(&r, &named("http.uri")).len(), 2);
+    assert_eq!(items(&r, &Buffer::Packet).len(), 1);
+}
+
+// ---------------------------------------------------------------- integers
+
+#[test]
+fn integer_keywords() {
+    let cond = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(cond("dsize:10;"), Condition::Dsize(IntCmp::Eq(10)));
+    assert_eq!(cond("dsize:<10;"), Condition::Dsize(IntCmp::Lt(10)));
+    assert_eq!(cond("dsize:>10;"), Condition::Dsize(IntCmp::Gt(10)));
+    assert_eq!(cond("dsize:<=10;"), Condition::Dsize(IntCmp::Le(10)));
+    assert_eq!(cond("dsize:>=10;"), Condition::Dsize(IntCmp::Ge(10)));
+    assert_eq!(cond("dsize:!10;"), Condition::Dsize(IntCmp::Ne(10)));
+    assert_eq!(
+        cond("dsize:10<>20;"),
+        Condition::Dsize(IntCmp::RangeEx(10, 20))
+    );
+    assert_eq!(cond("ttl:1-5;"), Condition::Ttl(IntCmp::RangeEx(1, 5)));
+    assert_eq!(cond("ttl:<3;"), Condition::Ttl(IntCmp::Lt(3)));
+    assert_eq!(cond("itype:>30;"), Condition::Itype(IntCmp::Gt(30)));
+    assert_eq!(cond("icode:0<>5;"), Condition::Icode(IntCmp::RangeEx(0, 5)));
+    assert_eq!(cond("icmp_id:1234;"), Condition::IcmpId(1234));
+    assert_eq!(cond("icmp_seq:\"7\";"), Condition::IcmpSeq(7));
+    assert_eq!(cond("tcp.mss:<536;"), Condition::TcpMss(IntCmp::Lt(536)));
+    assert_eq!(cond("tos:8;"), Condition::Tos(IntCmp::Eq(8)));
+    assert_eq!(cond("tos:!x10;"), Condition::Tos(IntCmp::Ne(16)));
+    assert_eq!(cond("id:31337;"), Condition::IpId(31337));
+    assert_eq!(cond("seq:0;"), Condition::TcpSeq(0));
+    assert_eq!(cond("ack:4294967295;"), Condition::TcpAck(u32::MAX));
+    assert_eq!(
+        cond("window:!55808;"),
+        Condition::TcpWindow {
+            negated: true,
+            value: 55808
+        }
+    );
+    assert_eq!(
+        cond("fragoffset:>100;"),
+        Condition::Fragoffset {
+            negated: false,
+            op: IntCmp::Gt(100)
+        }
+    );
+    assert_eq!(cond("sameip;"), Condition::SameIp);
+    assert_eq!(cond("ipopts:lsrr;"), Condition::IpOpts("lsrr".into()));
+    assert!(IntCmp::RangeEx(10, 20).matches(11) && !IntCmp::RangeEx(10, 20).matches(10));
+}
+
+#[test]
+fn integer_errors() {
+    bad_kw("dsize:70000;", RuleErrorKind::InvalidValue, "dsize");
+    bad_kw("dsize:5<>6;", RuleErrorKind::InvalidValue, "dsize");
+    bad_kw("dsize:abc;", RuleErrorKind::InvalidValue, "dsize");
+    bad_kw("ttl:256;", RuleErrorKind::InvalidValue, "ttl");
+    bad_kw("itype:<0;", RuleErrorKind::InvalidValue, "itype");
+    bad_kw("icmp_id:70000;", RuleErrorKind::InvalidValue, "icmp_id");
+    bad_kw("window:-1;", RuleErrorKind::InvalidValue, "window");
+    bad_kw("ipopts:bogus;", RuleErrorKind::InvalidValue, "ipopts");
+    bad_kw("seq:x;", RuleErrorKind::InvalidValue, "seq");
+    bad_kw("sameip:1;", RuleErrorKind::InvalidValue, "sameip");
+}
+
+#[test]
+fn ip_proto_forms() {
+    let c = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(
+        c("ip_proto:6;"),
+        Condition::IpProto {
+            proto: 6,
+            negated: false,
+            op: IntCmp::Eq(6)
+        }
+    );
+    assert_eq!(
+        c("ip_proto:tcp;"),
+        Condition::IpProto {
+            proto: 6,
+            negated: false,
+            op: IntCmp::Eq(6)
+        }
+    );
+    assert_eq!(
+        c("ip_proto:!1;"),
+        Condition::IpProto {
+            proto: 1,
+            negated: true,
+            op: IntCmp::Ne(1)
+        }
+    );
+    assert_eq!(
+        c("ip_proto:<5;"),
+        Condition::IpProto {
+            proto: 5,
+            negated: false,
+            op: IntCmp::Lt(5)
+        }
+    );
+    assert_eq!(
+        c("ip_proto:>5;"),
+        Condition::IpProto {
+            proto: 5,
+            negated: false,
+            op: IntCmp::Gt(5)
+        }
+    );
+    assert!(matches!(
+        c("ip_proto:gre;"),
+        Condition::IpProto { proto: 47, .. }
+    ));
+    bad_kw("ip_proto:nope;", RuleErrorKind::InvalidValue, "ip_proto");
+    bad_kw("ip_proto:300;", RuleErrorKind::InvalidValue, "ip_proto");
+}
+
+// ---------------------------------------------------------------- flags
+
+#[test]
+fn tcp_flags() {
+    let f = |o: &str| match &ok(o).conditions[0] {
+        Condition::Flags(f) => *f,
+        c => panic!("{c:?}"),
+    };
+    let x = f("flags:S;");
+    assert_eq!(
+        (x.flags, x.mask, x.modifier),
+        (0x02, 0, FlagsModifier::Exact)
+    );
+    assert_eq!(f("flags:SA;").flags, 0x12);
+    assert_eq!(f("flags:!R;").modifier, FlagsModifier::Not);
+    assert_eq!(f("flags:+S;").modifier, FlagsModifier::Plus);
+    assert_eq!(f("flags:A+;").modifier, FlagsModifier::Plus);
+    let x = f("flags:*SA;");
+    assert_eq!((x.flags, x.modifier), (0x12, FlagsModifier::Any));
+    let x = f("flags:S,12;");
+    assert_eq!((x.flags, x.mask), (0x02, 0xc0));
+    let x = f("flags:SF,CE;");
+    assert_eq!((x.flags, x.mask), (0x03, 0xc0));
+    assert_eq!(f("flags:0;").flags, 0);
+    assert_eq!(f("flags:FSRPAUCE;").flags, 0xff);
+    assert_eq!(f("tcp.flags:1;").flags, 0x80);
+    bad_kw("flags:X;", RuleErrorKind::InvalidValue, "flags");
+    bad_kw("flags:+!S;", RuleErrorKind::InvalidValue, "flags");
+    bad_kw("flags:,S;", RuleErrorKind::InvalidValue, "flags");
+}
+
+#[test]
+fn fragbits() {
+    let c = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(
+        c("fragbits:M;"),
+        Condition::Fragbits {
+            modifier: FlagsModifier::Exact,
+            bits: 1
+        }
+    );
+    assert_eq!(
+        c("fragbits:+D;"),
+        Condition::Fragbits {
+            modifier: FlagsModifier::Plus,
+            bits: 2
+        }
+    );
+    assert_eq!(
+        c("fragbits:*MDR;"),
+        Condition::Fragbits {
+            modifier: FlagsModifier::Any,
+            bits: 7
+        }
+    );
+    assert_eq!(
+        c("fragbits:!R;"),
+        Condition::Fragbits {
+            modifier: FlagsModifier::Not,
+            bits: 4
+        }
+    );
+    bad_kw("fragbits:Q;", RuleErrorKind::InvalidValue, "fragbits");
+}
+
+// ---------------------------------------------------------------- flow
+
+#[test]
+fn flow_options() {
+    let f = |o: &str| match &ok(o).conditions[0] {
+        Condition::Flow(f) => *f,
+        c => panic!("{c:?}"),
+    };
+    let x = f("flow:established,to_server;");
+    assert!(x.established && x.to_server && !x.to_client);
+    let x = f("flow: from_server , not_established, no_stream;");
+    assert!(x.to_client && x.not_established && x.no_stream);
+    assert!(f("flow:from_client;").to_server);
+    assert!(f("flow:stateless;").stateless);
+    assert!(f("flow:only_stream;").only_stream);
+    assert!(f("flow:only_frag;").only_frag);
+    assert!(f("flow:no_frag;").no_frag);
+    bad_kw(
+        "flow:to_server,to_client;",
+        RuleErrorKind::InvalidValue,
+        "flow",
+    );
+    bad_kw(
+        "flow:established,not_established;",
+        RuleErrorKind::InvalidValue,
+        "flow",
+    );
+    bad_kw("flow:sideways;", RuleErrorKind::InvalidValue, "flow");
+    bad_kw(
+        "flow:to_server; flow:established;",
+        RuleErrorKind::Validation,
+        "flow",
+    );
+}
+
+#[test]
+fn flowbits_and_noalert() {
+    let r = ok(
+        "flowbits:set,ET.foo; flowbits:isset,a|b; flowbits:unset,a&b; flowbits:toggle,x; \
+                flowbits:isnotset,y; flowbits:noalert;",
+    );
+    let fb: Vec<Flowbits> = r
+        .conditions
+        .iter()
+        .filter_map(|c| match c {
+            Condition::Flowbits(f) => Some(f.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fb.len(), 5);
+    assert_eq!(
+        (fb[0].cmd, fb[0].names.clone()),
+        (FlowbitsCmd::Set, vec!["ET.foo".to_string()])
+    );
+    assert!(fb[1].any && fb[1].names == ["a", "b"]);
+    assert!(!fb[2].any && fb[2].names == ["a", "b"]);
+    assert_eq!(fb[3].cmd, FlowbitsCmd::Toggle);
+    assert_eq!(fb[4].cmd, FlowbitsCmd::IsNotSet);
+    assert!(r.noalert);
+    assert!(ok("noalert;").noalert);
+    bad_kw("flowbits:set;", RuleErrorKind::InvalidValue, "flowbits");
+    bad_kw("flowbits:frob,x;", RuleErrorKind::InvalidValue, "flowbits");
+    bad_kw("flowbits:set,a|b;", RuleErrorKind::InvalidValue, "flowbits");
+    bad_kw(
+        "flowbits:isset,a|b&c;",
+        RuleErrorKind::InvalidValue,
+        "flowbits",
+    );
+    bad_kw(
+        "flowbits:noalert,x;",
+        RuleErrorKind::InvalidValue,
+        "flowbits",
+    );
+}
+
+#[test]
+fn threshold_and_detection_filter() {
+    let r = ok("threshold: type limit, track by_src, seconds 60, count 1; \
+                detection_filter:track by_dst, count 5, seconds 10;");
+    assert_eq!(
+        r.conditions,
+        vec![
+            Condition::Threshold(Threshold {
+                kind: ThresholdKind::Limit,
+                track: Track::BySrc,
+                count: 1,
+                seconds: 60
+            }),
+            Condition::Threshold(Threshold {
+                kind: ThresholdKind::DetectionFilter,
+                track: Track::ByDst,
+                count: 5,
+                seconds: 10
+            }),
+        ]
+    );
+    for (t, k) in [
+        ("threshold", ThresholdKind::Threshold),
+        ("both", ThresholdKind::Both),
+    ] {
+        for track in ["by_rule", "by_both", "by_flow"] {
+            let r = ok(&format!(
+                "threshold:type {t},track {track},count 3,seconds 1;"
+            ));
+            assert!(matches!(r.conditions[0], Condition::Threshold(th) if th.kind == k));
+        }
+    }
+    bad_kw(
+        "threshold:type limit, track by_src, count 1;",
+        RuleErrorKind::InvalidValue,
+        "threshold",
+    );
+    bad_kw(
+        "threshold:type often, track by_src, count 1, seconds 1;",
+        RuleErrorKind::InvalidValue,
+        "threshold",
+    );
+    bad_kw(
+        "threshold:type limit, track by_cat, count 1, seconds 1;",
+        RuleErrorKind::InvalidValue,
+        "threshold",
+    );
+    bad_kw(
+        "detection_filter:type limit, track by_src, count 1, seconds 1;",
+        RuleErrorKind::InvalidValue,
+        "detection_filter",
+    );
+}
+
+#[test]
+fn events() {
+    let r = ok("decode-event:ipv4.trunc_pkt; stream-event:3whs_ack_in_wrong_dir; app-layer-event:http.invalid_header;");
+    assert_eq!(
+        r.conditions,
+        vec![
+            Condition::Event {
+                kind: EventKind::Decode,
+                name: "ipv4.trunc_pkt".into()
+            },
+            Condition::Event {
+                kind: EventKind::Stream,
+                name: "3whs_ack_in_wrong_dir".into()
+            },
+            Condition::Event {
+                kind: EventKind::AppLayer,
+                name: "http.invalid_header".into()
+            },
+        ]
+    );
+    bad_kw(
+        "decode-event:a b;",
+        RuleErrorKind::InvalidValue,
+        "decode-event",
+    );
+}
+
+// ---------------------------------------------------------------- other keywords
+
+#[test]
+fn not_evaluable_keywords_parse() {
+    for (opt, canon) in [
+        ("app-layer-protocol:http;", "app-layer-protocol"),
+        ("dns.opcode:0;", "dns.opcode"),
+        ("tls.version:1.2;", "tls.version"),
+        ("ssl_state:client_hello;", "ssl_state"),
+        ("ssl_version:sslv3;", "ssl_version"),
+        ("flowint:count,+,1;", "flowint"),
+        ("xbits:set,a,track ip_src;", "xbits"),
+        ("stream_size:server,>,100;", "stream_size"),
+        ("urilen:>100;", "urilen"),
+        ("filemagic:\"PDF\";", "filemagic"),
+        (
+            "dce_iface:4b324fc8-1670-01d3-1278-5a47bf6ee188;",
+            "dcerpc.iface",
+        ),
+        ("dce_opnum:0-5;", "dcerpc.opnum"),
+        ("smb.named_pipe; content:\"x\";", "smb.named_pipe"),
+        ("requires:version >= 7;", "requires"),
+        ("lua:script.lua;", "lua"),
+        ("base64_decode:bytes 10,offset 2,relative;", "base64_decode"),
+        ("base64_data; content:\"x\";", "base64_data"),
+        ("ja3.hash; content:\"abc\";", "ja3.hash"),
+        ("asn1:oversize_length 100;", "asn1"),
+        ("geoip:src,RU;", "geoip"),
+        ("iprep:src,BadHosts,>,30;", "iprep"),
+        ("dataset:isset,ua,type string;", "dataset"),
+        ("filestore;", "filestore"),
+        ("http.request_header; content:\"x\";", "http.request_header"),
+    ] {
+        let r = ok(opt);
+        assert!(
+            r.not_evaluable.iter().any(|n| n == canon),
+            "{opt}: {:?}",
+            r.not_evaluable
+        );
+    }
+    let r = ok("urilen:>100;");
+    assert_eq!(
+        r.conditions,
+        vec![Condition::NotEvaluable {
+            keyword: "urilen".into(),
+            value: Some(">100".into())
+        }]
+    );
+    // Informational keywords are accepted and ignored.
+    let r = ok("tag:session,10,packets;");
+    assert!(r.not_evaluable.is_empty() && r.conditions.is_empty());
+}
+
+#[test]
+fn unknown_keyword_is_an_error() {
+    let e = bad("frobnicate:1;");
+    assert_eq!(e.kind, RuleErrorKind::UnknownKeyword);
+    assert_eq!(e.keyword.as_deref(), Some("frobnicate"));
+    let e = bad("http.nonsense; content:\"x\";");
+    assert_eq!(e.kind, RuleErrorKind::UnknownKeyword);
+    let e = bad("content:\"x\",sideways;");
+    assert_eq!(e.kind, RuleErrorKind::UnknownKeyword);
+    // Keyword names are case-insensitive, as in Suricata.
+    ok("CONTENT:\"x\"; NoCase;");
+}
+
+#[test]
+fn escaped_semicolons_and_whitespace() {
+    let r = ok("  msg : \"a\\;b\" ;content:\"x\\;y\";   nocase ;");
+    assert_eq!(r.msg, "a;b");
+    assert_eq!(contents(&r, &Buffer::Packet)[0].pattern, b"x;y");
+    // Missing final semicolon is tolerated.
+    let r = rule("alert tcp any any -> any any (msg:\"a\"; sid:3)").unwrap();
+    assert_eq!(r.sid, 3);
+}
+
+// ---------------------------------------------------------------- Snort 3
+
+#[test]
+fn snort3_inline_modifiers_and_sticky_http() {
+    let r = rule(
+        "alert tcp $EXTERNAL_NET any -> $HOME_NET 445 ( msg:\"x\"; flow:to_server,established; \
+         content:\"|FF|SMB\",depth 5,offset 4,nocase; content:\"abc\",distance 0,within 10,fast_pattern; \
+         http_uri; content:\"/a\"; content:\"b\",distance 0; http_header; content:\"H\"; \
+         pkt_data; content:\"p\"; bufferlen:<100; metadata:ruleset community; service:http; \
+         classtype:misc-activity; sid:105; rev:14; )",
+    )
+    .unwrap();
+    let pk = contents(&r, &Buffer::Packet);
+    assert_eq!(pk[0].depth, Some(NumOrVar::Num(5)));
+    assert_eq!(pk[0].offset, Some(NumOrVar::Num(4)));
+    assert!(pk[0].nocase);
+    assert_eq!(pk[1].within, Some(NumOrVar::Num(10)));
+    assert!(pk[1].fast_pattern.is_some());
+    assert_eq!(pk[2].pattern, b"p");
+    assert_eq!(contents(&r, &named("http.uri")).len(), 2);
+    assert_eq!(contents(&r, &named("http.header")).len(), 1);
+    assert!(matches!(
+        items(&r, &Buffer::Packet).last(),
+        Some(PayloadItem::Bsize(IntCmp::Lt(100)))
+    ));
+    let r = rule(
+        "alert tcp any any -> any any ( msg:\"x\"; content:\"abcdef\",fast_pattern,fast_pattern_offset 1,fast_pattern_length 3; sid:1; )",
+    )
+    .unwrap();
+    assert_eq!(
+        contents(&r, &Buffer::Packet)[0].fast_pattern,
+        Some(FastPattern {
+            only: false,
+            chop: Some((1, 3))
+        })
+    );
+}
+
+#[test]
+fn snort2_http_modifier_overrides_file_data() {
+    let r =
+        ok("file_data; content:\"a\"; content:\"Content-Length:\"; http_header; content:\"b\";");
+    assert_eq!(contents(&r, &named("file.data")).len(), 2);
+    assert_eq!(contents(&r, &named("http.header")).len(), 1);
+}
+
+// ---------------------------------------------------------------- errors
+
+#[test]
+fn error_display_has_location_sid_and_keyword() {
+    let e = rule("alert tcp any any -> any any (msg:\"x\"; content:\"abc\"; depth:1; sid:42;)")
+        .unwrap_err();
+    assert_eq!(e.sid, Some(42));
+    let s = e.to_string();
+    assert!(s.starts_with("t.rules:7: sid 42: keyword depth: "), "{s}");
+    let e = rule("alert tcp any any -> any any (sid : 77; bogus;)").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.rules:7: sid 77: keyword bogus: unknown keyword 'bogus'"
+    );
+    let e = parse_rule("garbage", &Vars::default(), Origin::default()).unwrap_err();
+    assert_eq!(e.sid, None);
+    assert!(!e.to_string().contains("sid"));
+    let d: RuleDiagnostic = rule("alert tcp any any -> any any (foo; sid:5;)")
+        .unwrap_err()
+        .into();
+    assert_eq!(
+        d.to_string(),
+        "t.rules:7: sid 5: keyword foo: unknown keyword 'foo'"
+    );
+    assert_eq!((d.line, d.sid), (7, Some(5)));
+}
