@@ -121,7 +121,12 @@ impl Builder<'_> {
 
     /// Sweeps port ranges: `keyed` holds (rule, ranges); `base` is added
     /// to every port's set. Returns a group index per port.
-    fn port_table(&mut self, keyed: &[(u32, Vec<(u16, u16)>)], base: &[u32], with_base: bool) -> Vec<u32> {
+    fn port_table(
+        &mut self,
+        keyed: &[(u32, Vec<(u16, u16)>)],
+        base: &[u32],
+        with_base: bool,
+    ) -> Vec<u32> {
         // Boundary events: at port p the rule enters (+) or leaves (-).
         let mut starts: Vec<Vec<u32>> = vec![Vec::new(); 65537];
         let mut ends: Vec<Vec<u32>> = vec![Vec::new(); 65537];
@@ -323,11 +328,7 @@ impl RuleGroups {
     pub fn stats(&self) -> GroupStats {
         GroupStats {
             groups: self.groups.len(),
-            prefilter_patterns: self
-                .groups
-                .iter()
-                .map(|g| g.prefiltered.len())
-                .sum(),
+            prefilter_patterns: self.groups.iter().map(|g| g.prefiltered.len()).sum(),
             heap_bytes: self
                 .groups
                 .iter()

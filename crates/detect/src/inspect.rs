@@ -53,7 +53,6 @@ impl FlowDetectState {
 /// Reusable per-worker buffers, so detection allocates nothing per packet.
 #[derive(Debug, Default)]
 pub struct DetectScratch {
-    candidates: Vec<u32>,
     seen: Vec<u64>,
     vars: [u64; MAX_VARS],
     /// Counters.
@@ -211,7 +210,13 @@ impl DetectEngine {
     /// Phase 1: appends to `out` the rules of the selected groups whose
     /// fast pattern occurs in `payload`, plus the rules that have none.
     /// The result is sorted and deduplicated (rule order).
-    pub fn candidates(&self, sel: GroupSel, payload: &[u8], scratch: &mut DetectScratch, out: &mut Vec<u32>) {
+    pub fn candidates(
+        &self,
+        sel: GroupSel,
+        payload: &[u8],
+        scratch: &mut DetectScratch,
+        out: &mut Vec<u32>,
+    ) {
         let words = self.rules.len().div_ceil(64);
         if scratch.seen.len() < words {
             scratch.seen.resize(words, 0);
@@ -263,7 +268,11 @@ impl DetectEngine {
             if !flow_matches(r, input.flow, p) {
                 continue;
             }
-            if !r.flowbit_tests.iter().all(|op| flowbits_test(op, state.as_deref())) {
+            if !r
+                .flowbit_tests
+                .iter()
+                .all(|op| flowbits_test(op, state.as_deref()))
+            {
                 continue;
             }
             if !r.checks.iter().all(|c| match c {
@@ -319,7 +328,14 @@ fn flow_matches(r: &CompiledRule, flow: Option<FlowView>, p: &Packet<'_>) -> boo
     if f.stateless {
         return true;
     }
-    if !(f.to_server || f.to_client || f.established || f.not_established || f.only_stream || f.only_frag || f.no_frag) {
+    if !(f.to_server
+        || f.to_client
+        || f.established
+        || f.not_established
+        || f.only_stream
+        || f.only_frag
+        || f.no_frag)
+    {
         return true;
     }
     if f.only_frag && p.ip.as_ref().is_none_or(|i| i.fragment.is_none()) {

@@ -70,10 +70,16 @@ impl DetectEngine {
                 Err(reason) => {
                     match &reason {
                         Skip::NotEvaluable(k) => {
-                            *report.not_evaluable_by_keyword.entry(k.clone()).or_default() += 1
+                            *report
+                                .not_evaluable_by_keyword
+                                .entry(k.clone())
+                                .or_default() += 1
                         }
                         Skip::Invalid { keyword, .. } => {
-                            *report.invalid_by_keyword.entry(keyword.clone()).or_default() += 1
+                            *report
+                                .invalid_by_keyword
+                                .entry(keyword.clone())
+                                .or_default() += 1
                         }
                     }
                     report.skipped.push(SkippedRule {

@@ -91,7 +91,10 @@ pub struct CompiledRule {
 impl CompiledRule {
     /// Whether the rule's ports can be used for grouping (`->` only).
     pub fn uses_ports(&self) -> bool {
-        matches!(self.proto, ProtoMatch::Number(6) | ProtoMatch::Number(17) | ProtoMatch::Number(132))
+        matches!(
+            self.proto,
+            ProtoMatch::Number(6) | ProtoMatch::Number(17) | ProtoMatch::Number(132)
+        )
     }
 
     pub fn header_matches(&self, src: IpAddr, sp: u16, dst: IpAddr, dp: u16) -> bool {
@@ -209,6 +212,9 @@ pub fn compile_rule(
         Proto::Icmpv6 => ProtoMatch::Number(58),
         Proto::Sctp => ProtoMatch::Number(132),
         Proto::PktHdr => ProtoMatch::Ip,
+        // Suricata's packet-only and stream-only TCP variants: packets
+        // are what Vigil inspects today, so both mean TCP.
+        Proto::App(name) if name == "tcp-pkt" || name == "tcp-stream" => ProtoMatch::Number(6),
         Proto::App(name) => return Err(Skip::NotEvaluable(format!("protocol {name}"))),
     };
     if let Some(b) = rule.buffers.iter().find(|b| !buffer_evaluable(&b.buffer)) {

@@ -51,7 +51,11 @@ impl ThresholdTracker {
             Track::BySrc => Key::Addr(k.src),
             Track::ByDst => Key::Addr(k.dst),
             Track::ByBoth => {
-                let (a, b) = if k.src <= k.dst { (k.src, k.dst) } else { (k.dst, k.src) };
+                let (a, b) = if k.src <= k.dst {
+                    (k.src, k.dst)
+                } else {
+                    (k.dst, k.src)
+                };
                 Key::Pair(a, b)
             }
             Track::ByRule => Key::Rule,

@@ -103,7 +103,7 @@ struct Report {
 /// pair for IP fragments (their ports are unknown until reassembly).
 pub fn dispatch_hash(linktype: u32, data: &[u8]) -> u64 {
     let p = decode(linktype, data);
-    match p.ip {
+    match &p.ip {
         None => 0,
         Some(ip) if ip.fragment.is_some() => pair_hash(ip.src, ip.dst),
         Some(ip) => {
@@ -297,7 +297,12 @@ fn merge_loop(
                 flow_id: a.flow_id.unwrap_or(0),
                 ts_ns: a.ts_ns,
             };
-            if !thresholds.allow(a.rule, r.threshold.as_ref(), r.detection_filter.as_ref(), &key) {
+            if !thresholds.allow(
+                a.rule,
+                r.threshold.as_ref(),
+                r.detection_filter.as_ref(),
+                &key,
+            ) {
                 suppressed += 1;
                 return Ok(());
             }

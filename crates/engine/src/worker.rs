@@ -116,9 +116,28 @@ impl WorkerStats {
             ($($f:ident),*) => { $( self.$f += o.$f; )* };
         }
         sum!(
-            pkts, bytes, invalid, ipv4, ipv6, tcp, udp, icmpv4, icmpv6, sctp, other_ip, fragments,
-            vlan, flows_created, flows_timed_out, flows_evicted, flows_active_at_end, flows_peak,
-            alerts, passed_flows, prefilter_hits, rules_checked
+            pkts,
+            bytes,
+            invalid,
+            ipv4,
+            ipv6,
+            tcp,
+            udp,
+            icmpv4,
+            icmpv6,
+            sctp,
+            other_ip,
+            fragments,
+            vlan,
+            flows_created,
+            flows_timed_out,
+            flows_evicted,
+            flows_active_at_end,
+            flows_peak,
+            alerts,
+            passed_flows,
+            prefilter_hits,
+            rules_checked
         );
         for (k, v) in &o.events {
             *self.events.entry(k).or_default() += v;
@@ -167,12 +186,12 @@ impl Worker {
         if p.vlan_count > 0 {
             s.vlan += 1;
         }
-        match p.ip {
+        match &p.ip {
             Some(ip) if ip.version == 4 => s.ipv4 += 1,
             Some(_) => s.ipv6 += 1,
             None => s.invalid += u64::from(!p.events.is_empty()),
         }
-        if p.ip.is_some_and(|i| i.fragment.is_some()) {
+        if p.ip.as_ref().is_some_and(|i| i.fragment.is_some()) {
             s.fragments += 1;
         }
         match p.l4 {
@@ -223,7 +242,14 @@ impl Worker {
         cand: std::ops::Range<usize>,
         alerts: &mut Vec<AlertOut>,
     ) {
-        let Some(ip) = p.ip else { return };
+        let Some(ip) = &p.ip else { return };
+        if ip.fragment.is_some() {
+            // Fragments are dispatched by address pair and carry no usable
+            // ports until reassembled: they get no flow (Suricata inspects
+            // the reassembled datagram instead), only flow-less rules.
+            self.inspect_flowless(p, rec, cand, alerts);
+            return;
+        }
         let vlan = if p.vlan_count > 0 {
             p.vlan[p.vlan_count as usize - 1]
         } else {
@@ -280,6 +306,7 @@ impl Worker {
         if flow.state.detect.passed {
             return;
         }
+        let flow_state = &mut flow.state.detect;
         let view = FlowView {
             to_server,
             established,
@@ -291,13 +318,47 @@ impl Worker {
                 flow: Some(view),
             },
             &self.candidates[cand],
-            Some(&mut flow.state.detect),
+            Some(flow_state),
             &mut self.scratch,
             &mut self.rule_hits,
         );
         if passed {
             self.stats.passed_flows += 1;
         }
+        self.emit(p, rec, Some(flow_id), Some(to_server), alerts);
+    }
+
+    fn inspect_flowless(
+        &mut self,
+        p: &Packet<'_>,
+        rec: &crate::batch::PacketRecord,
+        cand: std::ops::Range<usize>,
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        self.rule_hits.clear();
+        self.detect.verify(
+            PacketInput {
+                packet: p,
+                flow: None,
+            },
+            &self.candidates[cand],
+            None,
+            &mut self.scratch,
+            &mut self.rule_hits,
+        );
+        self.emit(p, rec, None, None, alerts);
+    }
+
+    fn emit(
+        &mut self,
+        p: &Packet<'_>,
+        rec: &crate::batch::PacketRecord,
+        flow_id: Option<u64>,
+        to_server: Option<bool>,
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        let Some(ip) = &p.ip else { return };
+        let (sp, dp) = (p.src_port(), p.dst_port());
         let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
         let icmp = match p.l4 {
             L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
@@ -308,7 +369,7 @@ impl Worker {
             alerts.push(AlertOut {
                 index: rec.index,
                 ts_ns: rec.ts_ns,
-                flow_id: Some(flow_id),
+                flow_id,
                 src: ip.src,
                 dst: ip.dst,
                 sp: has_ports.then_some(sp),
@@ -317,7 +378,7 @@ impl Worker {
                 icmp,
                 vlan: p.vlan,
                 vlan_count: p.vlan_count,
-                to_server: Some(to_server),
+                to_server,
                 rule,
                 linktype: rec.linktype,
                 payload: self.cfg.log_payload.then(|| p.payload().into()),

@@ -386,10 +386,17 @@ mod tests {
         let id1 = t.get_mut(first.slot).unwrap().id;
         let mut ended = 0;
         // TCP new timeout is 60 s: 61 s later is a new flow.
-        let again = t.lookup_or_create(k, lo, 61 * S, 5, || (), |_, r| {
-            assert_eq!(r, EndReason::Timeout);
-            ended += 1
-        });
+        let again = t.lookup_or_create(
+            k,
+            lo,
+            61 * S,
+            5,
+            || (),
+            |_, r| {
+                assert_eq!(r, EndReason::Timeout);
+                ended += 1
+            },
+        );
         assert!(again.created);
         assert_eq!(ended, 1);
         assert_ne!(t.get_mut(again.slot).unwrap().id, id1);

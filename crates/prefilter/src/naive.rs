@@ -12,7 +12,11 @@ pub struct NaiveEngine {
 impl NaiveEngine {
     pub fn new(patterns: &[Pattern]) -> Self {
         NaiveEngine {
-            patterns: patterns.iter().filter(|p| !p.bytes.is_empty()).cloned().collect(),
+            patterns: patterns
+                .iter()
+                .filter(|p| !p.bytes.is_empty())
+                .cloned()
+                .collect(),
         }
     }
 }

@@ -28,7 +28,11 @@ fn table() -> Vec<Vector> {
     vec![
         // Overlapping patterns and prefixes of each other.
         (
-            vec![pat(1, b"he", false), pat(2, b"she", false), pat(3, b"hers", false)],
+            vec![
+                pat(1, b"he", false),
+                pat(2, b"she", false),
+                pat(3, b"hers", false),
+            ],
             vec![b"ushers"],
             vec![(0, 2, 4), (0, 1, 4), (0, 3, 6)],
         ),
@@ -85,7 +89,11 @@ pub(crate) fn check_engine(build: impl Fn(&[Pattern]) -> Box<dyn PrefilterEngine
         seed
     };
     for round in 0..300 {
-        let alpha: &[u8] = if round % 3 == 0 { b"aAb" } else { b"abcABC\x00\xff" };
+        let alpha: &[u8] = if round % 3 == 0 {
+            b"aAb"
+        } else {
+            b"abcABC\x00\xff"
+        };
         let npat = 1 + (next() % 12) as usize;
         let pats: Vec<Pattern> = (0..npat)
             .map(|i| {

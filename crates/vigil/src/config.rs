@@ -58,15 +58,19 @@ impl Config {
         // `include: file` or a list of files, relative to the config.
         let includes: Vec<String> = match root.get("include") {
             Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Sequence(v)) => v.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+            Some(Value::Sequence(v)) => v
+                .iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect(),
             _ => vec![],
         };
         for inc in includes {
             let p = dir.clone().unwrap_or_default().join(&inc);
             // Suricata itself fails on a missing include; so do we, but
             // naming the file.
-            let text = std::fs::read_to_string(&p)
-                .with_context(|| format!("{}: cannot read included {}", path.display(), p.display()))?;
+            let text = std::fs::read_to_string(&p).with_context(|| {
+                format!("{}: cannot read included {}", path.display(), p.display())
+            })?;
             let mut base = parse_yaml(&text, &p)?;
             merge(&mut base, root);
             root = base;
@@ -190,7 +194,10 @@ impl Config {
 }
 
 pub fn truthy(v: &str) -> bool {
-    matches!(v.to_ascii_lowercase().as_str(), "yes" | "true" | "on" | "1" | "enabled")
+    matches!(
+        v.to_ascii_lowercase().as_str(),
+        "yes" | "true" | "on" | "1" | "enabled"
+    )
 }
 
 fn scalar(v: &Value) -> Option<String> {

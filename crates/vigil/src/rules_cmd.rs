@@ -37,8 +37,12 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
             })
             .chain(report.skipped.iter().map(|s| {
                 let (kind, keyword, message) = match &s.reason {
-                    Skip::NotEvaluable(k) => ("not_evaluable", k.clone(), "not evaluable yet".to_string()),
-                    Skip::Invalid { keyword, message } => ("invalid", keyword.clone(), message.clone()),
+                    Skip::NotEvaluable(k) => {
+                        ("not_evaluable", k.clone(), "not evaluable yet".to_string())
+                    }
+                    Skip::Invalid { keyword, message } => {
+                        ("invalid", keyword.clone(), message.clone())
+                    }
                 };
                 serde_json::json!({
                     "file": s.file, "line": s.line, "sid": s.sid,
@@ -65,7 +69,10 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         }
         for s in &report.skipped {
             if let Skip::Invalid { keyword, message } = &s.reason {
-                println!("{}:{}: sid {}: keyword {keyword}: {message}", s.file, s.line, s.sid);
+                println!(
+                    "{}:{}: sid {}: keyword {keyword}: {message}",
+                    s.file, s.line, s.sid
+                );
             }
         }
         println!(

@@ -26,7 +26,6 @@ const FLOW_BYTES: u64 = 256;
 pub struct LoadedRules {
     pub rules: Vec<Rule>,
     pub diagnostics: Vec<RuleDiagnostic>,
-    pub files: Vec<PathBuf>,
 }
 
 pub fn build_vars(cfg: &Config) -> Result<Vars> {
@@ -47,8 +46,8 @@ pub fn load_classification(cfg: &Config) -> Result<ClassificationConfig> {
         Some(f) => {
             let p = cfg.resolve(&f);
             match std::fs::read_to_string(&p) {
-                Ok(text) => ClassificationConfig::parse(&text)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display())),
+                Ok(text) => ClassificationConfig::parse(&text, &p.display().to_string())
+                    .map_err(|e| anyhow::anyhow!("{e}")),
                 // Suricata warns and goes on with no classifications; we
                 // fall back to the standard list instead.
                 Err(_) => Ok(ClassificationConfig::default()),
@@ -62,17 +61,14 @@ pub fn load_rule_files(files: &[PathBuf], vars: &Vars) -> Result<LoadedRules> {
     let mut rules = Vec::new();
     let mut diagnostics = Vec::new();
     for f in files {
-        let text = std::fs::read(f).with_context(|| format!("cannot read rule file {}", f.display()))?;
+        let text =
+            std::fs::read(f).with_context(|| format!("cannot read rule file {}", f.display()))?;
         let text = String::from_utf8_lossy(&text);
         let report = vigil_rules::parse_rules_str(&text, &f.display().to_string(), vars);
         rules.extend(report.rules);
         diagnostics.extend(report.errors);
     }
-    Ok(LoadedRules {
-        rules,
-        diagnostics,
-        files: files.to_vec(),
-    })
+    Ok(LoadedRules { rules, diagnostics })
 }
 
 struct Sink {
@@ -103,7 +99,11 @@ impl AlertSink for Sink {
             action: "allowed",
             rule_drop: matches!(
                 r.action,
-                Action::Drop | Action::Reject | Action::RejectSrc | Action::RejectDst | Action::RejectBoth
+                Action::Drop
+                    | Action::Reject
+                    | Action::RejectSrc
+                    | Action::RejectDst
+                    | Action::RejectBoth
             ),
             gid: r.gid,
             signature_id: r.sid,
@@ -113,12 +113,26 @@ impl AlertSink for Sink {
             severity: r.severity,
             metadata: &r.metadata,
             app_proto: None,
-            direction: a.to_server.map(|t| if t { "to_server" } else { "to_client" }),
+            direction: a
+                .to_server
+                .map(|t| if t { "to_server" } else { "to_client" }),
             flow: None,
-            payload: if self.log_payload { a.payload.as_deref() } else { None },
+            payload: if self.log_payload {
+                a.payload.as_deref()
+            } else {
+                None
+            },
             stream: false,
-            packet: if self.log_packet { a.packet.as_deref() } else { None },
-            packet_info_linktype: if self.log_packet { Some(a.linktype) } else { None },
+            packet: if self.log_packet {
+                a.packet.as_deref()
+            } else {
+                None
+            },
+            packet_info_linktype: if self.log_packet {
+                Some(a.linktype)
+            } else {
+                None
+            },
         };
         self.eve.write_alert(&ev)?;
         if let Some(f) = &mut self.fast {
@@ -140,7 +154,10 @@ fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
                     format!("keyword {keyword}: {message}")
                 }
             };
-            eprintln!("vigil: warning: {}:{}: sid {}: {why}; rule skipped", s.file, s.line, s.sid);
+            eprintln!(
+                "vigil: warning: {}:{}: sid {}: {why}; rule skipped",
+                s.file, s.line, s.sid
+            );
         }
     }
     let skipped = report.skipped.len();
@@ -155,8 +172,16 @@ fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
     let mut top: Vec<(&String, &usize)> = report.not_evaluable_by_keyword.iter().collect();
     top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     if !top.is_empty() {
-        let list: Vec<String> = top.iter().take(10).map(|(k, n)| format!("{k} {n}")).collect();
-        eprintln!("vigil: skipped by keyword (top {}): {}", list.len(), list.join(", "));
+        let list: Vec<String> = top
+            .iter()
+            .take(10)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        eprintln!(
+            "vigil: skipped by keyword (top {}): {}",
+            list.len(),
+            list.join(", ")
+        );
     }
     for (k, n) in &report.invalid_by_keyword {
         eprintln!("vigil: invalid rules by keyword: {k} {n}");
@@ -273,7 +298,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let mut sink = Sink {
         eve: EveWriter::with_config(open(&eve_name)?, eve_cfg),
-        fast: if fast_enabled { Some(FastLogWriter::new(open("fast.log")?)) } else { None },
+        fast: if fast_enabled {
+            Some(FastLogWriter::new(open("fast.log")?))
+        } else {
+            None
+        },
         log_payload,
         log_packet,
     };
@@ -335,7 +364,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let gbps = stats.bytes_read as f64 * 8.0 / wall / 1e9;
     let pps = stats.packets_read as f64 / wall;
     let timing = vec![
-        ("vigil.load_seconds", format!("{:.3}", load_time.as_secs_f64())),
+        (
+            "vigil.load_seconds",
+            format!("{:.3}", load_time.as_secs_f64()),
+        ),
         ("vigil.wall_seconds", format!("{wall:.3}")),
         ("vigil.gbit_per_second", format!("{gbps:.3}")),
         ("vigil.packets_per_second", format!("{pps:.0}")),

@@ -21,7 +21,12 @@ fn vigil(args: &[&str]) -> Output {
         .expect("run vigil")
 }
 
-fn run_case(dir: &Path, frames: &[TimedFrame], rules: &str, extra: &[&str]) -> (Vec<serde_json::Value>, String) {
+fn run_case(
+    dir: &Path,
+    frames: &[TimedFrame],
+    rules: &str,
+    extra: &[&str],
+) -> (Vec<serde_json::Value>, String) {
     let pcap = dir.join("in.pcap");
     write_pcap_file(&pcap, frames).unwrap();
     let rules_path = dir.join("test.rules");
@@ -38,13 +43,20 @@ fn run_case(dir: &Path, frames: &[TimedFrame], rules: &str, extra: &[&str]) -> (
     ];
     args.extend_from_slice(extra);
     let o = vigil(&args);
-    assert!(o.status.success(), "vigil failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "vigil failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
     let events = eve
         .lines()
         .map(|l| serde_json::from_str(l).expect("eve line is JSON"))
         .collect();
-    (events, std::fs::read_to_string(out.join("fast.log")).unwrap())
+    (
+        events,
+        std::fs::read_to_string(out.join("fast.log")).unwrap(),
+    )
 }
 
 fn alert_sids(events: &[serde_json::Value]) -> Vec<u64> {
@@ -68,7 +80,14 @@ fn demo_capture_raises_demo_alerts() {
     assert!(!sids.is_empty(), "demo raised no alert");
     // Every alert has Suricata's core fields.
     for e in events.iter().filter(|e| e["event_type"] == "alert") {
-        for k in ["timestamp", "flow_id", "pcap_cnt", "src_ip", "dest_ip", "proto"] {
+        for k in [
+            "timestamp",
+            "flow_id",
+            "pcap_cnt",
+            "src_ip",
+            "dest_ip",
+            "proto",
+        ] {
             assert!(!e[k].is_null(), "missing {k} in {e}");
         }
         assert_eq!(e["alert"]["action"], "allowed");
@@ -76,8 +95,14 @@ fn demo_capture_raises_demo_alerts() {
     assert_eq!(fast.lines().count(), sids.len());
     let stats = events.last().unwrap();
     assert_eq!(stats["event_type"], "stats");
-    assert_eq!(stats["stats"]["detect"]["alert"].as_u64().unwrap(), sids.len() as u64);
-    assert_eq!(stats["stats"]["decoder"]["pkts"].as_u64().unwrap(), frames.len() as u64);
+    assert_eq!(
+        stats["stats"]["detect"]["alert"].as_u64().unwrap(),
+        sids.len() as u64
+    );
+    assert_eq!(
+        stats["stats"]["decoder"]["pkts"].as_u64().unwrap(),
+        frames.len() as u64
+    );
 }
 
 /// Many flows over several workers: output must not depend on the count.
@@ -117,16 +142,21 @@ fn output_identical_for_any_worker_count() {
         .filter(|l| l.contains("9000001"))
         .count();
     assert_eq!(n, 40);
-    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "output differs between worker counts");
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "output differs between worker counts"
+    );
 }
 
 #[test]
 fn established_needs_a_handshake() {
     let d = tmpdir("est");
     let mut with = TcpSession::new(addr("10.0.0.1:1111"), addr("10.0.0.2:23"));
-    with.handshake().client_send(b"id\n").server_send(b"uid=0(root) gid=0(root)\n");
-    let mut without = TcpSession::new(addr("10.0.0.3:2222"), addr("10.0.0.4:23"))
-        .start_at((1_705_400_100, 0));
+    with.handshake()
+        .client_send(b"id\n")
+        .server_send(b"uid=0(root) gid=0(root)\n");
+    let mut without =
+        TcpSession::new(addr("10.0.0.3:2222"), addr("10.0.0.4:23")).start_at((1_705_400_100, 0));
     without.server_send(b"uid=0(root) gid=0(root)\n");
     let mut frames = with.into_frames();
     frames.extend(without.into_frames());
@@ -134,7 +164,10 @@ fn established_needs_a_handshake() {
                  alert tcp any any -> any any (msg:\"not est\"; flow:not_established; content:\"uid=0|28|root|29|\"; sid:2;)\n";
     let (events, _) = run_case(&d, &frames, rules, &[]);
     assert_eq!(alert_sids(&events), vec![1, 2]);
-    let a = events.iter().find(|e| e["alert"]["signature_id"] == 1).unwrap();
+    let a = events
+        .iter()
+        .find(|e| e["alert"]["signature_id"] == 1)
+        .unwrap();
     assert_eq!(a["direction"], "to_client");
     assert_eq!(a["src_port"], 23);
 }
@@ -176,7 +209,13 @@ fn threshold_limits_alerts_per_source() {
 #[test]
 fn clear_errors_for_bad_input() {
     let d = tmpdir("errors");
-    let missing = vigil(&["run", "-r", "/nonexistent/x.pcap", "-l", d.to_str().unwrap()]);
+    let missing = vigil(&[
+        "run",
+        "-r",
+        "/nonexistent/x.pcap",
+        "-l",
+        d.to_str().unwrap(),
+    ]);
     assert!(!missing.status.success());
     let err = String::from_utf8_lossy(&missing.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -184,13 +223,27 @@ fn clear_errors_for_bad_input() {
 
     let pcap = d.join("ok.pcap");
     write_pcap_file(&pcap, &vigil_craft::demo_capture()).unwrap();
-    let no_rules = vigil(&["run", "-r", pcap.to_str().unwrap(), "-S", "/nonexistent.rules", "-l", d.to_str().unwrap()]);
+    let no_rules = vigil(&[
+        "run",
+        "-r",
+        pcap.to_str().unwrap(),
+        "-S",
+        "/nonexistent.rules",
+        "-l",
+        d.to_str().unwrap(),
+    ]);
     assert!(!no_rules.status.success());
     assert!(String::from_utf8_lossy(&no_rules.stderr).contains("/nonexistent.rules"));
 
     let garbage = d.join("garbage.pcap");
     std::fs::write(&garbage, b"this is not a capture file at all").unwrap();
-    let bad = vigil(&["run", "-r", garbage.to_str().unwrap(), "-l", d.to_str().unwrap()]);
+    let bad = vigil(&[
+        "run",
+        "-r",
+        garbage.to_str().unwrap(),
+        "-l",
+        d.to_str().unwrap(),
+    ]);
     assert!(!bad.status.success());
 
     let flag = vigil(&["run", "--no-such-flag"]);
@@ -209,8 +262,13 @@ fn bad_rules_are_reported_and_others_still_load() {
     write_pcap_file(&pcap, s.frames()).unwrap();
     std::fs::write(d.join("r.rules"), rules).unwrap();
     let o = vigil(&[
-        "run", "-r", pcap.to_str().unwrap(), "-S", d.join("r.rules").to_str().unwrap(),
-        "-l", d.join("out").to_str().unwrap(),
+        "run",
+        "-r",
+        pcap.to_str().unwrap(),
+        "-S",
+        d.join("r.rules").to_str().unwrap(),
+        "-l",
+        d.join("out").to_str().unwrap(),
     ]);
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
