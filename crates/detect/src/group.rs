@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use vigil_prefilter::{AhoCorasickEngine, Pattern, PrefilterEngine};
 
+use crate::addr_index::AddrIndex;
 use crate::rule::{CompiledRule, ProtoMatch};
 
 /// One rule group: the rules that may apply, split into those reached
@@ -27,13 +28,60 @@ pub struct RuleGroup {
     pub engine: Option<Arc<dyn PrefilterEngine>>,
     /// Rule index for each prefilter pattern id.
     pub prefiltered: Vec<u32>,
-    /// Rules without a fast pattern, sorted by rule index.
+    /// Rules without a fast pattern and without a narrow address side,
+    /// checked on every packet; sorted by rule index.
     pub always: Vec<u32>,
+    /// Rules without a fast pattern indexed by their source addresses.
+    pub by_src: AddrIndex,
+    /// ... or by their destination addresses.
+    pub by_dst: AddrIndex,
+    /// Number of rules in the two address indexes.
+    pub addr_indexed: usize,
 }
 
 impl RuleGroup {
     pub fn rule_count(&self) -> usize {
-        self.prefiltered.len() + self.always.len()
+        self.prefiltered.len() + self.always.len() + self.addr_indexed
+    }
+}
+
+/// A rule side is worth indexing when it covers less than a /8 of IPv4
+/// and less than a /64 of IPv6.
+const NARROW_V4: u128 = 1 << 24;
+const NARROW_V6: u128 = 1 << 64;
+
+/// Address coverage of a matcher, and its ranges in the index's key space
+/// (IPv4 as IPv4-mapped IPv6), or `None` when it is too broad.
+fn narrow_ranges(m: &vigil_rules::AddrMatcher) -> Option<(u128, Vec<(u128, u128)>)> {
+    let v4: u128 = m
+        .v4_ranges()
+        .iter()
+        .map(|&(a, b)| (b - a) as u128 + 1)
+        .sum();
+    let v6: u128 = m
+        .v6_ranges()
+        .iter()
+        .map(|&(a, b)| (b - a).saturating_add(1))
+        .fold(0u128, |x, y| x.saturating_add(y));
+    if v4 >= NARROW_V4 || v6 >= NARROW_V6 {
+        return None;
+    }
+    let mapped = |a: u32| (0xffffu128 << 32) | a as u128;
+    let mut r: Vec<(u128, u128)> = m
+        .v4_ranges()
+        .iter()
+        .map(|&(a, b)| (mapped(a), mapped(b)))
+        .collect();
+    r.extend(m.v6_ranges().iter().copied());
+    Some((v4 + v6, r))
+}
+
+/// Key of an address in the index space.
+#[inline]
+pub fn addr_key(a: std::net::IpAddr) -> u128 {
+    match a {
+        std::net::IpAddr::V4(v4) => (0xffffu128 << 32) | u32::from(v4) as u128,
+        std::net::IpAddr::V6(v6) => u128::from(v6),
     }
 }
 
@@ -82,8 +130,32 @@ impl Builder<'_> {
         let mut patterns = Vec::new();
         let mut prefiltered = Vec::new();
         let mut always = Vec::new();
+        let mut src_ranges = Vec::new();
+        let mut dst_ranges = Vec::new();
+        let mut addr_indexed = 0;
         for &r in &members {
-            match &self.rules[r as usize].fast_pattern {
+            let rule = &self.rules[r as usize];
+            match &rule.fast_pattern {
+                None if !rule.bidirectional => {
+                    let side = match (narrow_ranges(&rule.src), narrow_ranges(&rule.dst)) {
+                        (Some(s), Some(d)) if d.0 < s.0 => Some((false, d.1)),
+                        (Some(s), _) => Some((true, s.1)),
+                        (None, Some(d)) => Some((false, d.1)),
+                        (None, None) => None,
+                    };
+                    match side {
+                        Some((is_src, ranges)) => {
+                            let into = if is_src {
+                                &mut src_ranges
+                            } else {
+                                &mut dst_ranges
+                            };
+                            into.extend(ranges.into_iter().map(|(a, b)| (a, b, r)));
+                            addr_indexed += 1;
+                        }
+                        None => always.push(r),
+                    }
+                }
                 Some(fp) => {
                     patterns.push(Pattern {
                         id: prefiltered.len() as u32,
@@ -114,6 +186,9 @@ impl Builder<'_> {
             engine,
             prefiltered,
             always,
+            by_src: AddrIndex::build(&src_ranges),
+            by_dst: AddrIndex::build(&dst_ranges),
+            addr_indexed,
         });
         self.dedup.insert(members, g);
         g
@@ -174,6 +249,18 @@ impl Builder<'_> {
 
 /// The port ranges a port spec admits (include minus exclude).
 fn admitted_ranges(spec: &vigil_rules::PortSpec) -> Vec<(u16, u16)> {
+    if spec.exclude.is_empty() {
+        let mut r = spec.include.clone();
+        r.sort_unstable();
+        let mut out: Vec<(u16, u16)> = Vec::with_capacity(r.len());
+        for (lo, hi) in r {
+            match out.last_mut() {
+                Some(last) if lo as u32 <= last.1 as u32 + 1 => last.1 = last.1.max(hi),
+                _ => out.push((lo, hi)),
+            }
+        }
+        return out;
+    }
     let mut allowed = vec![false; 65536];
     for &(lo, hi) in &spec.include {
         for p in lo..=hi {

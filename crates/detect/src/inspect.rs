@@ -214,6 +214,7 @@ impl DetectEngine {
         &self,
         sel: GroupSel,
         payload: &[u8],
+        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,
     ) {
@@ -226,6 +227,16 @@ impl DetectEngine {
             let group = &self.groups.groups[g as usize];
             for &r in &group.always {
                 push_unique(&mut scratch.seen, out, r);
+            }
+            if group.addr_indexed > 0 {
+                if let Some((src, dst)) = addrs {
+                    for &r in group.by_src.lookup(crate::group::addr_key(src)) {
+                        push_unique(&mut scratch.seen, out, r);
+                    }
+                    for &r in group.by_dst.lookup(crate::group::addr_key(dst)) {
+                        push_unique(&mut scratch.seen, out, r);
+                    }
+                }
             }
             if let Some(engine) = &group.engine {
                 if !payload.is_empty() {

@@ -12,6 +12,7 @@
 //! apply thresholds (the ordered merge does, see [`threshold`]), or format
 //! alerts (vigil-output).
 
+pub mod addr_index;
 pub mod group;
 pub mod inspect;
 pub mod payload;

@@ -221,8 +221,14 @@ impl Worker {
         for p in &packets {
             let start = self.candidates.len() as u32;
             if let Some(sel) = self.detect.select_groups(p) {
-                self.detect
-                    .candidates(sel, p.payload(), &mut self.scratch, &mut self.candidates);
+                let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+                self.detect.candidates(
+                    sel,
+                    p.payload(),
+                    addrs,
+                    &mut self.scratch,
+                    &mut self.candidates,
+                );
             }
             self.spans.push((start, self.candidates.len() as u32));
         }
