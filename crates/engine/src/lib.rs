@@ -234,7 +234,7 @@ fn read_loop(
             b.upto = last;
             send(w, b)?;
         }
-        if packets % tick == 0 {
+        if packets.is_multiple_of(tick) {
             for (w, slot) in pending.iter_mut().enumerate() {
                 let mut b = std::mem::replace(slot, pool.get());
                 b.upto = last;

@@ -277,5 +277,10 @@ fn bad_rules_are_reported_and_others_still_load() {
     assert!(err.contains("nosuchkeyword"), "{err}");
     assert!(err.contains("1 loaded"), "{err}");
     let eve = std::fs::read_to_string(d.join("out/eve.json")).unwrap();
-    assert_eq!(eve.lines().filter(|l| l.contains("\"alert\"")).count(), 1);
+    assert_eq!(
+        eve.lines()
+            .filter(|l| l.contains("\"event_type\":\"alert\""))
+            .count(),
+        1
+    );
 }
