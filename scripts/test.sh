@@ -23,6 +23,10 @@ if [ -d ../shared/suricata-verify ]; then
     fi
     echo "sig-core conformance: $passed of 71"
 fi
+if [ -d ../shared/pcaps ]; then
+    echo "== robustness: every shared capture"
+    scripts/robustness.sh
+fi
 if [ -f ../shared/pcaps/dev/dev-mix.pcap ] && [ -f ../shared/rules/et-open/emerging.rules ]; then
     echo "== determinism: dev-mix with ET Open, --workers 1 / 2 / 4"
     scripts/determinism.sh

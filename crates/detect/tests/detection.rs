@@ -1,0 +1,249 @@
+//! Table-driven detection tests: rule text + packet -> alert or not,
+//! through the real parser, rule compiler, rule groups, prefilter and
+//! verification.
+
+use std::net::Ipv4Addr;
+
+use vigil_craft::{eth_ipv4_icmp, eth_ipv4_tcp, eth_ipv4_udp};
+use vigil_detect::{DetectEngine, DetectScratch, FlowDetectState, FlowView, PacketInput};
+use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
+use vigil_wire::{decode, linktype};
+
+const CLIENT: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const SERVER: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 80);
+
+fn engine(rules: &[&str]) -> DetectEngine {
+    let vars = Vars::default();
+    let parsed: Vec<_> = rules
+        .iter()
+        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
+        .collect();
+    let (e, report) = DetectEngine::build(&parsed, &ClassificationConfig::default());
+    assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
+    e
+}
+
+/// Sids that alert on `frame`, inspected as an established to-server
+/// packet of a flow with state `st`.
+fn alerts_with(e: &DetectEngine, frame: &[u8], st: &mut FlowDetectState) -> Vec<u32> {
+    let p = decode(linktype::ETHERNET, frame);
+    let mut scratch = DetectScratch::default();
+    let mut cand = Vec::new();
+    let sel = e.select_groups(&p).expect("IP packet");
+    let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+    e.candidates(sel, p.payload(), addrs, &mut scratch, &mut cand);
+    let mut hits = Vec::new();
+    e.verify(
+        PacketInput {
+            packet: &p,
+            flow: Some(FlowView {
+                to_server: true,
+                established: true,
+            }),
+        },
+        &cand,
+        Some(st),
+        &mut scratch,
+        &mut hits,
+    );
+    hits.iter().map(|&i| e.rules[i as usize].sid).collect()
+}
+
+fn tcp(payload: &[u8]) -> Vec<u8> {
+    eth_ipv4_tcp(CLIENT, 40000, SERVER, 80, 1, 1, 0x18, payload)
+}
+
+fn fires(rule: &str, payload: &[u8]) -> bool {
+    let e = engine(&[rule]);
+    !alerts_with(&e, &tcp(payload), &mut FlowDetectState::default()).is_empty()
+}
+
+#[test]
+fn payload_keyword_table() {
+    // (rule options, payload, expected)
+    let table: &[(&str, &[u8], bool)] = &[
+        (r#"content:"abc";"#, b"xxabcxx", true),
+        (r#"content:"abc";"#, b"xxabxcx", false),
+        (r#"content:"|41 42|C";"#, b"zABCz", true),
+        // nocase
+        (r#"content:"ABC"; nocase;"#, b"xxabcxx", true),
+        (r#"content:"ABC";"#, b"xxabcxx", false),
+        // offset / depth
+        (r#"content:"abc"; offset:2;"#, b"xxabc", true),
+        (r#"content:"abc"; offset:3;"#, b"xxabc", false),
+        (r#"content:"abc"; depth:5;"#, b"xxabc", true),
+        (r#"content:"abc"; depth:4;"#, b"xxabc", false),
+        (r#"content:"abc"; offset:1; depth:4;"#, b"xxabc", true),
+        // distance / within
+        (
+            r#"content:"ab"; content:"cd"; distance:2;"#,
+            b"ab12cd",
+            true,
+        ),
+        (
+            r#"content:"ab"; content:"cd"; distance:3;"#,
+            b"ab12cd",
+            false,
+        ),
+        (r#"content:"ab"; content:"cd"; within:4;"#, b"ab12cd", true),
+        (r#"content:"ab"; content:"cd"; within:3;"#, b"ab12cd", false),
+        (
+            r#"content:"ab"; content:"cd"; distance:0; within:2;"#,
+            b"abcd",
+            true,
+        ),
+        // backtracking: the first "a" fails the within, the second passes
+        (
+            r#"content:"a"; content:"b"; distance:0; within:1;"#,
+            b"axxab",
+            true,
+        ),
+        // negative distance
+        (
+            r#"content:"cd"; content:"ab"; distance:-4; within:2;"#,
+            b"abcd",
+            true,
+        ),
+        // negation (absolute and relative)
+        (r#"content:"abc"; content:!"evil";"#, b"abc good", true),
+        (r#"content:"abc"; content:!"evil";"#, b"abc evil", false),
+        (
+            r#"content:"abc"; content:!"x"; distance:0; within:1;"#,
+            b"abcy x",
+            true,
+        ),
+        (
+            r#"content:"abc"; content:!"x"; distance:0; within:1;"#,
+            b"abcx",
+            false,
+        ),
+        // startswith / endswith
+        (r#"content:"GET"; startswith;"#, b"GET /", true),
+        (r#"content:"GET"; startswith;"#, b" GET /", false),
+        (r#"content:"end"; endswith;"#, b"the end", true),
+        (r#"content:"end"; endswith;"#, b"the end.", false),
+        // pcre, absolute and relative
+        (r#"pcre:"/^GET\s+\/admin/";"#, b"GET /admin", true),
+        (r#"pcre:"/^get/i";"#, b"GET /", true),
+        (
+            r#"content:"user="; pcre:"/^[a-z]+\;/R";"#,
+            b"user=root;",
+            true,
+        ),
+        (
+            r#"content:"user="; pcre:"/^[a-z]+\;/R";"#,
+            b"user=ROOT;",
+            false,
+        ),
+        (r#"content:"x"; pcre:!"/evil/";"#, b"x good", true),
+        // fast_pattern with chop still verifies the whole content
+        (
+            r#"content:"abcdef"; fast_pattern:2,2;"#,
+            b"zzabcdefzz",
+            true,
+        ),
+        (r#"content:"abcdef"; fast_pattern:2,2;"#, b"zzcdzz", false),
+        // dsize
+        (r#"dsize:5;"#, b"12345", true),
+        (r#"dsize:>5;"#, b"12345", false),
+        (r#"dsize:3<>10;"#, b"12345", true),
+        // byte_test / isdataat
+        (
+            r#"content:"len="; byte_test:2,>,10,0,relative,string,dec;"#,
+            b"len=42",
+            true,
+        ),
+        (
+            r#"content:"len="; byte_test:2,>,50,0,relative,string,dec;"#,
+            b"len=42",
+            false,
+        ),
+        (r#"content:"abc"; isdataat:2,relative;"#, b"abcde", true),
+        (r#"content:"abc"; isdataat:3,relative;"#, b"abcde", false),
+    ];
+    for (opts, payload, want) in table {
+        let rule = format!("alert tcp any any -> any any (msg:\"t\"; {opts} sid:1;)");
+        assert_eq!(
+            fires(&rule, payload),
+            *want,
+            "{opts} on {:?}",
+            String::from_utf8_lossy(payload)
+        );
+    }
+}
+
+#[test]
+fn header_and_packet_conditions() {
+    let e = engine(&[
+        "alert tcp any any -> any 80 (msg:\"port 80\"; sid:1;)",
+        "alert tcp any any -> any 81 (msg:\"port 81\"; sid:2;)",
+        "alert tcp 10.0.0.0/8 any -> !10.0.0.0/8 any (msg:\"out\"; sid:3;)",
+        "alert tcp any any <> 10.0.0.1 any (msg:\"either\"; sid:4;)",
+        "alert tcp any any -> any any (msg:\"psh ack\"; flags:PA; sid:5;)",
+        "alert tcp any any -> any any (msg:\"syn\"; flags:S; sid:6;)",
+        "alert udp any any -> any any (msg:\"udp\"; sid:7;)",
+        "alert tcp any any -> any any (msg:\"ttl\"; ttl:64; sid:8;)",
+        "alert tcp any any -> any any (msg:\"to client\"; flow:to_client; sid:9;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let mut got = alerts_with(&e, &tcp(b"x"), &mut st);
+    got.sort();
+    assert_eq!(got, vec![1, 3, 4, 5, 8]);
+}
+
+#[test]
+fn icmp_and_udp_rules() {
+    let e = engine(&[
+        "alert icmp any any -> any any (msg:\"echo\"; itype:8; icode:0; sid:1;)",
+        "alert icmp any any -> any any (msg:\"reply\"; itype:0; sid:2;)",
+        "alert udp any any -> any 53 (msg:\"dns\"; content:\"|07|example\"; sid:3;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let echo = eth_ipv4_icmp(CLIENT, SERVER, 8, 0, 1, 1, b"ping");
+    assert_eq!(alerts_with(&e, &echo, &mut st), vec![1]);
+    let dns = eth_ipv4_udp(CLIENT, 5353, SERVER, 53, b"\x00\x01\x07example\x03com\x00");
+    assert_eq!(alerts_with(&e, &dns, &mut st), vec![3]);
+}
+
+#[test]
+fn flowbits_set_then_isset_in_rule_order() {
+    let e = engine(&[
+        "alert tcp any any -> any any (msg:\"check\"; content:\"B\"; flowbits:isset,seen; sid:2;)",
+        "alert tcp any any -> any any (msg:\"set\"; content:\"A\"; flowbits:set,seen; flowbits:noalert; sid:1;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    assert!(alerts_with(&e, &tcp(b"B"), &mut st).is_empty());
+    assert!(alerts_with(&e, &tcp(b"A"), &mut st).is_empty());
+    assert_eq!(alerts_with(&e, &tcp(b"B"), &mut st), vec![2]);
+    // Setters are ordered before readers, so one packet can do both.
+    let mut fresh = FlowDetectState::default();
+    assert_eq!(alerts_with(&e, &tcp(b"AB"), &mut fresh), vec![2]);
+}
+
+#[test]
+fn pass_rule_stops_inspection() {
+    let e = engine(&[
+        "alert tcp any any -> any any (msg:\"a\"; content:\"x\"; sid:1;)",
+        "pass tcp any any -> any any (msg:\"p\"; content:\"trusted\"; sid:2;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    assert_eq!(alerts_with(&e, &tcp(b"x"), &mut st), vec![1]);
+    assert!(alerts_with(&e, &tcp(b"x trusted"), &mut st).is_empty());
+    assert!(st.passed);
+}
+
+#[test]
+fn ip_reputation_rules_without_content_use_the_address_index() {
+    let e = engine(&[
+        "alert ip [198.51.100.7,192.0.2.0/24] any -> any any (msg:\"bad src\"; sid:1;)",
+        "alert ip any any -> [203.0.113.9] any (msg:\"bad dst\"; sid:2;)",
+    ]);
+    assert!(e.groups.groups.iter().any(|g| g.addr_indexed > 0));
+    let mut st = FlowDetectState::default();
+    // SERVER is in 192.0.2.0/24 but is the destination here.
+    assert!(alerts_with(&e, &tcp(b"x"), &mut st).is_empty());
+    let back = eth_ipv4_tcp(SERVER, 80, CLIENT, 40000, 1, 1, 0x18, b"y");
+    assert_eq!(alerts_with(&e, &back, &mut st), vec![1]);
+    let to_bad = eth_ipv4_tcp(CLIENT, 1, Ipv4Addr::new(203, 0, 113, 9), 2, 1, 1, 0x10, b"");
+    assert_eq!(alerts_with(&e, &to_bad, &mut st), vec![2]);
+}
