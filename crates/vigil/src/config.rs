@@ -2,8 +2,7 @@
 //!
 //! Honoured settings (everything else is read and ignored):
 //! `vars.address-groups.*`, `vars.port-groups.*`, `default-rule-path`,
-//! `rule-files`, `classification-file`, `reference-config-file`,
-//! `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
+//! `rule-files`, `classification-file`, `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
 //! `payload`, `payload-printable`, `packet`), `outputs` → `fast`
 //! (`enabled`, `filename`), and `include` (files merged in order).
 
