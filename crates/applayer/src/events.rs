@@ -1,0 +1,157 @@
+//! App-layer events: anomalies and limits, named as Suricata's
+//! `app-layer-event:<proto>.<name>` keyword expects them.
+//!
+//! Names marked "(Vigil)" have no Suricata counterpart: they report a cap
+//! of this crate that Suricata enforces silently or differently.
+
+use crate::{AppProto, TxId};
+
+macro_rules! event_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident => $text:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vm])* $variant,)* }
+        impl $name {
+            /// Suricata's upper-case event name.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text,)* }
+            }
+            /// Looks an event up by name, case-insensitively.
+            pub fn from_name(s: &str) -> Option<Self> {
+                $(if s.eq_ignore_ascii_case($text) { return Some($name::$variant); })*
+                None
+            }
+        }
+    };
+}
+
+event_enum! {
+    /// HTTP events (libhtp's, as Suricata names them).
+    HttpEvent {
+        RequestFieldMissingColon => "REQUEST_FIELD_MISSING_COLON",
+        ResponseFieldMissingColon => "RESPONSE_FIELD_MISSING_COLON",
+        InvalidRequestChunkLen => "INVALID_REQUEST_CHUNK_LEN",
+        InvalidResponseChunkLen => "INVALID_RESPONSE_CHUNK_LEN",
+        InvalidTransferEncodingValueInRequest => "INVALID_TRANSFER_ENCODING_VALUE_IN_REQUEST",
+        InvalidTransferEncodingValueInResponse => "INVALID_TRANSFER_ENCODING_VALUE_IN_RESPONSE",
+        InvalidContentLengthFieldInRequest => "INVALID_CONTENT_LENGTH_FIELD_IN_REQUEST",
+        InvalidContentLengthFieldInResponse => "INVALID_CONTENT_LENGTH_FIELD_IN_RESPONSE",
+        DuplicateContentLengthFieldInRequest => "DUPLICATE_CONTENT_LENGTH_FIELD_IN_REQUEST",
+        DuplicateContentLengthFieldInResponse => "DUPLICATE_CONTENT_LENGTH_FIELD_IN_RESPONSE",
+        ContinueAlreadySeen => "100_CONTINUE_ALREADY_SEEN",
+        UnableToMatchResponseToRequest => "UNABLE_TO_MATCH_RESPONSE_TO_REQUEST",
+        InvalidRequestFieldFolding => "INVALID_REQUEST_FIELD_FOLDING",
+        InvalidResponseFieldFolding => "INVALID_RESPONSE_FIELD_FOLDING",
+        RequestFieldTooLong => "REQUEST_FIELD_TOO_LONG",
+        ResponseFieldTooLong => "RESPONSE_FIELD_TOO_LONG",
+        RequestLineInvalid => "REQUEST_LINE_INVALID",
+        RequestLineLeadingWhitespace => "REQUEST_LINE_LEADING_WHITESPACE",
+        RequestLineMissingProtocol => "REQUEST_LINE_MISSING_PROTOCOL",
+        MissingHostHeader => "MISSING_HOST_HEADER",
+        HostHeaderAmbiguous => "HOST_HEADER_AMBIGUOUS",
+        RequestHeaderRepetition => "REQUEST_HEADER_REPETITION",
+        ResponseHeaderRepetition => "RESPONSE_HEADER_REPETITION",
+        RequestTooManyHeaders => "REQUEST_TOO_MANY_HEADERS",
+        ResponseTooManyHeaders => "RESPONSE_TOO_MANY_HEADERS",
+        ResponseInvalidProtocol => "RESPONSE_INVALID_PROTOCOL",
+        ResponseInvalidStatus => "RESPONSE_INVALID_STATUS",
+        ResponseChunkedOldProto => "RESPONSE_CHUNKED_OLD_PROTO",
+        GzipDecompressionFailed => "GZIP_DECOMPRESSION_FAILED",
+        CompressionBomb => "COMPRESSION_BOMB",
+        RequestHeaderInvalid => "REQUEST_HEADER_INVALID",
+        ResponseHeaderInvalid => "RESPONSE_HEADER_INVALID",
+        /// (Vigil) the request body passed `http_request_body_limit`.
+        RequestBodyLimitReached => "REQUEST_BODY_LIMIT_REACHED",
+        /// (Vigil) the response body passed `http_response_body_limit`.
+        ResponseBodyLimitReached => "RESPONSE_BODY_LIMIT_REACHED",
+        /// (Vigil) more unanswered transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+        /// (Vigil) a gap in the stream: the parser skipped to a safe state.
+        StreamGap => "STREAM_GAP",
+    }
+}
+
+event_enum! {
+    /// DNS events (Suricata's `rust/src/dns`).
+    DnsEvent {
+        MalformedData => "MALFORMED_DATA",
+        NotARequest => "NOT_A_REQUEST",
+        NotAResponse => "NOT_A_RESPONSE",
+        ZFlagSet => "Z_FLAG_SET",
+        InvalidOpcode => "INVALID_OPCODE",
+        NameTooLong => "NAME_TOO_LONG",
+        InfiniteLoop => "INFINITE_LOOP",
+        TooManyLabels => "TOO_MANY_LABELS",
+        InvalidAdditionals => "INVALID_ADDITIONALS",
+        InvalidAuthorities => "INVALID_AUTHORITIES",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
+event_enum! {
+    /// TLS events (Suricata's `app-layer-ssl.c`).
+    TlsEvent {
+        InvalidSslv2Header => "INVALID_SSLV2_HEADER",
+        InvalidTlsHeader => "INVALID_TLS_HEADER",
+        InvalidRecordVersion => "INVALID_RECORD_VERSION",
+        InvalidRecordType => "INVALID_RECORD_TYPE",
+        InvalidRecordLength => "INVALID_RECORD_LENGTH",
+        InvalidHandshakeMessage => "INVALID_HANDSHAKE_MESSAGE",
+        HeartbeatMessage => "HEARTBEAT_MESSAGE",
+        HandshakeInvalidLength => "HANDSHAKE_INVALID_LENGTH",
+        MultipleSniExtensions => "MULTIPLE_SNI_EXTENSIONS",
+        InvalidSniType => "INVALID_SNI_TYPE",
+        InvalidSniLength => "INVALID_SNI_LENGTH",
+        InvalidCertificate => "INVALID_CERTIFICATE",
+        CertificateInvalidLength => "CERTIFICATE_INVALID_LENGTH",
+        CertificateInvalidDer => "CERTIFICATE_INVALID_DER",
+        ErrorMessageEncountered => "ERROR_MESSAGE_ENCOUNTERED",
+        InvalidSslRecord => "INVALID_SSL_RECORD",
+    }
+}
+
+/// One event raised while parsing, with the transaction it belongs to when
+/// there is one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppLayerEvent {
+    Http(HttpEvent, Option<TxId>),
+    Dns(DnsEvent, Option<TxId>),
+    Tls(TlsEvent, Option<TxId>),
+}
+
+impl AppLayerEvent {
+    pub fn proto(&self) -> AppProto {
+        match self {
+            AppLayerEvent::Http(..) => AppProto::Http,
+            AppLayerEvent::Dns(..) => AppProto::Dns,
+            AppLayerEvent::Tls(..) => AppProto::Tls,
+        }
+    }
+
+    /// Suricata's upper-case event name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AppLayerEvent::Http(e, _) => e.name(),
+            AppLayerEvent::Dns(e, _) => e.name(),
+            AppLayerEvent::Tls(e, _) => e.name(),
+        }
+    }
+
+    /// The transaction the event belongs to, if any.
+    pub fn tx(&self) -> Option<TxId> {
+        match self {
+            AppLayerEvent::Http(_, t) | AppLayerEvent::Dns(_, t) | AppLayerEvent::Tls(_, t) => *t,
+        }
+    }
+
+    /// The name as the `app-layer-event` keyword writes it:
+    /// `http.request_field_too_long`.
+    pub fn keyword(&self) -> String {
+        format!(
+            "{}.{}",
+            self.proto().name(),
+            self.name().to_ascii_lowercase()
+        )
+    }
+}

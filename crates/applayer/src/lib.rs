@@ -1,0 +1,314 @@
+//! Application-layer parsing: protocol detection by content and incremental
+//! HTTP/1.x, DNS and TLS parsers that expose the inspection buffers
+//! Suricata's sticky buffers name (`http.uri`, `dns.query`, `tls.sni` ...).
+//!
+//! The engine feeds each direction of a flow, in order, to an
+//! [`AppLayerState`]: reassembled TCP stream data in pieces of any size (a
+//! parser never assumes that a message arrives whole), or one UDP datagram
+//! per call. Parsers keep per-flow state and a list of transactions; the
+//! detection engine asks a transaction for a buffer by [`BufferId`] and marks
+//! it inspected so that a rule fires once per transaction.
+//!
+//! | module | does |
+//! |---|---|
+//! | [`probe`](mod@probe) | protocol detection from the first bytes of each direction |
+//! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
+//! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
+//! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
+//! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
+//!
+//! # Bounded memory
+//!
+//! Every buffer a parser keeps has a cap in [`AppLayerConfig`]: line and
+//! header lengths, body sizes, decompressed sizes, TLS handshake messages,
+//! transactions in flight. Reaching a cap truncates and raises an
+//! [`AppLayerEvent`] (Suricata's app-layer event name where one exists).
+//!
+//! # What it deliberately does not do
+//!
+//! Reassemble TCP (the stream crate does), decide which rules run, or write
+//! EVE lines: it builds the protocol objects (`http`, `dns`, `tls`) that the
+//! output crate places in events. It never panics on any input.
+
+pub mod dns;
+mod events;
+pub mod http;
+pub mod probe;
+mod state;
+pub mod tls;
+pub mod transforms;
+
+pub use events::{AppLayerEvent, DnsEvent, HttpEvent, TlsEvent};
+pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
+pub use state::{AppLayerState, TxId, TxProgress};
+
+/// Which way data flows, as Suricata's `to_server` / `to_client`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    ToServer,
+    ToClient,
+}
+
+impl Direction {
+    /// The other direction.
+    pub fn reverse(self) -> Direction {
+        match self {
+            Direction::ToServer => Direction::ToClient,
+            Direction::ToClient => Direction::ToServer,
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Direction::ToServer => 0,
+            Direction::ToClient => 1,
+        }
+    }
+}
+
+/// Application protocols this crate parses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AppProto {
+    Http,
+    Dns,
+    Tls,
+}
+
+impl AppProto {
+    /// The name Suricata uses in `app_proto` and in rule headers (`http`
+    /// is `http1` internally in Suricata 7+, but EVE says `http`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AppProto::Http => "http",
+            AppProto::Dns => "dns",
+            AppProto::Tls => "tls",
+        }
+    }
+}
+
+/// The transport a flow runs over: DNS is message-per-datagram over UDP and
+/// length-prefixed over TCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Transport {
+    Tcp,
+    Udp,
+}
+
+/// Packet time in microseconds since the epoch (the engine's clock, never
+/// the wall clock).
+pub type Timestamp = u64;
+
+/// Caps that keep per-flow memory bounded. Defaults follow Suricata's
+/// defaults where it has one (body limits 100 KiB, libhtp's 18,000-byte
+/// field limit).
+#[derive(Clone, Debug)]
+pub struct AppLayerConfig {
+    /// Longest request/response line or header line kept (libhtp's
+    /// `field-limit`); longer lines are truncated with a `*_FIELD_TOO_LONG`
+    /// event.
+    pub http_max_line: usize,
+    /// Most headers kept per message.
+    pub http_max_headers: usize,
+    /// Most bytes of raw header block kept per message (`http.header.raw`).
+    pub http_max_header_bytes: usize,
+    /// Request body bytes kept (`request-body-limit`).
+    pub http_request_body_limit: usize,
+    /// Response body bytes kept after decompression (`response-body-limit`).
+    pub http_response_body_limit: usize,
+    /// Decompressed bytes produced per response before decompression stops
+    /// with a `COMPRESSION_BOMB` event (never more than this is inflated,
+    /// whatever the body limit).
+    pub http_decompress_limit: usize,
+    /// Transactions kept per flow (oldest unanswered ones are dropped).
+    pub max_transactions: usize,
+    /// Largest TLS handshake message reassembled (certificate chains).
+    pub tls_max_handshake: usize,
+    /// Longest DNS name kept (Suricata truncates at 1025 bytes).
+    pub dns_max_name: usize,
+}
+
+impl Default for AppLayerConfig {
+    fn default() -> Self {
+        AppLayerConfig {
+            http_max_line: 18_000,
+            http_max_headers: 1024,
+            http_max_header_bytes: 64 * 1024,
+            http_request_body_limit: 100 * 1024,
+            http_response_body_limit: 100 * 1024,
+            http_decompress_limit: 1024 * 1024,
+            max_transactions: 512,
+            tls_max_handshake: 256 * 1024,
+            dns_max_name: 1025,
+        }
+    }
+}
+
+/// The inspection buffers a transaction can expose, named after Suricata's
+/// sticky buffers. Whether a buffer is the request's or the response's is
+/// chosen by the direction passed along with it where a keyword exists in
+/// both (`http.header`, `http.content_type`, `file.data`, `tls.random`,
+/// `tls.cert_*` for client certificates ...). Keywords of one side only
+/// (`http.uri`, `tls.sni`, `http.stat_code`) return their buffer whatever
+/// the direction, so that a rule mixing request and response buffers can
+/// be evaluated on the response side, as Suricata does. Header-derived
+/// buffers appear once their header block is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BufferId {
+    HttpMethod,
+    /// Normalised URI (percent-decoded path, dot segments removed).
+    HttpUri,
+    HttpUriRaw,
+    HttpRequestLine,
+    /// `Name: value\r\n` per header, cookies excluded.
+    HttpHeader,
+    HttpHeaderRaw,
+    HttpHeaderNames,
+    HttpHost,
+    HttpHostRaw,
+    HttpUserAgent,
+    HttpCookie,
+    HttpReferer,
+    HttpAccept,
+    HttpAcceptEnc,
+    HttpAcceptLang,
+    HttpContentType,
+    HttpContentLen,
+    HttpConnection,
+    HttpProtocol,
+    HttpStart,
+    HttpRequestBody,
+    HttpStatCode,
+    HttpStatMsg,
+    HttpResponseLine,
+    HttpResponseBody,
+    HttpServer,
+    HttpLocation,
+    /// Multi-buffer: one `Name: value` per request header.
+    HttpRequestHeader,
+    /// Multi-buffer: one `Name: value` per response header.
+    HttpResponseHeader,
+    /// `file.data`: the (decompressed) response body to the client, the
+    /// request body to the server.
+    FileData,
+    /// Multi-buffer: query names of a request.
+    DnsQuery,
+    /// Multi-buffer: query names of any message.
+    DnsQueriesRrname,
+    /// Multi-buffer: answer names of any message.
+    DnsAnswersRrname,
+    /// Multi-buffer: every name in a response (queries, answers,
+    /// authorities, additionals, and names inside rdata).
+    DnsResponseRrname,
+    TlsSni,
+    TlsCertSubject,
+    TlsCertIssuer,
+    TlsCertSerial,
+    TlsCertFingerprint,
+    /// Multi-buffer: each DER certificate of the chain.
+    TlsCerts,
+    TlsRandom,
+    TlsRandomTime,
+    TlsRandomBytes,
+    Ja3Hash,
+    Ja3String,
+    Ja3sHash,
+    Ja3sString,
+    Ja4Hash,
+}
+
+impl BufferId {
+    /// The protocol whose transactions carry this buffer.
+    pub fn proto(self) -> AppProto {
+        use BufferId::*;
+        match self {
+            DnsQuery | DnsQueriesRrname | DnsAnswersRrname | DnsResponseRrname => AppProto::Dns,
+            TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
+            | TlsCerts | TlsRandom | TlsRandomTime | TlsRandomBytes | Ja3Hash | Ja3String
+            | Ja3sHash | Ja3sString | Ja4Hash => AppProto::Tls,
+            _ => AppProto::Http,
+        }
+    }
+
+    /// Whether the buffer is a multi-buffer (several instances per
+    /// transaction, each inspected on its own).
+    pub fn is_multi(self) -> bool {
+        use BufferId::*;
+        matches!(
+            self,
+            HttpRequestHeader
+                | HttpResponseHeader
+                | DnsQuery
+                | DnsQueriesRrname
+                | DnsAnswersRrname
+                | DnsResponseRrname
+                | TlsCerts
+        )
+    }
+
+    /// Looks a buffer up by Suricata's sticky-buffer keyword (aliases
+    /// included).
+    pub fn from_keyword(kw: &str) -> Option<BufferId> {
+        use BufferId::*;
+        Some(match kw {
+            "http.method" | "http_method" => HttpMethod,
+            "http.uri" | "http_uri" => HttpUri,
+            "http.uri.raw" | "http_raw_uri" => HttpUriRaw,
+            "http.request_line" | "http_request_line" => HttpRequestLine,
+            "http.header" | "http_header" => HttpHeader,
+            "http.header.raw" | "http_raw_header" => HttpHeaderRaw,
+            "http.header_names" => HttpHeaderNames,
+            "http.host" | "http_host" => HttpHost,
+            "http.host.raw" | "http_raw_host" => HttpHostRaw,
+            "http.user_agent" | "http_user_agent" => HttpUserAgent,
+            "http.cookie" | "http_cookie" => HttpCookie,
+            "http.referer" => HttpReferer,
+            "http.accept" => HttpAccept,
+            "http.accept_enc" => HttpAcceptEnc,
+            "http.accept_lang" => HttpAcceptLang,
+            "http.content_type" => HttpContentType,
+            "http.content_len" => HttpContentLen,
+            "http.connection" => HttpConnection,
+            "http.protocol" => HttpProtocol,
+            "http.start" => HttpStart,
+            "http.request_body" | "http_client_body" => HttpRequestBody,
+            "http.stat_code" | "http_stat_code" => HttpStatCode,
+            "http.stat_msg" | "http_stat_msg" => HttpStatMsg,
+            "http.response_line" | "http_response_line" => HttpResponseLine,
+            "http.response_body" | "http_server_body" => HttpResponseBody,
+            "http.server" => HttpServer,
+            "http.location" => HttpLocation,
+            "http.request_header" => HttpRequestHeader,
+            "http.response_header" => HttpResponseHeader,
+            "file.data" | "file_data" => FileData,
+            "dns.query" | "dns_query" => DnsQuery,
+            "dns.queries.rrname" => DnsQueriesRrname,
+            "dns.answers.rrname" => DnsAnswersRrname,
+            "dns.response.rrname" => DnsResponseRrname,
+            "tls.sni" | "tls_sni" => TlsSni,
+            "tls.cert_subject" | "tls.subject" => TlsCertSubject,
+            "tls.cert_issuer" | "tls.issuerdn" => TlsCertIssuer,
+            "tls.cert_serial" | "tls_cert_serial" => TlsCertSerial,
+            "tls.cert_fingerprint" | "tls_cert_fingerprint" => TlsCertFingerprint,
+            "tls.certs" => TlsCerts,
+            "tls.random" => TlsRandom,
+            "tls.random_time" => TlsRandomTime,
+            "tls.random_bytes" => TlsRandomBytes,
+            "ja3.hash" | "ja3_hash" => Ja3Hash,
+            "ja3.string" => Ja3String,
+            "ja3s.hash" => Ja3sHash,
+            "ja3s.string" => Ja3sString,
+            "ja4.hash" => Ja4Hash,
+            _ => return None,
+        })
+    }
+}
+
+pub(crate) fn hex_lower(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}

@@ -1,0 +1,259 @@
+//! The per-flow application-layer state the engine holds: one parser per
+//! flow, chosen by the detected protocol, behind one API.
+
+use serde_json::Value;
+
+use crate::dns::DnsState;
+use crate::http::HttpState;
+use crate::tls::TlsState;
+use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
+
+/// A transaction's id within its flow: 0, 1, 2 ... in creation order.
+pub type TxId = u64;
+
+/// Whether each side of a transaction is complete.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxProgress {
+    pub request_complete: bool,
+    pub response_complete: bool,
+}
+
+impl TxProgress {
+    pub fn complete(&self, dir: Direction) -> bool {
+        match dir {
+            Direction::ToServer => self.request_complete,
+            Direction::ToClient => self.response_complete,
+        }
+    }
+}
+
+/// What every transaction carries for the engine.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TxCommon {
+    pub id: TxId,
+    /// First packet time of the transaction.
+    pub ts: Timestamp,
+    /// Set by detection once it has inspected a direction of the
+    /// transaction for good, so that rules fire once per transaction.
+    pub inspected: [bool; 2],
+    /// Set by the transaction logger once the EVE record is written.
+    pub logged: bool,
+}
+
+impl TxCommon {
+    pub fn new(id: TxId, ts: Timestamp) -> Self {
+        TxCommon {
+            id,
+            ts,
+            ..Default::default()
+        }
+    }
+}
+
+/// A summary of one transaction for the engine's loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxInfo {
+    pub id: TxId,
+    pub progress: TxProgress,
+    /// Detection is done with this direction of the transaction.
+    pub inspected: [bool; 2],
+    pub logged: bool,
+    pub ts: Timestamp,
+}
+
+/// The application-layer state of one flow.
+///
+/// Each variant is boxed so that what a flow holds is one pointer wide
+/// whatever the protocol.
+pub enum AppLayerState {
+    Http(Box<HttpState>),
+    Dns(Box<DnsState>),
+    Tls(Box<TlsState>),
+}
+
+impl AppLayerState {
+    /// A parser for `proto` with default caps. `transport` matters for DNS
+    /// only (datagrams over UDP, length-prefixed messages over TCP).
+    pub fn new(proto: AppProto, transport: Transport) -> Self {
+        Self::with_config(proto, transport, &AppLayerConfig::default())
+    }
+
+    pub fn with_config(proto: AppProto, transport: Transport, cfg: &AppLayerConfig) -> Self {
+        match proto {
+            AppProto::Http => AppLayerState::Http(Box::new(HttpState::new(cfg))),
+            AppProto::Dns => AppLayerState::Dns(Box::new(DnsState::new(transport, cfg))),
+            AppProto::Tls => AppLayerState::Tls(Box::new(TlsState::new(cfg))),
+        }
+    }
+
+    pub fn proto(&self) -> AppProto {
+        match self {
+            AppLayerState::Http(_) => AppProto::Http,
+            AppLayerState::Dns(_) => AppProto::Dns,
+            AppLayerState::Tls(_) => AppProto::Tls,
+        }
+    }
+
+    /// Feeds the next bytes of one direction (stream data in order, or one
+    /// UDP payload) and returns the events raised.
+    pub fn feed(&mut self, dir: Direction, data: &[u8], ts: Timestamp) -> Vec<AppLayerEvent> {
+        let mut ev = Vec::new();
+        match self {
+            AppLayerState::Http(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
+        }
+        ev
+    }
+
+    /// Data is missing in one direction (a stream gap): the parser drops
+    /// what it had in progress and resynchronises where it can.
+    pub fn on_gap(&mut self, dir: Direction) -> Vec<AppLayerEvent> {
+        let mut ev = Vec::new();
+        match self {
+            AppLayerState::Http(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Dns(s) => s.on_gap(dir),
+            AppLayerState::Tls(s) => s.on_gap(dir),
+        }
+        ev
+    }
+
+    /// One direction of the stream ended (FIN or RST).
+    pub fn finish(&mut self, dir: Direction) -> Vec<AppLayerEvent> {
+        let mut ev = Vec::new();
+        if let AppLayerState::Http(s) = self {
+            s.finish(dir, &mut ev);
+        }
+        ev
+    }
+
+    /// The transactions currently held, oldest first.
+    pub fn transactions(&self) -> Vec<TxInfo> {
+        fn info(c: &TxCommon, progress: TxProgress) -> TxInfo {
+            TxInfo {
+                id: c.id,
+                progress,
+                inspected: c.inspected,
+                logged: c.logged,
+                ts: c.ts,
+            }
+        }
+        match self {
+            AppLayerState::Http(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
+            AppLayerState::Dns(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
+            AppLayerState::Tls(s) => s
+                .tx()
+                .map(|t| info(&t.common, t.progress()))
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    fn common_mut(&mut self, tx: TxId) -> Option<&mut TxCommon> {
+        match self {
+            AppLayerState::Http(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Dns(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Tls(s) => s.tx_mut(tx).map(|t| &mut t.common),
+        }
+    }
+
+    /// Marks a direction of a transaction as inspected for good.
+    pub fn set_inspected(&mut self, tx: TxId, dir: Direction) {
+        if let Some(c) = self.common_mut(tx) {
+            c.inspected[dir.index()] = true;
+        }
+    }
+
+    /// Marks a transaction as logged (its EVE record written).
+    pub fn set_logged(&mut self, tx: TxId) {
+        if let Some(c) = self.common_mut(tx) {
+            c.logged = true;
+        }
+    }
+
+    /// Drops transactions that are complete in both directions, inspected
+    /// in both and logged; returns how many were dropped.
+    pub fn prune(&mut self) -> usize {
+        fn done(c: &TxCommon, p: TxProgress) -> bool {
+            p.request_complete && p.response_complete && c.inspected == [true, true] && c.logged
+        }
+        match self {
+            AppLayerState::Http(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
+            AppLayerState::Dns(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
+            AppLayerState::Tls(_) => 0,
+        }
+    }
+
+    /// One inspection buffer of a transaction, for the direction being
+    /// inspected. `None` when the transaction has not got that far or
+    /// the field is absent.
+    pub fn buffer(&self, tx: TxId, id: BufferId, dir: Direction) -> Option<&[u8]> {
+        match self {
+            AppLayerState::Http(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Dns(_) => self.buffers(tx, id, dir).next(),
+            AppLayerState::Tls(s) => s.tx_ref(tx)?.buffer(id, dir),
+        }
+    }
+
+    /// Every instance of a (multi-)buffer, in order: one per query name for
+    /// `dns.query`, one per certificate for `tls.certs`, one per header for
+    /// `http.request_header`. A single buffer yields itself.
+    pub fn buffers(
+        &self,
+        tx: TxId,
+        id: BufferId,
+        dir: Direction,
+    ) -> impl Iterator<Item = &[u8]> + '_ {
+        let v: Vec<&[u8]> = match self {
+            AppLayerState::Http(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Dns(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+        };
+        v.into_iter()
+    }
+
+    /// The EVE object for a transaction (`http`, `dns` or `tls`, named by
+    /// [`AppProto::name`]).
+    pub fn eve(&self, tx: TxId) -> Option<Value> {
+        match self {
+            AppLayerState::Http(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Dns(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.eve()),
+        }
+    }
+
+    pub fn as_http(&self) -> Option<&HttpState> {
+        match self {
+            AppLayerState::Http(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_dns(&self) -> Option<&DnsState> {
+        match self {
+            AppLayerState::Dns(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_tls(&self) -> Option<&TlsState> {
+        match self {
+            AppLayerState::Tls(s) => Some(s),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! No input makes a parser panic, whatever the bytes and however they are
+//! split; detection by content accepts real first bytes.
+
+use proptest::prelude::*;
+use vigil_applayer::probe::{Detection, ProtocolDetector};
+use vigil_applayer::{
+    probe, probe_udp, transforms, AppLayerState, AppProto, BufferId, Direction, ProbeResult,
+    Transport,
+};
+
+const ALL_BUFFERS: &[BufferId] = &[
+    BufferId::HttpMethod,
+    BufferId::HttpUri,
+    BufferId::HttpUriRaw,
+    BufferId::HttpRequestLine,
+    BufferId::HttpHeader,
+    BufferId::HttpHeaderRaw,
+    BufferId::HttpHeaderNames,
+    BufferId::HttpHost,
+    BufferId::HttpHostRaw,
+    BufferId::HttpStart,
+    BufferId::HttpRequestBody,
+    BufferId::HttpResponseBody,
+    BufferId::HttpStatCode,
+    BufferId::HttpRequestHeader,
+    BufferId::HttpResponseHeader,
+    BufferId::DnsQuery,
+    BufferId::DnsResponseRrname,
+    BufferId::TlsSni,
+    BufferId::TlsCerts,
+    BufferId::TlsCertSubject,
+    BufferId::Ja3Hash,
+    BufferId::Ja4Hash,
+];
+
+/// Feeds chunks alternately to both directions and reads every buffer and
+/// EVE object.
+fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
+    let mut s = AppLayerState::new(proto, transport);
+    for (i, (to_server, c)) in chunks.iter().enumerate() {
+        let dir = if *to_server {
+            Direction::ToServer
+        } else {
+            Direction::ToClient
+        };
+        s.feed(dir, c, i as u64);
+        if i % 7 == 3 {
+            s.on_gap(dir);
+        }
+    }
+    s.finish(Direction::ToServer);
+    s.finish(Direction::ToClient);
+    for t in s.transactions() {
+        for &id in ALL_BUFFERS {
+            for dir in [Direction::ToServer, Direction::ToClient] {
+                let _ = s.buffer(t.id, id, dir);
+                let _ = s.buffers(t.id, id, dir).count();
+            }
+        }
+        let _ = s.eve(t.id);
+    }
+}
+
+fn chunks() -> impl Strategy<Value = Vec<(bool, Vec<u8>)>> {
+    prop::collection::vec(
+        (any::<bool>(), prop::collection::vec(any::<u8>(), 0..200)),
+        0..12,
+    )
+}
+
+/// Bytes that look enough like each protocol to get past the first checks.
+fn seeded(prefix: &'static [u8]) -> impl Strategy<Value = Vec<(bool, Vec<u8>)>> {
+    chunks().prop_map(move |mut v| {
+        if let Some(first) = v.first_mut() {
+            let mut b = prefix.to_vec();
+            b.extend_from_slice(&first.1);
+            first.1 = b;
+        }
+        v
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn http_never_panics(c in seeded(b"GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n")) {
+        exercise(AppProto::Http, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn http_arbitrary(c in chunks()) {
+        exercise(AppProto::Http, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn tls_never_panics(c in seeded(&[0x16, 0x03, 0x01, 0x00, 0x80, 0x01, 0x00, 0x00, 0x7c, 0x03, 0x03])) {
+        exercise(AppProto::Tls, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn tls_arbitrary(c in chunks()) {
+        exercise(AppProto::Tls, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn dns_udp_never_panics(c in seeded(&[0x12, 0x34, 0x81, 0x80, 0x00, 0x01, 0x00, 0x02, 0x00, 0x01, 0x00, 0x01])) {
+        exercise(AppProto::Dns, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn dns_tcp_never_panics(c in chunks()) {
+        exercise(AppProto::Dns, Transport::Tcp, &c);
+    }
+
+    /// Real handshakes and messages with bytes overwritten, cut anywhere.
+    #[test]
+    fn mutated_real_messages(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+    ) {
+        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 3] = [
+            (AppProto::Tls, Transport::Tcp, include_bytes!("data/tls12_client.bin"), include_bytes!("data/tls12_server.bin")),
+            (AppProto::Http, Transport::Tcp,
+             b"POST /a?b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n",
+             b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: 9\r\n\r\nx\x9c\xcbH\xcd\x01\x00"),
+            (AppProto::Dns, Transport::Tcp,
+             b"\x00\x15\x1a\x2b\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03www\x00\x00\x01\x00\x01",
+             b"\x00\x1b\x1a\x2b\x81\x80\x00\x01\x00\x01\x00\x00\x00\x00\x03www\x00\x00\x01\x00\x01\xc0\x0c\x00\x05\x00\x01"),
+        ];
+        for (proto, transport, client, server) in fixtures {
+            let mut chunks = Vec::new();
+            for (to_server, data) in [(true, client), (false, server)] {
+                let mut d = data.to_vec();
+                for (i, b) in &edits {
+                    let at = i.index(d.len());
+                    d[at] = *b;
+                }
+                let mut points: Vec<usize> = cuts.iter().map(|c| c.index(d.len() + 1)).collect();
+                points.sort_unstable();
+                let mut last = 0;
+                for p in points.into_iter().chain([d.len()]) {
+                    chunks.push((to_server, d[last..p.max(last)].to_vec()));
+                    last = p.max(last);
+                }
+            }
+            exercise(proto, transport, &chunks);
+        }
+    }
+
+    #[test]
+    fn probes_never_panic(b in prop::collection::vec(any::<u8>(), 0..100), port in any::<u16>()) {
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            let _ = probe(dir, &b, port);
+            let _ = probe_udp(dir, &b, port);
+        }
+    }
+
+    #[test]
+    fn transforms_never_panic(b in prop::collection::vec(any::<u8>(), 0..100), key in prop::collection::vec(any::<u8>(), 0..4)) {
+        let _ = transforms::url_decode(&b);
+        let _ = transforms::compress_whitespace(&b);
+        let _ = transforms::xor(&b, &key);
+        let _ = transforms::header_lowercase(&b);
+        let _ = transforms::strip_pseudo_headers(&b);
+        for mode in [transforms::Base64Mode::Rfc4648, transforms::Base64Mode::Rfc2045, transforms::Base64Mode::Strict] {
+            let o = transforms::Base64Options { bytes: Some(key.len() * 7), offset: key.len(), mode };
+            let _ = transforms::from_base64(&b, &o);
+        }
+    }
+}
+
+#[test]
+fn probing_by_content() {
+    use Direction::*;
+    let tls = include_bytes!("data/tls12_client.bin");
+    // Ports are only a hint: TLS on port 80, HTTP on 443.
+    assert_eq!(probe(ToServer, tls, 80), ProbeResult::Tls);
+    assert_eq!(
+        probe(ToServer, b"GET /x HTTP/1.1\r\n", 443),
+        ProbeResult::Http
+    );
+    assert_eq!(
+        probe(ToClient, b"HTTP/1.1 200 OK\r\n", 8080),
+        ProbeResult::Http
+    );
+    assert_eq!(probe(ToServer, b"GE", 80), ProbeResult::NeedMore);
+    assert_eq!(probe(ToServer, b"\x16\x03", 80), ProbeResult::NeedMore);
+    assert_eq!(
+        probe(ToServer, b"SSH-2.0-OpenSSH_9.6\r\n", 22),
+        ProbeResult::Unknown
+    );
+    assert_eq!(
+        probe(ToServer, b"GETX / HTTP/1.1", 80),
+        ProbeResult::Unknown
+    );
+    let q: &[u8] = &[
+        0x1a, 0x2b, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, b'w', b'w',
+        b'w', 0x00, 0x00, 0x01, 0x00, 0x01,
+    ];
+    assert_eq!(probe_udp(ToServer, q, 5353), ProbeResult::Dns);
+    assert_eq!(
+        probe_udp(ToClient, q, 53),
+        ProbeResult::Unknown,
+        "a query sent to the client"
+    );
+    let mut tcpq = (q.len() as u16).to_be_bytes().to_vec();
+    tcpq.extend_from_slice(q);
+    assert_eq!(probe(ToServer, &tcpq, 53), ProbeResult::Dns);
+    assert_eq!(probe(ToServer, &tcpq, 9999), ProbeResult::Dns);
+}
+
+#[test]
+fn detector_combines_directions() {
+    // Server speaks first with an unknown banner; the client's request
+    // decides.
+    let mut d = ProtocolDetector::new(Transport::Tcp, 8080);
+    assert_eq!(
+        d.feed(
+            Direction::ToClient,
+            b"220 welcome to nothing in particular at all.......................\r\n"
+        ),
+        Detection::Pending
+    );
+    assert_eq!(
+        d.feed(Direction::ToServer, b"GET / HTTP/1.0\r\n"),
+        Detection::Detected(AppProto::Http)
+    );
+    let mut d = ProtocolDetector::new(Transport::Tcp, 80);
+    d.feed(Direction::ToServer, &[0u8; 80]);
+    assert_eq!(d.feed(Direction::ToClient, &[1u8; 80]), Detection::Failed);
+    let mut d = ProtocolDetector::new(Transport::Tcp, 80);
+    assert_eq!(d.feed(Direction::ToServer, b"PO"), Detection::Pending);
+    assert_eq!(
+        d.feed(Direction::ToServer, b"ST /a HTTP/1.1\r\n"),
+        Detection::Detected(AppProto::Http)
+    );
+}
