@@ -7,9 +7,12 @@
 //! - [`pcap`]: [`PcapWriter`] (classic pcap) and [`PcapNgWriter`].
 //! - [`demo`]: the demo capture and [`DEMO_RULES`].
 //! - [`checksum`]: the Internet checksum.
+//! - [`adversarial`]: captures that attack a monitor's state (SYN flood,
+//!   overlap storm, fragment flood, tiny segments).
 //!
 //! This crate depends on no other vigil crate.
 
+pub mod adversarial;
 pub mod checksum;
 pub mod demo;
 pub mod packet;

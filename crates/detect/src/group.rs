@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use vigil_prefilter::{AhoCorasickEngine, Pattern, PrefilterEngine};
+use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
 
 use crate::addr_index::AddrIndex;
 use crate::rule::{CompiledRule, ProtoMatch};
@@ -114,13 +114,15 @@ pub struct RuleGroups {
 
 const NONE: u32 = u32::MAX;
 
-struct Builder<'r> {
+struct Builder<'r, 's> {
     rules: &'r [CompiledRule],
     groups: Vec<RuleGroup>,
     dedup: HashMap<Vec<u32>, u32>,
+    /// Chooses and builds each group's prefilter engine.
+    selector: &'s mut Selector,
 }
 
-impl Builder<'_> {
+impl Builder<'_, '_> {
     fn group_for(&mut self, mut members: Vec<u32>) -> u32 {
         members.sort_unstable();
         members.dedup();
@@ -172,8 +174,8 @@ impl Builder<'_> {
         } else {
             // Building from in-memory patterns only fails on resource
             // limits of the automaton; fall back to checking every rule.
-            match AhoCorasickEngine::new(&patterns) {
-                Ok(e) => Some(Arc::new(e)),
+            match self.selector.build(&patterns) {
+                Ok(e) => Some(e),
                 Err(_) => {
                     always.append(&mut prefiltered);
                     always.sort_unstable();
@@ -294,10 +296,17 @@ fn is_any(r: &[(u16, u16)]) -> bool {
 
 impl RuleGroups {
     pub fn build(rules: &[CompiledRule]) -> RuleGroups {
+        RuleGroups::build_with(rules, &mut Selector::default())
+    }
+
+    /// Builds the groups with prefilter engines from `selector` (a fixed
+    /// engine, or `auto`: measured per group).
+    pub fn build_with(rules: &[CompiledRule], selector: &mut Selector) -> RuleGroups {
         let mut b = Builder {
             rules,
             groups: Vec::new(),
             dedup: HashMap::new(),
+            selector,
         };
         let port_protos = [6u8, 17, 132];
         let mut tables = Vec::new();

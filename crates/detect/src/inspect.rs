@@ -2,27 +2,43 @@
 //! rule in rule order, with per-flow state (flowbits, pass) updated in
 //! packet order.
 
-use vigil_rules::{Buffer, Condition, FlagsModifier, FlowbitsCmd};
+use vigil_rules::{
+    Buffer, Condition, FlagsModifier, FlowCountDir, FlowCounter, FlowbitsCmd, FlowintOp, IntCmp,
+};
 use vigil_wire::{Packet, L4};
 
 use crate::group::GroupSel;
 use crate::payload::MAX_VARS;
-use crate::rule::{Check, CompiledRule, FlowbitOp};
+use crate::rule::{Check, CompiledRule, FlowbitOp, FlowintOperand, FlowintStep};
+use crate::stream::StreamChunk;
 use crate::DetectEngine;
+use vigil_stream::StreamEvents;
 
 /// What detection needs to know about the packet's flow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowView {
     pub to_server: bool,
     /// TCP: the three-way handshake completed; other protocols: packets
     /// were seen in both directions.
     pub established: bool,
+    /// Flow counters per direction, the current packet included
+    /// (`flow.pkts`, `flow.bytes`). Bytes are whole frames, as Suricata
+    /// counts them.
+    pub pkts_toserver: u64,
+    pub pkts_toclient: u64,
+    pub bytes_toserver: u64,
+    pub bytes_toclient: u64,
+    /// TCP session sequence progress (`next_seq - isn`) of the client and
+    /// server streams, for `stream_size`; `None` without a session.
+    pub tcp_sizes: Option<(u32, u32)>,
 }
 
 /// Per-flow detection state, owned by the flow.
 #[derive(Debug, Clone, Default)]
 pub struct FlowDetectState {
     bits: Vec<u64>,
+    /// `flowint` variables by index (`None`: not set).
+    ints: Vec<Option<u32>>,
     /// A `pass` rule matched on this flow: no further inspection.
     pub passed: bool,
 }
@@ -32,6 +48,19 @@ impl FlowDetectState {
         self.bits
             .get(bit as usize / 64)
             .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+    }
+
+    /// The value of `flowint` variable `var`, if set.
+    pub fn flowint(&self, var: u32) -> Option<u32> {
+        self.ints.get(var as usize).copied().flatten()
+    }
+
+    fn set_flowint(&mut self, var: u32, v: u32) {
+        let i = var as usize;
+        if self.ints.len() <= i {
+            self.ints.resize(i + 1, None);
+        }
+        self.ints[i] = Some(v);
     }
 
     fn set(&mut self, bit: u32, on: bool) {
@@ -65,6 +94,43 @@ pub struct DetectScratch {
 pub struct PacketInput<'p, 'a> {
     pub packet: &'p Packet<'a>,
     pub flow: Option<FlowView>,
+    /// Reassembled stream data of the packet's direction that is ready
+    /// for inspection on this packet (Suricata's raw stream inspection).
+    pub stream: Option<&'p StreamChunk>,
+    /// The packet's payload went into its TCP stream (`PKT_STREAM_ADD`):
+    /// stream rules do not also inspect it unless they require packets.
+    pub stream_added: bool,
+    /// A pseudo packet made at flow end to inspect what is left of the
+    /// stream: it has no payload of its own.
+    pub pseudo: bool,
+    /// The packet was reassembled from fragments (`flow:only_frag`).
+    pub rebuilt: bool,
+    /// Stream events raised by this packet (`stream-event`).
+    pub stream_events: StreamEvents,
+}
+
+impl<'p, 'a> PacketInput<'p, 'a> {
+    /// A plain packet: no stream data, not reassembled.
+    pub fn new(packet: &'p Packet<'a>, flow: Option<FlowView>) -> Self {
+        PacketInput {
+            packet,
+            flow,
+            stream: None,
+            stream_added: false,
+            pseudo: false,
+            rebuilt: false,
+            stream_events: StreamEvents::new(),
+        }
+    }
+}
+
+/// One rule that matched a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Index into [`DetectEngine::rules`].
+    pub rule: u32,
+    /// The payload matched in reassembled stream data, not the packet.
+    pub stream: bool,
 }
 
 fn flowbits_test(op: &FlowbitOp, st: Option<&FlowDetectState>) -> bool {
@@ -112,13 +178,104 @@ fn flags_match(flags: u8, want: u8, mask: u8, m: FlagsModifier) -> bool {
     }
 }
 
-fn check_condition(c: &Condition, p: &Packet<'_>) -> bool {
+/// Runs a rule's `flowint` steps in order against the flow's variables:
+/// modifiers change them, tests must hold. Returns false at the first
+/// failing test (earlier modifications stay, as in Suricata). Without a
+/// flow, tests fail and modifiers do nothing.
+fn flowints_run(steps: &[FlowintStep], st: Option<&mut FlowDetectState>) -> bool {
+    if steps.is_empty() {
+        return true;
+    }
+    let Some(st) = st else {
+        return steps.iter().all(|s| s.op.is_modifier());
+    };
+    for s in steps {
+        let cur = st.flowint(s.var);
+        let operand = match s.value {
+            FlowintOperand::None => None,
+            FlowintOperand::Num(n) => Some(n),
+            // An unset operand variable makes the step fail.
+            FlowintOperand::Var(v) => match st.flowint(v) {
+                Some(x) => Some(x),
+                None => return false,
+            },
+        };
+        let ok = match (s.op, operand) {
+            (FlowintOp::IsSet, _) => cur.is_some(),
+            (FlowintOp::NotSet, _) => cur.is_none(),
+            (FlowintOp::Set, Some(v)) => {
+                st.set_flowint(s.var, v);
+                true
+            }
+            (FlowintOp::Add, Some(v)) => {
+                st.set_flowint(s.var, cur.unwrap_or(0).wrapping_add(v));
+                true
+            }
+            (FlowintOp::Sub, Some(v)) => {
+                st.set_flowint(s.var, cur.unwrap_or(0).wrapping_sub(v));
+                true
+            }
+            (op, Some(v)) => cur.is_some_and(|c| match op {
+                FlowintOp::Eq => c == v,
+                FlowintOp::Ne => c != v,
+                FlowintOp::Lt => c < v,
+                FlowintOp::Le => c <= v,
+                FlowintOp::Gt => c > v,
+                FlowintOp::Ge => c >= v,
+                _ => false,
+            }),
+            (_, None) => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// Suricata's signature mask: these dsize forms need a packet with
+/// payload (so `dsize:!9` does not match empty packets).
+fn dsize_needs_payload(cmp: &IntCmp) -> bool {
+    matches!(
+        cmp,
+        IntCmp::Ne(_)
+            | IntCmp::Gt(_)
+            | IntCmp::Ge(_)
+            | IntCmp::RangeEx(..)
+            | IntCmp::NotRangeEx(..)
+    ) || matches!(cmp, IntCmp::Eq(n) if *n > 0)
+}
+
+fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bool {
     let ip = p.ip.as_ref();
     match c {
         Condition::Dsize(cmp) => {
             // dsize only applies to packets with a transport payload.
-            !matches!(p.l4, L4::None) && cmp.matches(p.payload.len() as u64)
+            let has_l4 = !matches!(p.l4, L4::None);
+            let needs_payload = dsize_needs_payload(cmp);
+            has_l4
+                && (!needs_payload || !p.payload.is_empty())
+                && cmp.matches(p.payload.len() as u64)
         }
+        Condition::Icmpv6Mtu(cmp) => match p.l4 {
+            L4::Icmpv6(i) => i.mtu.is_some_and(|m| cmp.matches(m as u64)),
+            _ => false,
+        },
+        Condition::TcpWscale(cmp) => match p.l4 {
+            L4::Tcp(t) => t.wscale.is_some_and(|w| cmp.matches(w as u64)),
+            _ => false,
+        },
+        Condition::FlowCount { counter, dir, cmp } => flow.is_some_and(|f| {
+            let (ts, tc) = match counter {
+                FlowCounter::Pkts => (f.pkts_toserver, f.pkts_toclient),
+                FlowCounter::Bytes => (f.bytes_toserver, f.bytes_toclient),
+            };
+            match dir {
+                FlowCountDir::ToServer => cmp.matches(ts),
+                FlowCountDir::ToClient => cmp.matches(tc),
+                FlowCountDir::Either => cmp.matches(ts) || cmp.matches(tc),
+            }
+        }),
         Condition::Ttl(cmp) => ip.is_some_and(|i| cmp.matches(i.ttl as u64)),
         Condition::Tos(cmp) => ip.is_some_and(|i| cmp.matches(i.tos as u64)),
         Condition::IpId(id) => ip.is_some_and(|i| i.version == 4 && i.id == *id as u32),
@@ -202,7 +359,13 @@ impl DetectEngine {
             L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. } => {
                 self.groups.select(ip.proto, p.src_port(), p.dst_port())
             }
-            _ if matches!(ip.proto, 6 | 17 | 132) => self.groups.select_proto_only(ip.proto),
+            // Non-first fragments: no transport header, only `ip` rules.
+            _ if matches!(ip.proto, 6 | 17 | 132) && ip.fragment.is_some() => {
+                self.groups.select_proto_only(ip.proto)
+            }
+            // A transport header too short to decode: the packet is still
+            // of that protocol (rules such as `decode-event:tcp.pkt_too_small`
+            // apply), with unknown ports (0).
             _ => self.groups.select(ip.proto, 0, 0),
         })
     }
@@ -255,6 +418,33 @@ impl DetectEngine {
         out[start..].sort_unstable();
     }
 
+    /// Phase 1 for reassembled stream data: like [`Self::candidates`]
+    /// over every block of `chunk`.
+    pub fn stream_candidates(
+        &self,
+        sel: GroupSel,
+        chunk: &StreamChunk,
+        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
+        scratch: &mut DetectScratch,
+        out: &mut Vec<u32>,
+    ) {
+        let start = out.len();
+        for b in chunk.blocks() {
+            self.candidates(sel, b, addrs, scratch, out);
+        }
+        if out.len() > start {
+            out[start..].sort_unstable();
+            let mut w = start;
+            for i in start..out.len() {
+                if w == start || out[w - 1] != out[i] {
+                    out[w] = out[i];
+                    w += 1;
+                }
+            }
+            out.truncate(w);
+        }
+    }
+
     /// Phase 2: verifies `candidates` (sorted) in rule order and appends the
     /// indices of the rules that match and should alert to `alerts`.
     /// Updates flowbits in `state` as rules match. Returns true when a
@@ -263,20 +453,49 @@ impl DetectEngine {
         &self,
         input: PacketInput<'_, '_>,
         candidates: &[u32],
-        mut state: Option<&mut FlowDetectState>,
+        state: Option<&mut FlowDetectState>,
         scratch: &mut DetectScratch,
         alerts: &mut Vec<u32>,
+    ) -> bool {
+        let mut hits = Vec::new();
+        let passed = self.verify_hits(input, candidates, state, scratch, &mut hits);
+        alerts.extend(hits.iter().map(|h| h.rule));
+        passed
+    }
+
+    /// [`Self::verify`], telling for each alert whether it matched in
+    /// the stream.
+    pub fn verify_hits(
+        &self,
+        input: PacketInput<'_, '_>,
+        candidates: &[u32],
+        mut state: Option<&mut FlowDetectState>,
+        scratch: &mut DetectScratch,
+        alerts: &mut Vec<Hit>,
     ) -> bool {
         let p = input.packet;
         let Some(ip) = &p.ip else { return false };
         let (sp, dp) = (p.src_port(), p.dst_port());
+        // A fragment not reassembled has no transport layer for rules (as
+        // in Suricata, where its protocol is unset): only `ip` rules, and
+        // no payload.
+        let raw_fragment = ip.fragment.is_some() && !input.rebuilt;
+        let pkt_payload: &[u8] = if raw_fragment || input.pseudo {
+            &[]
+        } else {
+            p.payload()
+        };
+        let tcp_sizes = input.flow.and_then(|f| f.tcp_sizes);
         for &ri in candidates {
             let r = &self.rules[ri as usize];
             scratch.rules_checked += 1;
+            if raw_fragment && r.proto != crate::rule::ProtoMatch::Ip {
+                continue;
+            }
             if !r.header_matches(ip.src, sp, ip.dst, dp) {
                 continue;
             }
-            if !flow_matches(r, input.flow, p) {
+            if !flow_matches(r, &input) {
                 continue;
             }
             if !r
@@ -286,24 +505,49 @@ impl DetectEngine {
             {
                 continue;
             }
+            // Pseudo packets have no size of their own (Suricata's dsize
+            // never matches them).
+            if input.pseudo
+                && r.checks
+                    .iter()
+                    .any(|c| matches!(c, Check::Cond(Condition::Dsize(_))))
+            {
+                continue;
+            }
             if !r.checks.iter().all(|c| match c {
-                Check::Cond(c) => check_condition(c, p),
+                Check::Cond(c) => check_condition(c, p, input.flow.as_ref()),
                 Check::Event(e) => p.events.contains(*e),
+                Check::IpOpt(t) => {
+                    ip.version == 4
+                        && match t {
+                            Some(t) => ip.has_ipv4_option(*t),
+                            None => ip.ipv4_option_count > 0,
+                        }
+                }
+                Check::StreamEvent(e) => input.stream_events.contains(*e),
+                Check::StreamSize(ss) => ss.matches(tcp_sizes),
             }) {
                 continue;
             }
-            scratch.vars = [0; MAX_VARS];
-            let mut ok = true;
-            for (buf, prog) in &r.buffers {
-                match buffer_bytes(buf, p) {
-                    Some(bytes) if prog.matches(bytes, &mut scratch.vars) => {}
-                    _ => {
-                        ok = false;
-                        break;
-                    }
+            let req = r.stream_req;
+            let mut stream_hit = false;
+            let ok = if !req.payload {
+                payload_matches(r, p, pkt_payload, &mut scratch.vars)
+            } else if req.stream {
+                if let Some(chunk) = input.stream {
+                    stream_hit = chunk
+                        .blocks()
+                        .any(|b| payload_matches(r, p, b, &mut scratch.vars));
                 }
-            }
-            if !ok {
+                stream_hit
+                    || (!input.pseudo
+                        && !req.stream_only
+                        && (req.packet || !input.stream_added)
+                        && payload_matches(r, p, pkt_payload, &mut scratch.vars))
+            } else {
+                !input.pseudo && payload_matches(r, p, pkt_payload, &mut scratch.vars)
+            };
+            if !ok || !flowints_run(&r.flowints, state.as_deref_mut()) {
                 continue;
             }
             if let Some(st) = state.as_deref_mut() {
@@ -317,12 +561,38 @@ impl DetectEngine {
                 }
                 return true;
             }
-            if !r.noalert {
-                alerts.push(ri);
+            if !r.noalert && !r.suppressed(ip.src, ip.dst) {
+                alerts.push(Hit {
+                    rule: ri,
+                    stream: stream_hit,
+                });
             }
         }
         false
     }
+}
+
+/// Runs a rule's buffer programs, with `packet_buf` standing for the
+/// packet payload buffer (the packet's payload or a stream block).
+fn payload_matches(
+    r: &CompiledRule,
+    p: &Packet<'_>,
+    packet_buf: &[u8],
+    vars: &mut [u64; MAX_VARS],
+) -> bool {
+    *vars = [0; MAX_VARS];
+    for (buf, prog) in &r.buffers {
+        let bytes = if *buf == Buffer::Packet {
+            Some(packet_buf)
+        } else {
+            buffer_bytes(buf, p)
+        };
+        match bytes {
+            Some(b) if prog.matches(b, vars) => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 #[inline]
@@ -334,7 +604,8 @@ fn push_unique(seen: &mut [u64], out: &mut Vec<u32>, r: u32) {
     }
 }
 
-fn flow_matches(r: &CompiledRule, flow: Option<FlowView>, p: &Packet<'_>) -> bool {
+fn flow_matches(r: &CompiledRule, input: &PacketInput<'_, '_>) -> bool {
+    let (flow, p) = (input.flow, input.packet);
     let f = &r.flow;
     if f.stateless {
         return true;
@@ -349,10 +620,12 @@ fn flow_matches(r: &CompiledRule, flow: Option<FlowView>, p: &Packet<'_>) -> boo
     {
         return true;
     }
-    if f.only_frag && p.ip.as_ref().is_none_or(|i| i.fragment.is_none()) {
+    // Suricata's only_frag / no_frag: whether the packet was rebuilt from
+    // fragments.
+    if f.only_frag && !input.rebuilt {
         return false;
     }
-    if f.no_frag && p.ip.as_ref().is_some_and(|i| i.fragment.is_some()) {
+    if f.no_frag && input.rebuilt {
         return false;
     }
     let Some(v) = flow else {

@@ -17,6 +17,7 @@ pub mod group;
 pub mod inspect;
 pub mod payload;
 pub mod rule;
+pub mod stream;
 pub mod threshold;
 
 use std::collections::BTreeMap;
@@ -24,8 +25,9 @@ use std::collections::BTreeMap;
 use vigil_rules::{ClassificationConfig, Rule};
 
 pub use group::{GroupSel, GroupStats, RuleGroups};
-pub use inspect::{DetectScratch, FlowDetectState, FlowView, PacketInput};
+pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput};
 pub use rule::{CompiledRule, Skip};
+pub use stream::{StreamChunk, StreamReq, StreamSize};
 pub use threshold::{AlertKey, ThresholdTracker};
 
 /// A rule that was not loaded, and why.
@@ -46,6 +48,12 @@ pub struct BuildReport {
     pub not_evaluable_by_keyword: BTreeMap<String, usize>,
     /// Rules that could not be compiled, by keyword.
     pub invalid_by_keyword: BTreeMap<String, usize>,
+    /// Rules left out because their `requires:` is not met.
+    pub requires_unmet: usize,
+    /// Time spent compiling rules (payload programs, regexes, ...) and
+    /// building the rule groups and their prefilters.
+    pub compile_time: std::time::Duration,
+    pub group_time: std::time::Duration,
 }
 
 /// The compiled ruleset.
@@ -62,7 +70,18 @@ impl DetectEngine {
     /// out. Duplicate (gid, sid) pairs keep the later revision, as
     /// Suricata does.
     pub fn build(rules: &[Rule], classes: &ClassificationConfig) -> (DetectEngine, BuildReport) {
+        Self::build_with(rules, classes, &mut vigil_prefilter::Selector::default())
+    }
+
+    /// [`DetectEngine::build`] with the prefilter engines of the rule
+    /// groups chosen by `selector` (`--prefilter`).
+    pub fn build_with(
+        rules: &[Rule],
+        classes: &ClassificationConfig,
+        selector: &mut vigil_prefilter::Selector,
+    ) -> (DetectEngine, BuildReport) {
         let mut report = BuildReport::default();
+        let compile_start = std::time::Instant::now();
         let mut names = rule::FlowbitNames::default();
         let mut compiled = Vec::with_capacity(rules.len());
         for r in rules {
@@ -82,6 +101,7 @@ impl DetectEngine {
                                 .entry(keyword.clone())
                                 .or_default() += 1
                         }
+                        Skip::RequiresUnmet(_) => report.requires_unmet += 1,
                     }
                     report.skipped.push(SkippedRule {
                         sid: r.sid,
@@ -115,7 +135,10 @@ impl DetectEngine {
             .collect();
         compiled.sort_by_key(rule::order_key);
         report.loaded = compiled.len();
-        let groups = RuleGroups::build(&compiled);
+        report.compile_time = compile_start.elapsed();
+        let group_start = std::time::Instant::now();
+        let groups = RuleGroups::build_with(&compiled, selector);
+        report.group_time = group_start.elapsed();
         (
             DetectEngine {
                 rules: compiled,

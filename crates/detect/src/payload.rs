@@ -308,6 +308,37 @@ impl Read {
         })
     }
 
+    /// For a byte count held in variable `var`: this read with that count,
+    /// or `None` (no match) when the value is out of the allowed range.
+    #[inline]
+    fn with_var(self, var: Option<u8>, vars: &[u64; MAX_VARS]) -> Option<Read> {
+        let Some(slot) = var else { return Some(self) };
+        let n = vars[slot as usize];
+        // As for constants: binary reads take 0..=8 bytes (0 reads
+        // nothing), string reads 1..=23.
+        let (min, max) = if self.base == NumBase::Binary {
+            (0, 8)
+        } else {
+            (1, 23)
+        };
+        if n < min || n > max {
+            return None;
+        }
+        Some(Read {
+            nbytes: n as u8,
+            ..self
+        })
+    }
+
+    /// A read whose byte count comes from a variable at match time.
+    fn var(endian: Endian, base: NumBase) -> Read {
+        Read {
+            nbytes: 0,
+            endian,
+            base,
+        }
+    }
+
     /// The value and the bytes consumed, reading at `buf[ptr..]` where
     /// `ptr + nbytes <= buf.len()` has been checked.
     #[inline]
@@ -324,6 +355,8 @@ impl Read {
 #[derive(Debug, Clone)]
 struct CByteTest {
     read: Read,
+    /// Slot of the variable holding the byte count, if any.
+    nbytes_var: Option<u8>,
     negated: bool,
     op: CmpOp,
     value: U64V,
@@ -335,6 +368,7 @@ struct CByteTest {
 #[derive(Debug, Clone)]
 struct CByteJump {
     read: Read,
+    nbytes_var: Option<u8>,
     offset: I32V,
     relative: bool,
     multiplier: u64,
@@ -359,6 +393,7 @@ struct CByteExtract {
 #[derive(Debug, Clone)]
 struct CByteMath {
     read: Read,
+    nbytes_var: Option<u8>,
     offset: i32,
     op: MathOp,
     rvalue: U64V,
@@ -826,10 +861,13 @@ fn byte_test(b: &CByteTest, ctx: &mut Ctx) -> bool {
         U64V::Num(v) => v,
         U64V::Var(s) => ctx.vars[s as usize],
     };
-    let Some(ptr) = locate(ctx, offset, b.relative, b.read.nbytes) else {
+    let Some(read) = b.read.with_var(b.nbytes_var, ctx.vars) else {
         return false;
     };
-    let Some((val, _)) = b.read.read(ctx.buf, ptr) else {
+    let Some(ptr) = locate(ctx, offset, b.relative, read.nbytes) else {
+        return false;
+    };
+    let Some((val, _)) = read.read(ctx.buf, ptr) else {
         return false;
     };
     let val = Mask::apply(b.mask, val);
@@ -854,8 +892,11 @@ fn byte_jump(b: &CByteJump, ctx: &mut Ctx) -> bool {
         I32V::Num(o) => o as i64,
         I32V::Var(s) => ctx.vars[s as usize] as i32 as i64,
     };
+    let Some(read) = b.read.with_var(b.nbytes_var, ctx.vars) else {
+        return false;
+    };
     let buf_len = ctx.len as i64;
-    let nbytes = b.read.nbytes as i64;
+    let nbytes = read.nbytes as i64;
     let mut ptr = offset;
     let mut len = buf_len - offset;
     if b.relative {
@@ -868,7 +909,7 @@ fn byte_jump(b: &CByteJump, ctx: &mut Ctx) -> bool {
     if ptr < 0 || nbytes > len {
         return false;
     }
-    let Some((val, extbytes)) = b.read.read(ctx.buf, ptr as usize) else {
+    let Some((val, extbytes)) = read.read(ctx.buf, ptr as usize) else {
         return false;
     };
     let mut val = Mask::apply(b.mask, val).wrapping_mul(b.multiplier);
@@ -927,10 +968,13 @@ fn byte_math(b: &CByteMath, ctx: &mut Ctx) -> bool {
         U64V::Num(v) => v,
         U64V::Var(s) => ctx.vars[s as usize],
     };
-    let Some(ptr) = locate(ctx, b.offset as i64, b.relative, b.read.nbytes) else {
+    let Some(read) = b.read.with_var(b.nbytes_var, ctx.vars) else {
         return false;
     };
-    let Some((val, extbytes)) = b.read.read(ctx.buf, ptr) else {
+    let Some(ptr) = locate(ctx, b.offset as i64, b.relative, read.nbytes) else {
+        return false;
+    };
+    let Some((val, extbytes)) = read.read(ctx.buf, ptr) else {
         return false;
     };
     ctx.off = (ptr + extbytes) as u32;
@@ -1080,10 +1124,28 @@ fn compile_pcre(p: &Pcre) -> Result<CPcre, PayloadCompileError> {
     })
 }
 
+/// The read of a byte_* keyword: a constant byte count (checked now) or
+/// the slot of the variable that holds it (checked at match time).
+fn read_or_var(
+    keyword: &'static str,
+    nbytes: u8,
+    var: &Option<String>,
+    endian: Endian,
+    base: NumBase,
+    vars: &VarTable,
+) -> Result<(Read, Option<u8>), PayloadCompileError> {
+    match var {
+        None => Ok((Read::new(keyword, nbytes, endian, base)?, None)),
+        Some(name) => Ok((Read::var(endian, base), Some(vars.read(name, keyword)?))),
+    }
+}
+
 fn compile_byte_test(b: &ByteTest, vars: &VarTable) -> Result<CByteTest, PayloadCompileError> {
     const K: &str = "byte_test";
+    let (read, nbytes_var) = read_or_var(K, b.nbytes, &b.nbytes_var, b.endian, b.base, vars)?;
     Ok(CByteTest {
-        read: Read::new(K, b.nbytes, b.endian, b.base)?,
+        read,
+        nbytes_var,
         negated: b.negated,
         op: b.op,
         value: u64v(&b.value, vars, K)?,
@@ -1095,8 +1157,10 @@ fn compile_byte_test(b: &ByteTest, vars: &VarTable) -> Result<CByteTest, Payload
 
 fn compile_byte_jump(b: &ByteJump, vars: &VarTable) -> Result<CByteJump, PayloadCompileError> {
     const K: &str = "byte_jump";
+    let (read, nbytes_var) = read_or_var(K, b.nbytes, &b.nbytes_var, b.endian, b.base, vars)?;
     Ok(CByteJump {
-        read: Read::new(K, b.nbytes, b.endian, b.base)?,
+        read,
+        nbytes_var,
         offset: i32v(&b.offset, vars, K)?,
         relative: b.relative,
         multiplier: multiplier(b.multiplier),
@@ -1127,11 +1191,12 @@ fn compile_byte_extract(
 
 fn compile_byte_math(b: &ByteMath, vars: &mut VarTable) -> Result<CByteMath, PayloadCompileError> {
     const K: &str = "byte_math";
-    let read = Read::new(K, b.nbytes, b.endian, b.base)?;
+    let (read, nbytes_var) = read_or_var(K, b.nbytes, &b.nbytes_var, b.endian, b.base, vars)?;
     // The rvalue is read before the result is defined.
     let rvalue = u64v(&b.rvalue, vars, K)?;
     Ok(CByteMath {
         read,
+        nbytes_var,
         offset: b.offset,
         op: b.op,
         rvalue,

@@ -6,11 +6,12 @@ use std::net::IpAddr;
 
 use vigil_rules::{
     Action, AddrMatcher, Buffer, ClassificationConfig, Condition, Content, Direction, EventKind,
-    FlowOpts, FlowbitsCmd, PayloadItem, PortSpec, Proto, Rule, Threshold,
+    FlowOpts, FlowbitsCmd, FlowintOp, FlowintValue, PayloadItem, PortSpec, Proto, Rule,
+    SuppressTrack, Threshold,
 };
 use vigil_wire::DecoderEvent;
 
-use crate::payload::{CompiledPayload, VarTable};
+use crate::payload::{CompiledPayload, ListKind, VarTable};
 
 /// Which packets a rule's protocol admits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,11 +42,48 @@ pub struct FlowbitOp {
     pub any: bool,
 }
 
+/// A `flowint` operation with variable names interned to indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowintStep {
+    pub var: u32,
+    pub op: FlowintOp,
+    pub value: FlowintOperand,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowintOperand {
+    None,
+    Num(u32),
+    Var(u32),
+}
+
+/// IPv4 option type bytes for `ipopts` names (Suricata's table).
+pub fn ipopt_type(name: &str) -> Option<u8> {
+    Some(match name {
+        "eol" => 0x00,
+        "nop" => 0x01,
+        "rr" => 0x07,
+        "ts" => 0x44,
+        "sec" => 0x82,
+        "lsrr" | "lsrre" => 0x83,
+        "esec" => 0x85,
+        "satid" => 0x88,
+        "ssrr" => 0x89,
+        _ => return None,
+    })
+}
+
 /// A packet-level test other than flowbits and flow options.
 #[derive(Debug, Clone)]
 pub enum Check {
     Cond(Condition),
     Event(DecoderEvent),
+    /// `ipopts`: an IPv4 option type (`None`: any option).
+    IpOpt(Option<u8>),
+    /// `stream-event`: a TCP tracking or reassembly anomaly on the packet.
+    StreamEvent(vigil_stream::StreamEvent),
+    /// `stream_size`.
+    StreamSize(crate::stream::StreamSize),
 }
 
 /// The fast pattern chosen for the prefilter.
@@ -76,11 +114,19 @@ pub struct CompiledRule {
     pub dst_ports: PortSpec,
     pub bidirectional: bool,
     pub flow: FlowOpts,
+    /// Which of stream and packet the payload keywords inspect.
+    pub stream_req: crate::stream::StreamReq,
     pub flowbit_tests: Vec<FlowbitOp>,
     pub flowbit_sets: Vec<FlowbitOp>,
     pub checks: Vec<Check>,
     pub threshold: Option<Threshold>,
     pub detection_filter: Option<Threshold>,
+    /// `flowint` operations in rule order, run after everything else
+    /// matched; a failing test makes the rule not match.
+    pub flowints: Vec<FlowintStep>,
+    /// `threshold.config` suppressions by address: an alert whose tracked
+    /// address is in the set is dropped (side effects still happen).
+    pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
     /// Payload programs per buffer, in rule order.
     pub buffers: Vec<(Buffer, CompiledPayload)>,
     pub fast_pattern: Option<FastPattern>,
@@ -95,6 +141,16 @@ impl CompiledRule {
             self.proto,
             ProtoMatch::Number(6) | ProtoMatch::Number(17) | ProtoMatch::Number(132)
         )
+    }
+
+    /// Whether a `threshold.config` suppression drops this rule's alert
+    /// for a packet from `src` to `dst`.
+    pub fn suppressed(&self, src: IpAddr, dst: IpAddr) -> bool {
+        self.suppress.iter().any(|(t, m)| match t {
+            SuppressTrack::BySrc => m.contains(src),
+            SuppressTrack::ByDst => m.contains(dst),
+            SuppressTrack::ByEither => m.contains(src) || m.contains(dst),
+        })
     }
 
     pub fn header_matches(&self, src: IpAddr, sp: u16, dst: IpAddr, dp: u16) -> bool {
@@ -117,6 +173,9 @@ pub enum Skip {
     NotEvaluable(String),
     /// The rule is well-formed but cannot be compiled (bad pcre...).
     Invalid { keyword: String, message: String },
+    /// `requires:` is not met by this engine (Suricata skips such rules
+    /// silently).
+    RequiresUnmet(String),
 }
 
 /// Interns flowbit names to small indices shared by all rules.
@@ -124,6 +183,9 @@ pub enum Skip {
 pub struct FlowbitNames {
     pub names: Vec<String>,
     index: HashMap<String, u32>,
+    /// `flowint` variable names (their own index space).
+    pub int_names: Vec<String>,
+    int_index: HashMap<String, u32>,
 }
 
 impl FlowbitNames {
@@ -136,6 +198,48 @@ impl FlowbitNames {
         self.index.insert(name.to_string(), i);
         i
     }
+
+    /// The index of a `flowint` variable.
+    pub fn intern_int(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.int_index.get(name) {
+            return i;
+        }
+        let i = self.int_names.len() as u32;
+        self.int_names.push(name.to_string());
+        self.int_index.insert(name.to_string(), i);
+        i
+    }
+}
+
+/// Every reason a parsed rule cannot be evaluated yet, in rule order and
+/// deduplicated (the first is what [`compile_rule`] reports): keywords
+/// and buffers the parser marked, the application protocol, and keywords
+/// only detection knows it cannot evaluate (stream and app-layer events).
+pub fn not_evaluable_keywords(rule: &Rule) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |k: String| {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    };
+    for k in rule.not_evaluable.iter().filter(|k| *k != "stream_size") {
+        add(k.clone());
+    }
+    if let Proto::App(name) = &rule.header.proto {
+        if name != "tcp-pkt" && name != "tcp-stream" {
+            add(format!("protocol {name}"));
+        }
+    }
+    for c in &rule.conditions {
+        if let Condition::Event {
+            kind: EventKind::AppLayer,
+            ..
+        } = c
+        {
+            add("app-layer-event".into());
+        }
+    }
+    out
 }
 
 fn buffer_evaluable(b: &Buffer) -> bool {
@@ -201,7 +305,10 @@ pub fn compile_rule(
     classes: &ClassificationConfig,
     flowbits: &mut FlowbitNames,
 ) -> Result<CompiledRule, Skip> {
-    if let Some(k) = rule.not_evaluable.first() {
+    if let Some(why) = &rule.requires_unmet {
+        return Err(Skip::RequiresUnmet(why.clone()));
+    }
+    if let Some(k) = rule.not_evaluable.iter().find(|k| *k != "stream_size") {
         return Err(Skip::NotEvaluable(k.clone()));
     }
     let proto = match &rule.header.proto {
@@ -225,10 +332,16 @@ pub fn compile_rule(
     let mut vars = VarTable::default();
     let mut buffers = Vec::with_capacity(rule.buffers.len());
     for b in &rule.buffers {
-        let prog = CompiledPayload::compile(&b.items, &mut vars).map_err(|e| Skip::Invalid {
-            keyword: e.keyword().to_string(),
-            message: e.to_string(),
-        })?;
+        let kind = if b.buffer == Buffer::Packet {
+            ListKind::Payload
+        } else {
+            ListKind::Sticky
+        };
+        let prog =
+            CompiledPayload::compile_for(&b.items, &mut vars, kind).map_err(|e| Skip::Invalid {
+                keyword: e.keyword().to_string(),
+                message: e.to_string(),
+            })?;
         buffers.push((b.buffer.clone(), prog));
     }
     let mut flow = FlowOpts::default();
@@ -237,6 +350,7 @@ pub fn compile_rule(
     let mut checks = Vec::new();
     let mut threshold = None;
     let mut detection_filter = None;
+    let mut flowints = Vec::new();
     let mut noalert = rule.noalert;
     for c in &rule.conditions {
         match c {
@@ -277,13 +391,51 @@ pub fn compile_rule(
                         })
                     }
                 },
-                EventKind::Stream => return Err(Skip::NotEvaluable("stream-event".into())),
+                EventKind::Stream => match vigil_stream::StreamEvent::from_name(name) {
+                    Some(e) => checks.push(Check::StreamEvent(e)),
+                    None => {
+                        return Err(Skip::Invalid {
+                            keyword: "stream-event".into(),
+                            message: format!("unknown stream event '{name}'"),
+                        })
+                    }
+                },
                 EventKind::AppLayer => return Err(Skip::NotEvaluable("app-layer-event".into())),
             },
+            Condition::NotEvaluable {
+                keyword,
+                value: Some(v),
+            } if keyword == "stream_size" => {
+                let ss = crate::stream::StreamSize::parse(v).map_err(|message| Skip::Invalid {
+                    keyword: "stream_size".into(),
+                    message,
+                })?;
+                checks.push(Check::StreamSize(ss));
+            }
             Condition::NotEvaluable { keyword, .. } => {
                 return Err(Skip::NotEvaluable(keyword.clone()))
             }
-            Condition::IpOpts(_) => return Err(Skip::NotEvaluable("ipopts".into())),
+            Condition::IpOpts(name) => {
+                let t = if name == "any" {
+                    None
+                } else {
+                    Some(ipopt_type(name).ok_or_else(|| Skip::Invalid {
+                        keyword: "ipopts".into(),
+                        message: format!("unknown ip option '{name}'"),
+                    })?)
+                };
+                checks.push(Check::IpOpt(t));
+            }
+            Condition::Flowint(f) => flowints.push(FlowintStep {
+                var: flowbits.intern_int(&f.name),
+                op: f.op,
+                value: match &f.value {
+                    None => FlowintOperand::None,
+                    Some(FlowintValue::Num(n)) => FlowintOperand::Num(*n),
+                    Some(FlowintValue::Var(v)) => FlowintOperand::Var(flowbits.intern_int(v)),
+                },
+            }),
+            Condition::Xbits(_) => return Err(Skip::NotEvaluable("xbits".into())),
             other => checks.push(Check::Cond(other.clone())),
         }
     }
@@ -317,11 +469,14 @@ pub fn compile_rule(
         dst_ports: rule.header.dst_ports.clone(),
         bidirectional: rule.header.direction == Direction::Both,
         flow,
+        stream_req: crate::stream::StreamReq::of(rule),
         flowbit_tests,
         flowbit_sets,
         checks,
         threshold,
         detection_filter,
+        flowints,
+        suppress: Vec::new(),
         fast_pattern: choose_fast_pattern(&rule.buffers),
         buffers,
         file: rule.origin.file.clone(),
@@ -332,9 +487,9 @@ pub fn compile_rule(
 /// Suricata's signature ordering: rules are inspected, and their alerts
 /// written, in this order within a packet. Pass rules first, then drop and
 /// reject, then alert; within an action, rules that set flowbits before
-/// rules that only read them; then by priority (1 first); ties keep file
-/// order.
-pub fn order_key(r: &CompiledRule) -> (u8, u8, u8) {
+/// rules that only read them; the same for flowint; then by priority (1
+/// first); ties keep file order.
+pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8) {
     let action = match r.action {
         Action::Pass => 0,
         Action::Drop => 1,
@@ -348,5 +503,13 @@ pub fn order_key(r: &CompiledRule) -> (u8, u8, u8) {
         (true, false) => 2,
         (true, true) => 3,
     };
-    (action, fb, r.severity)
+    let sets = r.flowints.iter().any(|f| f.op.is_modifier());
+    let reads = r.flowints.iter().any(|f| !f.op.is_modifier());
+    let fi = match (sets, reads) {
+        (true, false) => 0,
+        (true, true) => 1,
+        (false, true) => 2,
+        (false, false) => 3,
+    };
+    (action, fb, fi, r.severity)
 }

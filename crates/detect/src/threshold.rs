@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use vigil_rules::{Threshold, ThresholdKind, Track};
+use vigil_rules::{Threshold, ThresholdConfig, ThresholdEntry, ThresholdKind, Track, UniqueOn};
+
+use crate::DetectEngine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
@@ -19,12 +21,28 @@ enum Key {
     Flow(u64),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Window {
     start_ns: i64,
     count: u32,
     /// `both`: already alerted in this window.
     alerted: bool,
+    /// `backoff`: the match number that alerts next.
+    next: u64,
+    /// `unique_on`: the distinct ports seen in this window, sorted.
+    ports: Vec<u16>,
+}
+
+impl Window {
+    fn new(start_ns: i64, t: &Threshold) -> Window {
+        Window {
+            start_ns,
+            count: 0,
+            alerted: false,
+            next: t.count as u64,
+            ports: Vec::new(),
+        }
+    }
 }
 
 /// Tracks threshold state for all rules.
@@ -43,6 +61,9 @@ pub struct AlertKey {
     pub dst: IpAddr,
     pub flow_id: u64,
     pub ts_ns: i64,
+    /// Source and destination ports (0 without), for `unique_on`.
+    pub sp: u16,
+    pub dp: u16,
 }
 
 impl ThresholdTracker {
@@ -88,17 +109,24 @@ impl ThresholdTracker {
     fn step(&mut self, rule: u32, filter: bool, t: &Threshold, k: &AlertKey) -> bool {
         let key = (rule, filter, Self::key(t, k));
         let secs = t.seconds as i64 * 1_000_000_000;
-        let w = self.state.entry(key).or_insert(Window {
-            start_ns: k.ts_ns,
-            count: 0,
-            alerted: false,
-        });
+        let w = self
+            .state
+            .entry(key)
+            .or_insert_with(|| Window::new(k.ts_ns, t));
         if k.ts_ns - w.start_ns >= secs && secs > 0 {
-            *w = Window {
-                start_ns: k.ts_ns,
-                count: 0,
-                alerted: false,
+            *w = Window::new(k.ts_ns, t);
+        }
+        if let Some(u) = t.unique_on {
+            // Distinct counting: alert once more than `count` distinct
+            // ports were seen in the window.
+            let port = match u {
+                UniqueOn::SrcPort => k.sp,
+                UniqueOn::DstPort => k.dp,
             };
+            if let Err(i) = w.ports.binary_search(&port) {
+                w.ports.insert(i, port);
+            }
+            return w.ports.len() as u64 > t.count as u64;
         }
         w.count = w.count.saturating_add(1);
         match t.kind {
@@ -117,6 +145,15 @@ impl ThresholdTracker {
             ThresholdKind::Both => {
                 if w.count >= t.count && !w.alerted {
                     w.alerted = true;
+                    true
+                } else {
+                    false
+                }
+            }
+            // Match number count, count*m, count*m^2, ... alerts.
+            ThresholdKind::Backoff => {
+                if w.count as u64 >= w.next {
+                    w.next = w.next.saturating_mul(t.multiplier.max(2) as u64);
                     true
                 } else {
                     false
@@ -141,6 +178,106 @@ impl ThresholdTracker {
     }
 }
 
+/// What applying a `threshold.config` did, for the load summary.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ThresholdApplyReport {
+    /// Rules whose threshold was set or replaced.
+    pub thresholds: usize,
+    /// Rules turned into `noalert` by a plain suppress.
+    pub suppressed_rules: usize,
+    /// Rules given an address suppression.
+    pub address_suppressions: usize,
+    /// Entries that matched no loaded rule, and `rate_filter` entries
+    /// (not applied), as `file:line: message`.
+    pub warnings: Vec<String>,
+}
+
+impl DetectEngine {
+    /// Applies `threshold.config` entries to the compiled rules, as
+    /// Suricata does:
+    ///
+    /// - `threshold` / `event_filter` for one sid replaces the rule's own
+    ///   `threshold` and `detection_filter`; with gen_id 0 or sig_id 0 it
+    ///   applies only to rules that have neither;
+    /// - `suppress` without `track` makes the rule `noalert` (flowbits and
+    ///   other side effects still happen); with `track`/`ip` it drops the
+    ///   alerts whose tracked address is in `ip`;
+    /// - `rate_filter` is reported and ignored.
+    pub fn apply_threshold_config(&mut self, cfg: &ThresholdConfig) -> ThresholdApplyReport {
+        let mut rep = ThresholdApplyReport::default();
+        // Specific entries win over global ones whatever their order.
+        let mut specific: Vec<&ThresholdEntry> = Vec::new();
+        let mut global: Vec<&ThresholdEntry> = Vec::new();
+        for e in &cfg.entries {
+            let (g, s) = e.ids();
+            if g != 0 && s != 0 {
+                specific.push(e);
+            } else {
+                global.push(e);
+            }
+        }
+        let mut set_by_specific = vec![false; self.rules.len()];
+        for e in specific.iter().chain(global.iter()) {
+            let mut hits = 0usize;
+            for (i, r) in self.rules.iter_mut().enumerate() {
+                if !e.applies_to(r.gid, r.sid) {
+                    continue;
+                }
+                hits += 1;
+                let (g, s) = e.ids();
+                let is_specific = g != 0 && s != 0;
+                match e {
+                    ThresholdEntry::Threshold { threshold, .. } => {
+                        if is_specific {
+                            if set_by_specific[i] {
+                                continue;
+                            }
+                            set_by_specific[i] = true;
+                        } else if set_by_specific[i]
+                            || r.threshold.is_some()
+                            || r.detection_filter.is_some()
+                        {
+                            continue;
+                        }
+                        r.threshold = Some(*threshold);
+                        r.detection_filter = None;
+                        rep.thresholds += 1;
+                    }
+                    ThresholdEntry::Suppress { track: None, .. } => {
+                        if !r.noalert {
+                            r.noalert = true;
+                            rep.suppressed_rules += 1;
+                        }
+                    }
+                    ThresholdEntry::Suppress {
+                        track: Some((t, ip)),
+                        ..
+                    } => {
+                        r.suppress.push((*t, ip.compile()));
+                        rep.address_suppressions += 1;
+                    }
+                    ThresholdEntry::RateFilter { .. } => {}
+                }
+            }
+            let (g, s) = e.ids();
+            match e {
+                ThresholdEntry::RateFilter { new_action, .. } => rep.warnings.push(format!(
+                    "{}:{}: rate_filter gen_id {g}, sig_id {s} (new_action {new_action}) is not applied yet",
+                    cfg.file,
+                    e.line()
+                )),
+                _ if hits == 0 && s != 0 => rep.warnings.push(format!(
+                    "{}:{}: no loaded rule has gen_id {g}, sig_id {s}",
+                    cfg.file,
+                    e.line()
+                )),
+                _ => {}
+            }
+        }
+        rep
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +288,8 @@ mod tests {
             track: Track::BySrc,
             count,
             seconds,
+            multiplier: 0,
+            unique_on: None,
         }
     }
 
@@ -160,6 +299,8 @@ mod tests {
             dst: IpAddr::from([10, 0, 0, 99]),
             flow_id: 1,
             ts_ns: sec * 1_000_000_000,
+            sp: 1000,
+            dp: 80,
         }
     }
 
@@ -206,5 +347,57 @@ mod tests {
             .map(|i| tr.allow(1, None, Some(&f), &key(1, i)))
             .collect();
         assert_eq!(got, vec![false, false, true, true]);
+    }
+
+    #[test]
+    fn backoff_powers() {
+        let alerts_at = |count: u32, m: u32, n: usize| -> Vec<usize> {
+            let th = Threshold {
+                kind: ThresholdKind::Backoff,
+                track: Track::ByFlow,
+                count,
+                seconds: 0,
+                multiplier: m,
+                unique_on: None,
+            };
+            let mut tr = ThresholdTracker::default();
+            (1..=n)
+                .filter(|&i| tr.allow(1, Some(&th), None, &key(1, i as i64)))
+                .collect()
+        };
+        assert_eq!(alerts_at(1, 2, 40), vec![1, 2, 4, 8, 16, 32]);
+        assert_eq!(alerts_at(3, 2, 30), vec![3, 6, 12, 24]);
+        assert_eq!(alerts_at(5, 5, 200), vec![5, 25, 125]);
+        // The sv test's numbers: 6676 matches on one flow.
+        assert_eq!(alerts_at(1, 2, 6676).len(), 13);
+        assert_eq!(alerts_at(3, 2, 6676).len(), 12);
+        assert_eq!(alerts_at(5, 5, 6676).len(), 5);
+    }
+
+    #[test]
+    fn unique_on_counts_distinct_ports() {
+        let f = Threshold {
+            kind: ThresholdKind::DetectionFilter,
+            track: Track::ByDst,
+            count: 2,
+            seconds: 60,
+            multiplier: 0,
+            unique_on: Some(UniqueOn::DstPort),
+        };
+        let mut tr = ThresholdTracker::default();
+        let mut at = |dp: u16, sec: i64| {
+            let mut k = key(1, sec);
+            k.dp = dp;
+            tr.allow(1, None, Some(&f), &k)
+        };
+        // Duplicates do not count; the third distinct port alerts.
+        assert!(!at(80, 0));
+        assert!(!at(80, 1));
+        assert!(!at(81, 2));
+        assert!(!at(81, 3));
+        assert!(at(82, 4));
+        assert!(at(80, 5));
+        // A new window starts over.
+        assert!(!at(83, 70));
     }
 }

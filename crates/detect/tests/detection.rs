@@ -34,13 +34,14 @@ fn alerts_with(e: &DetectEngine, frame: &[u8], st: &mut FlowDetectState) -> Vec<
     e.candidates(sel, p.payload(), addrs, &mut scratch, &mut cand);
     let mut hits = Vec::new();
     e.verify(
-        PacketInput {
-            packet: &p,
-            flow: Some(FlowView {
+        PacketInput::new(
+            &p,
+            Some(FlowView {
                 to_server: true,
                 established: true,
+                ..FlowView::default()
             }),
-        },
+        ),
         &cand,
         Some(st),
         &mut scratch,

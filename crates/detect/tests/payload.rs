@@ -135,6 +135,7 @@ struct Bt(ByteTest);
 fn bt(nbytes: u8, op: CmpOp, value: u64, offset: i32) -> Bt {
     Bt(ByteTest {
         nbytes,
+        nbytes_var: None,
         negated: false,
         op,
         value: NumOrVar64::Num(value),
@@ -186,6 +187,7 @@ struct Bj(ByteJump);
 fn bj(nbytes: u8, offset: i32) -> Bj {
     Bj(ByteJump {
         nbytes,
+        nbytes_var: None,
         offset: NumOrVarSigned::Num(offset),
         relative: false,
         multiplier: 1,
@@ -290,6 +292,7 @@ struct Bm(ByteMath);
 fn bm(nbytes: u8, offset: i32, op: MathOp, rvalue: u64, result: &str) -> Bm {
     Bm(ByteMath {
         nbytes,
+        nbytes_var: None,
         offset,
         op,
         rvalue: NumOrVar64::Num(rvalue),

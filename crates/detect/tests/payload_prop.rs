@@ -247,6 +247,7 @@ fn any_item() -> impl Strategy<Value = PayloadItem> {
             .prop_map(move |(base, endian, n, f, value, offset, bitmask, op)| {
                 PayloadItem::ByteTest(ByteTest {
                     nbytes: nbytes(base, n),
+                    nbytes_var: None,
                     negated: f[0],
                     op: [
                         CmpOp::Lt,
@@ -285,6 +286,7 @@ fn any_item() -> impl Strategy<Value = PayloadItem> {
                 move |(base, endian, n, f, offset, multiplier, post_offset, bitmask)| {
                     PayloadItem::ByteJump(ByteJump {
                         nbytes: nbytes(base, n),
+                        nbytes_var: None,
                         offset,
                         relative: f[0],
                         multiplier,
@@ -337,6 +339,7 @@ fn any_item() -> impl Strategy<Value = PayloadItem> {
             .prop_map(move |(base, endian, n, f, offset, op, rvalue, bitmask)| {
                 PayloadItem::ByteMath(ByteMath {
                     nbytes: nbytes(base, n),
+                    nbytes_var: None,
                     offset,
                     op: [
                         MathOp::Add,

@@ -19,7 +19,20 @@ pub struct PacketRecord {
     pub len: u32,
     /// Length on the wire.
     pub orig_len: u32,
+    /// A datagram rebuilt from fragments (raw IP, link type 228/229),
+    /// placed right after the fragment that completed it.
+    pub rebuilt: bool,
+    /// Defragmentation findings about this fragment ([`DEFRAG_OVERLAP`]
+    /// ...), raised as decoder events on it.
+    pub defrag: u8,
 }
+
+/// [`PacketRecord::defrag`]: the fragment overlapped earlier ones.
+pub const DEFRAG_OVERLAP: u8 = 1;
+/// ... would make the datagram larger than 65535 bytes.
+pub const DEFRAG_TOO_LARGE: u8 = 2;
+/// ... was not used (a limit was reached).
+pub const DEFRAG_IGNORED: u8 = 4;
 
 /// Packets for one worker.
 #[derive(Debug, Default)]
@@ -39,6 +52,21 @@ impl Batch {
     }
 
     pub fn push(&mut self, index: u64, ts_ns: i64, linktype: u32, data: &[u8], orig_len: u32) {
+        self.push_record(index, ts_ns, linktype, data, orig_len, false, 0);
+    }
+
+    /// [`Self::push`] with the defragmentation fields.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_record(
+        &mut self,
+        index: u64,
+        ts_ns: i64,
+        linktype: u32,
+        data: &[u8],
+        orig_len: u32,
+        rebuilt: bool,
+        defrag: u8,
+    ) {
         let start = self.arena.len() as u32;
         self.arena.extend_from_slice(data);
         self.records.push(PacketRecord {
@@ -48,6 +76,8 @@ impl Batch {
             start,
             len: data.len() as u32,
             orig_len,
+            rebuilt,
+            defrag,
         });
     }
 

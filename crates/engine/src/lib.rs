@@ -25,13 +25,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
+use vigil_defrag::{DefragStats, Defragmenter, Fragment};
 use vigil_detect::{AlertKey, CompiledRule, DetectEngine, ThresholdTracker};
 use vigil_flow::{flow_hash, pair_hash, FlowKey};
 use vigil_source::PcapSource;
-use vigil_wire::decode;
+use vigil_stream::StreamConfig;
+use vigil_wire::{decode, Packet};
 
 pub use batch::{Batch, BatchPool, PacketRecord};
-pub use worker::{AlertOut, TcpState, Worker, WorkerConfig, WorkerStats};
+pub use vigil_defrag::{DefragConfig, FragPolicy};
+pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
+pub use worker::{
+    AlertOrder, AlertOut, SessionState as TcpState, Worker, WorkerConfig, WorkerStats,
+};
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
 pub trait AlertSink {
@@ -50,6 +56,15 @@ pub struct EngineConfig {
     pub queue_depth: usize,
     pub log_payload: bool,
     pub log_packet: bool,
+    /// TCP tracking and reassembly settings.
+    pub stream: StreamConfig,
+    /// Stream reassembly memory, all workers together (each gets an
+    /// equal share).
+    pub stream_memcap: usize,
+    /// IP defragmentation (`None`: fragments are not reassembled).
+    pub defrag: Option<DefragConfig>,
+    /// Largest stream payload logged with an alert.
+    pub payload_max: usize,
 }
 
 impl Default for EngineConfig {
@@ -61,6 +76,10 @@ impl Default for EngineConfig {
             queue_depth: 8,
             log_payload: false,
             log_packet: false,
+            stream: StreamConfig::default(),
+            stream_memcap: 256 << 20,
+            defrag: Some(DefragConfig::default()),
+            payload_max: 4096,
         }
     }
 }
@@ -80,6 +99,8 @@ pub struct RunStats {
     pub wall: Duration,
     /// Per-worker packet counts (load balance).
     pub per_worker_pkts: Vec<u64>,
+    /// Defragmentation counters (the reader reassembles).
+    pub defrag: DefragStats,
 }
 
 /// Errors that end a run.
@@ -102,7 +123,11 @@ struct Report {
 /// Picks a worker for a frame: 5-tuple symmetric hash, or the address
 /// pair for IP fragments (their ports are unknown until reassembly).
 pub fn dispatch_hash(linktype: u32, data: &[u8]) -> u64 {
-    let p = decode(linktype, data);
+    packet_hash(&decode(linktype, data))
+}
+
+/// [`dispatch_hash`] of a decoded packet.
+pub fn packet_hash(p: &Packet<'_>) -> u64 {
     match &p.ip {
         None => 0,
         Some(ip) if ip.fragment.is_some() => pair_hash(ip.src, ip.dst),
@@ -137,6 +162,9 @@ pub fn run_offline(
         max_flows: (cfg.max_flows / n).max(1024),
         log_payload: cfg.log_payload,
         log_packet: cfg.log_packet,
+        stream: cfg.stream.clone(),
+        stream_memcap: (cfg.stream_memcap / n).max(1 << 20),
+        payload_max: cfg.payload_max,
     };
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);
@@ -179,8 +207,9 @@ pub fn run_offline(
         let merged = merger
             .join()
             .map_err(|_| RunError::Worker("merge thread panicked".into()))?;
-        let (packets, bytes, last_ts) = read?;
+        let (packets, bytes, last_ts, defrag) = read?;
         totals.last_ts_ns = last_ts;
+        totals.defrag = defrag;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
@@ -201,7 +230,7 @@ fn read_loop(
     pool: &BatchPool,
     cfg: &EngineConfig,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<(u64, u64, Option<i64>), RunError> {
+) -> Result<(u64, u64, Option<i64>, DefragStats), RunError> {
     let n = txs.len();
     let mut pending: Vec<Batch> = (0..n).map(|_| pool.get()).collect();
     let mut packets = 0u64;
@@ -209,6 +238,8 @@ fn read_loop(
     let mut last = 0u64;
     let mut last_ts = None;
     let batch_packets = cfg.batch_packets.max(1);
+    let mut defrag = cfg.defrag.clone().map(Defragmenter::new);
+    let mut datagram = Vec::new();
     // Every `tick` packets all workers hear how far the input has got,
     // even those with nothing to do, so the merge never waits on them.
     let tick = (batch_packets * n) as u64;
@@ -220,19 +251,114 @@ fn read_loop(
     while let Some(pkt) = source.next_packet()? {
         packets += 1;
         bytes += pkt.data.len() as u64;
+        let ts_ns = pkt.ts.secs.saturating_mul(1_000_000_000) + pkt.ts.nanos as i64;
+        last_ts = Some(ts_ns);
+        last = pkt.index;
+        let p = decode(pkt.linktype, pkt.data);
         let w = if n == 1 {
             0
         } else {
-            (dispatch_hash(pkt.linktype, pkt.data) % n as u64) as usize
+            (packet_hash(&p) % n as u64) as usize
         };
-        let ts_ns = pkt.ts.secs.saturating_mul(1_000_000_000) + pkt.ts.nanos as i64;
-        pending[w].push(pkt.index, ts_ns, pkt.linktype, pkt.data, pkt.orig_len);
-        last_ts = Some(ts_ns);
-        last = pkt.index;
-        if pending[w].len() >= batch_packets {
-            let mut b = std::mem::replace(&mut pending[w], pool.get());
-            b.upto = last;
-            send(w, b)?;
+        // Defragmentation happens here, before dispatch, so that the
+        // rebuilt datagram goes to the worker of its own flow (like a
+        // NIC's fanout with defragmentation). It is single-owner state
+        // fed in input order: the same for any worker count.
+        let mut flags = 0u8;
+        let mut rebuilt_to = None;
+        if let (Some(d), Some(ip)) = (defrag.as_mut(), p.ip.as_ref()) {
+            if let Some(frag) = &ip.fragment {
+                let ip_start = if ip.version == 4 {
+                    ip.header.start
+                } else {
+                    ip.fixed_header.start
+                };
+                let header = if ip.version == 4 {
+                    pkt.data.get(ip.header.clone())
+                } else {
+                    pkt.data
+                        .get(ip.fixed_header.start..frag.data.start.saturating_sub(8))
+                };
+                let next = if ip.version == 4 {
+                    Some(ip.proto)
+                } else {
+                    pkt.data.get(frag.data.start.saturating_sub(8)).copied()
+                };
+                if let (Some(header), Some(next), Some(data), Some(link)) = (
+                    header,
+                    next,
+                    pkt.data.get(frag.data.clone()),
+                    pkt.data.get(..ip_start),
+                ) {
+                    let vlan = p.vlans().last().copied().unwrap_or(0);
+                    let r = d.insert(
+                        &Fragment {
+                            src: ip.src,
+                            dst: ip.dst,
+                            id: frag.id,
+                            proto: next,
+                            vlan,
+                            offset: frag.offset,
+                            more: frag.more_fragments,
+                            link,
+                            header,
+                            data,
+                            ts_ns,
+                        },
+                        &mut datagram,
+                    );
+                    flags |= if r.overlap { batch::DEFRAG_OVERLAP } else { 0 };
+                    flags |= if r.too_large {
+                        batch::DEFRAG_TOO_LARGE
+                    } else {
+                        0
+                    };
+                    flags |= if r.ignored && !r.too_large {
+                        batch::DEFRAG_IGNORED
+                    } else {
+                        0
+                    };
+                    if r.reassembled {
+                        // The rebuilt packet keeps the first fragment's
+                        // link layers and link type.
+                        let rw = if n == 1 {
+                            0
+                        } else {
+                            (packet_hash(&decode(pkt.linktype, &datagram)) % n as u64) as usize
+                        };
+                        rebuilt_to = Some((rw, pkt.linktype));
+                    }
+                }
+            }
+        }
+        pending[w].push_record(
+            pkt.index,
+            ts_ns,
+            pkt.linktype,
+            pkt.data,
+            pkt.orig_len,
+            false,
+            flags,
+        );
+        if let Some((rw, lt)) = rebuilt_to {
+            pending[rw].push_record(
+                pkt.index,
+                ts_ns,
+                lt,
+                &datagram,
+                datagram.len() as u32,
+                true,
+                0,
+            );
+        }
+        // Send only after both records are in, so that no worker reports
+        // this index as done before it has the rebuilt datagram.
+        for ww in std::iter::once(w).chain(rebuilt_to.map(|r| r.0)) {
+            if pending[ww].len() >= batch_packets {
+                let mut b = std::mem::replace(&mut pending[ww], pool.get());
+                b.upto = last;
+                send(ww, b)?;
+            }
         }
         if packets.is_multiple_of(tick) {
             for (w, slot) in pending.iter_mut().enumerate() {
@@ -248,7 +374,8 @@ fn read_loop(
         send(w, b)?;
     }
     progress(source.bytes_read(), source.total_bytes());
-    Ok((packets, bytes, last_ts))
+    let dstats = defrag.map(|d| d.stats).unwrap_or_default();
+    Ok((packets, bytes, last_ts, dstats))
 }
 
 fn worker_loop(
@@ -274,7 +401,15 @@ fn worker_loop(
             break;
         }
     }
-    worker.finish()
+    // End of input: flows end and what is left of their streams is
+    // inspected; those alerts sort after every packet's.
+    let (stats, alerts) = worker.finish();
+    let _ = tx.send(Report {
+        worker: id,
+        upto: u64::MAX,
+        alerts,
+    });
+    stats
 }
 
 fn merge_loop(
@@ -296,6 +431,8 @@ fn merge_loop(
                 dst: a.dst,
                 flow_id: a.flow_id.unwrap_or(0),
                 ts_ns: a.ts_ns,
+                sp: a.sp.unwrap_or(0),
+                dp: a.dp.unwrap_or(0),
             };
             if !thresholds.allow(
                 a.rule,
@@ -316,19 +453,21 @@ fn merge_loop(
                  emit: &mut dyn FnMut(&AlertOut) -> Result<(), RunError>|
      -> Result<(), RunError> {
         loop {
-            // The worker whose next alert has the smallest packet index;
-            // a packet belongs to exactly one worker, so ties cannot span
-            // workers and a worker's own order is kept.
-            let mut best: Option<(u64, usize)> = None;
+            // The worker whose next alert comes first in output order
+            // (packet index, phase, ended flow). An order key belongs to
+            // exactly one worker (a packet, a rebuilt datagram or a flow
+            // is on one worker), so ties cannot span workers and a
+            // worker's own order is kept.
+            let mut best: Option<(AlertOrder, usize)> = None;
             for (w, q) in queues.iter().enumerate() {
                 if let Some(a) = q.front() {
-                    if a.index <= upto && best.is_none_or(|(i, _)| a.index < i) {
-                        best = Some((a.index, w));
+                    if a.order.0 <= upto && best.is_none_or(|(o, _)| a.order < o) {
+                        best = Some((a.order, w));
                     }
                 }
             }
-            let Some((idx, w)) = best else { return Ok(()) };
-            while queues[w].front().is_some_and(|a| a.index == idx) {
+            let Some((key, w)) = best else { return Ok(()) };
+            while queues[w].front().is_some_and(|a| a.order == key) {
                 let a = queues[w].pop_front().expect("front exists");
                 emit(&a)?;
             }

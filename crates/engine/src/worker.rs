@@ -1,67 +1,62 @@
-//! A worker: owns, with no locks, the flow table and per-flow detection
-//! state of the flows the dispatcher pins to it, and runs decode, flow
+//! A worker: owns, with no locks, the flow table, the TCP sessions and
+//! their reassembled streams, and the per-flow detection state of the
+//! flows the dispatcher pins to it, and runs decode, flow and stream
 //! tracking and detection over each batch it receives.
 //!
 //! A batch is processed in two passes. The first is stateless: decode every
 //! packet, pick its rule groups and run the prefilter over all of them (the
 //! step a device engine will take over). The second runs in packet order:
-//! flow lookup, TCP state, verification, flowbits. So the order in which
-//! per-flow state changes never depends on how the prefilter was run.
+//! flow lookup, TCP tracking and reassembly, raw stream inspection,
+//! verification, flowbits. So the order in which per-flow state changes
+//! never depends on how the prefilter was run.
+//!
+//! Stream inspection follows Suricata's IDS mode: a packet inspects the
+//! reassembled data of its own direction that the peer acknowledged, once
+//! a chunk of it (2560 bytes by default) is ready or the connection is
+//! closing; when a flow ends (timeout, port reuse, eviction, end of input)
+//! what is left is inspected on pseudo packets ("stream (flow timeout)").
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use vigil_detect::{DetectEngine, DetectScratch, FlowDetectState, FlowView, PacketInput};
-use vigil_flow::{Direction, FlowKey, FlowTable, Lifecycle};
-use vigil_wire::{decode, Packet, L4};
+use vigil_detect::{
+    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput, StreamChunk,
+};
+use vigil_flow::{bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle};
+use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
+use vigil_wire::{decode, linktype, DecoderEvent, Packet, L4};
 
-use crate::batch::Batch;
+use crate::batch::{Batch, PacketRecord, DEFRAG_IGNORED, DEFRAG_OVERLAP, DEFRAG_TOO_LARGE};
 
-/// Minimal TCP connection state: enough for `flow:established` with
-/// Suricata's meaning (three-way handshake seen; no midstream pickup).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TcpState {
-    #[default]
-    None,
-    SynSent,
-    SynRecv,
-    Established,
-    Closing,
-    Closed,
-}
+pub use vigil_stream::TcpState as SessionState;
 
+/// Per-flow state a worker keeps.
 #[derive(Debug, Default)]
 pub struct FlowState {
     pub detect: FlowDetectState,
-    pub tcp: TcpState,
+    /// TCP session (state `None` for other protocols and before a SYN).
+    pub tcp: TcpSession,
     seen_to_server: bool,
     seen_to_client: bool,
+    /// VLAN ids of the flow's first packet (for pseudo packets).
+    vlan: [u16; 3],
+    vlan_count: u8,
+    v6: bool,
 }
 
-const SYN: u8 = 0x02;
-const ACK: u8 = 0x10;
-const FIN: u8 = 0x01;
-const RST: u8 = 0x04;
-
-fn tcp_step(s: TcpState, flags: u8, to_server: bool) -> TcpState {
-    use TcpState::*;
-    if flags & RST != 0 && s != None {
-        return Closed;
-    }
-    match s {
-        None if to_server && flags & SYN != 0 && flags & ACK == 0 => SynSent,
-        SynSent if !to_server && flags & SYN != 0 && flags & ACK != 0 => SynRecv,
-        SynRecv if to_server && flags & ACK != 0 && flags & SYN == 0 => Established,
-        Established if flags & FIN != 0 => Closing,
-        other => other,
-    }
-}
+/// Where an alert goes in the output order: by packet index, then phase
+/// (0: flows ended before the packet, 1: the packet, 2: the datagram it
+/// completed), then the ended flow's first packet index.
+pub type AlertOrder = (u64, u8, u64);
 
 /// One alert found by a worker, with everything output needs.
 #[derive(Debug, Clone)]
 pub struct AlertOut {
+    /// Input position of the packet (`pcap_cnt`); for pseudo packets the
+    /// flow's last packet.
     pub index: u64,
+    pub order: AlertOrder,
     pub ts_ns: i64,
     pub flow_id: Option<u64>,
     pub src: IpAddr,
@@ -76,10 +71,30 @@ pub struct AlertOut {
     /// Index into [`DetectEngine::rules`].
     pub rule: u32,
     pub linktype: u32,
-    /// Packet payload, when payload logging is on.
+    /// The rule matched reassembled stream data (`payload` is then the
+    /// stream data, with `[N bytes missing]` for gaps).
+    pub stream: bool,
+    /// Raised on a flow-end pseudo packet ("stream (flow timeout)").
+    pub pseudo: bool,
+    /// Raised on a datagram rebuilt from fragments ("defrag").
+    pub rebuilt: bool,
+    /// Packet payload (or stream data), when payload logging is on.
     pub payload: Option<Box<[u8]>>,
     /// Whole frame, when packet logging is on.
     pub packet: Option<Box<[u8]>>,
+}
+
+impl AlertOut {
+    /// Suricata's `pkt_src` for the alert's packet.
+    pub fn pkt_src(&self) -> &'static str {
+        if self.pseudo {
+            "stream (flow timeout)"
+        } else if self.rebuilt {
+            "defrag"
+        } else {
+            "wire/pcap"
+        }
+    }
 }
 
 /// Counters a worker keeps; summed over workers at the end.
@@ -99,6 +114,7 @@ pub struct WorkerStats {
     pub fragments: u64,
     pub vlan: u64,
     pub events: BTreeMap<&'static str, u64>,
+    pub stream_events: BTreeMap<&'static str, u64>,
     pub flows_created: u64,
     pub flows_timed_out: u64,
     pub flows_evicted: u64,
@@ -108,6 +124,22 @@ pub struct WorkerStats {
     pub passed_flows: u64,
     pub prefilter_hits: u64,
     pub rules_checked: u64,
+    /// Datagrams rebuilt from fragments that this worker inspected.
+    pub rebuilt: u64,
+    /// TCP sessions opened (SYN seen) and picked up midstream.
+    pub tcp_sessions: u64,
+    pub tcp_reuse: u64,
+    /// Raw stream chunks inspected (pseudo packets included).
+    pub stream_chunks: u64,
+    pub stream_chunk_bytes: u64,
+    pub pseudo_packets: u64,
+    /// Payload bytes not reassembled: beyond the depth, or memory cap.
+    pub stream_depth_dropped: u64,
+    pub stream_memcap_dropped: u64,
+    pub stream_overlaps: u64,
+    /// Largest stream memory in use (bytes; summed over workers it is an
+    /// upper bound of the total).
+    pub stream_mem_peak: u64,
 }
 
 impl WorkerStats {
@@ -137,10 +169,23 @@ impl WorkerStats {
             alerts,
             passed_flows,
             prefilter_hits,
-            rules_checked
+            rules_checked,
+            rebuilt,
+            tcp_sessions,
+            tcp_reuse,
+            stream_chunks,
+            stream_chunk_bytes,
+            pseudo_packets,
+            stream_depth_dropped,
+            stream_memcap_dropped,
+            stream_overlaps,
+            stream_mem_peak
         );
         for (k, v) in &o.events {
             *self.events.entry(k).or_default() += v;
+        }
+        for (k, v) in &o.stream_events {
+            *self.stream_events.entry(k).or_default() += v;
         }
     }
 }
@@ -151,38 +196,259 @@ pub struct WorkerConfig {
     pub max_flows: usize,
     pub log_payload: bool,
     pub log_packet: bool,
+    pub stream: StreamConfig,
+    /// Stream reassembly memory of this worker, bytes.
+    pub stream_memcap: usize,
+    /// Largest stream payload logged with an alert (Suricata's
+    /// `payload-buffer-size`).
+    pub payload_max: usize,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            max_flows: 1 << 16,
+            log_payload: false,
+            log_packet: false,
+            stream: StreamConfig::default(),
+            stream_memcap: 64 << 20,
+            payload_max: 4096,
+        }
+    }
+}
+
+/// Everything of a worker except its flow table, so that a flow borrowed
+/// from the table can be worked on with it.
+struct Ctx {
+    detect: Arc<DetectEngine>,
+    scratch: DetectScratch,
+    cfg: WorkerConfig,
+    stats: WorkerStats,
+    mem: StreamMemory,
+    ins: InsertScratch,
+    chunk: StreamChunk,
+    stream_cands: Vec<u32>,
+    merged: Vec<u32>,
+    hits: Vec<Hit>,
+    pseudo_buf: Vec<u8>,
+    ended: Vec<Flow<FlowState>>,
 }
 
 pub struct Worker {
-    detect: Arc<DetectEngine>,
     flows: FlowTable<FlowState>,
-    scratch: DetectScratch,
-    cfg: WorkerConfig,
-    pub stats: WorkerStats,
+    ctx: Ctx,
     // Reused per batch.
     candidates: Vec<u32>,
     spans: Vec<(u32, u32)>,
-    rule_hits: Vec<u32>,
+    sels: Vec<Option<GroupSel>>,
+}
+
+/// What the packet being inspected is.
+#[derive(Clone, Copy)]
+struct PktCtx<'r> {
+    rec: &'r PacketRecord,
+    order: AlertOrder,
+    sel: Option<GroupSel>,
 }
 
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         Worker {
-            detect,
             flows: FlowTable::new(cfg.max_flows),
-            scratch: DetectScratch::default(),
-            cfg,
-            stats: WorkerStats::default(),
+            ctx: Ctx {
+                detect,
+                scratch: DetectScratch::default(),
+                mem: StreamMemory::new(cfg.stream_memcap),
+                cfg,
+                stats: WorkerStats::default(),
+                ins: InsertScratch::default(),
+                chunk: StreamChunk::default(),
+                stream_cands: Vec::new(),
+                merged: Vec::new(),
+                hits: Vec::new(),
+                pseudo_buf: Vec::new(),
+                ended: Vec::new(),
+            },
             candidates: Vec::new(),
             spans: Vec::new(),
-            rule_hits: Vec::new(),
+            sels: Vec::new(),
         }
     }
 
-    fn count_decode(&mut self, p: &Packet<'_>, orig_len: u32) {
+    /// Stream memory in use now (bytes).
+    pub fn stream_memory(&self) -> usize {
+        self.ctx.mem.used()
+    }
+
+    /// Processes one batch, appending alerts in output order.
+    pub fn process(&mut self, batch: &Batch, alerts: &mut Vec<AlertOut>) {
+        let mut packets: Vec<Packet<'_>> = batch
+            .records
+            .iter()
+            .map(|r| decode(r.linktype, batch.data(r)))
+            .collect();
+        // Pass 1 (stateless): rule groups and prefilter for every packet.
+        self.candidates.clear();
+        self.spans.clear();
+        self.sels.clear();
+        let ctx = &mut self.ctx;
+        for p in &packets {
+            let start = self.candidates.len() as u32;
+            let sel = ctx.detect.select_groups(p);
+            if let Some(sel) = sel {
+                let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+                ctx.detect.candidates(
+                    sel,
+                    p.payload(),
+                    addrs,
+                    &mut ctx.scratch,
+                    &mut self.candidates,
+                );
+            }
+            self.sels.push(sel);
+            self.spans.push((start, self.candidates.len() as u32));
+        }
+        // Pass 2 (in order): flows, streams, verification, per-flow state.
+        for (i, p) in packets.iter_mut().enumerate() {
+            let rec = &batch.records[i];
+            add_defrag_events(p, rec.defrag);
+            self.ctx.count_decode(p, rec);
+            let (s, e) = self.spans[i];
+            let pk = PktCtx {
+                rec,
+                order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+                sel: self.sels[i],
+            };
+            self.inspect(p, pk, s as usize..e as usize, alerts);
+        }
+        // Flows ended by a packet sort before its own alerts; keep the
+        // batch in output order (stable: rule order within a packet).
+        alerts.sort_by_key(|a| a.order);
+    }
+
+    fn inspect(
+        &mut self,
+        p: &Packet<'_>,
+        pk: PktCtx<'_>,
+        cand: std::ops::Range<usize>,
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        let Some(ip) = &p.ip else { return };
+        if ip.fragment.is_some() && !pk.rec.rebuilt {
+            // Fragments get no flow: the datagram they rebuild is
+            // inspected with its flow (Suricata does the same).
+            self.ctx
+                .inspect_flowless(p, pk, &self.candidates[cand], alerts);
+            return;
+        }
+        let vlan = if p.vlan_count > 0 {
+            p.vlan[p.vlan_count as usize - 1]
+        } else {
+            0
+        };
+        let (sp, dp) = (p.src_port(), p.dst_port());
+        let (key, src_is_lo) = FlowKey::new(ip.src, sp, ip.dst, dp, ip.proto, vlan);
+        let rec = pk.rec;
+        let mut slot = self.lookup(key, src_is_lo, p, rec, alerts);
+        // A SYN that starts a new connection on a finished session: the
+        // old flow ends here and a new one begins with this packet.
+        if let L4::Tcp(t) = p.l4 {
+            let Some(flow) = self.flows.get_mut(slot) else {
+                return;
+            };
+            let to_server = flow.direction(src_is_lo) == Direction::ToServer;
+            if flow.state.tcp.is_reuse(t.flags, t.seq, to_server) {
+                if let Some(old) = self.flows.remove(slot) {
+                    self.ctx.stats.tcp_reuse += 1;
+                    self.ctx.ended.push(old);
+                    self.ctx.flush_ended((rec.index, 0), alerts);
+                }
+                slot = self.lookup(key, src_is_lo, p, rec, alerts);
+            }
+        }
+        let Some(flow) = self.flows.get_mut(slot) else {
+            return;
+        };
+        let candidates = &self.candidates[cand];
+        self.ctx
+            .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
+    }
+
+    /// Finds or creates the packet's flow, ending (and inspecting what is
+    /// left of) flows that timed out or were evicted on the way.
+    fn lookup(
+        &mut self,
+        key: FlowKey,
+        src_is_lo: bool,
+        p: &Packet<'_>,
+        rec: &PacketRecord,
+        alerts: &mut Vec<AlertOut>,
+    ) -> u32 {
+        let ended = &mut self.ctx.ended;
+        let look = self.flows.lookup_or_create(
+            key,
+            src_is_lo,
+            rec.ts_ns,
+            rec.index,
+            || FlowState {
+                vlan: p.vlan,
+                vlan_count: p.vlan_count,
+                v6: p.ip.as_ref().is_some_and(|i| i.version == 6),
+                ..FlowState::default()
+            },
+            |f, _: EndReason| ended.push(f),
+        );
+        if !self.ctx.ended.is_empty() {
+            self.ctx.flush_ended((rec.index, 0), alerts);
+        }
+        look.slot
+    }
+
+    /// End of input: every flow ends (what is left of its streams is
+    /// inspected). Returns the final counters and the last alerts.
+    pub fn finish(mut self) -> (WorkerStats, Vec<AlertOut>) {
+        let c = self.flows.counters();
+        let flows = self.flows.drain();
+        let mut alerts = Vec::new();
+        let n = flows.len();
+        self.ctx.ended.extend(flows);
+        self.ctx.flush_ended((u64::MAX, 0), &mut alerts);
+        let mut s = std::mem::take(&mut self.ctx.stats);
+        s.flows_created = c.created;
+        s.flows_timed_out = c.timed_out;
+        s.flows_evicted = c.memcap_evictions;
+        s.flows_active_at_end = n as u64;
+        s.flows_peak = c.peak_active;
+        s.prefilter_hits = self.ctx.scratch.prefilter_hits;
+        s.rules_checked = self.ctx.scratch.rules_checked;
+        s.stream_mem_peak = self.ctx.mem.peak() as u64;
+        (s, alerts)
+    }
+}
+
+/// How an alert is placed and labelled.
+#[derive(Clone, Copy)]
+struct Emit {
+    index: u64,
+    order: AlertOrder,
+    ts_ns: i64,
+    linktype: u32,
+    flow_id: Option<u64>,
+    to_server: Option<bool>,
+    pseudo: bool,
+    rebuilt: bool,
+}
+
+impl Ctx {
+    fn count_decode(&mut self, p: &Packet<'_>, rec: &PacketRecord) {
         let s = &mut self.stats;
+        if rec.rebuilt {
+            // Not a packet from the wire: counted apart.
+            s.rebuilt += 1;
+            return;
+        }
         s.pkts += 1;
-        s.bytes += orig_len as u64;
+        s.bytes += rec.orig_len as u64;
         if p.vlan_count > 0 {
             s.vlan += 1;
         }
@@ -208,97 +474,121 @@ impl Worker {
         }
     }
 
-    /// Processes one batch, appending alerts in packet order.
-    pub fn process(&mut self, batch: &Batch, alerts: &mut Vec<AlertOut>) {
-        let packets: Vec<Packet<'_>> = batch
-            .records
-            .iter()
-            .map(|r| decode(r.linktype, batch.data(r)))
-            .collect();
-        // Pass 1 (stateless): rule groups and prefilter for every packet.
-        self.candidates.clear();
-        self.spans.clear();
-        for p in &packets {
-            let start = self.candidates.len() as u32;
-            if let Some(sel) = self.detect.select_groups(p) {
-                let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
-                self.detect.candidates(
-                    sel,
-                    p.payload(),
-                    addrs,
-                    &mut self.scratch,
-                    &mut self.candidates,
-                );
-            }
-            self.spans.push((start, self.candidates.len() as u32));
-        }
-        // Pass 2 (in order): flows, verification, per-flow state.
-        for (i, p) in packets.iter().enumerate() {
-            let rec = &batch.records[i];
-            self.count_decode(p, rec.orig_len);
-            let (s, e) = self.spans[i];
-            self.inspect(p, rec, s as usize..e as usize, alerts);
-        }
-    }
-
-    fn inspect(
+    fn inspect_flowless(
         &mut self,
         p: &Packet<'_>,
-        rec: &crate::batch::PacketRecord,
-        cand: std::ops::Range<usize>,
+        pk: PktCtx<'_>,
+        cands: &[u32],
         alerts: &mut Vec<AlertOut>,
     ) {
-        let Some(ip) = &p.ip else { return };
-        if ip.fragment.is_some() {
-            // Fragments are dispatched by address pair and carry no usable
-            // ports until reassembled: they get no flow (Suricata inspects
-            // the reassembled datagram instead), only flow-less rules.
-            self.inspect_flowless(p, rec, cand, alerts);
-            return;
+        self.hits.clear();
+        let mut input = PacketInput::new(p, None);
+        input.rebuilt = pk.rec.rebuilt;
+        self.detect
+            .verify_hits(input, cands, None, &mut self.scratch, &mut self.hits);
+        let e = Emit {
+            index: pk.rec.index,
+            order: pk.order,
+            ts_ns: pk.rec.ts_ns,
+            linktype: pk.rec.linktype,
+            flow_id: None,
+            to_server: None,
+            pseudo: false,
+            rebuilt: pk.rec.rebuilt,
+        };
+        self.emit(p, e, false, alerts);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn inspect_flow(
+        &mut self,
+        p: &Packet<'_>,
+        pk: PktCtx<'_>,
+        flow: &mut Flow<FlowState>,
+        src_is_lo: bool,
+        cands: &[u32],
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        let rec = pk.rec;
+        let mut to_server = flow.direction(src_is_lo) == Direction::ToServer;
+        if let L4::Tcp(t) = p.l4 {
+            if flow.state.tcp.starts_reversed(t.flags, to_server) {
+                // The SYN's sender is the client: the flow was started by
+                // a stray packet of the server.
+                flow.initiator_is_lo = !flow.initiator_is_lo;
+                std::mem::swap(&mut flow.pkts_toserver, &mut flow.pkts_toclient);
+                std::mem::swap(&mut flow.bytes_toserver, &mut flow.bytes_toclient);
+                let st = &mut flow.state;
+                std::mem::swap(&mut st.seen_to_server, &mut st.seen_to_client);
+                to_server = true;
+            }
         }
-        let vlan = if p.vlan_count > 0 {
-            p.vlan[p.vlan_count as usize - 1]
-        } else {
-            0
-        };
-        let (sp, dp) = (p.src_port(), p.dst_port());
-        let (key, src_is_lo) = FlowKey::new(ip.src, sp, ip.dst, dp, ip.proto, vlan);
-        let mut ended_timeout = 0;
-        let mut ended_evicted = 0;
-        let look = self.flows.lookup_or_create(
-            key,
-            src_is_lo,
-            rec.ts_ns,
-            rec.index,
-            FlowState::default,
-            |_, reason| match reason {
-                vigil_flow::EndReason::Timeout => ended_timeout += 1,
-                vigil_flow::EndReason::Evicted => ended_evicted += 1,
-            },
-        );
-        let _ = (ended_timeout, ended_evicted);
-        let Some(flow) = self.flows.get_mut(look.slot) else {
-            return;
-        };
-        let to_server = look.direction == Direction::ToServer;
+        let wire_len = rec.orig_len as u64;
         if to_server {
             flow.pkts_toserver += 1;
-            flow.bytes_toserver += rec.orig_len as u64;
+            flow.bytes_toserver += wire_len;
             flow.state.seen_to_server = true;
         } else {
             flow.pkts_toclient += 1;
-            flow.bytes_toclient += rec.orig_len as u64;
+            flow.bytes_toclient += wire_len;
             flow.state.seen_to_client = true;
         }
+        let mut stream_added = false;
+        let mut stream_events = vigil_stream::StreamEvents::new();
+        let mut chunk_ready = false;
+        let mut tcp_sizes = None;
         let established = match p.l4 {
             L4::Tcp(t) => {
-                flow.state.tcp = tcp_step(flow.state.tcp, t.flags, to_server);
-                flow.lifecycle = match flow.state.tcp {
-                    TcpState::Established | TcpState::Closing => Lifecycle::Established,
-                    TcpState::Closed => Lifecycle::Closed,
-                    _ => Lifecycle::New,
+                let st = &mut flow.state;
+                let before = st.tcp.state;
+                let est_before = st.tcp.flow_established();
+                let seg = Segment {
+                    seq: t.seq,
+                    ack: t.ack,
+                    flags: t.flags,
+                    window: t.window,
+                    wscale: t.wscale,
+                    payload: p.payload(),
                 };
-                matches!(flow.state.tcp, TcpState::Established | TcpState::Closing)
+                let out = st.tcp.process(
+                    &seg,
+                    to_server,
+                    &self.cfg.stream,
+                    &mut self.mem,
+                    &mut self.ins,
+                );
+                let s = &mut self.stats;
+                if before == TcpState::None && st.tcp.state != TcpState::None {
+                    s.tcp_sessions += 1;
+                }
+                s.stream_depth_dropped += out.depth_dropped;
+                s.stream_memcap_dropped += out.memcap_dropped;
+                s.stream_overlaps += u64::from(out.overlap);
+                for e in out.events.iter() {
+                    *s.stream_events.entry(e.name()).or_default() += 1;
+                }
+                stream_added = out.stream_added;
+                stream_events = out.events;
+                flow.lifecycle = if st.tcp.flow_established() {
+                    Lifecycle::Established
+                } else if matches!(
+                    st.tcp.state,
+                    TcpState::LastAck | TcpState::TimeWait | TcpState::Closed
+                ) {
+                    Lifecycle::Closed
+                } else {
+                    Lifecycle::New
+                };
+                if st.tcp.state != TcpState::None {
+                    tcp_sizes = Some((st.tcp.client.seq_size(), st.tcp.server.seq_size()));
+                }
+                if !st.detect.passed {
+                    if let Some(w) = st.tcp.raw_window(to_server, &self.cfg.stream, false) {
+                        fill_chunk(&mut self.chunk, &st.tcp, to_server, w);
+                        chunk_ready = !self.chunk.is_empty();
+                    }
+                }
+                est_before || out.handshake_done
             }
             _ => {
                 let both = flow.state.seen_to_server && flow.state.seen_to_client;
@@ -308,61 +598,218 @@ impl Worker {
                 both
             }
         };
-        let flow_id = flow.id;
         if flow.state.detect.passed {
             return;
         }
-        let flow_state = &mut flow.state.detect;
         let view = FlowView {
             to_server,
             established,
+            pkts_toserver: flow.pkts_toserver,
+            pkts_toclient: flow.pkts_toclient,
+            bytes_toserver: flow.bytes_toserver,
+            bytes_toclient: flow.bytes_toclient,
+            tcp_sizes,
         };
-        self.rule_hits.clear();
-        let passed = self.detect.verify(
-            PacketInput {
-                packet: p,
-                flow: Some(view),
-            },
-            &self.candidates[cand],
-            Some(flow_state),
+        let use_merged = chunk_ready && self.merge_stream_candidates(pk.sel, p, cands);
+        let merged = std::mem::take(&mut self.merged);
+        let cands = if use_merged { &merged[..] } else { cands };
+        self.hits.clear();
+        let mut input = PacketInput::new(p, Some(view));
+        input.stream = chunk_ready.then_some(&self.chunk);
+        input.stream_added = stream_added;
+        input.rebuilt = rec.rebuilt;
+        input.stream_events = stream_events;
+        let passed = self.detect.verify_hits(
+            input,
+            cands,
+            Some(&mut flow.state.detect),
             &mut self.scratch,
-            &mut self.rule_hits,
+            &mut self.hits,
         );
+        self.merged = merged;
         if passed {
             self.stats.passed_flows += 1;
         }
-        self.emit(p, rec, Some(flow_id), Some(to_server), alerts);
+        let e = Emit {
+            index: rec.index,
+            order: pk.order,
+            ts_ns: rec.ts_ns,
+            linktype: rec.linktype,
+            flow_id: Some(flow.id),
+            to_server: Some(to_server),
+            pseudo: false,
+            rebuilt: rec.rebuilt,
+        };
+        self.emit(p, e, chunk_ready, alerts);
+        if chunk_ready {
+            self.stream_inspected(&mut flow.state.tcp, to_server);
+        }
+        if passed {
+            // Nothing more of this flow is inspected: stop keeping data.
+            flow.state.tcp.disable_reassembly(&mut self.mem);
+        }
     }
 
-    fn inspect_flowless(
+    fn stream_inspected(&mut self, tcp: &mut TcpSession, client: bool) {
+        if let Some(end) = self.chunk.end() {
+            self.stats.stream_chunks += 1;
+            self.stats.stream_chunk_bytes +=
+                self.chunk.blocks().map(|b| b.len() as u64).sum::<u64>();
+            tcp.raw_inspected(client, end, &mut self.mem);
+        }
+    }
+
+    /// The packet's candidates plus those of the stream chunk, merged in
+    /// rule order into `self.merged`; false when there is nothing to add.
+    fn merge_stream_candidates(
         &mut self,
+        sel: Option<GroupSel>,
         p: &Packet<'_>,
-        rec: &crate::batch::PacketRecord,
-        cand: std::ops::Range<usize>,
-        alerts: &mut Vec<AlertOut>,
-    ) {
-        self.rule_hits.clear();
-        self.detect.verify(
-            PacketInput {
-                packet: p,
-                flow: None,
-            },
-            &self.candidates[cand],
-            None,
+        cands: &[u32],
+    ) -> bool {
+        let Some(sel) = sel else { return false };
+        self.stream_cands.clear();
+        let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+        self.detect.stream_candidates(
+            sel,
+            &self.chunk,
+            addrs,
             &mut self.scratch,
-            &mut self.rule_hits,
+            &mut self.stream_cands,
         );
-        self.emit(p, rec, None, None, alerts);
+        self.merged.clear();
+        let (a, b) = (cands, &self.stream_cands[..]);
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let next = match (a.get(i), b.get(j)) {
+                (Some(&x), Some(&y)) if x == y => {
+                    i += 1;
+                    j += 1;
+                    x
+                }
+                (Some(&x), Some(&y)) if x < y => {
+                    i += 1;
+                    x
+                }
+                (Some(&x), None) => {
+                    i += 1;
+                    x
+                }
+                (_, Some(&y)) => {
+                    j += 1;
+                    y
+                }
+                (None, None) => break,
+            };
+            self.merged.push(next);
+        }
+        true
     }
 
-    fn emit(
+    /// Ends the flows in `self.ended`: inspects what is left of their
+    /// streams (in order of their first packet) and frees their memory.
+    fn flush_ended(&mut self, at: (u64, u8), alerts: &mut Vec<AlertOut>) {
+        let mut ended = std::mem::take(&mut self.ended);
+        ended.sort_by_key(|f| f.first_index);
+        for f in &mut ended {
+            self.flush_flow(f, (at.0, at.1, f.first_index), alerts);
+            f.state.tcp.release(&mut self.mem);
+        }
+        ended.clear();
+        self.ended = ended;
+    }
+
+    /// Suricata's flow-end pseudo packets: one per direction that still
+    /// needs inspection, to-server first, each inspecting all the data
+    /// left in its direction, acknowledged or not.
+    fn flush_flow(
         &mut self,
-        p: &Packet<'_>,
-        rec: &crate::batch::PacketRecord,
-        flow_id: Option<u64>,
-        to_server: Option<bool>,
+        f: &mut Flow<FlowState>,
+        order: AlertOrder,
         alerts: &mut Vec<AlertOut>,
     ) {
+        if f.state.detect.passed || f.key.proto != 6 {
+            return;
+        }
+        for client in [true, false] {
+            if !f.state.tcp.needs_flush(client) {
+                continue;
+            }
+            self.stats.pseudo_packets += 1;
+            let mut buf = std::mem::take(&mut self.pseudo_buf);
+            build_pseudo(&mut buf, f, client);
+            let mut p = decode(linktype::RAW, &buf);
+            p.vlan = f.state.vlan;
+            p.vlan_count = f.state.vlan_count;
+            let mut chunk_ready = false;
+            if let Some(w) = f.state.tcp.raw_window(client, &self.cfg.stream, true) {
+                fill_chunk(&mut self.chunk, &f.state.tcp, client, w);
+                chunk_ready = !self.chunk.is_empty();
+            }
+            let sel = self.detect.select_groups(&p);
+            self.stream_cands.clear();
+            if let Some(sel) = sel {
+                let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+                if chunk_ready {
+                    self.detect.stream_candidates(
+                        sel,
+                        &self.chunk,
+                        addrs,
+                        &mut self.scratch,
+                        &mut self.stream_cands,
+                    );
+                } else {
+                    self.detect.candidates(
+                        sel,
+                        &[],
+                        addrs,
+                        &mut self.scratch,
+                        &mut self.stream_cands,
+                    );
+                }
+            }
+            let tcp = &f.state.tcp;
+            let view = FlowView {
+                to_server: client,
+                established: true,
+                pkts_toserver: f.pkts_toserver,
+                pkts_toclient: f.pkts_toclient,
+                bytes_toserver: f.bytes_toserver,
+                bytes_toclient: f.bytes_toclient,
+                tcp_sizes: Some((tcp.client.seq_size(), tcp.server.seq_size())),
+            };
+            let mut input = PacketInput::new(&p, Some(view));
+            input.pseudo = true;
+            input.stream = chunk_ready.then_some(&self.chunk);
+            self.hits.clear();
+            let cands = std::mem::take(&mut self.stream_cands);
+            self.detect.verify_hits(
+                input,
+                &cands,
+                Some(&mut f.state.detect),
+                &mut self.scratch,
+                &mut self.hits,
+            );
+            self.stream_cands = cands;
+            let e = Emit {
+                index: f.first_index,
+                order,
+                ts_ns: f.last_ns,
+                linktype: linktype::RAW,
+                flow_id: Some(f.id),
+                to_server: Some(client),
+                pseudo: true,
+                rebuilt: false,
+            };
+            self.emit(&p, e, chunk_ready, alerts);
+            if chunk_ready {
+                self.stream_inspected(&mut f.state.tcp, client);
+            }
+            self.pseudo_buf = buf;
+        }
+    }
+
+    fn emit(&mut self, p: &Packet<'_>, e: Emit, chunk_ready: bool, alerts: &mut Vec<AlertOut>) {
         let Some(ip) = &p.ip else { return };
         let (sp, dp) = (p.src_port(), p.dst_port());
         let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
@@ -370,12 +817,26 @@ impl Worker {
             L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
             _ => None,
         };
-        for &rule in &self.rule_hits {
+        let mut stream_payload: Option<Box<[u8]>> = None;
+        for h in &self.hits {
             self.stats.alerts += 1;
+            let stream = h.stream && chunk_ready;
+            let payload = if !self.cfg.log_payload {
+                None
+            } else if stream {
+                Some(
+                    stream_payload
+                        .get_or_insert_with(|| self.chunk.render(self.cfg.payload_max).into())
+                        .clone(),
+                )
+            } else {
+                Some(p.payload().into())
+            };
             alerts.push(AlertOut {
-                index: rec.index,
-                ts_ns: rec.ts_ns,
-                flow_id,
+                index: e.index,
+                order: e.order,
+                ts_ns: e.ts_ns,
+                flow_id: e.flow_id,
                 src: ip.src,
                 dst: ip.dst,
                 sp: has_ports.then_some(sp),
@@ -384,57 +845,90 @@ impl Worker {
                 icmp,
                 vlan: p.vlan,
                 vlan_count: p.vlan_count,
-                to_server,
-                rule,
-                linktype: rec.linktype,
-                payload: self.cfg.log_payload.then(|| p.payload().into()),
-                packet: self.cfg.log_packet.then(|| p.data.into()),
+                to_server: e.to_server,
+                rule: h.rule,
+                linktype: e.linktype,
+                stream,
+                pseudo: e.pseudo,
+                rebuilt: e.rebuilt,
+                payload,
+                packet: (self.cfg.log_packet && !e.pseudo).then(|| p.data.into()),
             });
         }
     }
+}
 
-    /// End of input: every flow ends. Returns the final counters.
-    pub fn finish(mut self) -> WorkerStats {
-        let c = self.flows.counters();
-        let flows = self.flows.drain();
-        let mut s = self.stats;
-        s.flows_created = c.created;
-        s.flows_timed_out = c.timed_out;
-        s.flows_evicted = c.memcap_evictions;
-        s.flows_active_at_end = flows.len() as u64;
-        s.flows_peak = c.peak_active;
-        s.prefilter_hits = self.scratch.prefilter_hits;
-        s.rules_checked = self.scratch.rules_checked;
-        self.scratch = DetectScratch::default();
-        s
+/// Copies the raw-stream window `w` of one direction into `chunk`.
+fn fill_chunk(chunk: &mut StreamChunk, tcp: &TcpSession, client: bool, w: vigil_stream::RawWindow) {
+    chunk.clear(w.from);
+    let buf = &tcp.half(client).buf;
+    for (s, e) in buf.ranges_in(w.from, w.to) {
+        chunk.push_block(s, |out| buf.copy_out(s, e, out));
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn handshake_reaches_established() {
-        let mut s = TcpState::None;
-        s = tcp_step(s, SYN, true);
-        assert_eq!(s, TcpState::SynSent);
-        s = tcp_step(s, SYN | ACK, false);
-        assert_eq!(s, TcpState::SynRecv);
-        s = tcp_step(s, ACK, true);
-        assert_eq!(s, TcpState::Established);
-        s = tcp_step(s, FIN | ACK, false);
-        assert_eq!(s, TcpState::Closing);
-        assert_eq!(tcp_step(s, RST, true), TcpState::Closed);
-    }
-
-    #[test]
-    fn no_midstream_pickup() {
-        // Data without a handshake never becomes established.
-        let mut s = TcpState::None;
-        for (f, dir) in [(ACK, true), (ACK, false), (ACK | 0x08, true)] {
-            s = tcp_step(s, f, dir);
+/// A TCP/IP header (no payload) for a pseudo packet of `f` in direction
+/// `client` (client to server when true), raw IP.
+fn build_pseudo(buf: &mut Vec<u8>, f: &Flow<FlowState>, client: bool) {
+    let k = &f.key;
+    let lo = (bits_addr(k.lo_addr), k.lo_port);
+    let hi = (bits_addr(k.hi_addr), k.hi_port);
+    let (cli, srv) = if f.initiator_is_lo {
+        (lo, hi)
+    } else {
+        (hi, lo)
+    };
+    let ((src, sp), (dst, dp)) = if client { (cli, srv) } else { (srv, cli) };
+    let tcp = &f.state.tcp;
+    let (snd, rcv) = (tcp.half(client), tcp.half(!client));
+    buf.clear();
+    match (src, dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) if !f.state.v6 => {
+            buf.extend_from_slice(&[0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0]);
+            buf.extend_from_slice(&s.octets());
+            buf.extend_from_slice(&d.octets());
         }
-        assert_eq!(s, TcpState::None);
+        _ => {
+            let v6 = |a: IpAddr| match a {
+                IpAddr::V4(v) => v.to_ipv6_mapped(),
+                IpAddr::V6(v) => v,
+            };
+            buf.extend_from_slice(&[0x60, 0, 0, 0, 0, 20, 6, 64]);
+            buf.extend_from_slice(&v6(src).octets());
+            buf.extend_from_slice(&v6(dst).octets());
+        }
+    }
+    buf.extend_from_slice(&sp.to_be_bytes());
+    buf.extend_from_slice(&dp.to_be_bytes());
+    buf.extend_from_slice(&snd.next_seq.to_be_bytes());
+    buf.extend_from_slice(&rcv.next_seq.to_be_bytes());
+    buf.extend_from_slice(&[0x50, 0x10, 0, 0, 0, 0, 0, 0]);
+}
+
+fn add_defrag_events(p: &mut Packet<'_>, bits: u8) {
+    if bits == 0 {
+        return;
+    }
+    let v6 = p.ip.as_ref().is_some_and(|i| i.version == 6);
+    if bits & DEFRAG_OVERLAP != 0 {
+        p.events.insert(if v6 {
+            DecoderEvent::Ipv6FragOverlap
+        } else {
+            DecoderEvent::Ipv4FragOverlap
+        });
+    }
+    if bits & DEFRAG_TOO_LARGE != 0 {
+        p.events.insert(if v6 {
+            DecoderEvent::Ipv6FragPktTooLarge
+        } else {
+            DecoderEvent::Ipv4FragPktTooLarge
+        });
+    }
+    if bits & DEFRAG_IGNORED != 0 {
+        p.events.insert(if v6 {
+            DecoderEvent::Ipv6FragIgnored
+        } else {
+            DecoderEvent::Ipv4FragIgnored
+        });
     }
 }

@@ -296,6 +296,13 @@ impl<T> FlowTable<T> {
         self.slots.get_mut(slot as usize)?.flow.as_mut()
     }
 
+    /// Removes the flow in `slot` (its connection ended and the same key
+    /// starts a new one, e.g. TCP port reuse).
+    pub fn remove(&mut self, slot: u32) -> Option<Flow<T>> {
+        self.slots.get(slot as usize)?.flow.as_ref()?;
+        Some(self.remove_slot(slot))
+    }
+
     /// Removes flows idle past their timeout at `now_ns`, least recently
     /// seen first.
     pub fn expire(&mut self, now_ns: i64, on_end: &mut impl FnMut(Flow<T>, EndReason)) {

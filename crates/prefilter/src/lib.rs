@@ -14,15 +14,165 @@
 //! fold case itself: every pattern is inserted in lower case into a
 //! case-folding automaton, and case-sensitive ones are confirmed against
 //! the buffer after a hit (see [`ac::AhoCorasickEngine`]).
+//!
+//! Engines ([`EngineKind`]), each in its own module behind the one trait:
+//! - `ac`: BurntSushi's `aho-corasick` crate (it picks its own automaton);
+//! - `ac-full`: dense DFA, 256 entries per state ([`ac_full`]);
+//! - `ac-compact`: MIDeA's banded rows ([`ac_compact`]);
+//! - `wm`: Wu-Manber over 2-byte blocks ([`wu_manber`]);
+//! - `e2xb`: exclusion-based matching ([`e2xb`]);
+//! - `bmh`: Boyer-Moore-Horspool, for single-pattern groups ([`bmh`]);
+//! - `hs`: Hyperscan/Vectorscan literal API (feature `hyperscan`).
+//!
+//! [`select`] picks one per rule group, fixed or by measurement (`auto`).
 
 pub mod ac;
+pub mod ac_compact;
+pub mod ac_full;
+pub mod bmh;
+pub mod e2xb;
+mod fold;
+#[cfg(feature = "hyperscan")]
+pub mod hyperscan;
 pub mod naive;
+pub mod select;
+mod trie;
+pub mod wu_manber;
 
 pub use ac::AhoCorasickEngine;
+pub use ac_compact::AcCompactEngine;
+pub use ac_full::AcFullEngine;
+pub use bmh::BmhEngine;
+pub use e2xb::E2xbEngine;
+#[cfg(feature = "hyperscan")]
+pub use hyperscan::HyperscanEngine;
 pub use naive::NaiveEngine;
+pub use select::{Selection, SelectionReport, Selector};
+pub use wu_manber::WuManberEngine;
+
+/// The engines, by their `--prefilter` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EngineKind {
+    Ac,
+    AcFull,
+    AcCompact,
+    Wm,
+    E2xb,
+    Bmh,
+    Hs,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 7] = [
+        EngineKind::Ac,
+        EngineKind::AcFull,
+        EngineKind::AcCompact,
+        EngineKind::Wm,
+        EngineKind::E2xb,
+        EngineKind::Bmh,
+        EngineKind::Hs,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Ac => "ac",
+            EngineKind::AcFull => "ac-full",
+            EngineKind::AcCompact => "ac-compact",
+            EngineKind::Wm => "wm",
+            EngineKind::E2xb => "e2xb",
+            EngineKind::Bmh => "bmh",
+            EngineKind::Hs => "hs",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EngineKind> {
+        EngineKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// False for `hs` when built without the `hyperscan` feature or on a
+    /// processor the library does not support.
+    pub fn available(self) -> bool {
+        match self {
+            #[cfg(feature = "hyperscan")]
+            EngineKind::Hs => hyperscan::available(),
+            #[cfg(not(feature = "hyperscan"))]
+            EngineKind::Hs => false,
+            _ => true,
+        }
+    }
+
+    /// The engines this build offers.
+    pub fn available_kinds() -> Vec<EngineKind> {
+        EngineKind::ALL
+            .into_iter()
+            .filter(|k| k.available())
+            .collect()
+    }
+
+    /// Builds an engine of this kind over `patterns`.
+    pub fn build(self, patterns: &[Pattern]) -> Result<Box<dyn PrefilterEngine>, BuildError> {
+        Ok(match self {
+            EngineKind::Ac => Box::new(AhoCorasickEngine::new(patterns)?),
+            EngineKind::AcFull => Box::new(AcFullEngine::new(patterns)?),
+            EngineKind::AcCompact => Box::new(AcCompactEngine::new(patterns)?),
+            EngineKind::Wm => Box::new(WuManberEngine::new(patterns)?),
+            EngineKind::E2xb => Box::new(E2xbEngine::new(patterns)?),
+            EngineKind::Bmh => Box::new(BmhEngine::new(patterns)?),
+            #[cfg(feature = "hyperscan")]
+            EngineKind::Hs => Box::new(HyperscanEngine::new(patterns)?),
+            #[cfg(not(feature = "hyperscan"))]
+            EngineKind::Hs => {
+                return Err(BuildError(
+                    "Hyperscan support not compiled in (build with --features hyperscan)".into(),
+                ))
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Automaton sizes of a pattern set (for the memory table of the study).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutomatonSize {
+    /// Distinct case-folded patterns.
+    pub distinct: usize,
+    /// Aho-Corasick states.
+    pub states: usize,
+    /// Bytes of AC-Full's table and match lists (computed, not built).
+    pub ac_full_bytes: usize,
+    /// Bytes of AC-Compact's rows, bands and match lists.
+    pub ac_compact_bytes: usize,
+}
+
+/// Computes the Aho-Corasick sizes of a pattern set without building the
+/// dense table (which for large sets takes gigabytes).
+pub fn automaton_size(patterns: &[Pattern]) -> AutomatonSize {
+    let folded = fold::Folded::new(patterns);
+    let t = trie::Trie::build(&folded);
+    let (start, slots) = t.flat_outputs();
+    let lists = (start.len() + slots.len()) * 4 + folded.heap_bytes();
+    let band: usize = (1..t.states())
+        .map(|s| match (t.goto[s].first(), t.goto[s].last()) {
+            (Some(a), Some(b)) => (b.0 - a.0) as usize + 1,
+            _ => 0,
+        })
+        .sum::<usize>()
+        + 256;
+    AutomatonSize {
+        distinct: folded.keys.len(),
+        states: t.states(),
+        ac_full_bytes: AcFullEngine::table_bytes_for(t.states()) + lists,
+        ac_compact_bytes: t.states() * std::mem::size_of::<ac_compact::Row>() + band * 4 + lists,
+    }
+}
 
 /// A pattern handed to an engine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Pattern {
     /// Caller-chosen id, reported back on a match.
     pub id: u32,

@@ -67,7 +67,7 @@ impl Proto {
                     Proto::Udp
                 }
                 "dns" | "dcerpc" | "nfs" | "krb5" | "snmp" | "sip" | "enip" | "ldap"
-                | "netbios" | "file" => Proto::Ip,
+                | "netbios" | "file" | "arp" | "ether" => Proto::Ip,
                 _ => Proto::Tcp,
             },
             other => other.clone(),
@@ -251,6 +251,9 @@ pub enum CmpOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ByteTest {
     pub nbytes: u8,
+    /// `nbytes` given as a byte_extract/byte_math variable (Suricata 7+);
+    /// `nbytes` is then 0 and the value is checked at match time.
+    pub nbytes_var: Option<String>,
     pub negated: bool,
     pub op: CmpOp,
     pub value: NumOrVar64,
@@ -272,6 +275,8 @@ pub enum NumOrVar64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ByteJump {
     pub nbytes: u8,
+    /// `nbytes` given as a variable (see [`ByteTest::nbytes_var`]).
+    pub nbytes_var: Option<String>,
     pub offset: NumOrVarSigned,
     pub relative: bool,
     pub multiplier: u32,
@@ -312,6 +317,8 @@ pub enum MathOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ByteMath {
     pub nbytes: u8,
+    /// `bytes` given as a variable (see [`ByteTest::nbytes_var`]).
+    pub nbytes_var: Option<String>,
     pub offset: i32,
     pub op: MathOp,
     pub rvalue: NumOrVar64,
@@ -455,13 +462,26 @@ pub enum FlagsModifier {
     Not,
 }
 
-/// `threshold:` / `detection_filter:`.
+/// `threshold:` / `detection_filter:` (and `threshold.config` entries).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threshold {
     pub kind: ThresholdKind,
     pub track: Track,
     pub count: u32,
+    /// Window length; 0 for `backoff` (which has none).
     pub seconds: u32,
+    /// `backoff` only: alerts at match `count`, `count*m`, `count*m^2`...
+    pub multiplier: u32,
+    /// `detection_filter ... unique_on src_port|dst_port`: count distinct
+    /// ports instead of matches.
+    pub unique_on: Option<UniqueOn>,
+}
+
+/// What `unique_on` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniqueOn {
+    SrcPort,
+    DstPort,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,6 +489,9 @@ pub enum ThresholdKind {
     Limit,
     Threshold,
     Both,
+    /// `backoff`: alert on match `count`, then each time the match count
+    /// reaches the next power of `multiplier` times `count`.
+    Backoff,
     /// `detection_filter`.
     DetectionFilter,
 }
@@ -529,11 +552,93 @@ pub enum Condition {
         op: IntCmp,
     },
     IpOpts(String),
+    /// `icmpv6.mtu`: the MTU of an ICMPv6 packet-too-big message.
+    Icmpv6Mtu(IntCmp),
+    /// `tcp.wscale`: the window scale option value.
+    TcpWscale(IntCmp),
+    /// `flow.pkts` / `flow.bytes` and their `_toserver` / `_toclient`
+    /// forms: the flow's counters, current packet included.
+    FlowCount {
+        counter: FlowCounter,
+        dir: FlowCountDir,
+        cmp: IntCmp,
+    },
+    /// `flowint:name,op[,value]`.
+    Flowint(Flowint),
+    /// `xbits:cmd,name,track T[,expire N]`: parsed and validated; the
+    /// host/ip-pair state it needs spans flows (not evaluable yet).
+    Xbits(Xbits),
     /// Any other keyword that parsed but is not evaluated yet.
     NotEvaluable {
         keyword: String,
         value: Option<String>,
     },
+}
+
+/// Which flow counter `flow.pkts` / `flow.bytes` read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowCounter {
+    Pkts,
+    Bytes,
+}
+
+/// Which direction's counter: `toserver`, `toclient`, or `either` (one
+/// of the two matches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowCountDir {
+    ToServer,
+    ToClient,
+    Either,
+}
+
+/// A `flowint` operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flowint {
+    pub name: String,
+    pub op: FlowintOp,
+    /// The operand (absent for `isset` / `notset`).
+    pub value: Option<FlowintValue>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowintOp {
+    /// `=`: set.
+    Set,
+    /// `+`: add (an unset variable counts as 0).
+    Add,
+    /// `-`: subtract (saturating at 0, as Suricata's u32).
+    Sub,
+    IsSet,
+    NotSet,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl FlowintOp {
+    /// Whether the operation changes the variable (rather than tests it).
+    pub fn is_modifier(self) -> bool {
+        matches!(self, FlowintOp::Set | FlowintOp::Add | FlowintOp::Sub)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowintValue {
+    Num(u32),
+    /// Another flowint variable of the same flow.
+    Var(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Xbits {
+    pub cmd: FlowbitsCmd,
+    pub name: String,
+    /// `ip_src`, `ip_dst`, `ip_pair` or `tx`.
+    pub track: String,
+    pub expire: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -576,6 +681,9 @@ pub struct Rule {
     /// Keywords that parsed but cannot be evaluated yet, in rule order
     /// (deduplicated). A rule with any is skipped by detection.
     pub not_evaluable: Vec<String>,
+    /// `requires:` that this engine does not meet (the reason); Suricata
+    /// skips such rules silently, so detection skips them too.
+    pub requires_unmet: Option<String>,
     pub origin: Origin,
     /// The rule text as written (joined continuation lines).
     pub text: String,

@@ -75,6 +75,10 @@ const TABLE: &[(&str, Kw)] = &[
     ("udp.hdr", Sticky("udp.hdr")),
     ("icmpv4.hdr", Sticky("icmpv4.hdr")),
     ("icmpv6.hdr", Sticky("icmpv6.hdr")),
+    // Suricata 9 link and SCTP buffers (not evaluable yet).
+    ("ether.hdr", Sticky("ether.hdr")),
+    ("sctp.hdr", Sticky("sctp.hdr")),
+    ("sctp.chunk_data", Sticky("sctp.chunk_data")),
     // ---- HTTP: Snort 2 / Suricata content modifiers (Snort 3 sticky)
     ("http_uri", Modifier("http.uri")),
     ("http_raw_uri", Modifier("http.uri.raw")),
@@ -328,7 +332,6 @@ const TABLE: &[(&str, Kw)] = &[
     // ---- informational (accepted and dropped)
     ("rem", Info),
     ("service", Info),
-    ("tag", Info),
     ("logto", Info),
     ("session", Info),
     ("prefilter", Info),
@@ -337,10 +340,8 @@ const TABLE: &[(&str, Kw)] = &[
     ("app-layer-protocol", Other("app-layer-protocol")),
     ("app-layer-state", Other("app-layer-state")),
     ("engine-event", Other("engine-event")),
-    ("flowint", Other("flowint")),
     ("flowvar", Other("flowvar")),
     ("pktvar", Other("pktvar")),
-    ("xbits", Other("xbits")),
     ("hostbits", Other("hostbits")),
     ("iprep", Other("iprep")),
     ("datarep", Other("datarep")),
@@ -348,8 +349,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
     ("base64_decode", Other("base64_decode")),
-    ("stream_size", Other("stream_size")),
-    ("urilen", Other("urilen")),
     ("filename", Other("filename")),
     ("fileext", Other("fileext")),
     ("filemagic", Other("filemagic")),
@@ -456,21 +455,15 @@ const TABLE: &[(&str, Kw)] = &[
     ("ftp.dynamic_port", Other("ftp.dynamic_port")),
     ("bypass", Other("bypass")),
     ("config", Other("config")),
-    ("requires", Other("requires")),
     ("absent", Other("absent")),
     ("entropy", Other("entropy")),
     ("frame", Other("frame")),
     ("flow.age", Other("flow.age")),
-    ("flow.pkts", Other("flow.pkts")),
-    ("flow.bytes", Other("flow.bytes")),
-    ("flow.pkts_toserver", Other("flow.pkts_toserver")),
-    ("flow.pkts_toclient", Other("flow.pkts_toclient")),
-    ("flow.bytes_toserver", Other("flow.bytes_toserver")),
-    ("flow.bytes_toclient", Other("flow.bytes_toclient")),
-    ("icmpv6.mtu", Other("icmpv6.mtu")),
+    ("sctp.chunk_type", Other("sctp.chunk_type")),
+    ("sctp.chunk_cnt", Other("sctp.chunk_cnt")),
+    ("sctp.vtag", Other("sctp.vtag")),
     ("vlan.id", Other("vlan.id")),
     ("vlan.layers", Other("vlan.layers")),
-    ("tcp.wscale", Other("tcp.wscale")),
     ("dhcp.leasetime", Other("dhcp.leasetime")),
     ("dhcp.rebinding_time", Other("dhcp.rebinding_time")),
     ("dhcp.renewal_time", Other("dhcp.renewal_time")),
@@ -552,6 +545,27 @@ fn table() -> &'static HashMap<&'static str, Kw> {
     T.get_or_init(|| TABLE.iter().copied().collect())
 }
 
+/// What a canonical keyword name (as found in [`crate::Rule::not_evaluable`])
+/// is: `"buffer"` (sticky buffer or content modifier), `"transform"` or
+/// `"keyword"`; `None` for names the table does not know.
+pub fn keyword_class(canon: &str) -> Option<&'static str> {
+    static T: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    let t = T.get_or_init(|| {
+        let mut m = HashMap::new();
+        for (_, kw) in TABLE {
+            let (c, class) = match kw {
+                Sticky(c) | Modifier(c) => (*c, "buffer"),
+                Transform(c) => (*c, "transform"),
+                Other(c) => (*c, "keyword"),
+                Info => continue,
+            };
+            m.entry(c).or_insert(class);
+        }
+        m
+    });
+    t.get(canon).copied()
+}
+
 /// Looks a keyword up (exact, lower-case names as Suricata has them).
 pub(crate) fn lookup(name: &str) -> Option<Kw> {
     table().get(name).copied()
@@ -617,6 +631,9 @@ pub(crate) const APP_PROTOS: &[&str] = &[
     "dce_udp",
     "ssl-tls",
     "pop3s",
+    // Suricata 9 link-layer pseudo protocols.
+    "arp",
+    "ether",
 ];
 
 #[cfg(test)]

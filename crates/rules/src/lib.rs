@@ -7,7 +7,8 @@
 //!   resolves address and port specifications; [`AddrSpec::compile`] and
 //!   [`PortSpec::compile`] give fast matchers.
 //! - [`ClassificationConfig`] and [`ReferenceConfig`] read
-//!   `classification.config` and `reference.config` (defaults built in).
+//!   `classification.config` and `reference.config` (defaults built in);
+//!   [`ThresholdConfig`] reads `threshold.config`.
 //!
 //! Keywords that Suricata or Snort know but Vigil does not evaluate parse
 //! fine and are listed in [`Rule::not_evaluable`]; unknown keywords are
@@ -18,7 +19,9 @@ pub mod config;
 pub mod error;
 pub mod file;
 mod keywords;
+pub use keywords::keyword_class;
 pub mod parser;
+pub mod threshold_config;
 mod values;
 pub mod vars;
 
@@ -29,5 +32,6 @@ pub use config::{
 };
 pub use error::{RuleDiagnostic, RuleError, RuleErrorKind};
 pub use file::{load_rules_file, parse_rules_str, RuleFileReport};
-pub use parser::parse_rule;
+pub use parser::{parse_rule, COMPAT_VERSION};
+pub use threshold_config::{SuppressTrack, ThresholdConfig, ThresholdEntry};
 pub use vars::{AddrMatcher, PortMatcher, Vars, DEFAULT_ADDRESS_VARS, DEFAULT_PORT_VARS};

@@ -437,6 +437,7 @@ struct Parser {
     noalert: bool,
     target: Option<String>,
     flow_seen: bool,
+    requires_unmet: Option<String>,
 }
 
 fn err(kind: K, msg: impl Into<String>) -> RuleError {
@@ -482,6 +483,7 @@ impl Parser {
             noalert: false,
             target: None,
             flow_seen: false,
+            requires_unmet: None,
         }
     }
 
@@ -585,6 +587,17 @@ impl Parser {
         } else {
             self.check_var(t)?;
             Ok(NumOrVar64::Var(t.to_string()))
+        }
+    }
+
+    /// A byte count, or a byte_extract/byte_math variable holding one.
+    fn nbytes_or_var(&self, s: &str) -> Result<(u8, Option<String>), RuleError> {
+        let t = strip_quotes(s);
+        if t.bytes().next().is_some_and(|c| c.is_ascii_digit()) {
+            Ok((parse_uint_max(t, 255).map_err(inval)? as u8, None))
+        } else {
+            self.check_var(t)?;
+            Ok((0, Some(t.to_string())))
         }
     }
 
@@ -807,19 +820,17 @@ impl Parser {
             }
             "flowbits" => self.flowbits(need(name, value)?)?,
             "threshold" | "detection_filter" => {
-                match parse_threshold(need(name, value)?, name == "detection_filter")
-                    .map_err(inval)?
-                {
-                    Some(t) => self.conditions.push(Condition::Threshold(t)),
-                    None => {
-                        // `type backoff`: parsed but not representable.
-                        self.conditions.push(Condition::NotEvaluable {
-                            keyword: name.to_string(),
-                            value: value.map(str::to_string),
-                        });
-                        self.note(name);
-                    }
+                let t = parse_threshold(need(name, value)?, name == "detection_filter")
+                    .map_err(inval)?;
+                let dup = self.conditions.iter().any(|c| {
+                    matches!(c, Condition::Threshold(o)
+                        if (o.kind == ThresholdKind::DetectionFilter)
+                            == (t.kind == ThresholdKind::DetectionFilter))
+                });
+                if dup {
+                    return Err(err(K::Validation, format!("duplicate '{name}'")));
                 }
+                self.conditions.push(Condition::Threshold(t));
             }
             "decode-event" | "stream-event" | "app-layer-event" => {
                 let v = strip_quotes(need(name, value)?);
@@ -840,8 +851,165 @@ impl Parser {
                     name: v.to_string(),
                 });
             }
+            "icmpv6.mtu" => {
+                let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
+                self.conditions.push(Condition::Icmpv6Mtu(c));
+            }
+            "tcp.wscale" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::TcpWscale(c));
+            }
+            "flow.pkts" | "flow.bytes" => {
+                let counter = if name == "flow.pkts" {
+                    FlowCounter::Pkts
+                } else {
+                    FlowCounter::Bytes
+                };
+                let v = strip_quotes(need(name, value)?);
+                let (d, c) = v.split_once(',').ok_or_else(|| {
+                    inval(format!(
+                        "'{name}' needs 'toserver|toclient|either,[op]N' (or use {name}_toserver)"
+                    ))
+                })?;
+                let dir = match d.trim() {
+                    "toserver" | "to_server" => FlowCountDir::ToServer,
+                    "toclient" | "to_client" => FlowCountDir::ToClient,
+                    "either" => FlowCountDir::Either,
+                    o => {
+                        return Err(inval(format!(
+                            "invalid direction '{o}' (toserver, toclient or either)"
+                        )))
+                    }
+                };
+                let cmp = parse_uint_cmp(c, u64::MAX).map_err(inval)?;
+                self.conditions
+                    .push(Condition::FlowCount { counter, dir, cmp });
+            }
+            "flow.pkts_toserver"
+            | "flow.pkts_toclient"
+            | "flow.bytes_toserver"
+            | "flow.bytes_toclient" => {
+                let counter = if name.starts_with("flow.pkts") {
+                    FlowCounter::Pkts
+                } else {
+                    FlowCounter::Bytes
+                };
+                let dir = if name.ends_with("toserver") {
+                    FlowCountDir::ToServer
+                } else {
+                    FlowCountDir::ToClient
+                };
+                let cmp = parse_uint_cmp(need(name, value)?, u64::MAX).map_err(inval)?;
+                self.conditions
+                    .push(Condition::FlowCount { counter, dir, cmp });
+            }
+            "flowint" => {
+                let f = parse_flowint(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Flowint(f));
+            }
+            "xbits" => self.xbits(need(name, value)?)?,
+            "requires" => {
+                let v = need(name, value)?;
+                if let Some(why) = check_requires(v).map_err(inval)? {
+                    self.requires_unmet.get_or_insert(why);
+                }
+            }
+            "tag" => validate_tag(need(name, value)?).map_err(inval)?,
+            "urilen" => {
+                let v = need(name, value)?;
+                let t = strip_quotes(v);
+                let (cmp, mode) = match t.rsplit_once(',') {
+                    Some((c, m)) => (c, Some(m.trim())),
+                    None => (t, None),
+                };
+                if let Some(m) = mode {
+                    if m != "raw" && m != "norm" {
+                        return Err(inval(format!("invalid urilen mode '{m}' (raw or norm)")));
+                    }
+                }
+                parse_uint_cmp(cmp, 65535).map_err(inval)?;
+                self.not_evaluable_kw("urilen", v);
+            }
+            "stream_size" => {
+                let v = need(name, value)?;
+                validate_stream_size(v).map_err(inval)?;
+                self.not_evaluable_kw("stream_size", v);
+            }
             _ => self.table_keyword(name, value)?,
         }
+        Ok(())
+    }
+
+    /// Records a keyword that parsed and validated but is not evaluated.
+    fn not_evaluable_kw(&mut self, name: &str, value: &str) {
+        self.conditions.push(Condition::NotEvaluable {
+            keyword: name.to_string(),
+            value: Some(value.to_string()),
+        });
+        self.note(name);
+    }
+
+    /// `xbits:<cmd>,<name>,track <ip_src|ip_dst|ip_pair|tx>[,expire N]`
+    /// or `xbits:noalert`.
+    fn xbits(&mut self, v: &str) -> Result<(), RuleError> {
+        let t = strip_quotes(v);
+        let parts: Vec<&str> = split_commas(t).collect();
+        let cmd = match parts[0] {
+            "set" => FlowbitsCmd::Set,
+            "unset" => FlowbitsCmd::Unset,
+            "toggle" => FlowbitsCmd::Toggle,
+            "isset" => FlowbitsCmd::IsSet,
+            "isnotset" => FlowbitsCmd::IsNotSet,
+            "noalert" => {
+                if parts.len() > 1 {
+                    return Err(inval("xbits:noalert takes no other option"));
+                }
+                self.noalert = true;
+                return Ok(());
+            }
+            c => return Err(inval(format!("unknown xbits command '{c}'"))),
+        };
+        let name = parts.get(1).copied().unwrap_or("");
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(inval(format!("invalid xbits name '{name}'")));
+        }
+        let mut track = None;
+        let mut expire = None;
+        for p in &parts[2..] {
+            let (k, a) = match p.split_once(char::is_whitespace) {
+                Some((k, a)) => (k, a.trim()),
+                None => (*p, ""),
+            };
+            match k {
+                "track" => match a {
+                    "ip_src" | "ip_dst" | "ip_pair" | "tx" => track = Some(a.to_string()),
+                    o => {
+                        return Err(inval(format!(
+                            "invalid xbits track '{o}' (ip_src, ip_dst, ip_pair or tx)"
+                        )))
+                    }
+                },
+                "expire" => {
+                    let e = parse_u32(a).map_err(inval)?;
+                    if e == 0 {
+                        return Err(inval("xbits expire must be > 0"));
+                    }
+                    expire = Some(e);
+                }
+                "" => {}
+                o => return Err(inval(format!("unknown xbits option '{o}'"))),
+            }
+        }
+        let Some(track) = track else {
+            return Err(inval("xbits needs 'track ip_src|ip_dst|ip_pair|tx'"));
+        };
+        self.conditions.push(Condition::Xbits(Xbits {
+            cmd,
+            name: name.to_string(),
+            track,
+            expire,
+        }));
+        self.note("xbits");
         Ok(())
     }
 
@@ -1310,7 +1478,7 @@ impl Parser {
                 "byte_test needs at least 'nbytes, operator, value, offset'",
             ));
         }
-        let nbytes = parse_uint_max(parts[0], 255).map_err(inval)? as u8;
+        let (nbytes, nbytes_var) = self.nbytes_or_var(parts[0])?;
         let opstr = parts[1].replace(' ', "");
         let (negated, op) = parse_cmp_op(&opstr)
             .ok_or_else(|| inval(format!("invalid byte_test operator '{}'", parts[1])))?;
@@ -1318,6 +1486,7 @@ impl Parser {
         let offset = self.num_or_var_signed(parts[3])?;
         let mut bt = ByteTest {
             nbytes,
+            nbytes_var,
             negated,
             op,
             value,
@@ -1363,7 +1532,9 @@ impl Parser {
         if string && bt.base == NumBase::Binary {
             bt.base = NumBase::Dec;
         }
-        check_nbytes("byte_test", nbytes, bt.base)?;
+        if bt.nbytes_var.is_none() {
+            check_nbytes("byte_test", nbytes, bt.base)?;
+        }
         let buffer = self.aux_buffer(bt.relative, bt.dce);
         self.items.push(Slot {
             buffer,
@@ -1377,10 +1548,11 @@ impl Parser {
         if parts.len() < 2 {
             return Err(inval("byte_jump needs at least 'nbytes, offset'"));
         }
-        let nbytes = parse_uint_max(parts[0], 255).map_err(inval)? as u8;
+        let (nbytes, nbytes_var) = self.nbytes_or_var(parts[0])?;
         let offset = self.num_or_var_signed(parts[1])?;
         let mut bj = ByteJump {
             nbytes,
+            nbytes_var,
             offset,
             relative: false,
             multiplier: 1,
@@ -1446,7 +1618,9 @@ impl Parser {
         if string && bj.base == NumBase::Binary {
             bj.base = NumBase::Dec;
         }
-        check_nbytes("byte_jump", nbytes, bj.base)?;
+        if bj.nbytes_var.is_none() {
+            check_nbytes("byte_jump", nbytes, bj.base)?;
+        }
         let buffer = self.aux_buffer(bj.relative, bj.dce);
         self.items.push(Slot {
             buffer,
@@ -1540,7 +1714,7 @@ impl Parser {
     }
 
     fn byte_math(&mut self, v: &str) -> Result<(), RuleError> {
-        let mut nbytes = None;
+        let mut nbytes: Option<(u8, Option<String>)> = None;
         let mut offset = None;
         let mut op = None;
         let mut rvalue = None;
@@ -1556,7 +1730,7 @@ impl Parser {
                 None => (f, None),
             };
             match k {
-                "bytes" => nbytes = Some(parse_uint_max(need(k, arg)?, 255).map_err(inval)? as u8),
+                "bytes" => nbytes = Some(self.nbytes_or_var(need(k, arg)?)?),
                 "offset" => offset = Some(parse_i32(need(k, arg)?).map_err(inval)?),
                 "oper" => {
                     op = Some(match need(k, arg)? {
@@ -1605,11 +1779,13 @@ impl Parser {
                 "byte_math needs bytes, offset, oper, rvalue and result",
             ));
         };
-        if nbytes == 0 || nbytes > 10 {
+        let (nbytes, nbytes_var) = nbytes;
+        if nbytes_var.is_none() && (nbytes == 0 || nbytes > 10) {
             return Err(inval("byte_math bytes must be 1..10"));
         }
         let bm = ByteMath {
             nbytes,
+            nbytes_var,
             offset,
             op,
             rvalue,
@@ -1771,6 +1947,22 @@ impl Parser {
         let Some(sid) = self.sid else {
             return Err(err(K::MissingSid, "rule has no sid"));
         };
+        let ported = matches!(
+            header.proto.transport(),
+            Proto::Tcp | Proto::Udp | Proto::Sctp
+        );
+        if !ported
+            && self
+                .conditions
+                .iter()
+                .any(|c| matches!(c, Condition::Threshold(t) if t.unique_on.is_some()))
+        {
+            return Err(err(
+                K::Validation,
+                "'unique_on' needs a protocol with ports (tcp, udp or sctp)",
+            )
+            .with_keyword("detection_filter"));
+        }
         let mut buffers: Vec<BufferMatch> = Vec::new();
         for s in self.items {
             match buffers.iter_mut().find(|b| b.buffer == s.buffer) {
@@ -1797,6 +1989,7 @@ impl Parser {
             noalert: self.noalert,
             target: self.target,
             not_evaluable: self.not_eval,
+            requires_unmet: self.requires_unmet,
             origin: Origin::default(),
             text: String::new(),
         })
@@ -2092,14 +2285,15 @@ fn parse_flow(v: &str) -> Result<FlowOpts, String> {
     Ok(f)
 }
 
-/// `threshold:` / `detection_filter:`. `Ok(None)` for Suricata's
-/// `type backoff`, which the AST cannot represent.
-fn parse_threshold(v: &str, detection_filter: bool) -> Result<Option<Threshold>, String> {
+/// `threshold:` / `detection_filter:` (also used for `threshold.config`
+/// entries, whose options are the same).
+pub(crate) fn parse_threshold(v: &str, detection_filter: bool) -> Result<Threshold, String> {
     let mut kind = None;
     let mut track = None;
     let mut count = None;
     let mut seconds = None;
-    let mut backoff = false;
+    let mut multiplier = None;
+    let mut unique_on = None;
     for part in split_commas(strip_quotes(v)) {
         if part.is_empty() {
             continue;
@@ -2108,20 +2302,26 @@ fn parse_threshold(v: &str, detection_filter: bool) -> Result<Option<Threshold>,
             .split_once(char::is_whitespace)
             .map(|(a, b)| (a, b.trim()))
             .ok_or_else(|| format!("'{part}' needs a value"))?;
+        let dup = |set: bool| {
+            if set {
+                Err(format!("threshold option '{k}' given twice"))
+            } else {
+                Ok(())
+            }
+        };
         match k {
             "type" if !detection_filter => {
+                dup(kind.is_some())?;
                 kind = Some(match val {
                     "limit" => ThresholdKind::Limit,
                     "threshold" => ThresholdKind::Threshold,
                     "both" => ThresholdKind::Both,
-                    "backoff" => {
-                        backoff = true;
-                        ThresholdKind::Limit
-                    }
+                    "backoff" => ThresholdKind::Backoff,
                     t => return Err(format!("unknown threshold type '{t}'")),
                 })
             }
             "track" => {
+                dup(track.is_some())?;
                 track = Some(match val {
                     "by_src" => Track::BySrc,
                     "by_dst" => Track::ByDst,
@@ -2131,12 +2331,26 @@ fn parse_threshold(v: &str, detection_filter: bool) -> Result<Option<Threshold>,
                     t => return Err(format!("unknown track '{t}'")),
                 })
             }
-            "count" => count = Some(parse_u32(val)?),
-            "seconds" => seconds = Some(parse_u32(val)?),
-            "multiplier" if backoff => {
-                parse_u32(val)?;
+            "count" => {
+                dup(count.is_some())?;
+                count = Some(parse_u32(val)?)
             }
-            "unique_on" => {}
+            "seconds" => {
+                dup(seconds.is_some())?;
+                seconds = Some(parse_u32(val)?)
+            }
+            "multiplier" if !detection_filter => {
+                dup(multiplier.is_some())?;
+                multiplier = Some(parse_u32(val)?)
+            }
+            "unique_on" if detection_filter => {
+                dup(unique_on.is_some())?;
+                unique_on = Some(match val {
+                    "src_port" => UniqueOn::SrcPort,
+                    "dst_port" => UniqueOn::DstPort,
+                    u => return Err(format!("unique_on must be src_port or dst_port, not '{u}'")),
+                })
+            }
             k => return Err(format!("unknown threshold option '{k}'")),
         }
     }
@@ -2147,17 +2361,232 @@ fn parse_threshold(v: &str, detection_filter: bool) -> Result<Option<Threshold>,
     };
     let track = track.ok_or("threshold needs 'track'")?;
     let count = count.ok_or("threshold needs 'count'")?;
-    if backoff {
-        return Ok(None);
+    if kind == ThresholdKind::Backoff {
+        if track != Track::ByFlow {
+            return Err("threshold type backoff needs 'track by_flow'".into());
+        }
+        if seconds.is_some() {
+            return Err("threshold type backoff takes 'multiplier', not 'seconds'".into());
+        }
+        let m = multiplier.ok_or("threshold type backoff needs 'multiplier'")?;
+        if m < 2 {
+            return Err("threshold multiplier must be at least 2".into());
+        }
+        if count == 0 {
+            return Err("threshold count must be > 0".into());
+        }
+        return Ok(Threshold {
+            kind,
+            track,
+            count,
+            seconds: 0,
+            multiplier: m,
+            unique_on: None,
+        });
+    }
+    if multiplier.is_some() {
+        return Err("'multiplier' is only valid with type backoff".into());
     }
     let seconds = seconds.ok_or("threshold needs 'seconds'")?;
     if count == 0 && !detection_filter {
         return Err("threshold count must be > 0".into());
     }
-    Ok(Some(Threshold {
+    Ok(Threshold {
         kind,
         track,
         count,
         seconds,
-    }))
+        multiplier: 0,
+        unique_on,
+    })
+}
+
+/// `flowint:name,op[,value]`.
+fn parse_flowint(v: &str) -> Result<Flowint, String> {
+    let t = strip_quotes(v);
+    let parts: Vec<&str> = split_commas(t).collect();
+    let name = parts[0];
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(format!("invalid flowint name '{name}'"));
+    }
+    let op = match parts.get(1).copied().unwrap_or("") {
+        "=" => FlowintOp::Set,
+        "+" => FlowintOp::Add,
+        "-" => FlowintOp::Sub,
+        "isset" => FlowintOp::IsSet,
+        "notset" | "isnotset" => FlowintOp::NotSet,
+        "==" => FlowintOp::Eq,
+        "!=" => FlowintOp::Ne,
+        "<" => FlowintOp::Lt,
+        "<=" => FlowintOp::Le,
+        ">" => FlowintOp::Gt,
+        ">=" => FlowintOp::Ge,
+        "" => return Err("flowint needs 'name,operator[,value]'".into()),
+        o => return Err(format!("unknown flowint operator '{o}'")),
+    };
+    let value = match (op, parts.get(2).copied()) {
+        (FlowintOp::IsSet | FlowintOp::NotSet, None) => None,
+        (FlowintOp::IsSet | FlowintOp::NotSet, Some(_)) => {
+            return Err("flowint isset/notset take no value".into())
+        }
+        (_, None) | (_, Some("")) => return Err("flowint needs a value".into()),
+        (_, Some(x)) => {
+            if x.bytes().next().is_some_and(|c| c.is_ascii_digit()) {
+                Some(FlowintValue::Num(parse_u32(x)?))
+            } else if is_var_name(x) {
+                Some(FlowintValue::Var(x.to_string()))
+            } else {
+                return Err(format!("invalid flowint value '{x}'"));
+            }
+        }
+    };
+    if parts.len() > 3 {
+        return Err("flowint takes at most 'name,operator,value'".into());
+    }
+    Ok(Flowint {
+        name: name.to_string(),
+        op,
+        value,
+    })
+}
+
+/// The Suricata version whose rule language Vigil implements, for
+/// `requires: version ...`.
+pub const COMPAT_VERSION: (u32, u32, u32) = (8, 0, 0);
+
+/// Features Vigil provides, for `requires: feature ...` (none of
+/// Suricata's optional build features yet).
+const FEATURES: &[&str] = &[];
+
+fn parse_version(s: &str) -> Result<(u32, u32, u32), String> {
+    let mut it = s.split('.');
+    let mut part = |req: bool| -> Result<u32, String> {
+        match it.next() {
+            Some(p) if !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()) => {
+                p.parse().map_err(|_| format!("invalid version '{s}'"))
+            }
+            None if !req => Ok(0),
+            _ => Err(format!("invalid version '{s}'")),
+        }
+    };
+    let v = (part(true)?, part(false)?, part(false)?);
+    if it.next().is_some() {
+        return Err(format!("invalid version '{s}'"));
+    }
+    Ok(v)
+}
+
+/// Checks a `requires:` value. `Ok(None)`: met; `Ok(Some(why))`: well
+/// formed but not met; `Err`: malformed.
+fn check_requires(v: &str) -> Result<Option<String>, String> {
+    let mut unmet = None;
+    for req in split_commas(strip_quotes(v)) {
+        if req.is_empty() {
+            continue;
+        }
+        let (k, rest) = match req.split_once(char::is_whitespace) {
+            Some((k, r)) => (k, r.trim()),
+            None => return Err(format!("requirement '{req}' needs a value")),
+        };
+        match k {
+            "feature" => {
+                if rest.is_empty() || rest.contains(char::is_whitespace) {
+                    return Err(format!("invalid feature '{rest}'"));
+                }
+                if !FEATURES.contains(&rest) && unmet.is_none() {
+                    unmet = Some(format!("feature '{rest}' is not available"));
+                }
+            }
+            "version" => {
+                // Alternatives separated by '|', each a list of
+                // `<op> <version>` that must all hold.
+                let mut any = false;
+                for alt in rest.split('|') {
+                    let toks: Vec<&str> = alt.split_whitespace().collect();
+                    if toks.is_empty() {
+                        return Err(format!("empty version requirement in '{rest}'"));
+                    }
+                    let mut ok = true;
+                    let mut i = 0;
+                    while i < toks.len() {
+                        // `>=7` or `>= 7`.
+                        let t = toks[i];
+                        let split = t.find(|c: char| c.is_ascii_digit()).unwrap_or(t.len());
+                        let (op, mut ver) = (&t[..split], &t[split..]);
+                        if ver.is_empty() {
+                            i += 1;
+                            ver = toks.get(i).copied().ok_or_else(|| {
+                                format!("version requirement '{alt}' lacks a version")
+                            })?;
+                        }
+                        let want = parse_version(ver)?;
+                        let have = COMPAT_VERSION;
+                        ok &= match op {
+                            ">=" => have >= want,
+                            ">" => have > want,
+                            "<=" => have <= want,
+                            "<" => have < want,
+                            "=" | "==" => have == want,
+                            "!=" => have != want,
+                            o => return Err(format!("invalid version operator '{o}'")),
+                        };
+                        i += 1;
+                    }
+                    any |= ok;
+                }
+                if !any && unmet.is_none() {
+                    let (a, b, c) = COMPAT_VERSION;
+                    unmet = Some(format!(
+                        "version requirement '{rest}' not met by {a}.{b}.{c}"
+                    ));
+                }
+            }
+            other => {
+                if unmet.is_none() {
+                    unmet = Some(format!("unknown requirement '{other}'"));
+                }
+            }
+        }
+    }
+    Ok(unmet)
+}
+
+/// `tag:session[,count,metric]`, `tag:host,count,metric,src|dst` (and the
+/// Snort 3 `tag:session,packets 5` form). Accepted; tagging is not done.
+fn validate_tag(v: &str) -> Result<(), String> {
+    let t = strip_quotes(v);
+    let parts: Vec<&str> = split_commas(t).collect();
+    match parts[0] {
+        "session" | "host" => {}
+        o => return Err(format!("tag type must be session or host, not '{o}'")),
+    }
+    for p in &parts[1..] {
+        for w in p.split_whitespace() {
+            let ok = w.bytes().all(|c| c.is_ascii_digit())
+                || matches!(
+                    w,
+                    "packets" | "seconds" | "bytes" | "src" | "dst" | "exclusive"
+                );
+            if !ok {
+                return Err(format!("invalid tag option '{w}'"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `stream_size:<server|client|both|either>,<op>,<N>`.
+fn validate_stream_size(v: &str) -> Result<(), String> {
+    let parts: Vec<&str> = split_commas(strip_quotes(v)).collect();
+    if parts.len() != 3 {
+        return Err("stream_size needs 'server|client|both|either,operator,number'".into());
+    }
+    if !matches!(parts[0], "server" | "client" | "both" | "either") {
+        return Err(format!("invalid stream_size direction '{}'", parts[0]));
+    }
+    if !matches!(parts[1], "<" | "<=" | ">" | ">=" | "=" | "!=") {
+        return Err(format!("invalid stream_size operator '{}'", parts[1]));
+    }
+    parse_u32(parts[2])?;
+    Ok(())
 }

@@ -10,12 +10,19 @@ const SEEDS: &[&str] = &[
     r#"alert ip [1.1.1.1,!1.1.1.2,[10.0.0.0/8,!10.1.0.0/16]] [80,!81,1024:] <> ![$HOME_NET,2001:db8::/32] any (msg:"h"; ttl:<5; dsize:10<>20; flags:SA,12; fragbits:+M; ip_proto:!6; tos:!x10; icmp_id:5; sid:3;)"#,
     r#"alert http ( msg:"SERVER-WEBAPP"; flow:to_server,established; http_uri; content:"${",fast_pattern; content:"a.",distance 0; bufferlen:1<=>5; pcre:"/\x24\x7b/i"; metadata:policy balanced-ips drop; service:http; gid:1; sid:59941; rev:3; )"#,
     r#"alert tcp $EXTERNAL_NET $HTTP_PORTS -> $HOME_NET any (msg:"y"; flow:to_client,established; file_data; content:"MZ"; within:2; content:"Content-Length:"; http_header; flowbits:isset,a|b; flowbits:noalert; detection_filter:track by_dst,count 5,seconds 10; sid:4;)"#,
+    r#"alert tcp any any -> any any (msg:"z"; flow.pkts:toserver,>3; flow.bytes_toclient:<10kb; flowint:cnt,+,1; flowint:cnt,>=,lim; xbits:isset,ET.x,track ip_pair,expire 60; requires: feature geoip, version >= 7.0.3 < 8 | >= 8; tag:session,5,packets; urilen:5<>10,raw; stream_size:client,<,100; icmpv6.mtu:<1280; tcp.wscale:>7; ipopts:lsrr; threshold:type backoff,track by_flow,count 1,multiplier 10; sid:5;)"#,
+    r#"alert tcp any any -> any any (content:"|00 00 00|"; byte_extract:1,4,len,relative; byte_jump:len,0,relative; byte_math:bytes len,offset 1,oper +,rvalue 102,result r; byte_test:len,=,r,1,relative; detection_filter:track by_src,count 2,seconds 60,unique_on dst_port; sid:6;)"#,
 ];
+
+const THRESHOLD_SEED: &str = "threshold gen_id 1, sig_id 10, type limit, track by_src, count 1, seconds 60\n\
+    suppress gen_id 1, sig_id 13, track by_either, ip [10.0.0.0/8,!10.1.0.0/16,$HOME_NET]\n\
+    rate_filter gen_id 1, sig_id 14, track by_src, count 10, seconds 60, new_action drop, timeout 300\n";
 
 fn check(text: &str) {
     let vars = Vars::default();
     let _ = parse_rule(text, &vars, Origin::default());
     let _ = parse_rules_str(text, "fuzz.rules", &vars);
+    let _ = ThresholdConfig::parse(text, "threshold.config", &vars);
 }
 
 #[test]
@@ -191,6 +198,88 @@ proptest! {
             }
         }
     }
+}
+
+/// A small deterministic PRNG (xorshift64*) for the long mutation run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const TOKENS: &[&str] = &[
+    ";", ":", "\"", "\\", "|", "!", ",", "[", "]", "(", ")", "$", "/", "-", "<>", "0x", "99999999999",
+    "-1", " ", "relative", "nocase;", "content:\"", "pcre:\"/", "http_uri;", "pkt_data;", "é", "\0",
+    "$HOME_NET", "any", "distance:0;", "byte_extract:1,0,v;", "within:v;", "fast_pattern;",
+    "flowint:", "xbits:", "requires:", "version", ">=", "|", "backoff", "multiplier", "unique_on",
+    "flow.pkts:", "either,", "gen_id", "sig_id", "suppress", "track by_src", "ip",
+];
+
+/// A long, stable-toolchain mutation run over the seeds (the cargo-fuzz
+/// target in `fuzz/` does the same with coverage guidance on nightly).
+/// `VIGIL_FUZZ_SECS=1800 cargo test -p vigil-rules --release --test fuzz
+/// -- --ignored long_mutation_run`.
+#[test]
+#[ignore]
+fn long_mutation_run() {
+    let secs: u64 = std::env::var("VIGIL_FUZZ_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let seed: u64 = std::env::var("VIGIL_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed);
+    let mut rng = Rng(seed | 1);
+    let start = std::time::Instant::now();
+    let mut n = 0u64;
+    let mut corpus: Vec<String> = SEEDS.iter().map(|s| s.to_string()).collect();
+    corpus.push(THRESHOLD_SEED.to_string());
+    while start.elapsed().as_secs() < secs {
+        let base = corpus[rng.below(corpus.len())].clone();
+        let muts: Vec<Mutation> = (0..1 + rng.below(6))
+            .map(|_| match rng.below(5) {
+                0 => Mutation::Delete(rng.next() as usize, rng.below(40)),
+                1 => Mutation::Insert(
+                    rng.next() as usize,
+                    if rng.below(2) == 0 {
+                        TOKENS[rng.below(TOKENS.len())].to_string()
+                    } else {
+                        (0..rng.below(8))
+                            .map(|_| char::from_u32(rng.below(0x250) as u32).unwrap_or('?'))
+                            .collect()
+                    },
+                ),
+                2 => Mutation::Duplicate(rng.next() as usize, rng.below(60)),
+                3 => Mutation::Replace(
+                    rng.next() as usize,
+                    char::from_u32(rng.below(0x80) as u32).unwrap_or('x'),
+                ),
+                _ => Mutation::Truncate(rng.next() as usize),
+            })
+            .collect();
+        let text = apply(&base, &muts);
+        check(&text);
+        // Keep some mutants (bounded) so mutations compound.
+        if rng.below(16) == 0 && text.len() < 4096 {
+            if corpus.len() < 4096 {
+                corpus.push(text);
+            } else {
+                let i = rng.below(corpus.len());
+                corpus[i] = text;
+            }
+        }
+        n += 1;
+    }
+    eprintln!("long_mutation_run: {n} inputs in {secs} s, no panic");
 }
 
 #[test]

@@ -981,13 +981,17 @@ fn threshold_and_detection_filter() {
                 kind: ThresholdKind::Limit,
                 track: Track::BySrc,
                 count: 1,
-                seconds: 60
+                seconds: 60,
+                multiplier: 0,
+                unique_on: None,
             }),
             Condition::Threshold(Threshold {
                 kind: ThresholdKind::DetectionFilter,
                 track: Track::ByDst,
                 count: 5,
-                seconds: 10
+                seconds: 10,
+                multiplier: 0,
+                unique_on: None,
             }),
         ]
     );
@@ -1021,6 +1025,250 @@ fn threshold_and_detection_filter() {
         "detection_filter:type limit, track by_src, count 1, seconds 1;",
         RuleErrorKind::InvalidValue,
         "detection_filter",
+    );
+}
+
+#[test]
+fn threshold_backoff_and_unique_on() {
+    let r = ok("threshold:type backoff, track by_flow, count 3, multiplier 2;");
+    assert_eq!(
+        r.conditions,
+        vec![Condition::Threshold(Threshold {
+            kind: ThresholdKind::Backoff,
+            track: Track::ByFlow,
+            count: 3,
+            seconds: 0,
+            multiplier: 2,
+            unique_on: None,
+        })]
+    );
+    assert!(r.is_evaluable());
+    for bad_opts in [
+        "threshold:type backoff, track by_src, count 3, multiplier 2;",
+        "threshold:type backoff, track by_flow, count 3;",
+        "threshold:type backoff, track by_flow, count 3, multiplier 1;",
+        "threshold:type backoff, track by_flow, count 3, multiplier 2, seconds 5;",
+        "threshold:type limit, track by_src, count 3, seconds 5, multiplier 2;",
+        "threshold:type limit, track by_src, count 3, count 4, seconds 5;",
+        "detection_filter:track by_src, count 3, seconds 5, unique_on proto;",
+    ] {
+        let e = bad(bad_opts);
+        assert_eq!(e.kind, RuleErrorKind::InvalidValue, "{bad_opts}: {e}");
+    }
+    let r = ok("detection_filter:track by_dst, count 10, seconds 60, unique_on dst_port;");
+    assert!(matches!(
+        r.conditions[0],
+        Condition::Threshold(Threshold {
+            unique_on: Some(UniqueOn::DstPort),
+            ..
+        })
+    ));
+    // unique_on needs ports.
+    let e = rule("alert icmp any any -> any any (detection_filter:track by_dst, count 1, seconds 6, unique_on dst_port; sid:1;)").unwrap_err();
+    assert_eq!(e.kind, RuleErrorKind::Validation);
+    // Two thresholds of one kind are an error; one of each is fine.
+    bad_kw(
+        "threshold:type limit,track by_src,count 1,seconds 1; threshold:type limit,track by_src,count 1,seconds 1;",
+        RuleErrorKind::Validation,
+        "threshold",
+    );
+}
+
+#[test]
+fn flow_counters() {
+    let r = ok("flow.pkts:toclient,=10; flow.bytes:either,>3000; flow.pkts_toserver:<5; flow.bytes_toclient:8kb;");
+    assert_eq!(
+        r.conditions,
+        vec![
+            Condition::FlowCount {
+                counter: FlowCounter::Pkts,
+                dir: FlowCountDir::ToClient,
+                cmp: IntCmp::Eq(10)
+            },
+            Condition::FlowCount {
+                counter: FlowCounter::Bytes,
+                dir: FlowCountDir::Either,
+                cmp: IntCmp::Gt(3000)
+            },
+            Condition::FlowCount {
+                counter: FlowCounter::Pkts,
+                dir: FlowCountDir::ToServer,
+                cmp: IntCmp::Lt(5)
+            },
+            Condition::FlowCount {
+                counter: FlowCounter::Bytes,
+                dir: FlowCountDir::ToClient,
+                cmp: IntCmp::Eq(8192)
+            },
+        ]
+    );
+    assert!(r.is_evaluable());
+    bad_kw("flow.pkts:10;", RuleErrorKind::InvalidValue, "flow.pkts");
+    bad_kw(
+        "flow.pkts:sideways,10;",
+        RuleErrorKind::InvalidValue,
+        "flow.pkts",
+    );
+    bad_kw(
+        "flow.bytes_toserver:x;",
+        RuleErrorKind::InvalidValue,
+        "flow.bytes_toserver",
+    );
+}
+
+#[test]
+fn flowint_forms() {
+    let r = ok("flowint:cnt,+,1; flowint:cnt,>=,other; flowint:cnt,isset; flowint:x,notset;");
+    assert_eq!(
+        r.conditions,
+        vec![
+            Condition::Flowint(Flowint {
+                name: "cnt".into(),
+                op: FlowintOp::Add,
+                value: Some(FlowintValue::Num(1))
+            }),
+            Condition::Flowint(Flowint {
+                name: "cnt".into(),
+                op: FlowintOp::Ge,
+                value: Some(FlowintValue::Var("other".into()))
+            }),
+            Condition::Flowint(Flowint {
+                name: "cnt".into(),
+                op: FlowintOp::IsSet,
+                value: None
+            }),
+            Condition::Flowint(Flowint {
+                name: "x".into(),
+                op: FlowintOp::NotSet,
+                value: None
+            }),
+        ]
+    );
+    assert!(r.is_evaluable());
+    // ET's spacing.
+    ok("flowint: ET.infostealer.dll.download, +, 1;");
+    for b in [
+        "flowint:cnt;",
+        "flowint:cnt,*,1;",
+        "flowint:cnt,+;",
+        "flowint:cnt,isset,1;",
+        "flowint:cnt,=,-1;",
+    ] {
+        bad_kw(b, RuleErrorKind::InvalidValue, "flowint");
+    }
+}
+
+#[test]
+fn xbits_validated_not_evaluable() {
+    let r = ok("xbits:isset,ET.x,track ip_pair,expire 60;");
+    assert_eq!(
+        r.conditions,
+        vec![Condition::Xbits(Xbits {
+            cmd: FlowbitsCmd::IsSet,
+            name: "ET.x".into(),
+            track: "ip_pair".into(),
+            expire: Some(60)
+        })]
+    );
+    assert_eq!(r.not_evaluable, vec!["xbits".to_string()]);
+    assert!(ok("xbits:noalert;").noalert);
+    for b in [
+        "xbits:set,a;",
+        "xbits:set,a,track ip_host;",
+        "xbits:frob,a,track ip_src;",
+        "xbits:set,a,track ip_src,expire 0;",
+    ] {
+        bad_kw(b, RuleErrorKind::InvalidValue, "xbits");
+    }
+}
+
+#[test]
+fn requires_gates_rules() {
+    assert_eq!(ok("requires: version >= 7;").requires_unmet, None);
+    assert_eq!(ok("requires: version >= 7.0.3 < 9;").requires_unmet, None);
+    assert_eq!(
+        ok("requires: version >= 6 < 7 | >= 8;").requires_unmet,
+        None
+    );
+    let r = ok("requires: version >= 99;");
+    assert!(r.requires_unmet.as_deref().unwrap().contains("version"));
+    let r = ok("requires: feature geoip, version >= 7;");
+    assert!(r.requires_unmet.as_deref().unwrap().contains("geoip"));
+    let r = ok("requires: frobnicator 3;");
+    assert!(r.requires_unmet.is_some());
+    assert!(r.not_evaluable.is_empty());
+    for b in [
+        "requires: version;",
+        "requires: version >= x;",
+        "requires: version ~ 7;",
+    ] {
+        bad_kw(b, RuleErrorKind::InvalidValue, "requires");
+    }
+}
+
+#[test]
+fn packet_keywords_parse() {
+    let r = ok("icmpv6.mtu:<1280; tcp.wscale:>=14; ipopts:lsrr;");
+    assert_eq!(
+        r.conditions,
+        vec![
+            Condition::Icmpv6Mtu(IntCmp::Lt(1280)),
+            Condition::TcpWscale(IntCmp::Ge(14)),
+            Condition::IpOpts("lsrr".into()),
+        ]
+    );
+    assert!(r.is_evaluable());
+    bad_kw("tcp.wscale:300;", RuleErrorKind::InvalidValue, "tcp.wscale");
+    bad_kw("ipopts:foo;", RuleErrorKind::InvalidValue, "ipopts");
+}
+
+#[test]
+fn byte_keywords_take_variable_nbytes() {
+    let r = ok("content:\"|00 00 00|\"; byte_extract:1,4,len,relative; byte_jump:len,0,relative; byte_test:len,=,5,0; byte_math:bytes len, offset 1, oper +, rvalue 1, result r;");
+    let items = &r.buffers[0].items;
+    match (&items[2], &items[3], &items[4]) {
+        (PayloadItem::ByteJump(j), PayloadItem::ByteTest(t), PayloadItem::ByteMath(m)) => {
+            assert_eq!(j.nbytes_var.as_deref(), Some("len"));
+            assert_eq!(t.nbytes_var.as_deref(), Some("len"));
+            assert_eq!(m.nbytes_var.as_deref(), Some("len"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The variable must be defined before use.
+    bad_kw("byte_jump:len,0;", RuleErrorKind::InvalidValue, "byte_jump");
+    bad_kw(
+        "byte_math:bytes n, offset 1, oper +, rvalue 1, result r;",
+        RuleErrorKind::InvalidValue,
+        "byte_math",
+    );
+}
+
+#[test]
+fn tag_urilen_stream_size_validated() {
+    let r = ok("tag:session,5,packets; tag:host,10,seconds,src;");
+    assert!(r.conditions.is_empty() && r.not_evaluable.is_empty());
+    ok("tag:session,packets 5;");
+    bad_kw("tag:flow,5,packets;", RuleErrorKind::InvalidValue, "tag");
+    bad_kw("tag:session,5,parsecs;", RuleErrorKind::InvalidValue, "tag");
+    assert_eq!(
+        ok("urilen:5<>10,norm;").not_evaluable,
+        vec!["urilen".to_string()]
+    );
+    bad_kw("urilen:abc;", RuleErrorKind::InvalidValue, "urilen");
+    bad_kw("urilen:5,cooked;", RuleErrorKind::InvalidValue, "urilen");
+    assert_eq!(
+        ok("stream_size: client,=,39;").not_evaluable,
+        vec!["stream_size".to_string()]
+    );
+    bad_kw(
+        "stream_size:client,~,39;",
+        RuleErrorKind::InvalidValue,
+        "stream_size",
+    );
+    bad_kw(
+        "stream_size:client,<;",
+        RuleErrorKind::InvalidValue,
+        "stream_size",
     );
 }
 
@@ -1061,7 +1309,6 @@ fn not_evaluable_keywords_parse() {
         ("tls.version:1.2;", "tls.version"),
         ("ssl_state:client_hello;", "ssl_state"),
         ("ssl_version:sslv3;", "ssl_version"),
-        ("flowint:count,+,1;", "flowint"),
         ("xbits:set,a,track ip_src;", "xbits"),
         ("stream_size:server,>,100;", "stream_size"),
         ("urilen:>100;", "urilen"),
@@ -1072,7 +1319,6 @@ fn not_evaluable_keywords_parse() {
         ),
         ("dce_opnum:0-5;", "dcerpc.opnum"),
         ("smb.named_pipe; content:\"x\";", "smb.named_pipe"),
-        ("requires:version >= 7;", "requires"),
         ("lua:script.lua;", "lua"),
         ("base64_decode:bytes 10,offset 2,relative;", "base64_decode"),
         ("base64_data; content:\"x\";", "base64_data"),

@@ -23,11 +23,17 @@ pub enum Command {
     /// Rule tools.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Benchmarks: `vigil bench prefilter --out DIR [--quick]`.
+    #[command(subcommand)]
+    Bench(crate::bench_cmd::BenchCommand),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum RulesCommand {
-    /// Parse rule files and report every problem as file:line: sid: keyword: message.
+    /// Parse and compile rule files; report every problem as
+    /// `file:line: sid N: keyword K: message` and a summary of rules ok /
+    /// not yet evaluable (by keyword) / failed (by reason). Exits non-zero
+    /// only when a rule has a syntax error.
     Check(CheckArgs),
 }
 
@@ -42,9 +48,16 @@ pub struct CheckArgs {
     /// Override a config value: --set vars.address-groups.HOME_NET=[10.0.0.0/8]
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Machine-readable output.
+    /// Machine-readable output: a JSON object with `summary` and `problems`.
     #[arg(long)]
     pub json: bool,
+    /// Also measure and print load time: parse, compile, group, total.
+    #[arg(long)]
+    pub timings: bool,
+    /// Print only errors (syntax, invalid) and the summary, not every
+    /// not-yet-evaluable rule.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -93,4 +106,9 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Prefilter engine of the rule groups: auto (measured per group at
+    /// load, cached), ac, ac-full, ac-compact, wm, e2xb, bmh, hs (with
+    /// the hyperscan feature). Output is the same whichever is used.
+    #[arg(long, value_name = "ENGINE", default_value = "ac")]
+    pub prefilter: String,
 }

@@ -1,5 +1,6 @@
 //! The `vigil` binary: thin glue over the library crates.
 
+mod bench_cmd;
 mod cli;
 mod config;
 mod rules_cmd;
@@ -14,6 +15,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Rules(cli::RulesCommand::Check(args)) => rules_cmd::check(args),
+        cli::Command::Bench(cmd) => bench_cmd::bench(cmd),
     };
     match result {
         Ok(code) => code,

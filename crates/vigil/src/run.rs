@@ -57,6 +57,38 @@ pub fn load_classification(cfg: &Config) -> Result<ClassificationConfig> {
     }
 }
 
+/// Loads the config's `threshold-file` (Suricata's key), if any, and
+/// applies it. A missing file is a warning, as in Suricata.
+pub fn apply_threshold_file(cfg: &Config, vars: &Vars, detect: &mut DetectEngine) -> Result<()> {
+    let Some(f) = cfg.get_str("threshold-file") else {
+        return Ok(());
+    };
+    let path = cfg.resolve(&f);
+    let (tc, diags) = match vigil_rules::ThresholdConfig::load(&path, vars) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("vigil: warning: {e}");
+            return Ok(());
+        }
+    };
+    for d in &diags {
+        eprintln!("vigil: warning: {d}");
+    }
+    let rep = detect.apply_threshold_config(&tc);
+    for w in &rep.warnings {
+        eprintln!("vigil: warning: {w}");
+    }
+    eprintln!(
+        "vigil: threshold file {}: {} entries ({} thresholds set, {} rules suppressed, {} address suppressions)",
+        path.display(),
+        tc.entries.len(),
+        rep.thresholds,
+        rep.suppressed_rules,
+        rep.address_suppressions
+    );
+    Ok(())
+}
+
 pub fn load_rule_files(files: &[PathBuf], vars: &Vars) -> Result<LoadedRules> {
     let mut rules = Vec::new();
     let mut diagnostics = Vec::new();
@@ -85,7 +117,8 @@ impl AlertSink for Sink {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
             flow_id: a.flow_id,
-            pcap_cnt: Some(a.index),
+            // Suricata logs no pcap_cnt for flow-end pseudo packets.
+            pcap_cnt: (!a.pseudo).then_some(a.index),
             vlan,
             src_ip: a.src,
             src_port: a.sp,
@@ -94,7 +127,7 @@ impl AlertSink for Sink {
             proto: a.proto,
             icmp_type: a.icmp.map(|i| i.0),
             icmp_code: a.icmp.map(|i| i.1),
-            pkt_src: "wire/pcap",
+            pkt_src: a.pkt_src(),
             tx_id: None,
             action: "allowed",
             rule_drop: matches!(
@@ -122,7 +155,7 @@ impl AlertSink for Sink {
             } else {
                 None
             },
-            stream: false,
+            stream: a.stream,
             packet: if self.log_packet {
                 a.packet.as_deref()
             } else {
@@ -153,6 +186,7 @@ fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
                 vigil_detect::Skip::Invalid { keyword, message } => {
                     format!("keyword {keyword}: {message}")
                 }
+                vigil_detect::Skip::RequiresUnmet(why) => format!("keyword requires: {why}"),
             };
             eprintln!(
                 "vigil: warning: {}:{}: sid {}: {why}; rule skipped",
@@ -188,6 +222,60 @@ fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
     }
 }
 
+/// The `stream` and `defrag` sections (Suricata's keys, plus
+/// `stream.reassembly.overlap-policy` and `defrag.policy`).
+fn stream_settings(cfg: &Config, e: &mut EngineConfig) -> Result<()> {
+    use crate::config::parse_size;
+    let size = |k: &str| -> Result<Option<u64>> {
+        cfg.get_str(k)
+            .map(|v| parse_size(&v).with_context(|| format!("{k}: bad size '{v}'")))
+            .transpose()
+    };
+    if let Some(v) = cfg.get_str("stream.midstream") {
+        e.stream.midstream = truthy(&v);
+    }
+    if let Some(v) = size("stream.reassembly.depth")? {
+        e.stream.depth = v;
+    }
+    if let Some(v) = size("stream.reassembly.memcap")? {
+        e.stream_memcap = v as usize;
+    }
+    if let Some(v) = size("stream.reassembly.toserver-chunk-size")? {
+        e.stream.toserver_chunk = v;
+    }
+    if let Some(v) = size("stream.reassembly.toclient-chunk-size")? {
+        e.stream.toclient_chunk = v;
+    }
+    if let Some(v) = cfg.get_str("stream.reassembly.overlap-policy") {
+        e.stream.policy = vigil_engine::OverlapPolicy::from_name(&v)
+            .with_context(|| format!("stream.reassembly.overlap-policy: unknown policy '{v}'"))?;
+    }
+    if let Some(v) = cfg.get_str("defrag.enabled") {
+        if !truthy(&v) {
+            e.defrag = None;
+        }
+    }
+    if let Some(d) = e.defrag.as_mut() {
+        if let Some(v) = size("defrag.memcap")? {
+            d.memcap = v as usize;
+        }
+        if let Some(v) = size("defrag.trackers")? {
+            d.max_trackers = v as usize;
+        }
+        if let Some(v) = size("defrag.max-frags")? {
+            d.max_frags = v as usize;
+        }
+        if let Some(v) = size("defrag.timeout")? {
+            d.timeout_secs = v.min(u64::from(u32::MAX)) as u32;
+        }
+        if let Some(v) = cfg.get_str("defrag.policy") {
+            d.policy = vigil_engine::FragPolicy::from_name(&v)
+                .with_context(|| format!("defrag.policy: unknown policy '{v}'"))?;
+        }
+    }
+    Ok(())
+}
+
 fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     let w = &s.workers;
     let mut t = StatsTree::new();
@@ -217,6 +305,25 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("flow.memcap_evictions", w.flows_evicted);
     set("flow.active_at_end", w.flows_active_at_end);
     set("flow.passed", w.passed_flows);
+    set("tcp.sessions", w.tcp_sessions);
+    set("tcp.ssn_reuse", w.tcp_reuse);
+    set("tcp.pseudo", w.pseudo_packets);
+    set("tcp.overlap", w.stream_overlaps);
+    set("tcp.reassembly_depth_dropped_bytes", w.stream_depth_dropped);
+    set("tcp.reassembly_memcap_dropped_bytes", w.stream_memcap_dropped);
+    set("tcp.stream_chunks", w.stream_chunks);
+    set("tcp.stream_chunk_bytes", w.stream_chunk_bytes);
+    for (name, n) in &w.stream_events {
+        set(name, *n);
+    }
+    let d = &s.defrag;
+    set("defrag.fragments", d.fragments);
+    set("defrag.reassembled", d.reassembled);
+    set("defrag.overlaps", d.overlaps);
+    set("defrag.timeouts", d.timeouts);
+    set("defrag.evicted", d.evicted);
+    set("defrag.ignored", d.ignored);
+    set("defrag.memuse_peak", d.peak_bytes);
     set("capture.dropped", 0);
     set("detect.alert", s.alerts_written);
     set("detect.alerts_suppressed", s.alerts_suppressed);
@@ -253,10 +360,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         rule_files.clear();
     }
     let loaded = load_rule_files(&rule_files, &vars)?;
-    let (detect, report) = DetectEngine::build(&loaded.rules, &classes);
+    let mut selector =
+        crate::bench_cmd::run_selector(&args.prefilter, &rule_files, pcap, &args.log_dir)?;
+    let (mut detect, report) = DetectEngine::build_with(&loaded.rules, &classes, &mut selector);
+    let prefilter = selector.finish();
+    if !rule_files.is_empty() {
+        eprintln!("vigil: {}", prefilter.summary());
+    }
     if !rule_files.is_empty() {
         print_load_summary(&loaded, &report, args.verbose);
     }
+    apply_threshold_file(&cfg, &vars, &mut detect)?;
     if args.init_errors_fatal && !loaded.diagnostics.is_empty() {
         bail!(
             "{} rule(s) failed to load and --init-errors-fatal is set",
@@ -314,13 +428,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(bytes) => (bytes / FLOW_BYTES).max(1024) as usize,
         None => 1 << 20,
     };
-    let ecfg = EngineConfig {
+    let mut ecfg = EngineConfig {
         workers,
         max_flows,
         log_payload,
         log_packet,
         ..EngineConfig::default()
     };
+    stream_settings(&cfg, &mut ecfg)?;
     let bar = if !args.quiet && std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(source.total_bytes());
         b.set_style(
@@ -372,6 +487,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         ("vigil.gbit_per_second", format!("{gbps:.3}")),
         ("vigil.packets_per_second", format!("{pps:.0}")),
         ("vigil.workers", workers.to_string()),
+        ("vigil.prefilter", prefilter.mode.clone()),
+        (
+            "vigil.prefilter.engines",
+            prefilter
+                .by_kind()
+                .iter()
+                .map(|(k, n)| format!("{k}:{n}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        (
+            "vigil.prefilter.calibration_seconds",
+            format!("{:.3}", prefilter.calibration.as_secs_f64()),
+        ),
         (
             "vigil.packets_per_worker",
             stats

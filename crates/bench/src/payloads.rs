@@ -1,0 +1,74 @@
+//! Payloads for the study: uniformly random bytes, or real payloads cut
+//! from a capture (the seed's two payload kinds).
+
+use std::path::Path;
+
+use crate::Rng;
+
+/// Transport payloads of the packets of a capture (pcap, pcapng or a
+/// directory), in order, until `max_bytes` are collected. Packets without
+/// payload are skipped.
+pub fn from_pcap(path: &Path, max_bytes: usize) -> Result<Vec<Vec<u8>>, String> {
+    let mut src = vigil_source::PcapSource::open(path).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let mut total = 0;
+    while total < max_bytes {
+        let Some(raw) = src.next_packet().map_err(|e| e.to_string())? else {
+            break;
+        };
+        let p = vigil_wire::decode(raw.linktype, raw.data);
+        let pl = p.payload();
+        if !pl.is_empty() {
+            total += pl.len();
+            out.push(pl.to_vec());
+        }
+    }
+    Ok(out)
+}
+
+/// Payloads of Vigil's own demo capture (crafted, deterministic): the
+/// fallback when no capture is given.
+pub fn demo() -> Vec<Vec<u8>> {
+    vigil_craft::demo::demo_capture()
+        .iter()
+        .map(|(_, f)| vigil_wire::decode(1, f).payload().to_vec())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// `count` buffers of `size` bytes cut from the concatenation of `pool`
+/// (wrapping around), starting at a pseudo-random offset per buffer, so
+/// every buffer is real content whatever the packets' own sizes.
+pub fn cut(pool: &[Vec<u8>], size: usize, count: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
+    let all: Vec<u8> = pool.concat();
+    if all.is_empty() {
+        return random(size, count, rng);
+    }
+    (0..count)
+        .map(|_| {
+            let start = rng.below(all.len());
+            all.iter().cycle().skip(start).take(size).copied().collect()
+        })
+        .collect()
+}
+
+/// `count` buffers of `size` uniformly random bytes.
+pub fn random(size: usize, count: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
+    (0..count)
+        .map(|_| (0..size).map(|_| rng.next_u64() as u8).collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demo_has_payloads_and_cuts_are_sized() {
+        let d = demo();
+        assert!(d.len() > 10);
+        let mut rng = Rng::new(7);
+        let c = cut(&d, 500, 4, &mut rng);
+        assert!(c.iter().all(|b| b.len() == 500));
+    }
+}

@@ -1,0 +1,306 @@
+//! Packet and flow keywords beyond the core set, through the real parser,
+//! compiler and verifier: dsize semantics, ip/tcp/icmp header keywords,
+//! flow counters, flowint, byte_* with variable byte counts, requires,
+//! and threshold.config suppressions.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use vigil_craft::{eth_icmpv6, PacketBuilder, ACK, PSH, SYN};
+use vigil_detect::{DetectEngine, DetectScratch, FlowDetectState, FlowView, PacketInput, Skip};
+use vigil_rules::{parse_rule, ClassificationConfig, Origin, ThresholdConfig, Vars};
+use vigil_wire::{decode, linktype};
+
+const CLIENT: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const SERVER: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 80);
+
+fn engine(rules: &[&str]) -> DetectEngine {
+    let vars = Vars::default();
+    let parsed: Vec<_> = rules
+        .iter()
+        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
+        .collect();
+    let (e, report) = DetectEngine::build(&parsed, &ClassificationConfig::default());
+    assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
+    e
+}
+
+fn alerts(
+    e: &DetectEngine,
+    frame: &[u8],
+    flow: Option<FlowView>,
+    st: &mut FlowDetectState,
+) -> Vec<u32> {
+    let p = decode(linktype::ETHERNET, frame);
+    let mut scratch = DetectScratch::default();
+    let mut cand = Vec::new();
+    let sel = e.select_groups(&p).expect("IP packet");
+    let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+    e.candidates(sel, p.payload(), addrs, &mut scratch, &mut cand);
+    let mut hits = Vec::new();
+    e.verify(
+        PacketInput::new(&p, flow),
+        &cand,
+        Some(st),
+        &mut scratch,
+        &mut hits,
+    );
+    let mut sids: Vec<u32> = hits.iter().map(|&i| e.rules[i as usize].sid).collect();
+    sids.sort();
+    sids
+}
+
+fn est() -> Option<FlowView> {
+    Some(FlowView {
+        to_server: true,
+        established: true,
+        ..FlowView::default()
+    })
+}
+
+fn tcp_with(b: PacketBuilder, flags: u8, payload: &[u8]) -> Vec<u8> {
+    b.ipv4_tcp(CLIENT, 40000, SERVER, 80, 1, 1, flags, payload)
+}
+
+fn tcp(payload: &[u8]) -> Vec<u8> {
+    tcp_with(PacketBuilder::new(), PSH | ACK, payload)
+}
+
+#[test]
+fn dsize_negation_and_ranges_need_a_payload() {
+    // Suricata's signature mask: !N, >N, >=N, ranges and =N>0 need payload.
+    let e = engine(&[
+        "alert tcp any any -> any any (dsize:!9; sid:1;)",
+        "alert tcp any any -> any any (dsize:<10; sid:2;)",
+        "alert tcp any any -> any any (dsize:0; sid:3;)",
+        "alert tcp any any -> any any (dsize:0<>20; sid:4;)",
+        "alert tcp any any -> any any (dsize:<=10; sid:5;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    assert_eq!(alerts(&e, &tcp(b""), est(), &mut st), vec![2, 3, 5]);
+    assert_eq!(
+        alerts(&e, &tcp(b"0123456789"), est(), &mut st),
+        vec![1, 4, 5]
+    );
+    assert_eq!(
+        alerts(&e, &tcp(b"012345678"), est(), &mut st),
+        vec![2, 4, 5]
+    );
+}
+
+#[test]
+fn ip_and_tcp_header_keywords() {
+    let e = engine(&[
+        "alert tcp any any -> any any (ipopts:rr; sid:1;)",
+        "alert tcp any any -> any any (ipopts:any; sid:2;)",
+        "alert tcp any any -> any any (tcp.wscale:7; sid:3;)",
+        "alert tcp any any -> any any (tcp.mss:<1000; sid:4;)",
+        "alert tcp any any -> any any (flags:S,CE; window:!1024; sid:5;)",
+        "alert tcp any any -> any any (ttl:<10; tos:0x10; id:77; sid:6;)",
+        "alert tcp any any -> any any (fragbits:!D; sid:7;)",
+        "alert tcp any any -> any any (seq:1; ack:1; sid:8;)",
+        "alert ip any any -> any any (sameip; sid:9;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    // Record route option: type 7, length 7, pointer 4, one empty slot.
+    let rr = PacketBuilder::new()
+        .df(true)
+        .ip_options(&[7, 7, 4, 0, 0, 0, 0, 1]);
+    assert_eq!(
+        alerts(&e, &tcp_with(rr, PSH | ACK, b"x"), est(), &mut st),
+        vec![1, 2, 8]
+    );
+    let syn = PacketBuilder::new().wscale(7).mss(536).df(false);
+    // flags:S with C and E masked: SYN|ECE|CWR still matches.
+    assert_eq!(
+        alerts(&e, &tcp_with(syn, SYN | 0xC0, b""), None, &mut st),
+        vec![3, 4, 5, 7, 8]
+    );
+    let ip = PacketBuilder::new().df(true).ttl(5).tos(0x10).ip_id(77);
+    assert_eq!(
+        alerts(&e, &tcp_with(ip, PSH | ACK, b"x"), est(), &mut st),
+        vec![6, 8]
+    );
+}
+
+#[test]
+fn icmpv6_mtu_and_icmp_fields() {
+    let e = engine(&[
+        "alert ipv6 any any -> any any (icmpv6.mtu:<1280; sid:1;)",
+        "alert icmpv6 any any -> any any (itype:1<>3; icode:0; sid:2;)",
+    ]);
+    let a: Ipv6Addr = "2001:db8::1".parse().unwrap();
+    let b: Ipv6Addr = "2001:db8::2".parse().unwrap();
+    let mut st = FlowDetectState::default();
+    // Packet too big, MTU 1000 (the id/seq words carry the MTU).
+    let f = eth_icmpv6(a, b, 2, 0, 0, 1000, b"\x60\0\0\0");
+    assert_eq!(alerts(&e, &f, None, &mut st), vec![1, 2]);
+    let f = eth_icmpv6(a, b, 2, 0, 0, 1500, b"\x60\0\0\0");
+    assert_eq!(alerts(&e, &f, None, &mut st), vec![2]);
+}
+
+#[test]
+fn flow_counters() {
+    let e = engine(&[
+        "alert tcp any any -> any any (flow.pkts:toserver,=3; sid:1;)",
+        "alert tcp any any -> any any (flow.pkts:either,>=10; sid:2;)",
+        "alert tcp any any -> any any (flow.bytes_toclient:>1000; sid:3;)",
+        "alert tcp any any -> any any (flow.pkts_toclient:0; flow.bytes:toserver,<300; sid:4;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let view = |ps, pc, bs, bc| {
+        Some(FlowView {
+            to_server: true,
+            established: true,
+            pkts_toserver: ps,
+            pkts_toclient: pc,
+            bytes_toserver: bs,
+            bytes_toclient: bc,
+            ..FlowView::default()
+        })
+    };
+    assert_eq!(
+        alerts(&e, &tcp(b"x"), view(3, 0, 200, 0), &mut st),
+        vec![1, 4]
+    );
+    assert_eq!(
+        alerts(&e, &tcp(b"x"), view(4, 10, 400, 2000), &mut st),
+        vec![2, 3]
+    );
+    // Without a flow the counters cannot match.
+    assert!(alerts(&e, &tcp(b"x"), None, &mut st).is_empty());
+}
+
+#[test]
+fn flowint_counts_per_flow() {
+    let e = engine(&[
+        "alert tcp any any -> any any (content:\"login\"; flowint:tries,+,1; noalert; sid:1;)",
+        "alert tcp any any -> any any (content:\"login\"; flowint:tries,isset; flowint:tries,>=,3; sid:2;)",
+        "alert tcp any any -> any any (content:\"reset\"; flowint:tries,=,0; noalert; sid:3;)",
+        "alert tcp any any -> any any (content:\"check\"; flowint:tries,notset; sid:4;)",
+        "alert tcp any any -> any any (content:\"cmp\"; flowint:limit,=,2; flowint:tries,>,limit; sid:5;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    assert_eq!(alerts(&e, &tcp(b"check"), est(), &mut st), vec![4]);
+    assert!(alerts(&e, &tcp(b"login"), est(), &mut st).is_empty());
+    assert!(alerts(&e, &tcp(b"login"), est(), &mut st).is_empty());
+    // Modifiers run before tests: sid 1 orders before sid 2.
+    assert_eq!(alerts(&e, &tcp(b"login"), est(), &mut st), vec![2]);
+    assert_eq!(alerts(&e, &tcp(b"cmp"), est(), &mut st), vec![5]);
+    assert!(alerts(&e, &tcp(b"reset"), est(), &mut st).is_empty());
+    assert!(alerts(&e, &tcp(b"check"), est(), &mut st).is_empty());
+    assert!(alerts(&e, &tcp(b"login"), est(), &mut st).is_empty());
+    // Another flow has its own variables.
+    let mut other = FlowDetectState::default();
+    assert_eq!(alerts(&e, &tcp(b"check"), est(), &mut other), vec![4]);
+}
+
+#[test]
+fn byte_keywords_with_variable_byte_counts() {
+    // sv detect-bytejump-02: the jump width comes from byte_extract.
+    let e = engine(&[
+        "alert tcp any any -> any any (content:\"|00 00 00|\"; byte_extract:1,0,n,relative; byte_jump:n,0,relative; content:\"END\"; within:3; sid:1;)",
+        "alert tcp any any -> any any (content:\"H\"; byte_extract:1,0,n,relative,string,dec; byte_test:n,=,0x4142,0,relative; sid:2;)",
+        "alert tcp any any -> any any (content:\"M\"; byte_extract:1,0,n,relative; byte_math:bytes n,offset 0,oper +,rvalue 1,result r,relative; byte_test:1,=,r,0,relative; sid:3;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    // width 2: reads 00 03, jumps 3 past the field to "END".
+    assert_eq!(
+        alerts(&e, &tcp(b"\x00\x00\x00\x02\x00\x03xyzEND"), est(), &mut st),
+        vec![1]
+    );
+    // sv detect-bytejump-02's packet: the extracted width is 0, so the
+    // jump reads nothing and stays put.
+    let e0 = engine(&["alert tcp any any -> any any (content:\"|00 00 00|\"; byte_extract:1,4,n,relative; byte_jump:n,0,relative; isdataat:1,relative; sid:9;)"]);
+    assert_eq!(
+        alerts(
+            &e0,
+            &tcp(b"\x00\x00\x00\x05\x34\x23\x06\x00\x21\x0a"),
+            est(),
+            &mut st
+        ),
+        vec![9]
+    );
+    // width 9 is out of range for a binary read: no match.
+    assert!(alerts(&e, &tcp(b"\x00\x00\x00\x09\x00\x03xyzEND"), est(), &mut st).is_empty());
+    assert_eq!(alerts(&e, &tcp(b"H2AB"), est(), &mut st), vec![2]);
+    // byte_math reads 1 byte (0x05), adds 1 -> 6; the next byte is 6.
+    assert_eq!(alerts(&e, &tcp(b"M\x01\x05\x06"), est(), &mut st), vec![3]);
+    assert!(alerts(&e, &tcp(b"M\x01\x05\x07"), est(), &mut st).is_empty());
+}
+
+#[test]
+fn requires_unmet_rules_are_skipped() {
+    let vars = Vars::default();
+    let rules: Vec<_> = [
+        "alert tcp any any -> any any (content:\"a\"; requires: version >= 99; sid:1; rev:2;)",
+        "alert tcp any any -> any any (content:\"a\"; sid:1; rev:1;)",
+        "alert tcp any any -> any any (content:\"b\"; requires: version >= 7; sid:2;)",
+    ]
+    .iter()
+    .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
+    .collect();
+    let (e, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+    assert_eq!(report.requires_unmet, 1);
+    assert!(matches!(report.skipped[0].reason, Skip::RequiresUnmet(_)));
+    assert_eq!(e.rules.len(), 2);
+    let mut st = FlowDetectState::default();
+    assert_eq!(alerts(&e, &tcp(b"ab"), est(), &mut st), vec![1, 2]);
+}
+
+#[test]
+fn xbits_and_app_layer_rules_are_not_evaluable() {
+    let vars = Vars::default();
+    let rules: Vec<_> = [
+        "alert tcp any any -> any any (xbits:isset,a,track ip_src; sid:1;)",
+        "alert http any any -> any any (content:\"a\"; sid:2;)",
+    ]
+    .iter()
+    .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
+    .collect();
+    let (_, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+    assert_eq!(report.not_evaluable_by_keyword.get("xbits"), Some(&1));
+    assert_eq!(
+        report.not_evaluable_by_keyword.get("protocol http"),
+        Some(&1)
+    );
+    assert_eq!(
+        vigil_detect::rule::not_evaluable_keywords(&rules[1]),
+        vec!["protocol http".to_string()]
+    );
+}
+
+#[test]
+fn threshold_config_suppress_and_override() {
+    let mut e = engine(&[
+        "alert tcp any any -> any any (content:\"a\"; flowbits:set,seen; sid:1;)",
+        "alert tcp any any -> any any (content:\"b\"; sid:2;)",
+        "alert tcp any any -> any any (content:\"c\"; threshold:type limit,track by_src,count 5,seconds 60; sid:3;)",
+        "alert tcp any any -> any any (content:\"d\"; flowbits:isset,seen; sid:4;)",
+        "alert tcp any any -> any any (content:\"e\"; sid:5;)",
+    ]);
+    let (cfg, diags) = ThresholdConfig::parse(
+        "suppress gen_id 1, sig_id 1\n\
+         suppress gen_id 1, sig_id 2, track by_src, ip 10.0.0.0/8\n\
+         threshold gen_id 1, sig_id 3, type limit, track by_dst, count 1, seconds 10\n\
+         threshold gen_id 0, sig_id 0, type limit, track by_src, count 2, seconds 60\n\
+         rate_filter gen_id 1, sig_id 5, track by_src, count 1, seconds 1, new_action drop, timeout 5\n\
+         suppress gen_id 1, sig_id 999\n",
+        "threshold.config",
+        &Vars::default(),
+    );
+    assert!(diags.is_empty(), "{diags:?}");
+    let rep = e.apply_threshold_config(&cfg);
+    assert_eq!(rep.suppressed_rules, 1);
+    assert_eq!(rep.address_suppressions, 1);
+    assert_eq!(rep.warnings.len(), 2, "{:?}", rep.warnings);
+    let by_sid = |sid: u32| e.rules.iter().find(|r| r.sid == sid).unwrap();
+    // The specific entry replaced sid 3's own threshold; the global one
+    // applied to the rules without one.
+    let t3 = by_sid(3).threshold.unwrap();
+    assert_eq!((t3.count, t3.seconds), (1, 10));
+    assert_eq!(by_sid(2).threshold.unwrap().count, 2);
+    let mut st = FlowDetectState::default();
+    // sid 1 is suppressed but still sets its flowbit; sid 2 is suppressed
+    // for sources in 10/8 (the client is 10.0.0.1).
+    assert_eq!(alerts(&e, &tcp(b"abde"), est(), &mut st), vec![4, 5]);
+}

@@ -1,0 +1,251 @@
+//! `vigil bench prefilter`: the string-matching study (see vigil-bench),
+//! and the prefilter engine selection behind `vigil run --prefilter`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use vigil_bench::study::{self, StudyConfig};
+use vigil_bench::{payloads, synth, table2};
+use vigil_detect::DetectEngine;
+use vigil_prefilter::select::AutoConfig;
+use vigil_prefilter::{EngineKind, Pattern, Selection, Selector};
+
+use crate::config::Config;
+use crate::run::{build_vars, load_classification, load_rule_files};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Every prefilter engine over rule-set sizes 1..10,000 x payload sizes
+    /// 50/500/1500 x random and real payloads: per-byte and per-packet
+    /// cost, Gbit/s, build time and memory, `auto`'s pick per cell; CSV,
+    /// SVG plots, a printed table, and the memory table (MIDeA's Table 2)
+    /// for the whole ruleset.
+    Prefilter(BenchPrefilterArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchPrefilterArgs {
+    /// Output directory (grid.csv, table2.csv, table2.md, summary.txt,
+    /// cost_vs_rules.svg, ratio_vs_rules.svg).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// A short run (under a minute): fewer rule-set sizes, less data.
+    #[arg(long)]
+    pub quick: bool,
+    /// Ruleset the synthetic sets and the memory table come from
+    /// (default: ../shared/rules/et-open/emerging.rules when present, else
+    /// a built-in pattern list).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Capture real payloads are cut from (default:
+    /// ../shared/pcaps/dev/dev-mix.pcap when present, else the demo
+    /// capture).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+}
+
+const DEFAULT_RULES: &str = "../shared/rules/et-open/emerging.rules";
+const DEFAULT_PCAP: &str = "../shared/pcaps/dev/dev-mix.pcap";
+
+pub fn bench(cmd: BenchCommand) -> Result<ExitCode> {
+    match cmd {
+        BenchCommand::Prefilter(a) => prefilter(a),
+    }
+}
+
+/// Fast patterns of every loaded rule, and the distinct pattern sets of
+/// the rule groups, from `files`.
+fn ruleset_patterns(files: &[PathBuf]) -> Result<(usize, Vec<Pattern>, Vec<Vec<Pattern>>)> {
+    let cfg = Config::default();
+    let vars = build_vars(&cfg)?;
+    let classes = load_classification(&cfg)?;
+    let loaded = load_rule_files(files, &vars)?;
+    let (detect, report) = DetectEngine::build(&loaded.rules, &classes);
+    let fp = |r: u32| {
+        let f = detect.rules[r as usize].fast_pattern.as_ref();
+        f.map(|f| (f.bytes.clone(), f.nocase))
+    };
+    let all: Vec<Pattern> = (0..detect.rules.len() as u32)
+        .filter_map(|r| fp(r))
+        .enumerate()
+        .map(|(i, (bytes, nocase))| Pattern {
+            id: i as u32,
+            bytes,
+            nocase,
+        })
+        .collect();
+    let mut sets: Vec<Vec<Pattern>> = Vec::new();
+    for g in &detect.groups.groups {
+        if g.engine.is_none() {
+            continue;
+        }
+        let set: Vec<Pattern> = g
+            .prefiltered
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &r)| {
+                fp(r).map(|(bytes, nocase)| Pattern {
+                    id: i as u32,
+                    bytes,
+                    nocase,
+                })
+            })
+            .collect();
+        if !sets.contains(&set) {
+            sets.push(set);
+        }
+    }
+    Ok((report.loaded, all, sets))
+}
+
+fn prefilter(a: BenchPrefilterArgs) -> Result<ExitCode> {
+    let start = Instant::now();
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let rules = a
+        .rules
+        .clone()
+        .or_else(|| Path::new(DEFAULT_RULES).exists().then(|| DEFAULT_RULES.into()));
+    let (seed, table2_rows) = match &rules {
+        Some(f) => {
+            eprintln!("vigil bench: loading {}", f.display());
+            let (n, all, sets) = ruleset_patterns(std::slice::from_ref(f))?;
+            if all.is_empty() {
+                bail!("{}: no rule with a fast pattern", f.display());
+            }
+            let name = f.file_name().map_or("rules".into(), |n| n.to_string_lossy());
+            eprintln!(
+                "vigil bench: {} rules, {} fast patterns, {} distinct group sets; memory table...",
+                n,
+                all.len(),
+                sets.len()
+            );
+            let rows = vec![
+                table2::row(&format!("{name}: all fast patterns, one automaton"), n, &[all.clone()]),
+                table2::row(&format!("{name}: per rule group (sum)"), n, &sets),
+            ];
+            (all, rows)
+        }
+        None => {
+            eprintln!("vigil bench: no ruleset found; using the built-in pattern list");
+            let all = synth::builtin();
+            let rows = vec![table2::row("built-in patterns", all.len(), &[all.clone()])];
+            (all, rows)
+        }
+    };
+    let pcap = a
+        .pcap
+        .clone()
+        .or_else(|| Path::new(DEFAULT_PCAP).exists().then(|| DEFAULT_PCAP.into()));
+    let (real, real_src) = match &pcap {
+        Some(p) => (
+            payloads::from_pcap(p, 8 << 20).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => (payloads::demo(), "the demo capture".to_string()),
+    };
+    let cfg = if a.quick {
+        StudyConfig::quick()
+    } else {
+        StudyConfig::full()
+    };
+    eprintln!(
+        "vigil bench: grid: engines {}, rules {:?}, sizes {:?}; real payloads from {real_src} ({} packets)",
+        cfg.engines
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(","),
+        cfg.rule_counts,
+        cfg.sizes,
+        real.len()
+    );
+    let cells = study::run(&cfg, &seed, &real, &mut |line| {
+        eprintln!("vigil bench: {line}")
+    });
+    let (fig5, fig6) = study::figures(&cells, cfg.baseline);
+    let table = study::table(&cells);
+    let headline = study::headline(&cells);
+    let t2 = table2::markdown(&table2_rows);
+    let write = |name: &str, text: &str| -> Result<()> {
+        let p = a.out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("grid.csv", &study::csv(&cells))?;
+    write("cost_vs_rules.svg", &fig5)?;
+    write("ratio_vs_rules.svg", &fig6)?;
+    write("table2.csv", &table2::csv(&table2_rows))?;
+    write("table2.md", &t2)?;
+    let summary = format!(
+        "# vigil bench prefilter{}\n\nbaseline: {} (ratios in grid.csv are against it, same run)\n\
+         real payloads: {real_src}\n\n## Memory (MIDeA Table 2)\n\n{t2}\n## Winners\n\n{headline}\n## Grid\n{table}",
+        if a.quick { " --quick" } else { "" },
+        cfg.baseline
+    );
+    write("summary.txt", &summary)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{summary}")?;
+    eprintln!(
+        "vigil bench: done in {:.1}s; wrote {}",
+        start.elapsed().as_secs_f64(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The engine selector for `vigil run --prefilter NAME`. `auto` measures
+/// on the first payloads of `pcap`, weighs build time against the
+/// capture's size, and caches its measurements under
+/// `$XDG_CACHE_HOME/vigil` (else `LOG_DIR/cache`), in a file named by a
+/// hash of the rule files.
+pub fn run_selector(
+    name: &str,
+    rule_files: &[PathBuf],
+    pcap: &Path,
+    log_dir: &Path,
+) -> Result<Selector> {
+    if name != "auto" {
+        let Some(kind) = EngineKind::parse(name) else {
+            bail!(
+                "unknown --prefilter {name:?}: expected auto, {}",
+                EngineKind::ALL.map(|k| k.name()).join(", ")
+            );
+        };
+        if !kind.available() {
+            bail!("--prefilter {name}: not available in this build (build with --features hyperscan)");
+        }
+        return Ok(Selector::fixed(kind));
+    }
+    let sample = payloads::from_pcap(pcap, 256 << 10).unwrap_or_default();
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for f in rule_files {
+        eat(f.to_string_lossy().as_bytes());
+        eat(&std::fs::read(f).unwrap_or_default());
+    }
+    for k in EngineKind::available_kinds() {
+        eat(k.name().as_bytes());
+    }
+    eat(env!("CARGO_PKG_VERSION").as_bytes());
+    let dir = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d).join("vigil"),
+        None => log_dir.join("cache"),
+    };
+    let mut cfg = AutoConfig::new(sample);
+    // Offline, a group scans at most the whole capture: weigh build time
+    // against that.
+    cfg.expected_bytes = vigil_source::PcapSource::open(pcap)
+        .ok()
+        .map(|s| s.total_bytes());
+    cfg.cache_file = Some(dir.join(format!("prefilter-{h:016x}.tsv")));
+    Ok(Selector::new(Selection::Auto(cfg)))
+}
