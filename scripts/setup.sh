@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the build needs on a fresh Debian machine: a Rust toolchain
-# (if missing) and a C compiler for the vendored PCRE2. Idempotent.
+# (if missing), a C compiler for the vendored PCRE2 and libhs (Vectorscan)
+# for the prefilter's optional Hyperscan engine. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# Hyperscan (Debian's Vectorscan build) for the optional `hyperscan` feature.
+[ -e /usr/include/hs/hs.h ] || need_apt+=(libvectorscan-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

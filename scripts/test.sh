@@ -34,3 +34,6 @@ fi
 
 echo "== cargo test"
 cargo test --workspace --release
+echo "== cargo test: prefilter engines with Hyperscan (--features hyperscan)"
+cargo clippy -p vigil-prefilter --features hyperscan --all-targets --release -- -D warnings
+cargo test -p vigil-prefilter --features hyperscan --release

@@ -37,16 +37,19 @@ pub fn demo() -> Vec<Vec<u8>> {
 }
 
 /// `count` buffers of `size` bytes cut from the concatenation of `pool`
-/// (wrapping around), starting at a pseudo-random offset per buffer, so
-/// every buffer is real content whatever the packets' own sizes.
-pub fn cut(pool: &[Vec<u8>], size: usize, count: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
+/// (wrapping around) at evenly spaced offsets, shifted by `phase` (0..1)
+/// of the spacing: every buffer is real content whatever the packets' own
+/// sizes, and two cuts with different phases sample the same traffic
+/// evenly (so a calibration sample and a measured one are alike).
+pub fn cut(pool: &[Vec<u8>], size: usize, count: usize, phase: f64) -> Vec<Vec<u8>> {
     let all: Vec<u8> = pool.concat();
-    if all.is_empty() {
-        return random(size, count, rng);
+    if all.is_empty() || count == 0 {
+        return random(size, count, &mut Rng::new(1));
     }
+    let stride = all.len() as f64 / count as f64;
     (0..count)
-        .map(|_| {
-            let start = rng.below(all.len());
+        .map(|i| {
+            let start = ((i as f64 + phase.fract()) * stride) as usize % all.len();
             all.iter().cycle().skip(start).take(size).copied().collect()
         })
         .collect()
@@ -67,8 +70,7 @@ mod tests {
     fn demo_has_payloads_and_cuts_are_sized() {
         let d = demo();
         assert!(d.len() > 10);
-        let mut rng = Rng::new(7);
-        let c = cut(&d, 500, 4, &mut rng);
+        let c = cut(&d, 500, 4, 0.5);
         assert!(c.iter().all(|b| b.len() == 500));
     }
 }

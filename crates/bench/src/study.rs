@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use vigil_prefilter::select::{calibrate, measure};
+use vigil_prefilter::select::{calibrate, measure_interleaved};
 use vigil_prefilter::{EngineKind, Pattern, PrefilterEngine};
 
 use crate::synth::{self, SetKind};
@@ -55,16 +55,14 @@ impl StudyConfig {
     /// payload kinds and both synthetic set kinds.
     pub fn full() -> StudyConfig {
         StudyConfig {
-            rule_counts: vec![
-                1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
-            ],
+            rule_counts: vec![1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000],
             sizes: vec![50, 500, 1500],
             set_kinds: vec![SetKind::Permuted, SetKind::Random],
             payload_kinds: vec![PayloadKind::Random, PayloadKind::Real],
             engines: EngineKind::available_kinds(),
             baseline: EngineKind::Ac,
             bytes_per_cell: 192 << 10,
-            reps: 3,
+            reps: 5,
             bmh_max_rules: 200,
             e2xb_max_rules: 10000,
             seed: 0x5eed,
@@ -78,7 +76,7 @@ impl StudyConfig {
             rule_counts: vec![1, 10, 100, 1000, 10000],
             set_kinds: vec![SetKind::Permuted],
             bytes_per_cell: 48 << 10,
-            reps: 2,
+            reps: 3,
             bmh_max_rules: 10,
             e2xb_max_rules: 1000,
             ..StudyConfig::full()
@@ -131,12 +129,12 @@ pub fn run(
     for &pk in &cfg.payload_kinds {
         for &size in &cfg.sizes {
             let count = (cfg.bytes_per_cell / size).max(8);
-            let make = |n: usize, rng: &mut Rng| match pk {
+            let make = |n: usize, phase: f64, rng: &mut Rng| match pk {
                 PayloadKind::Random => payloads::random(size, n, rng),
-                PayloadKind::Real => payloads::cut(real, size, n, rng),
+                PayloadKind::Real => payloads::cut(real, size, n, phase),
             };
-            let bufs = make(count, &mut rng);
-            let calib = make((count / 4).max(4), &mut rng);
+            let bufs = make(count, 0.0, &mut rng);
+            let calib = make(count, 0.5, &mut rng);
             loads.push((pk, size, bufs, calib));
         }
     }
@@ -165,12 +163,9 @@ pub fn run(
                 let calib: Vec<&[u8]> = calib.iter().map(|b| b.as_slice()).collect();
                 // Interleaved passes: every engine sees the same machine
                 // load; the minimum over passes is kept.
-                let mut best_ns = vec![f64::INFINITY; built.len()];
-                for _ in 0..cfg.reps.max(1) {
-                    for (i, b) in built.iter().enumerate() {
-                        best_ns[i] = best_ns[i].min(measure(b.engine.as_ref(), &bufs, 1));
-                    }
-                }
+                let engines: Vec<&dyn PrefilterEngine> =
+                    built.iter().map(|b| b.engine.as_ref()).collect();
+                let best_ns = measure_interleaved(&engines, &bufs, cfg.reps);
                 let base = built
                     .iter()
                     .position(|b| b.kind == cfg.baseline)
@@ -392,30 +387,6 @@ pub fn headline(cells: &[Cell]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tiny_grid_runs_and_reports() {
-        let cfg = StudyConfig {
-            rule_counts: vec![1, 5],
-            sizes: vec![50],
-            set_kinds: vec![SetKind::Permuted],
-            bytes_per_cell: 2000,
-            reps: 1,
-            ..StudyConfig::quick()
-        };
-        let cells = run(&cfg, &synth::builtin(), &payloads::demo(), &mut |_| {});
-        assert!(cells.iter().any(|c| c.engine == "auto"));
-        assert!(cells.iter().all(|c| c.ratio_vs_best >= 1.0 - 1e-9));
-        let t = table(&cells);
-        assert!(t.contains("rules"));
-        assert!(csv(&cells).lines().count() == cells.len() + 1);
-        assert!(headline(&cells).contains("auto:"));
-    }
-}
-
 /// The seed's Figure 5 (cost per packet against rules, one line per
 /// engine) and Figure 6 (cost over the baseline's against rules), one
 /// panel per payload kind and size, permuted sets (random sets when the
@@ -447,7 +418,10 @@ pub fn figures(cells: &[Cell], baseline: EngineKind) -> (String, String) {
                     points: cells
                         .iter()
                         .filter(|c| {
-                            c.set_kind == sk && c.payload_kind == pk && c.size == size && &c.engine == n
+                            c.set_kind == sk
+                                && c.payload_kind == pk
+                                && c.size == size
+                                && &c.engine == n
                         })
                         .map(|c| (c.rules as f64, f(c)))
                         .collect(),
@@ -486,4 +460,28 @@ pub fn figures(cells: &[Cell], baseline: EngineKind) -> (String, String) {
             cols,
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_grid_runs_and_reports() {
+        let cfg = StudyConfig {
+            rule_counts: vec![1, 5],
+            sizes: vec![50],
+            set_kinds: vec![SetKind::Permuted],
+            bytes_per_cell: 2000,
+            reps: 1,
+            ..StudyConfig::quick()
+        };
+        let cells = run(&cfg, &synth::builtin(), &payloads::demo(), &mut |_| {});
+        assert!(cells.iter().any(|c| c.engine == "auto"));
+        assert!(cells.iter().all(|c| c.ratio_vs_best >= 1.0 - 1e-9));
+        let t = table(&cells);
+        assert!(t.contains("rules"));
+        assert!(csv(&cells).lines().count() == cells.len() + 1);
+        assert!(headline(&cells).contains("auto:"));
+    }
 }

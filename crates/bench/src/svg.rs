@@ -34,7 +34,9 @@ const COLORS: [&str; 10] = [
 ];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn log_range(v: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -77,7 +79,8 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
         total_w / 2.0,
         esc(title)
     );
-    let color = |name: &str| COLORS[names.iter().position(|n| *n == name).unwrap_or(0) % COLORS.len()];
+    let color =
+        |name: &str| COLORS[names.iter().position(|n| *n == name).unwrap_or(0) % COLORS.len()];
     for (i, n) in names.iter().enumerate() {
         let x = 10.0 + i as f64 * 90.0;
         let _ = writeln!(

@@ -54,11 +54,31 @@ pub fn make(seed: &[Pattern], n: usize, kind: SetKind, rng: &mut Rng) -> Vec<Pat
 /// for runs without a ruleset.
 pub fn builtin() -> Vec<Pattern> {
     let words: &[&[u8]] = &[
-        b"GET ", b"POST ", b"User-Agent: ", b"/etc/passwd", b"cmd.exe", b"/bin/sh",
-        b"union select", b"<script", b"Content-Type: application/x-", b"eval(",
-        b"\x90\x90\x90\x90", b"MZ", b"PK\x03\x04", b"\xff\xfeS\x00M\x00B", b"../..",
-        b"wget http", b"powershell", b"base64_decode", b"Host: ", b".php?id=",
-        b"HTTP/1.", b"\x00\x01\x00\x00", b"admin", b"passwd", b"Authorization: Basic",
+        b"GET ",
+        b"POST ",
+        b"User-Agent: ",
+        b"/etc/passwd",
+        b"cmd.exe",
+        b"/bin/sh",
+        b"union select",
+        b"<script",
+        b"Content-Type: application/x-",
+        b"eval(",
+        b"\x90\x90\x90\x90",
+        b"MZ",
+        b"PK\x03\x04",
+        b"\xff\xfeS\x00M\x00B",
+        b"../..",
+        b"wget http",
+        b"powershell",
+        b"base64_decode",
+        b"Host: ",
+        b".php?id=",
+        b"HTTP/1.",
+        b"\x00\x01\x00\x00",
+        b"admin",
+        b"passwd",
+        b"Authorization: Basic",
     ];
     words
         .iter()

@@ -44,24 +44,28 @@ pub fn syn_flood(flows: u32) -> impl Iterator<Item = TimedFrame> {
     })
 }
 
-/// One established connection, then `segments` data segments from the
+/// One established connection (window scaling on, so the whole first
+/// MiB is inside the window), then `segments` data segments from the
 /// client that the server never acknowledges: each rewrites one of 64
 /// 1 KiB slots of the first 64 KiB with new bytes (overlaps with
-/// different data), and every fourth lands alone somewhere in a 16 MiB
-/// range ahead (sparse data, which costs a block each when stored).
+/// different data), and every fourth lands alone somewhere in the rest
+/// of the first MiB (sparse data, which costs a block each when stored).
 pub fn overlap_storm(segments: u32) -> impl Iterator<Item = TimedFrame> {
     let client: SocketAddr = "10.9.9.9:40000".parse().expect("valid address");
     let server: SocketAddr = "192.0.2.1:80".parse().expect("valid address");
-    let mut s = TcpSession::new(client, server).start_at(START);
-    s.handshake();
+    let b = PacketBuilder::default().window(65535).wscale(14);
+    let mut s = TcpSession::new(client, server)
+        .with_builder(b.clone())
+        .start_at(START);
+    // The server's first scaled window opens the whole range.
+    s.handshake().segment(Dir::ToClient, ACK, &[]);
     let head = s.take_frames();
     let base = s.client_next_seq();
     let ack = s.server_next_seq();
     let now = s.now();
-    let b = PacketBuilder::default().window(65535).wscale(8);
     let seg = move |i: u32| {
         let (off, len) = if i % 4 == 3 {
-            (64 * 1024 + (i.wrapping_mul(40_503) % (16 << 20)), 512)
+            (64 * 1024 + (i.wrapping_mul(40_503) % (960 << 10)), 512)
         } else {
             ((i % 64) * 1024, 1024)
         };
@@ -166,7 +170,7 @@ mod tests {
 
     #[test]
     fn storm_and_floods_have_the_expected_sizes() {
-        assert_eq!(overlap_storm(100).count(), 3 + 100);
+        assert_eq!(overlap_storm(100).count(), 4 + 100);
         assert_eq!(fragment_flood(10).count(), 20);
         let t = tiny_segments(b"abcdef", Some(2));
         // handshake + 6 data + 3 acks + final ack + close (3).

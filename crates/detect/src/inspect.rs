@@ -381,12 +381,55 @@ impl DetectEngine {
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,
     ) {
+        let groups = &self.groups.groups;
+        self.candidates_in(
+            sel,
+            &mut std::iter::once(payload),
+            addrs,
+            scratch,
+            out,
+            &|g| {
+                let grp = &groups[g];
+                grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
+            },
+        );
+    }
+
+    /// Candidates from reassembled stream data: like
+    /// [`Self::candidates`] over every buffer of `bufs` (the contiguous
+    /// blocks of a chunk) with one deduplication.
+    pub fn stream_candidates<'b>(
+        &self,
+        sel: GroupSel,
+        bufs: &mut dyn Iterator<Item = &'b [u8]>,
+        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
+        scratch: &mut DetectScratch,
+        out: &mut Vec<u32>,
+    ) {
+        let groups = &self.groups.groups;
+        self.candidates_in(sel, bufs, addrs, scratch, out, &|g| {
+            let grp = &groups[g];
+            grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
+        });
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn candidates_in<'b, 'e>(
+        &self,
+        sel: GroupSel,
+        bufs: &mut dyn Iterator<Item = &'b [u8]>,
+        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
+        scratch: &mut DetectScratch,
+        out: &mut Vec<u32>,
+        engine_of: &dyn Fn(usize) -> Option<(&'e dyn vigil_prefilter::PrefilterEngine, &'e [u32])>,
+    ) {
         let words = self.rules.len().div_ceil(64);
         if scratch.seen.len() < words {
             scratch.seen.resize(words, 0);
         }
         let start = out.len();
-        for g in std::iter::once(sel.primary).chain(sel.secondary) {
+        let groups = [Some(sel.primary), sel.secondary];
+        for &g in groups.iter().flatten() {
             let group = &self.groups.groups[g as usize];
             for &r in &group.always {
                 push_unique(&mut scratch.seen, out, r);
@@ -401,13 +444,20 @@ impl DetectEngine {
                     }
                 }
             }
-            if let Some(engine) = &group.engine {
-                if !payload.is_empty() {
+        }
+        for buf in bufs {
+            if buf.is_empty() {
+                continue;
+            }
+            for &g in groups.iter().flatten() {
+                if let Some((engine, ids)) = engine_of(g as usize) {
                     let seen = &mut scratch.seen;
                     let hits = &mut scratch.prefilter_hits;
-                    engine.scan_ids(payload, &mut |id| {
+                    engine.scan_ids(buf, &mut |id| {
                         *hits += 1;
-                        push_unique(seen, out, group.prefiltered[id as usize]);
+                        if let Some(&r) = ids.get(id as usize) {
+                            push_unique(seen, out, r);
+                        }
                     });
                 }
             }
@@ -416,33 +466,6 @@ impl DetectEngine {
             scratch.seen[r as usize / 64] &= !(1 << (r % 64));
         }
         out[start..].sort_unstable();
-    }
-
-    /// Phase 1 for reassembled stream data: like [`Self::candidates`]
-    /// over every block of `chunk`.
-    pub fn stream_candidates(
-        &self,
-        sel: GroupSel,
-        chunk: &StreamChunk,
-        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
-        scratch: &mut DetectScratch,
-        out: &mut Vec<u32>,
-    ) {
-        let start = out.len();
-        for b in chunk.blocks() {
-            self.candidates(sel, b, addrs, scratch, out);
-        }
-        if out.len() > start {
-            out[start..].sort_unstable();
-            let mut w = start;
-            for i in start..out.len() {
-                if w == start || out[w - 1] != out[i] {
-                    out[w] = out[i];
-                    w += 1;
-                }
-            }
-            out.truncate(w);
-        }
     }
 
     /// Phase 2: verifies `candidates` (sorted) in rule order and appends the

@@ -25,6 +25,10 @@ pub struct PacketRecord {
     /// Defragmentation findings about this fragment ([`DEFRAG_OVERLAP`]
     /// ...), raised as decoder events on it.
     pub defrag: u8,
+    /// Not a packet: the input's clock reached a new second at `index`
+    /// (sent to every worker, so flow timeouts happen at the same input
+    /// position whatever the worker count).
+    pub marker: bool,
 }
 
 /// [`PacketRecord::defrag`]: the fragment overlapped earlier ones.
@@ -78,6 +82,22 @@ impl Batch {
             orig_len,
             rebuilt,
             defrag,
+            marker: false,
+        });
+    }
+
+    /// A clock marker (see [`PacketRecord::marker`]).
+    pub fn push_marker(&mut self, index: u64, ts_ns: i64) {
+        self.records.push(PacketRecord {
+            index,
+            ts_ns,
+            linktype: 0,
+            start: self.arena.len() as u32,
+            len: 0,
+            orig_len: 0,
+            rebuilt: false,
+            defrag: 0,
+            marker: true,
         });
     }
 

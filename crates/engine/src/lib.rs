@@ -163,7 +163,7 @@ pub fn run_offline(
         log_payload: cfg.log_payload,
         log_packet: cfg.log_packet,
         stream: cfg.stream.clone(),
-        stream_memcap: (cfg.stream_memcap / n).max(1 << 20),
+        stream_memcap: (cfg.stream_memcap / n).max(64 << 10),
         payload_max: cfg.payload_max,
     };
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
@@ -240,6 +240,7 @@ fn read_loop(
     let batch_packets = cfg.batch_packets.max(1);
     let mut defrag = cfg.defrag.clone().map(Defragmenter::new);
     let mut datagram = Vec::new();
+    let mut clock_sec: Option<i64> = None;
     // Every `tick` packets all workers hear how far the input has got,
     // even those with nothing to do, so the merge never waits on them.
     let tick = (batch_packets * n) as u64;
@@ -254,6 +255,19 @@ fn read_loop(
         let ts_ns = pkt.ts.secs.saturating_mul(1_000_000_000) + pkt.ts.nanos as i64;
         last_ts = Some(ts_ns);
         last = pkt.index;
+        // Packet time entered a new second: every worker times its flows
+        // out here, before this packet.
+        let sec = ts_ns.div_euclid(1_000_000_000);
+        match clock_sec {
+            Some(c) if sec > c => {
+                for b in pending.iter_mut() {
+                    b.push_marker(pkt.index, ts_ns);
+                }
+                clock_sec = Some(sec);
+            }
+            None => clock_sec = Some(sec),
+            _ => {}
+        }
         let p = decode(pkt.linktype, pkt.data);
         let w = if n == 1 {
             0

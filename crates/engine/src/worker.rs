@@ -21,9 +21,12 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use vigil_detect::{
-    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput, StreamChunk,
+    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput,
+    StreamChunk,
 };
-use vigil_flow::{bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle};
+use vigil_flow::{
+    bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, FlowTimeouts, Lifecycle,
+};
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
 use vigil_wire::{decode, linktype, DecoderEvent, Packet, L4};
 
@@ -43,6 +46,9 @@ pub struct FlowState {
     vlan: [u16; 3],
     vlan_count: u8,
     v6: bool,
+    /// Key in the worker's timeout index: (second of the idle deadline,
+    /// first packet index).
+    deadline: Option<(i64, u64)>,
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
@@ -232,6 +238,9 @@ struct Ctx {
     hits: Vec<Hit>,
     pseudo_buf: Vec<u8>,
     ended: Vec<Flow<FlowState>>,
+    /// Flows by the second their idle timeout expires (packet time).
+    deadlines: BTreeMap<(i64, u64), u32>,
+    clock_timeouts: u64,
 }
 
 pub struct Worker {
@@ -268,6 +277,8 @@ impl Worker {
                 hits: Vec::new(),
                 pseudo_buf: Vec::new(),
                 ended: Vec::new(),
+                deadlines: BTreeMap::new(),
+                clock_timeouts: 0,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
@@ -311,6 +322,10 @@ impl Worker {
         // Pass 2 (in order): flows, streams, verification, per-flow state.
         for (i, p) in packets.iter_mut().enumerate() {
             let rec = &batch.records[i];
+            if rec.marker {
+                self.clock(rec, alerts);
+                continue;
+            }
             add_defrag_events(p, rec.defrag);
             self.ctx.count_decode(p, rec);
             let (s, e) = self.spans[i];
@@ -372,6 +387,44 @@ impl Worker {
         let candidates = &self.candidates[cand];
         self.ctx
             .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
+        // Reindex the flow by its new idle deadline (at most once per
+        // second of packet time for a busy flow).
+        let t = FlowTimeouts::suricata_default(flow.key.proto);
+        let secs = match flow.lifecycle {
+            Lifecycle::New => t.new,
+            Lifecycle::Established => t.established,
+            Lifecycle::Closed => t.closed,
+        };
+        let due = flow.last_ns.saturating_add(i64::from(secs) * 1_000_000_000);
+        let key = (due.div_euclid(1_000_000_000), flow.first_index);
+        if flow.state.deadline != Some(key) {
+            if let Some(old) = flow.state.deadline.replace(key) {
+                self.ctx.deadlines.remove(&old);
+            }
+            self.ctx.deadlines.insert(key, slot);
+        }
+    }
+
+    /// A clock marker: flows whose idle deadline fell in an earlier second
+    /// end here (what is left of their streams is inspected).
+    fn clock(&mut self, rec: &PacketRecord, alerts: &mut Vec<AlertOut>) {
+        let sec = rec.ts_ns.div_euclid(1_000_000_000);
+        while let Some((&(due, first), &slot)) = self.ctx.deadlines.first_key_value() {
+            if due >= sec {
+                break;
+            }
+            self.ctx.deadlines.pop_first();
+            if self.flows.get_mut(slot).is_some_and(|f| f.first_index == first) {
+                if let Some(mut f) = self.flows.remove(slot) {
+                    f.state.deadline = None;
+                    self.ctx.clock_timeouts += 1;
+                    self.ctx.ended.push(f);
+                }
+            }
+        }
+        if !self.ctx.ended.is_empty() {
+            self.ctx.flush_ended((rec.index, 0), alerts);
+        }
     }
 
     /// Finds or creates the packet's flow, ending (and inspecting what is
@@ -415,7 +468,7 @@ impl Worker {
         self.ctx.flush_ended((u64::MAX, 0), &mut alerts);
         let mut s = std::mem::take(&mut self.ctx.stats);
         s.flows_created = c.created;
-        s.flows_timed_out = c.timed_out;
+        s.flows_timed_out = c.timed_out + self.ctx.clock_timeouts;
         s.flows_evicted = c.memcap_evictions;
         s.flows_active_at_end = n as u64;
         s.flows_peak = c.peak_active;
@@ -569,7 +622,7 @@ impl Ctx {
                 }
                 stream_added = out.stream_added;
                 stream_events = out.events;
-                flow.lifecycle = if st.tcp.flow_established() {
+                flow.lifecycle = if st.tcp.is_open() {
                     Lifecycle::Established
                 } else if matches!(
                     st.tcp.state,
@@ -588,7 +641,9 @@ impl Ctx {
                         chunk_ready = !self.chunk.is_empty();
                     }
                 }
-                est_before || out.handshake_done
+                // Suricata: established once the session was, judged
+                // before this packet (the handshake's last ACK is not).
+                est_before
             }
             _ => {
                 let both = flow.state.seen_to_server && flow.state.seen_to_client;
@@ -672,7 +727,7 @@ impl Ctx {
         let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
         self.detect.stream_candidates(
             sel,
-            &self.chunk,
+            &mut self.chunk.blocks(),
             addrs,
             &mut self.scratch,
             &mut self.stream_cands,
@@ -712,6 +767,9 @@ impl Ctx {
         let mut ended = std::mem::take(&mut self.ended);
         ended.sort_by_key(|f| f.first_index);
         for f in &mut ended {
+            if let Some(k) = f.state.deadline.take() {
+                self.deadlines.remove(&k);
+            }
             self.flush_flow(f, (at.0, at.1, f.first_index), alerts);
             f.state.tcp.release(&mut self.mem);
         }
@@ -750,23 +808,13 @@ impl Ctx {
             self.stream_cands.clear();
             if let Some(sel) = sel {
                 let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
-                if chunk_ready {
-                    self.detect.stream_candidates(
-                        sel,
-                        &self.chunk,
-                        addrs,
-                        &mut self.scratch,
-                        &mut self.stream_cands,
-                    );
-                } else {
-                    self.detect.candidates(
-                        sel,
-                        &[],
-                        addrs,
-                        &mut self.scratch,
-                        &mut self.stream_cands,
-                    );
-                }
+                self.detect.stream_candidates(
+                    sel,
+                    &mut self.chunk.blocks().filter(|_| chunk_ready),
+                    addrs,
+                    &mut self.scratch,
+                    &mut self.stream_cands,
+                );
             }
             let tcp = &f.state.tcp;
             let view = FlowView {

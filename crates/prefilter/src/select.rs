@@ -426,7 +426,11 @@ impl Selector {
             None => self.shapes.get(&shape).map(|c| (c.clone(), Source::Shared)),
         };
         if let Some((costs, source)) = known {
-            let ok: Vec<Cost> = costs.iter().copied().filter(|c| usable(c.kind, self)).collect();
+            let ok: Vec<Cost> = costs
+                .iter()
+                .copied()
+                .filter(|c| usable(c.kind, self))
+                .collect();
             if let Some(kind) = cheapest(&ok, cfg.expected_bytes) {
                 if let Ok(e) = self.build_kind(kind, patterns) {
                     if source == Source::Shared {
@@ -467,26 +471,30 @@ impl Selector {
         let owned = std::mem::take(&mut self.sample);
         let sample: Vec<&[u8]> = owned.iter().map(|s| s.as_slice()).collect();
         let debug = std::env::var_os("VIGIL_PREFILTER_DEBUG").is_some();
-        let mut costs = Vec::new();
         let mut built: Vec<(EngineKind, Box<dyn PrefilterEngine>)> = Vec::new();
+        let mut build_ms = Vec::new();
         for kind in candidates {
             let t = Instant::now();
             let Ok(e) = self.build_kind(kind, patterns) else {
                 continue;
             };
-            let build_ms = t.elapsed().as_secs_f64() * 1e3;
-            let ns_per_byte = measure(e.as_ref(), &sample, 3);
+            build_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            built.push((kind, e));
+        }
+        let engines: Vec<&dyn PrefilterEngine> = built.iter().map(|b| b.1.as_ref()).collect();
+        let ns = measure_interleaved(&engines, &sample, CALIBRATION_REPS);
+        let mut costs = Vec::new();
+        for (((kind, _), ns_per_byte), build_ms) in built.iter().zip(ns).zip(build_ms) {
             if debug {
                 eprintln!(
                     "prefilter calibrate: {n} patterns: {kind} build {build_ms:.1} ms, {ns_per_byte:.3} ns/B"
                 );
             }
             costs.push(Cost {
-                kind,
+                kind: *kind,
                 ns_per_byte,
                 build_ms,
             });
-            built.push((kind, e));
         }
         drop(sample);
         self.sample = owned;
@@ -550,37 +558,84 @@ pub fn calibrate(
     sample: &[&[u8]],
     kinds: &[EngineKind],
 ) -> Option<(EngineKind, Vec<Cost>)> {
-    let mut costs = Vec::new();
+    let mut built = Vec::new();
+    let mut build_ms = Vec::new();
     for kind in auto_candidates(patterns, kinds) {
         let t = Instant::now();
         if let Ok(e) = kind.build(patterns) {
-            let build_ms = t.elapsed().as_secs_f64() * 1e3;
-            costs.push(Cost {
-                kind,
-                ns_per_byte: measure(e.as_ref(), sample, 3),
-                build_ms,
-            });
+            build_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            built.push((kind, e));
         }
     }
+    let engines: Vec<&dyn PrefilterEngine> = built.iter().map(|b| b.1.as_ref()).collect();
+    let ns = measure_interleaved(&engines, sample, CALIBRATION_REPS);
+    let costs: Vec<Cost> = built
+        .iter()
+        .zip(ns)
+        .zip(build_ms)
+        .map(|(((kind, _), ns_per_byte), build_ms)| Cost {
+            kind: *kind,
+            ns_per_byte,
+            build_ms,
+        })
+        .collect();
     Some((cheapest(&costs, None)?, costs))
 }
+
+/// Timed passes per engine when calibrating.
+pub const CALIBRATION_REPS: usize = 5;
 
 /// Cost of scanning `sample` with `engine`, in nanoseconds per byte: the
 /// best of `reps` timed passes after one warm-up pass.
 pub fn measure(engine: &dyn PrefilterEngine, sample: &[&[u8]], reps: usize) -> f64 {
+    measure_interleaved(&[engine], sample, reps)[0]
+}
+
+/// [`measure`] for several engines, their passes interleaved (one pass of
+/// each in turn), so that all see the same machine load and the same cache
+/// pressure from the others; the best pass of each is kept. A pass of a
+/// fast engine repeats the sample until it lasts about 2 ms, so that timer
+/// and scheduler noise stay small against it.
+pub fn measure_interleaved(
+    engines: &[&dyn PrefilterEngine],
+    sample: &[&[u8]],
+    reps: usize,
+) -> Vec<f64> {
+    const PASS_NS: f64 = 2e6;
     let bytes: usize = sample.iter().map(|s| s.len()).sum::<usize>().max(1);
     let mut hits = 0u64;
-    let mut pass = || {
+    let mut pass = |e: &dyn PrefilterEngine, loops: usize| {
         let t = Instant::now();
-        for s in sample {
-            engine.scan_ids(s, &mut |_| hits += 1);
+        for _ in 0..loops {
+            for s in sample {
+                e.scan_ids(s, &mut |_| hits += 1);
+            }
         }
-        t.elapsed()
+        t.elapsed().as_nanos() as f64 / (bytes * loops) as f64
     };
-    pass();
-    let best = (0..reps.max(1)).map(|_| pass()).min().unwrap_or_default();
+    // Warm-up pass: also sizes the timed passes. An engine slower than
+    // 20 ms a pass is clearly not the one to pick and is not repeated.
+    let mut best = vec![f64::INFINITY; engines.len()];
+    let mut loops = vec![1usize; engines.len()];
+    for (i, e) in engines.iter().enumerate() {
+        let ns = pass(*e, 1);
+        let total = ns * bytes as f64;
+        if total > 20e6 {
+            best[i] = ns;
+            loops[i] = 0;
+        } else {
+            loops[i] = ((PASS_NS / total.max(1.0)).ceil() as usize).clamp(1, 1000);
+        }
+    }
+    for _ in 0..reps.max(1) {
+        for (i, e) in engines.iter().enumerate() {
+            if loops[i] > 0 {
+                best[i] = best[i].min(pass(*e, loops[i]));
+            }
+        }
+    }
     std::hint::black_box(hits);
-    best.as_nanos() as f64 / bytes as f64
+    best
 }
 
 const CACHE_HEADER: &str = "# vigil prefilter calibration v2";

@@ -123,8 +123,10 @@ pub struct StreamBuffer {
     /// Present data, merged, sorted, all at or above `base`.
     ranges: Vec<(u64, u64)>,
     /// Accepted segments `[start, end)` sorted by start, for target-based
-    /// policies.
+    /// policies (only those that supplied bytes; no duplicates).
     segs: Vec<(u64, u64)>,
+    /// Longest segment in `segs`: bounds the search for overlaps.
+    max_seg: u64,
 }
 
 impl StreamBuffer {
@@ -277,17 +279,29 @@ impl StreamBuffer {
         self.ranges.splice(i..j, std::iter::once((ns, ne)));
     }
 
-    fn add_segment(&mut self, s: u64, e: u64, mem: &mut StreamMemory) {
+    /// Remembers a segment's boundaries; false when the memory cap does
+    /// not allow it.
+    fn add_segment(&mut self, s: u64, e: u64, mem: &mut StreamMemory) -> bool {
+        let i = self.segs.partition_point(|x| x.0 <= s);
+        // An identical segment is known already.
+        if self.segs[..i].iter().rev().take_while(|x| x.0 == s).any(|x| x.1 == e) {
+            return true;
+        }
         if !mem.charge(SEGMENT_COST) {
-            return;
+            return false;
         }
-        match self.segs.last() {
-            Some(&(ls, _)) if ls > s => {
-                let i = self.segs.partition_point(|x| x.0 <= s);
-                self.segs.insert(i, (s, e));
-            }
-            _ => self.segs.push((s, e)),
-        }
+        self.segs.insert(i, (s, e));
+        self.max_seg = self.max_seg.max(e - s);
+        true
+    }
+
+    /// The remembered segments that may overlap `[s, e)`.
+    fn segs_near(&self, s: u64, e: u64) -> &[(u64, u64)] {
+        let lo = self
+            .segs
+            .partition_point(|x| x.0.saturating_add(self.max_seg) <= s);
+        let hi = self.segs.partition_point(|x| x.0 < e);
+        &self.segs[lo..hi.max(lo)]
     }
 
     /// Inserts a segment's bytes at stream offset `off`, resolving
@@ -320,12 +334,15 @@ impl StreamBuffer {
         let track_segs = policy.needs_segments();
         // Fast path: nothing at or beyond s yet.
         if self.ranges.last().map_or(true, |r| r.1 <= s) {
+            // The segment's bookkeeping is charged first: when the cap
+            // does not allow it, the data is dropped (and counted).
+            if track_segs && !self.add_segment(s, e, mem) {
+                out.dropped = data.len() as u64;
+                return out;
+            }
             let n = self.write(s, data, mem);
             self.fill(s, s + n as u64);
             out.dropped = (data.len() - n) as u64;
-            if track_segs && n > 0 {
-                self.add_segment(s, e, mem);
-            }
             return out;
         }
         let InsertScratch {
@@ -362,10 +379,7 @@ impl StreamBuffer {
                 _ => {
                     wins.clear();
                     loses.clear();
-                    for &(os, oe) in &self.segs {
-                        if os >= e {
-                            break;
-                        }
+                    for &(os, oe) in self.segs_near(s, e) {
                         let (a, b) = (os.max(s), oe.min(e));
                         if a >= b {
                             continue;
@@ -384,14 +398,20 @@ impl StreamBuffer {
                 }
             }
         }
+        // A segment that supplies no byte (it lost every overlap) is not
+        // remembered: retransmission storms cost nothing.
+        if writes.is_empty() {
+            return out;
+        }
+        if track_segs && !self.add_segment(s, e, mem) {
+            out.dropped = data.len() as u64;
+            return out;
+        }
         for &(ws, we) in writes.iter() {
             let d = &data[(ws - s) as usize..(we - s) as usize];
             let n = self.write(ws, d, mem);
             out.dropped += (d.len() - n) as u64;
             self.fill(ws, ws + n as u64);
-        }
-        if track_segs {
-            self.add_segment(s, e, mem);
         }
         out
     }
@@ -429,6 +449,7 @@ impl StreamBuffer {
         mem.release(self.segs.len() * SEGMENT_COST);
         self.segs.clear();
         self.ranges.clear();
+        self.max_seg = 0;
     }
 }
 

@@ -235,10 +235,16 @@ impl TcpSession {
         self.release(mem);
     }
 
-    /// Flow state before this packet as Suricata's `flow:established`
-    /// sees it: established until the session reaches LastAck, TimeWait
-    /// or Closed.
+    /// Whether a packet arriving now counts as established for
+    /// `flow:established` (Suricata: the session reached the established
+    /// state, whatever happened since; evaluated before the packet).
     pub fn flow_established(&self) -> bool {
+        self.state >= TcpState::Established
+    }
+
+    /// The session is open in Suricata's flow-state sense (established
+    /// and not yet in LastAck, TimeWait or Closed): for flow timeouts.
+    pub fn is_open(&self) -> bool {
         matches!(
             self.state,
             TcpState::Established
@@ -758,7 +764,7 @@ mod tests {
         assert!(!c.s.flow_established());
         c.handshake();
         assert_eq!(c.s.state, TcpState::Established);
-        assert!(c.s.flow_established());
+        assert!(c.s.flow_established() && c.s.is_open());
         let o = c.pkt(true, ACK | 0x08, 101, 501, b"hello ");
         assert!(o.stream_added);
         c.pkt(true, ACK | 0x08, 107, 501, b"world");
@@ -779,7 +785,7 @@ mod tests {
         c.s.raw_inspected(true, 11, &mut c.mem);
         c.pkt(false, FIN | ACK, 501, 113, b"");
         assert_eq!(c.s.state, TcpState::LastAck);
-        assert!(!c.s.flow_established());
+        assert!(c.s.flow_established() && !c.s.is_open());
         c.pkt(true, ACK, 113, 502, b"");
         assert_eq!(c.s.state, TcpState::Closed);
         assert!(!c.s.needs_flush(true));

@@ -57,28 +57,63 @@ pub fn bench(cmd: BenchCommand) -> Result<ExitCode> {
     }
 }
 
-/// Fast patterns of every loaded rule, and the distinct pattern sets of
-/// the rule groups, from `files`.
-fn ruleset_patterns(files: &[PathBuf]) -> Result<(usize, Vec<Pattern>, Vec<Vec<Pattern>>)> {
+/// Patterns of a ruleset for the study.
+struct RulesetPatterns {
+    /// Rules parsed.
+    parsed: usize,
+    /// Rules loaded (evaluable).
+    loaded: usize,
+    /// One fast pattern per parsed rule with a content, whatever its
+    /// buffer (explicit `fast_pattern`, else the longest content).
+    fast: Vec<Pattern>,
+    /// Every non-negated content of every parsed rule.
+    contents: Vec<Pattern>,
+    /// The distinct pattern sets of the loaded rules' groups, as `vigil
+    /// run` builds them.
+    group_sets: Vec<Vec<Pattern>>,
+}
+
+fn ruleset_patterns(files: &[PathBuf]) -> Result<RulesetPatterns> {
     let cfg = Config::default();
     let vars = build_vars(&cfg)?;
     let classes = load_classification(&cfg)?;
     let loaded = load_rule_files(files, &vars)?;
+    let mut fast = Vec::new();
+    let mut contents = Vec::new();
+    let pat = |id: usize, c: &vigil_rules::Content| Pattern {
+        id: id as u32,
+        bytes: c.pattern.clone(),
+        nocase: c.nocase,
+    };
+    for r in &loaded.rules {
+        let all: Vec<&vigil_rules::Content> = r
+            .buffers
+            .iter()
+            .flat_map(|b| b.items.iter())
+            .filter_map(|i| match i {
+                vigil_rules::PayloadItem::Content(c) if !c.negated && !c.pattern.is_empty() => {
+                    Some(c)
+                }
+                _ => None,
+            })
+            .collect();
+        let chosen = all
+            .iter()
+            .find(|c| c.fast_pattern.is_some())
+            .or_else(|| all.iter().rev().max_by_key(|c| c.pattern.len()));
+        if let Some(c) = chosen {
+            fast.push(pat(fast.len(), c));
+        }
+        for c in all {
+            contents.push(pat(contents.len(), c));
+        }
+    }
     let (detect, report) = DetectEngine::build(&loaded.rules, &classes);
     let fp = |r: u32| {
         let f = detect.rules[r as usize].fast_pattern.as_ref();
         f.map(|f| (f.bytes.clone(), f.nocase))
     };
-    let all: Vec<Pattern> = (0..detect.rules.len() as u32)
-        .filter_map(|r| fp(r))
-        .enumerate()
-        .map(|(i, (bytes, nocase))| Pattern {
-            id: i as u32,
-            bytes,
-            nocase,
-        })
-        .collect();
-    let mut sets: Vec<Vec<Pattern>> = Vec::new();
+    let mut group_sets: Vec<Vec<Pattern>> = Vec::new();
     for g in &detect.groups.groups {
         if g.engine.is_none() {
             continue;
@@ -95,52 +130,84 @@ fn ruleset_patterns(files: &[PathBuf]) -> Result<(usize, Vec<Pattern>, Vec<Vec<P
                 })
             })
             .collect();
-        if !sets.contains(&set) {
-            sets.push(set);
+        if !group_sets.contains(&set) {
+            group_sets.push(set);
         }
     }
-    Ok((report.loaded, all, sets))
+    Ok(RulesetPatterns {
+        parsed: loaded.rules.len(),
+        loaded: report.loaded,
+        fast,
+        contents,
+        group_sets,
+    })
 }
 
 fn prefilter(a: BenchPrefilterArgs) -> Result<ExitCode> {
     let start = Instant::now();
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
-    let rules = a
-        .rules
-        .clone()
-        .or_else(|| Path::new(DEFAULT_RULES).exists().then(|| DEFAULT_RULES.into()));
+    let rules = a.rules.clone().or_else(|| {
+        Path::new(DEFAULT_RULES)
+            .exists()
+            .then(|| DEFAULT_RULES.into())
+    });
     let (seed, table2_rows) = match &rules {
         Some(f) => {
             eprintln!("vigil bench: loading {}", f.display());
-            let (n, all, sets) = ruleset_patterns(std::slice::from_ref(f))?;
-            if all.is_empty() {
-                bail!("{}: no rule with a fast pattern", f.display());
+            let rp = ruleset_patterns(std::slice::from_ref(f))?;
+            if rp.fast.is_empty() {
+                bail!("{}: no rule with a content", f.display());
             }
-            let name = f.file_name().map_or("rules".into(), |n| n.to_string_lossy());
+            let name = f
+                .file_name()
+                .map_or("rules".into(), |n| n.to_string_lossy());
             eprintln!(
-                "vigil bench: {} rules, {} fast patterns, {} distinct group sets; memory table...",
-                n,
-                all.len(),
-                sets.len()
+                "vigil bench: {} rules parsed ({} with a content), {} loaded in {} distinct group sets; memory table...",
+                rp.parsed,
+                rp.fast.len(),
+                rp.loaded,
+                rp.group_sets.len()
             );
             let rows = vec![
-                table2::row(&format!("{name}: all fast patterns, one automaton"), n, &[all.clone()]),
-                table2::row(&format!("{name}: per rule group (sum)"), n, &sets),
+                table2::row(
+                    &format!("{name}: fast pattern of every rule, one automaton"),
+                    rp.parsed,
+                    std::slice::from_ref(&rp.fast),
+                    true,
+                ),
+                table2::row(
+                    &format!("{name}: every content of every rule, one automaton"),
+                    rp.parsed,
+                    std::slice::from_ref(&rp.contents),
+                    true,
+                ),
+                table2::row(
+                    &format!("{name}: loaded rules, one automaton per rule group (sum)"),
+                    rp.loaded,
+                    &rp.group_sets,
+                    !a.quick,
+                ),
             ];
-            (all, rows)
+            (rp.fast, rows)
         }
         None => {
             eprintln!("vigil bench: no ruleset found; using the built-in pattern list");
             let all = synth::builtin();
-            let rows = vec![table2::row("built-in patterns", all.len(), &[all.clone()])];
+            let rows = vec![table2::row(
+                "built-in patterns",
+                all.len(),
+                std::slice::from_ref(&all),
+                true,
+            )];
             (all, rows)
         }
     };
-    let pcap = a
-        .pcap
-        .clone()
-        .or_else(|| Path::new(DEFAULT_PCAP).exists().then(|| DEFAULT_PCAP.into()));
+    let pcap = a.pcap.clone().or_else(|| {
+        Path::new(DEFAULT_PCAP)
+            .exists()
+            .then(|| DEFAULT_PCAP.into())
+    });
     let (real, real_src) = match &pcap {
         Some(p) => (
             payloads::from_pcap(p, 8 << 20).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
@@ -216,7 +283,9 @@ pub fn run_selector(
             );
         };
         if !kind.available() {
-            bail!("--prefilter {name}: not available in this build (build with --features hyperscan)");
+            bail!(
+                "--prefilter {name}: not available in this build (build with --features hyperscan)"
+            );
         }
         return Ok(Selector::fixed(kind));
     }

@@ -49,9 +49,15 @@ fn text_report_states_and_exit_status() {
         line(5, "sid 5: keyword requires: requirement not met"),
         line(1, "sid 1: keyword sid: duplicate signature 1:1 (rev 1)"),
         line(7, "sid 6: keyword xbits: not yet evaluable: "),
-        line(9, "sid 7: keyword reference: warning: unknown reference system 'nosuchsystem'"),
+        line(
+            9,
+            "sid 7: keyword reference: warning: unknown reference system 'nosuchsystem'",
+        ),
     ] {
-        assert!(text.lines().any(|l| l.starts_with(&want)), "missing {want:?} in\n{text}");
+        assert!(
+            text.lines().any(|l| l.starts_with(&want)),
+            "missing {want:?} in\n{text}"
+        );
     }
     assert!(
         text.contains(
@@ -64,10 +70,18 @@ fn text_report_states_and_exit_status() {
 
     // Without the syntax error the exit status is 0, whatever else fails.
     let g = d.join("nosyntax.rules");
-    let no_syntax: String = MIXED.lines().filter(|l| !l.contains("sid:4;")).map(|l| format!("{l}\n")).collect();
+    let no_syntax: String = MIXED
+        .lines()
+        .filter(|l| !l.contains("sid:4;"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     std::fs::write(&g, no_syntax).unwrap();
     let out = vigil(&["rules", "check", "--quiet", g.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     // --quiet keeps errors only.
     assert!(!text.contains("not yet evaluable:"), "{text}");
@@ -109,22 +123,29 @@ fn json_summary() {
 
 #[test]
 fn threshold_file_config_key_applies() {
-    use vigil_craft::{write_pcap_file, TcpSession};
+    use vigil_craft::{eth_ipv4_udp, write_pcap_file};
     let d = tmpdir("thr");
-    let mut s = TcpSession::new(
-        "10.0.0.1:40000".parse().unwrap(),
-        "192.0.2.80:80".parse().unwrap(),
-    );
-    s.handshake();
-    for _ in 0..5 {
-        s.client_send(b"probe");
-    }
+    // Five UDP datagrams: every one is inspected as a packet.
+    let frames: Vec<((i64, u32), Vec<u8>)> = (0..5)
+        .map(|i| {
+            (
+                (i, 0),
+                eth_ipv4_udp(
+                    "10.0.0.1".parse().unwrap(),
+                    40000,
+                    "192.0.2.80".parse().unwrap(),
+                    53,
+                    b"probe",
+                ),
+            )
+        })
+        .collect();
     let pcap = d.join("in.pcap");
-    write_pcap_file(&pcap, s.frames()).unwrap();
+    write_pcap_file(&pcap, &frames).unwrap();
     std::fs::write(
         d.join("r.rules"),
-        "alert tcp any any -> any any (msg:\"probe\"; content:\"probe\"; sid:20;)\n\
-         alert tcp any any -> any any (msg:\"also\"; content:\"robe\"; sid:21;)\n",
+        "alert udp any any -> any any (msg:\"probe\"; content:\"probe\"; sid:20;)\n\
+         alert udp any any -> any any (msg:\"also\"; content:\"robe\"; sid:21;)\n",
     )
     .unwrap();
     std::fs::write(
@@ -146,7 +167,11 @@ fn threshold_file_config_key_applies() {
         d.to_str().unwrap(),
         "--quiet",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let eve = std::fs::read_to_string(d.join("eve.json")).unwrap();
     let sids: Vec<u64> = eve
         .lines()

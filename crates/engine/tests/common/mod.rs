@@ -1,0 +1,95 @@
+//! Shared helpers: rules from text, a capture written to a temporary pcap,
+//! the offline pipeline run over it with alerts collected.
+
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use vigil_craft::{PcapWriter, TimedFrame, LINKTYPE_ETHERNET};
+use vigil_detect::{CompiledRule, DetectEngine};
+use vigil_engine::{run_offline, AlertOut, AlertSink, EngineConfig, RunStats};
+use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
+use vigil_source::PcapSource;
+
+pub fn engine(rules: &str) -> Arc<DetectEngine> {
+    let vars = Vars::default();
+    let parsed: Vec<_> = rules
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
+        .collect();
+    let (e, report) = DetectEngine::build(&parsed, &ClassificationConfig::default());
+    assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
+    Arc::new(e)
+}
+
+/// One alert as a test looks at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub sid: u32,
+    pub stream: bool,
+    pub pseudo: bool,
+    pub index: u64,
+    pub to_server: Option<bool>,
+    pub payload: Option<Vec<u8>>,
+}
+
+#[derive(Default)]
+pub struct Collect(pub Vec<Seen>);
+
+impl AlertSink for Collect {
+    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+        self.0.push(Seen {
+            sid: r.sid,
+            stream: a.stream,
+            pseudo: a.pseudo,
+            index: a.index,
+            to_server: a.to_server,
+            payload: a.payload.as_deref().map(<[u8]>::to_vec),
+        });
+        Ok(())
+    }
+}
+
+pub fn write_pcap(name: &str, frames: impl IntoIterator<Item = TimedFrame>) -> PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "vigil-engine-{}-{name}.pcap",
+        std::process::id()
+    ));
+    let mut w = PcapWriter::new(
+        BufWriter::new(File::create(&path).expect("create pcap")),
+        LINKTYPE_ETHERNET,
+    )
+    .expect("pcap header");
+    for (ts, f) in frames {
+        w.write_packet(ts, &f).expect("write packet");
+    }
+    w.flush().expect("flush");
+    path
+}
+
+pub fn run_pcap(path: &PathBuf, detect: Arc<DetectEngine>, cfg: &EngineConfig) -> (Vec<Seen>, RunStats) {
+    let src = PcapSource::open(path).expect("open pcap");
+    let mut sink = Collect::default();
+    let stats = run_offline(src, detect, cfg, &mut sink, &mut |_, _| {}).expect("run");
+    (sink.0, stats)
+}
+
+pub fn run(
+    name: &str,
+    frames: impl IntoIterator<Item = TimedFrame>,
+    rules: &str,
+    cfg: &EngineConfig,
+) -> (Vec<Seen>, RunStats) {
+    let path = write_pcap(name, frames);
+    let out = run_pcap(&path, engine(rules), cfg);
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+pub fn sids(v: &[Seen]) -> Vec<u32> {
+    v.iter().map(|s| s.sid).collect()
+}

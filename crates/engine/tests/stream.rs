@@ -1,0 +1,244 @@
+//! Stateful inspection end to end: TCP reassembly and raw stream
+//! inspection, overlap policies, stream keywords, defragmentation, flow
+//! end, and repeatability across worker counts.
+
+mod common;
+
+use std::net::{IpAddr, SocketAddr};
+
+use common::{run, sids};
+use vigil_craft::{add_us, Dir, PacketBuilder, TcpSession, TimedFrame, ACK, PSH, RST, SYN};
+use vigil_engine::{EngineConfig, OverlapPolicy};
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn session(i: u16) -> TcpSession {
+    TcpSession::new(addr(&format!("10.0.0.{}:{}", 1 + i % 200, 40000 + i)), addr("10.0.1.1:8080"))
+        .start_at((1_700_000_000 + i64::from(i), 0))
+}
+
+/// A client data segment at `rel` bytes after the handshake, by hand.
+fn client_seg(s: &TcpSession, base: u32, rel: u32, data: &[u8], t: u64) -> TimedFrame {
+    let (c, v) = (s.client(), s.server());
+    let f = PacketBuilder::default().tcp(
+        c.ip(),
+        c.port(),
+        v.ip(),
+        v.port(),
+        base.wrapping_add(rel),
+        s.server_next_seq(),
+        PSH | ACK,
+        data,
+    );
+    (add_us(s.now(), t), f)
+}
+
+fn server_ack(s: &TcpSession, ack: u32, t: u64) -> TimedFrame {
+    let (c, v) = (s.client(), s.server());
+    let f = PacketBuilder::default().tcp(
+        v.ip(),
+        v.port(),
+        c.ip(),
+        c.port(),
+        s.server_next_seq(),
+        ack,
+        ACK,
+        &[],
+    );
+    (add_us(s.now(), t), f)
+}
+
+#[test]
+fn content_split_across_segments_matches_the_stream_once() {
+    let mut s = session(1).with_mss(3);
+    s.handshake().client_send(b"xxATTACKyyATTACK").close();
+    let rules = "alert tcp any any -> any any (content:\"ATTACK\"; sid:1;)\n\
+                 alert tcp-pkt any any -> any any (content:\"ATTACK\"; sid:2;)\n";
+    let (a, _) = run("split", s.into_frames(), rules, &EngineConfig::default());
+    assert_eq!(sids(&a), vec![1]);
+    assert!(a[0].stream && !a[0].pseudo);
+}
+
+#[test]
+fn anchored_rules_inspect_packets_and_stream() {
+    let mut s = session(2);
+    s.handshake().client_send(b"GNUTELLA CONNECT/0.6\r\n").close();
+    let rules = "alert tcp any any -> any any (flow:to_server,established; content:\"GNUTELLA\"; depth:8; sid:3;)\n";
+    let (a, _) = run("anchored", s.into_frames(), rules, &EngineConfig::default());
+    // Suricata alerts on the packet, then again on the stream chunk.
+    assert_eq!(sids(&a), vec![3, 3]);
+    assert!(!a[0].stream && a[1].stream);
+}
+
+#[test]
+fn rst_payload_is_not_stream_data() {
+    let mut s = session(3);
+    s.handshake().server_send(b"Please Let Me In!");
+    s.segment(Dir::ToClient, RST, b"Access Denied");
+    let rules = "alert tcp-pkt any any -> any any (content:\"Access Denied\"; sid:1;)\n\
+                 alert tcp any any -> any any (flow:only_stream; content:\"Access Denied\"; sid:2;)\n\
+                 alert tcp any any -> any any (content:\"Please Let Me In!\"; sid:4;)\n\
+                 alert tcp any any -> any any (content:\"Please Let Me In!Access Denied\"; sid:5;)\n";
+    let (a, _) = run("rst", s.into_frames(), rules, &EngineConfig::default());
+    let mut got = sids(&a);
+    got.sort();
+    assert_eq!(got, vec![1, 4]);
+}
+
+fn overlap_capture() -> Vec<TimedFrame> {
+    let mut s = session(4);
+    s.handshake();
+    let base = s.client_next_seq();
+    let mut f = s.take_frames();
+    f.push(client_seg(&s, base, 0, b"GOOD", 1));
+    f.push(client_seg(&s, base, 0, b"EVIL", 2));
+    f.push(server_ack(&s, base.wrapping_add(4), 3));
+    f
+}
+
+#[test]
+fn overlapping_retransmission_keeps_the_first_data_and_raises_an_event() {
+    let rules = "alert tcp-stream any any -> any any (content:\"EVIL\"; sid:1;)\n\
+                 alert tcp-stream any any -> any any (content:\"GOOD\"; sid:2;)\n\
+                 alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:3;)\n\
+                 alert tcp any any -> any any (stream-event:reassembly_overlap_different_data; sid:4;)\n";
+    let mut cfg = EngineConfig {
+        log_payload: true,
+        ..EngineConfig::default()
+    };
+    let (a, _) = run("overlap", overlap_capture(), rules, &cfg);
+    assert_eq!(sids(&a), vec![3, 4, 2]);
+    let good = &a[2];
+    assert!(good.stream && good.pseudo);
+    assert_eq!(good.payload.as_deref(), Some(&b"GOOD"[..]));
+    // Under the `last` policy the retransmitted data wins.
+    cfg.stream.policy = OverlapPolicy::Last;
+    let (a, _) = run("overlap-last", overlap_capture(), rules, &cfg);
+    assert_eq!(sids(&a), vec![3, 4, 1]);
+}
+
+#[test]
+fn gaps_split_the_stream_and_show_in_the_payload() {
+    let mut s = session(5);
+    s.handshake();
+    let base = s.client_next_seq();
+    let mut f = s.take_frames();
+    f.push(client_seg(&s, base, 0, b"VERY", 1));
+    f.push(client_seg(&s, base, 8, b"DATA", 2));
+    f.push(server_ack(&s, base.wrapping_add(12), 3));
+    let rules = "alert tcp-stream any any -> any any (content:\"VERY\"; sid:1;)\n\
+                 alert tcp-stream any any -> any any (content:\"DATA\"; sid:3;)\n\
+                 alert tcp-stream any any -> any any (content:\"VERYGOODDATA\"; sid:7;)\n";
+    let cfg = EngineConfig {
+        log_payload: true,
+        ..EngineConfig::default()
+    };
+    let (a, _) = run("gap", f, rules, &cfg);
+    assert_eq!(sids(&a), vec![1, 3]);
+    assert_eq!(a[0].payload.as_deref(), Some(&b"VERY[4 bytes missing]DATA"[..]));
+}
+
+#[test]
+fn stream_size_compares_sequence_progress() {
+    let mut s = session(6);
+    s.handshake().client_send(&[b'x'; 30]).close();
+    let rules = "alert tcp any any -> any any (flow:to_server; stream_size:client,>,20; sid:8;)\n";
+    let (a, _) = run("size", s.into_frames(), rules, &EngineConfig::default());
+    // Every client packet after the 30 bytes: the data packet (31 > 20),
+    // the FIN and the last ACK; plus the final pseudo packet? No: the
+    // session is closed and fully inspected by then.
+    assert_eq!(sids(&a), vec![8, 8, 8]);
+}
+
+/// A TCP SYN to port 80 in two IPv4 fragments: the first one twice
+/// (overlap), then the second.
+fn fragmented_syn() -> Vec<TimedFrame> {
+    let (src, dst): (IpAddr, IpAddr) = ("10.5.0.1".parse().unwrap(), "10.5.0.2".parse().unwrap());
+    let seg = PacketBuilder::default()
+        .mss(1460)
+        .tcp_segment(src, 33000, dst, 80, 77, 0, SYN, &[]);
+    let b = PacketBuilder::default().ip_id(4242);
+    let first = b.clone().mf(true).frag_offset(0).eth_ip(src, dst, 6, &seg[..16]);
+    let second = b.clone().frag_offset(2).eth_ip(src, dst, 6, &seg[16..]);
+    let t = (1_700_000_100, 0);
+    vec![(t, first.clone()), (add_us(t, 1), first), (add_us(t, 2), second)]
+}
+
+#[test]
+fn rebuilt_datagram_is_inspected_with_its_flow() {
+    let rules = "alert tcp any any -> any 80 (flags:S; sid:7;)\n\
+                 alert tcp any any -> any 80 (flags:S; flow:only_frag; sid:8;)\n\
+                 alert ip any any -> any any (decode-event:ipv4.frag_overlap; sid:9;)\n";
+    let (a, stats) = run("defrag", fragmented_syn(), rules, &EngineConfig::default());
+    assert_eq!(sids(&a), vec![9, 7, 8]);
+    assert_eq!(stats.defrag.reassembled, 1);
+    assert_eq!(stats.workers.tcp_sessions, 1);
+    // Without defragmentation the fragments alone match no TCP rule.
+    let cfg = EngineConfig {
+        defrag: None,
+        ..EngineConfig::default()
+    };
+    let (a, _) = run("nodefrag", fragmented_syn(), rules, &cfg);
+    assert!(a.is_empty());
+}
+
+#[test]
+fn flow_timeout_inspects_what_is_left_before_the_new_flow() {
+    let mut s = session(7).with_data_acks(false);
+    s.handshake().client_send(b"LEFTOVER");
+    let mut f = s.take_frames();
+    // 20 minutes later the same client port opens a new connection.
+    let mut again = TcpSession::new(s.client(), s.server())
+        .start_at(add_us(s.now(), 1_200_000_000))
+        .with_isn(90_000, 70_000);
+    again.handshake();
+    f.extend(again.into_frames());
+    let rules = "alert tcp any any -> any any (content:\"LEFTOVER\"; sid:1;)\n\
+                 alert tcp any any -> any any (flags:S; sid:2;)\n";
+    let (a, stats) = run("timeout", f, rules, &EngineConfig::default());
+    assert_eq!(sids(&a), vec![2, 1, 2]);
+    assert!(a[1].stream && a[1].pseudo);
+    assert_eq!(stats.workers.flows_timed_out, 1);
+}
+
+/// Many sessions, fragments and reused ports: the alerts must not depend
+/// on the number of workers.
+#[test]
+fn output_identical_for_any_worker_count() {
+    let mut frames = Vec::new();
+    for i in 0..60u16 {
+        let mut s = session(i).with_mss(7);
+        s.handshake()
+            .client_send(format!("GET /item{i} HTTP/1.1\r\nX: ATTACK\r\n\r\n").as_bytes())
+            .server_send(b"HTTP/1.1 200 OK\r\n\r\nsecret");
+        if i % 3 == 0 {
+            s.close();
+        } else if i % 3 == 1 {
+            s.reset(Dir::ToServer);
+        }
+        frames.extend(s.into_frames());
+    }
+    frames.extend(fragmented_syn());
+    frames.sort_by_key(|f| f.0);
+    let rules = "alert tcp any any -> any any (content:\"ATTACK\"; sid:1;)\n\
+                 alert tcp any any -> any 8080 (flow:to_server,established; content:\"GET /item\"; depth:9; sid:2;)\n\
+                 alert tcp any 8080 -> any any (flow:to_client; content:\"secret\"; sid:3;)\n\
+                 alert tcp any any -> any any (flags:S; sid:4;)\n\
+                 alert ip any any -> any any (decode-event:ipv4.frag_overlap; sid:5;)\n";
+    let mut outs = Vec::new();
+    for w in [1, 2, 3] {
+        let cfg = EngineConfig {
+            workers: w,
+            log_payload: true,
+            batch_packets: 16,
+            ..EngineConfig::default()
+        };
+        outs.push(run(&format!("workers{w}"), frames.clone(), rules, &cfg).0);
+    }
+    assert_eq!(outs[0].iter().filter(|s| s.sid == 1).count(), 60);
+    assert!(outs[0].iter().any(|s| s.sid == 3 && s.pseudo));
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0], outs[2]);
+}
