@@ -26,6 +26,36 @@ pub fn from_pcap(path: &Path, max_bytes: usize) -> Result<Vec<Vec<u8>>, String> 
     Ok(out)
 }
 
+/// About `max_bytes` of transport payloads spread evenly over the whole
+/// capture (a packet is kept when the share of the file read so far calls
+/// for more sample bytes), so that the sample follows the traffic's mix
+/// rather than its first seconds. Reads the whole capture once.
+pub fn spread_from_pcap(path: &Path, max_bytes: usize) -> Result<Vec<Vec<u8>>, String> {
+    let mut src = vigil_source::PcapSource::open(path).map_err(|e| e.to_string())?;
+    let total_file = src.total_bytes().max(1) as f64;
+    let mut out = Vec::new();
+    let mut taken = 0usize;
+    // Position in the file, approximated by records read (16-byte pcap
+    // record headers).
+    let mut pos = 0usize;
+    loop {
+        let Some(raw) = src.next_packet().map_err(|e| e.to_string())? else {
+            break;
+        };
+        pos += raw.data.len() + 16;
+        let due = pos as f64 / total_file * max_bytes as f64;
+        if (taken as f64) < due {
+            let p = vigil_wire::decode(raw.linktype, raw.data);
+            let pl = p.payload();
+            if !pl.is_empty() {
+                taken += pl.len();
+                out.push(pl.to_vec());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Payloads of Vigil's own demo capture (crafted, deterministic): the
 /// fallback when no capture is given.
 pub fn demo() -> Vec<Vec<u8>> {

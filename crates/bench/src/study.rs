@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use vigil_prefilter::select::{calibrate, measure_interleaved};
+use vigil_prefilter::select::{auto_candidates, measure_interleaved};
 use vigil_prefilter::{EngineKind, Pattern, PrefilterEngine};
 
 use crate::synth::{self, SetKind};
@@ -165,7 +165,29 @@ pub fn run(
                 // load; the minimum over passes is kept.
                 let engines: Vec<&dyn PrefilterEngine> =
                     built.iter().map(|b| b.engine.as_ref()).collect();
-                let best_ns = measure_interleaved(&engines, &bufs, cfg.reps);
+                // Auto's calibration sample is measured in alternation with
+                // the cell's own (same time window, so machine-load drift
+                // between the two does not decide), but only auto's view
+                // of it picks the engine.
+                let auto_kinds = auto_candidates(&pats, &cfg.engines);
+                let calib_engines: Vec<&dyn PrefilterEngine> = built
+                    .iter()
+                    .filter(|b| auto_kinds.contains(&b.kind))
+                    .map(|b| b.engine.as_ref())
+                    .collect();
+                let mut best_ns = vec![f64::INFINITY; engines.len()];
+                let mut calib_ns = vec![f64::INFINITY; calib_engines.len()];
+                let rounds = cfg.reps.max(2).div_ceil(2);
+                for _ in 0..rounds {
+                    let a = measure_interleaved(&engines, &bufs, 2);
+                    let b = measure_interleaved(&calib_engines, &calib, 2);
+                    for (x, y) in best_ns.iter_mut().zip(a) {
+                        *x = x.min(y);
+                    }
+                    for (x, y) in calib_ns.iter_mut().zip(b) {
+                        *x = x.min(y);
+                    }
+                }
                 let base = built
                     .iter()
                     .position(|b| b.kind == cfg.baseline)
@@ -195,10 +217,15 @@ pub fn run(
                         best_ns[i],
                     ));
                 }
-                // Auto: what calibration on the separate sample picks,
-                // costed at that engine's measurement in this cell.
-                let kinds: Vec<EngineKind> = built.iter().map(|b| b.kind).collect();
-                if let Some((kind, _)) = calibrate(&pats, &calib, &kinds) {
+                // Auto: what its calibration sample says, costed at that
+                // engine's measurement in this cell.
+                let picked = built
+                    .iter()
+                    .filter(|b| auto_kinds.contains(&b.kind))
+                    .zip(&calib_ns)
+                    .min_by(|x, y| x.1.total_cmp(y.1))
+                    .map(|(b, _)| b.kind);
+                if let Some(kind) = picked {
                     if let Some(i) = built.iter().position(|b| b.kind == kind) {
                         cells.push(cell(
                             "auto".into(),

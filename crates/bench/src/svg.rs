@@ -28,6 +28,16 @@ const ML: f64 = 62.0;
 const MR: f64 = 12.0;
 const MT: f64 = 28.0;
 const MB: f64 = 42.0;
+const KNOWN: [&str; 8] = [
+    "ac",
+    "ac-full",
+    "ac-compact",
+    "wm",
+    "e2xb",
+    "bmh",
+    "hs",
+    "auto",
+];
 const COLORS: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
     "#7f7f7f", "#000000",
@@ -79,15 +89,36 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
         total_w / 2.0,
         esc(title)
     );
-    let color =
-        |name: &str| COLORS[names.iter().position(|n| *n == name).unwrap_or(0) % COLORS.len()];
+    // Known engines keep their colour across charts; others by order.
+    let color = |name: &str| {
+        let i = KNOWN
+            .iter()
+            .position(|n| *n == name)
+            .or_else(|| {
+                names
+                    .iter()
+                    .position(|n| *n == name)
+                    .map(|i| i + KNOWN.len())
+            })
+            .unwrap_or(0);
+        COLORS[i % COLORS.len()]
+    };
+    // `auto` coincides with the engine it picked: draw it dashed on top.
+    let style = |name: &str| {
+        if name == "auto" {
+            r#" stroke-width="3" stroke-dasharray="7 5""#
+        } else {
+            r#" stroke-width="1.8""#
+        }
+    };
     for (i, n) in names.iter().enumerate() {
-        let x = 10.0 + i as f64 * 90.0;
+        let x = 10.0 + i as f64 * 115.0;
         let _ = writeln!(
             o,
-            r#"<line x1="{x}" y1="38" x2="{}" y2="38" stroke="{}" stroke-width="2.5"/><text x="{}" y="42">{}</text>"#,
+            r#"<line x1="{x}" y1="38" x2="{}" y2="38" stroke="{}"{}/><text x="{}" y="42">{}</text>"#,
             x + 18.0,
             color(n),
+            style(n),
             x + 22.0,
             esc(n)
         );
@@ -183,8 +214,9 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
             }
             let _ = writeln!(
                 o,
-                r#"<polyline fill="none" stroke="{}" stroke-width="1.8" points="{}"/>"#,
+                r#"<polyline fill="none" stroke="{}"{} points="{}"/>"#,
                 color(&s.name),
+                style(&s.name),
                 pts.join(" ")
             );
         }

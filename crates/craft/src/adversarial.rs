@@ -136,7 +136,12 @@ pub fn tiny_segments(data: &[u8], ack_every: Option<u32>) -> Vec<TimedFrame> {
 }
 
 /// The scenarios by name, for the command-line tool.
-pub const SCENARIOS: &[&str] = &["syn-flood", "overlap-storm", "fragment-flood", "tiny-segments"];
+pub const SCENARIOS: &[&str] = &[
+    "syn-flood",
+    "overlap-storm",
+    "fragment-flood",
+    "tiny-segments",
+];
 
 /// Frames of a scenario by name with size `n` (flows, segments,
 /// datagrams or bytes).

@@ -589,7 +589,9 @@ mod tests {
     }
 
     fn expand(s: &str) -> String {
-        s.chars().flat_map(|c| std::iter::repeat(c).take(8)).collect()
+        s.chars()
+            .flat_map(|c| std::iter::repeat(c).take(8))
+            .collect()
     }
 
     #[test]
@@ -741,5 +743,39 @@ mod tests {
         let mut out = Vec::new();
         let r = d.insert(&frag(&h, 65528, false, &[0; 16]), &mut out);
         assert!(r.too_large);
+    }
+
+    proptest::proptest! {
+        /// Arbitrary fragments never panic, stay within the caps, and a
+        /// rebuilt datagram is exactly as long as its header plus data.
+        #[test]
+        fn arbitrary_fragments(
+            frags in proptest::collection::vec(
+                (0u32..64, 0u32..9000, proptest::bool::ANY, 0usize..1500, 0u8..4),
+                1..100),
+        ) {
+            let h = v4_header();
+            let mut d = Defragmenter::new(DefragConfig {
+                memcap: 32 * 1024,
+                max_trackers: 8,
+                max_frags: 16,
+                ..Default::default()
+            });
+            let mut out = Vec::new();
+            for (i, &(id, off, more, len, policy)) in frags.iter().enumerate() {
+                d.cfg.policy = [FragPolicy::Bsd, FragPolicy::Linux, FragPolicy::First, FragPolicy::Solaris][policy as usize];
+                let data = vec![i as u8; len];
+                let mut f = frag(&h, off & !7, more, &data);
+                f.id = id % 4;
+                f.ts_ns = i as i64 * 1_000_000_000;
+                let r = d.insert(&f, &mut out);
+                proptest::prop_assert!(d.bytes_held() <= 32 * 1024);
+                proptest::prop_assert!(d.in_progress() <= 8);
+                if r.reassembled {
+                    let tl = u16::from_be_bytes([out[2], out[3]]) as usize;
+                    proptest::prop_assert_eq!(tl, out.len());
+                }
+            }
+        }
     }
 }

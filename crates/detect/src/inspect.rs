@@ -398,10 +398,10 @@ impl DetectEngine {
     /// Candidates from reassembled stream data: like
     /// [`Self::candidates`] over every buffer of `bufs` (the contiguous
     /// blocks of a chunk) with one deduplication.
-    pub fn stream_candidates<'b>(
+    pub fn stream_candidates(
         &self,
         sel: GroupSel,
-        bufs: &mut dyn Iterator<Item = &'b [u8]>,
+        bufs: &mut dyn Iterator<Item = &[u8]>,
         addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,

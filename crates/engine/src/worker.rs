@@ -21,8 +21,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use vigil_detect::{
-    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput,
-    StreamChunk,
+    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput, StreamChunk,
 };
 use vigil_flow::{
     bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, FlowTimeouts, Lifecycle,
@@ -414,7 +413,11 @@ impl Worker {
                 break;
             }
             self.ctx.deadlines.pop_first();
-            if self.flows.get_mut(slot).is_some_and(|f| f.first_index == first) {
+            if self
+                .flows
+                .get_mut(slot)
+                .is_some_and(|f| f.first_index == first)
+            {
                 if let Some(mut f) = self.flows.remove(slot) {
                     f.state.deadline = None;
                     self.ctx.clock_timeouts += 1;

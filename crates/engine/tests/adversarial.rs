@@ -31,7 +31,11 @@ fn syn_flood_of_a_million_flows_stays_within_the_flow_cap() {
     assert_eq!(w.pkts, u64::from(flows));
     assert_eq!(w.flows_created, u64::from(flows));
     // Each worker holds at most its share of the cap at any time ...
-    assert!(w.flows_peak <= cap as u64, "peak {} > cap {cap}", w.flows_peak);
+    assert!(
+        w.flows_peak <= cap as u64,
+        "peak {} > cap {cap}",
+        w.flows_peak
+    );
     // ... and every flow pushed out for another is counted.
     assert_eq!(w.flows_evicted + w.flows_active_at_end, u64::from(flows));
     assert!(w.flows_evicted >= u64::from(flows) - cap as u64);
@@ -78,7 +82,11 @@ fn fragment_flood_stays_within_the_defrag_caps() {
     let d = &s.defrag;
     assert_eq!(d.fragments, 2 * u64::from(datagrams));
     assert_eq!(d.reassembled, 0);
-    assert!(d.peak_bytes <= memcap as u64, "defrag peak {} > cap {memcap}", d.peak_bytes);
+    assert!(
+        d.peak_bytes <= memcap as u64,
+        "defrag peak {} > cap {memcap}",
+        d.peak_bytes
+    );
     assert!(d.peak_trackers <= trackers as u64);
     assert!(d.evicted >= u64::from(datagrams) - trackers as u64);
     assert_eq!(d.overlaps, u64::from(datagrams));
@@ -95,7 +103,11 @@ fn tiny_segments_unacknowledged_stay_within_the_stream_memcap() {
     let data: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     let (_, s) = run("tiny", tiny_segments(&data, None), RULES, &cfg);
     let w = &s.workers;
-    assert!(w.stream_mem_peak <= memcap as u64, "peak {}", w.stream_mem_peak);
+    assert!(
+        w.stream_mem_peak <= memcap as u64,
+        "peak {}",
+        w.stream_mem_peak
+    );
     // Per-segment bookkeeping fills the cap long before the data does.
     assert!(w.stream_memcap_dropped > 0);
 }
@@ -104,10 +116,19 @@ fn tiny_segments_unacknowledged_stay_within_the_stream_memcap() {
 fn tiny_segments_acknowledged_are_inspected_as_a_stream() {
     let mut data: Vec<u8> = (0..50_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     data.splice(30_000..30_000, b"ATTACK".iter().copied());
-    let (alerts, s) = run("tiny-acked", tiny_segments(&data, Some(100)), RULES, &EngineConfig::default());
+    let (alerts, s) = run(
+        "tiny-acked",
+        tiny_segments(&data, Some(100)),
+        RULES,
+        &EngineConfig::default(),
+    );
     assert_eq!(common::sids(&alerts), vec![1]);
     assert!(alerts[0].stream);
     // Acknowledged data is inspected and released as it goes.
-    assert!(s.workers.stream_mem_peak < 64 * 1024, "peak {}", s.workers.stream_mem_peak);
+    assert!(
+        s.workers.stream_mem_peak < 64 * 1024,
+        "peak {}",
+        s.workers.stream_mem_peak
+    );
     assert_eq!(s.workers.stream_memcap_dropped, 0);
 }

@@ -15,8 +15,11 @@ fn addr(s: &str) -> SocketAddr {
 }
 
 fn session(i: u16) -> TcpSession {
-    TcpSession::new(addr(&format!("10.0.0.{}:{}", 1 + i % 200, 40000 + i)), addr("10.0.1.1:8080"))
-        .start_at((1_700_000_000 + i64::from(i), 0))
+    TcpSession::new(
+        addr(&format!("10.0.0.{}:{}", 1 + i % 200, 40000 + i)),
+        addr("10.0.1.1:8080"),
+    )
+    .start_at((1_700_000_000 + i64::from(i), 0))
 }
 
 /// A client data segment at `rel` bytes after the handshake, by hand.
@@ -64,7 +67,9 @@ fn content_split_across_segments_matches_the_stream_once() {
 #[test]
 fn anchored_rules_inspect_packets_and_stream() {
     let mut s = session(2);
-    s.handshake().client_send(b"GNUTELLA CONNECT/0.6\r\n").close();
+    s.handshake()
+        .client_send(b"GNUTELLA CONNECT/0.6\r\n")
+        .close();
     let rules = "alert tcp any any -> any any (flow:to_server,established; content:\"GNUTELLA\"; depth:8; sid:3;)\n";
     let (a, _) = run("anchored", s.into_frames(), rules, &EngineConfig::default());
     // Suricata alerts on the packet, then again on the stream chunk.
@@ -137,7 +142,10 @@ fn gaps_split_the_stream_and_show_in_the_payload() {
     };
     let (a, _) = run("gap", f, rules, &cfg);
     assert_eq!(sids(&a), vec![1, 3]);
-    assert_eq!(a[0].payload.as_deref(), Some(&b"VERY[4 bytes missing]DATA"[..]));
+    assert_eq!(
+        a[0].payload.as_deref(),
+        Some(&b"VERY[4 bytes missing]DATA"[..])
+    );
 }
 
 #[test]
@@ -160,10 +168,18 @@ fn fragmented_syn() -> Vec<TimedFrame> {
         .mss(1460)
         .tcp_segment(src, 33000, dst, 80, 77, 0, SYN, &[]);
     let b = PacketBuilder::default().ip_id(4242);
-    let first = b.clone().mf(true).frag_offset(0).eth_ip(src, dst, 6, &seg[..16]);
+    let first = b
+        .clone()
+        .mf(true)
+        .frag_offset(0)
+        .eth_ip(src, dst, 6, &seg[..16]);
     let second = b.clone().frag_offset(2).eth_ip(src, dst, 6, &seg[16..]);
     let t = (1_700_000_100, 0);
-    vec![(t, first.clone()), (add_us(t, 1), first), (add_us(t, 2), second)]
+    vec![
+        (t, first.clone()),
+        (add_us(t, 1), first),
+        (add_us(t, 2), second),
+    ]
 }
 
 #[test]

@@ -77,7 +77,7 @@ pub const AUTO_AC_FULL_MAX_BYTES: usize = 64 << 20;
 pub const AC_FULL_TOTAL_BYTES: usize = 4 << 30;
 /// Largest distinct-pattern count for which `auto` tries BMH (one pass
 /// over the buffer per pattern).
-pub const AUTO_BMH_MAX_PATTERNS: usize = 4;
+pub const AUTO_BMH_MAX_PATTERNS: usize = 8;
 /// Largest pattern count for which `auto` tries E2xB (one map probe per
 /// pattern per buffer makes it slow past this).
 pub const AUTO_E2XB_MAX_PATTERNS: usize = 4000;

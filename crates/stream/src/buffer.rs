@@ -284,7 +284,12 @@ impl StreamBuffer {
     fn add_segment(&mut self, s: u64, e: u64, mem: &mut StreamMemory) -> bool {
         let i = self.segs.partition_point(|x| x.0 <= s);
         // An identical segment is known already.
-        if self.segs[..i].iter().rev().take_while(|x| x.0 == s).any(|x| x.1 == e) {
+        if self.segs[..i]
+            .iter()
+            .rev()
+            .take_while(|x| x.0 == s)
+            .any(|x| x.1 == e)
+        {
             return true;
         }
         if !mem.charge(SEGMENT_COST) {
@@ -548,7 +553,9 @@ mod tests {
     }
 
     fn expand(s: &str) -> String {
-        s.chars().flat_map(|c| std::iter::repeat(c).take(8)).collect()
+        s.chars()
+            .flat_map(|c| std::iter::repeat(c).take(8))
+            .collect()
     }
 
     #[test]
@@ -638,5 +645,86 @@ mod tests {
         assert_eq!(mem.used(), 2 * BLOCK_SIZE);
         assert_eq!(b.ranges(), &[(0, 4), (900_000, 900_003)]);
         b.clear(&mut mem);
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn contents(b: &StreamBuffer, len: u64) -> Vec<Option<u8>> {
+        let mut out = vec![None; len as usize];
+        for (s, e) in b.ranges_in(0, len) {
+            let mut v = Vec::new();
+            b.copy_out(s, e, &mut v);
+            for (i, x) in v.into_iter().enumerate() {
+                out[s as usize + i] = Some(x);
+            }
+        }
+        out
+    }
+
+    proptest! {
+        /// `first` keeps the first byte written at each offset, `last` the
+        /// latest: the buffer agrees with a byte-per-offset model, and
+        /// every byte of memory comes back.
+        #[test]
+        fn first_and_last_match_a_naive_model(
+            segs in proptest::collection::vec((0u64..20_000, 1usize..3_000, any::<u8>()), 1..40),
+            release in 0u64..25_000,
+        ) {
+            for policy in [OverlapPolicy::First, OverlapPolicy::Last, OverlapPolicy::Bsd] {
+                let mut mem = StreamMemory::new(1 << 30);
+                let mut b = StreamBuffer::default();
+                let mut sc = InsertScratch::default();
+                let mut model: Vec<Option<u8>> = vec![None; 23_000];
+                for &(off, len, byte) in &segs {
+                    let data = vec![byte; len];
+                    b.insert(off, &data, policy, &mut mem, &mut sc);
+                    for m in &mut model[off as usize..off as usize + len] {
+                        match policy {
+                            OverlapPolicy::Last => *m = Some(byte),
+                            _ => {
+                                m.get_or_insert(byte);
+                            }
+                        }
+                    }
+                }
+                let got = contents(&b, 23_000);
+                if policy != OverlapPolicy::Bsd {
+                    prop_assert_eq!(&got, &model);
+                } else {
+                    // Which bytes are present never depends on the policy.
+                    let a: Vec<bool> = got.iter().map(Option::is_some).collect();
+                    let m: Vec<bool> = model.iter().map(Option::is_some).collect();
+                    prop_assert_eq!(a, m);
+                }
+                b.release_before(release, &mut mem);
+                prop_assert!(b.ranges().iter().all(|r| r.0 >= release));
+                b.clear(&mut mem);
+                prop_assert_eq!(mem.used(), 0);
+            }
+        }
+
+        /// A small cap is never exceeded, whatever arrives.
+        #[test]
+        fn memory_never_exceeds_the_cap(
+            segs in proptest::collection::vec((0u64..2_000_000, 1usize..2_000), 1..200),
+        ) {
+            let cap = 64 * 1024;
+            let mut mem = StreamMemory::new(cap);
+            let mut b = StreamBuffer::default();
+            let mut sc = InsertScratch::default();
+            let mut dropped = 0;
+            for &(off, len) in &segs {
+                let r = b.insert(off, &vec![1u8; len], OverlapPolicy::Bsd, &mut mem, &mut sc);
+                dropped += r.dropped;
+                prop_assert!(mem.used() <= cap);
+            }
+            let _ = dropped;
+            b.clear(&mut mem);
+            prop_assert_eq!(mem.used(), 0);
+        }
     }
 }

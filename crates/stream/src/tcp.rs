@@ -886,3 +886,43 @@ mod tests {
         assert!(!o.stream_added);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Arbitrary packets never panic the tracker and never leak
+        /// memory past the cap.
+        #[test]
+        fn arbitrary_packets(
+            pkts in proptest::collection::vec(
+                (any::<bool>(), any::<u32>(), any::<u32>(), any::<u8>(), any::<u16>(),
+                 proptest::option::of(0u8..20), 0usize..600),
+                1..80),
+            base in any::<u32>(),
+        ) {
+            let cfg = StreamConfig { depth: 0, ..StreamConfig::default() };
+            let mut mem = StreamMemory::new(256 * 1024);
+            let mut sc = InsertScratch::default();
+            let mut s = TcpSession::new();
+            for &(client, seq, ack, flags, window, wscale, len) in &pkts {
+                // Half the packets near a plausible sequence space.
+                let seq = if seq % 2 == 0 { base.wrapping_add(seq % 100_000) } else { seq };
+                let data = vec![0x41u8; len];
+                let seg = Segment { seq, ack, flags, window, wscale, payload: &data };
+                s.process(&seg, client, &cfg, &mut mem, &mut sc);
+                prop_assert!(mem.used() <= mem.cap());
+                for c in [true, false] {
+                    if let Some(w) = s.raw_window(c, &cfg, false) {
+                        prop_assert!(w.to > w.from);
+                        s.raw_inspected(c, w.to.min(s.half(c).buf.right_edge()), &mut mem);
+                    }
+                }
+            }
+            s.release(&mut mem);
+            prop_assert_eq!(mem.used(), 0);
+        }
+    }
+}

@@ -289,7 +289,7 @@ pub fn run_selector(
         }
         return Ok(Selector::fixed(kind));
     }
-    let sample = payloads::from_pcap(pcap, 256 << 10).unwrap_or_default();
+    let sample = payloads::spread_from_pcap(pcap, 96 << 10).unwrap_or_default();
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut eat = |bytes: &[u8]| {
         for &b in bytes {

@@ -487,6 +487,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         ("vigil.gbit_per_second", format!("{gbps:.3}")),
         ("vigil.packets_per_second", format!("{pps:.0}")),
         ("vigil.workers", workers.to_string()),
+        // Summed over workers (each has its own share of the memcap), so
+        // it depends on the worker count: not an EVE stats value.
+        (
+            "vigil.stream_memory_peak_bytes",
+            stats.workers.stream_mem_peak.to_string(),
+        ),
         ("vigil.prefilter", prefilter.mode.clone()),
         (
             "vigil.prefilter.engines",

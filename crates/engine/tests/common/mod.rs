@@ -55,10 +55,8 @@ impl AlertSink for Collect {
 }
 
 pub fn write_pcap(name: &str, frames: impl IntoIterator<Item = TimedFrame>) -> PathBuf {
-    let path = std::env::temp_dir().join(format!(
-        "vigil-engine-{}-{name}.pcap",
-        std::process::id()
-    ));
+    let path =
+        std::env::temp_dir().join(format!("vigil-engine-{}-{name}.pcap", std::process::id()));
     let mut w = PcapWriter::new(
         BufWriter::new(File::create(&path).expect("create pcap")),
         LINKTYPE_ETHERNET,
@@ -71,7 +69,11 @@ pub fn write_pcap(name: &str, frames: impl IntoIterator<Item = TimedFrame>) -> P
     path
 }
 
-pub fn run_pcap(path: &PathBuf, detect: Arc<DetectEngine>, cfg: &EngineConfig) -> (Vec<Seen>, RunStats) {
+pub fn run_pcap(
+    path: &std::path::Path,
+    detect: Arc<DetectEngine>,
+    cfg: &EngineConfig,
+) -> (Vec<Seen>, RunStats) {
     let src = PcapSource::open(path).expect("open pcap");
     let mut sink = Collect::default();
     let stats = run_offline(src, detect, cfg, &mut sink, &mut |_, _| {}).expect("run");
