@@ -14,11 +14,11 @@ cargo clippy --workspace --all-targets --release -- -D warnings
 cargo build --release --workspace
 
 if [ -d ../shared/suricata-verify ]; then
-    echo "== suricata-verify sig-core (minimum ${SV_MIN_SIG_CORE:-30} of 71)"
+    echo "== suricata-verify sig-core (minimum ${SV_MIN_SIG_CORE:-65} of 71)"
     scripts/sv-suite.sh > target/sv-sig-core.txt 2>&1 || true
     passed=$(grep -Eo '^[0-9]+ passed' target/sv-sig-core.txt | tail -1 | grep -Eo '^[0-9]+' || echo 0)
-    if [ "$passed" -lt "${SV_MIN_SIG_CORE:-30}" ]; then
-        echo "sig-core conformance fell to $passed (< ${SV_MIN_SIG_CORE:-30}); see target/sv-sig-core.txt" >&2
+    if [ "$passed" -lt "${SV_MIN_SIG_CORE:-65}" ]; then
+        echo "sig-core conformance fell to $passed (< ${SV_MIN_SIG_CORE:-65}); see target/sv-sig-core.txt" >&2
         exit 1
     fi
     echo "sig-core conformance: $passed of 71"
@@ -30,6 +30,19 @@ fi
 if [ -f ../shared/pcaps/dev/dev-mix.pcap ] && [ -f ../shared/rules/et-open/emerging.rules ]; then
     echo "== determinism: dev-mix with ET Open, --workers 1 / 2 / 4"
     scripts/determinism.sh
+    if [ -f ../shared/rules/et-open/packet-stream-sids.txt ]; then
+        echo "== alert agreement with Suricata on dev-mix (packet and stream rules; minimum 0.95)"
+        line=$(python3 ../shared/tools/alert_agreement.py \
+            --only-sids ../shared/rules/et-open/packet-stream-sids.txt \
+            ../shared/pcaps/dev/expected-alerts.jsonl target/determinism/w1/eve.json | tail -n 1)
+        echo "$line"
+        python3 - "$line" <<'PY'
+import re, sys
+m = re.search(r"recall ([0-9.]+) precision ([0-9.]+)", sys.argv[1])
+if not m or float(m.group(1)) < 0.95 or float(m.group(2)) < 0.95:
+    sys.exit("alert agreement below 0.95")
+PY
+    fi
 fi
 
 echo "== cargo test"

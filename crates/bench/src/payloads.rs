@@ -26,30 +26,40 @@ pub fn from_pcap(path: &Path, max_bytes: usize) -> Result<Vec<Vec<u8>>, String> 
     Ok(out)
 }
 
-/// About `max_bytes` of transport payloads spread evenly over the whole
-/// capture (a packet is kept when the share of the file read so far calls
-/// for more sample bytes), so that the sample follows the traffic's mix
-/// rather than its first seconds. Reads the whole capture once.
-pub fn spread_from_pcap(path: &Path, max_bytes: usize) -> Result<Vec<Vec<u8>>, String> {
+/// A sampled packet: protocol, ports and transport payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SamplePacket {
+    pub proto: u8,
+    pub sp: u16,
+    pub dp: u16,
+    pub payload: Vec<u8>,
+}
+
+/// About `max_bytes` of packets with a payload, spread evenly over the
+/// whole capture (a packet is kept when the share of the file read so far
+/// calls for more sample bytes), so that the sample follows the traffic's
+/// mix rather than its first seconds. Reads the whole capture once.
+pub fn spread_from_pcap(path: &Path, max_bytes: usize) -> Result<Vec<SamplePacket>, String> {
     let mut src = vigil_source::PcapSource::open(path).map_err(|e| e.to_string())?;
     let total_file = src.total_bytes().max(1) as f64;
     let mut out = Vec::new();
     let mut taken = 0usize;
-    // Position in the file, approximated by records read (16-byte pcap
-    // record headers).
+    // Position in the input, approximated by the records read (16-byte
+    // pcap record headers).
     let mut pos = 0usize;
-    loop {
-        let Some(raw) = src.next_packet().map_err(|e| e.to_string())? else {
-            break;
-        };
+    while let Some(raw) = src.next_packet().map_err(|e| e.to_string())? {
         pos += raw.data.len() + 16;
-        let due = pos as f64 / total_file * max_bytes as f64;
-        if (taken as f64) < due {
+        if (taken as f64) < pos as f64 / total_file * max_bytes as f64 {
             let p = vigil_wire::decode(raw.linktype, raw.data);
             let pl = p.payload();
-            if !pl.is_empty() {
+            if let (false, Some(ip)) = (pl.is_empty(), p.ip.as_ref()) {
                 taken += pl.len();
-                out.push(pl.to_vec());
+                out.push(SamplePacket {
+                    proto: ip.proto,
+                    sp: p.src_port(),
+                    dp: p.dst_port(),
+                    payload: pl.to_vec(),
+                });
             }
         }
     }
@@ -102,5 +112,13 @@ mod tests {
         assert!(d.len() > 10);
         let c = cut(&d, 500, 4, 0.5);
         assert!(c.iter().all(|b| b.len() == 500));
+        let dir = std::env::temp_dir().join(format!("vigil-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pcap = dir.join("demo.pcap");
+        vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+        let s = spread_from_pcap(&pcap, 4000).unwrap();
+        assert!(!s.is_empty() && s.iter().all(|p| !p.payload.is_empty()));
+        assert!(s.iter().any(|p| p.dp == 80 || p.sp == 80));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -16,6 +16,9 @@ use std::sync::Arc;
 
 use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
 
+/// A group's fast patterns, kept until its engine is built.
+type PendingPatterns = Vec<Pattern>;
+
 use crate::addr_index::AddrIndex;
 use crate::rule::{CompiledRule, ProtoMatch};
 
@@ -120,6 +123,9 @@ struct Builder<'r, 's> {
     dedup: HashMap<Vec<u32>, u32>,
     /// Chooses and builds each group's prefilter engine.
     selector: &'s mut Selector,
+    /// Fast patterns per group; engines are built once every group exists
+    /// (see [`RuleGroups::build_engines`]).
+    pending: Vec<PendingPatterns>,
 }
 
 impl Builder<'_, '_> {
@@ -169,23 +175,10 @@ impl Builder<'_, '_> {
                 None => always.push(r),
             }
         }
-        let engine: Option<Arc<dyn PrefilterEngine>> = if patterns.is_empty() {
-            None
-        } else {
-            // Building from in-memory patterns only fails on resource
-            // limits of the automaton; fall back to checking every rule.
-            match self.selector.build(&patterns) {
-                Ok(e) => Some(e),
-                Err(_) => {
-                    always.append(&mut prefiltered);
-                    always.sort_unstable();
-                    None
-                }
-            }
-        };
         let g = self.groups.len() as u32;
+        self.pending.push(patterns);
         self.groups.push(RuleGroup {
-            engine,
+            engine: None,
             prefiltered,
             always,
             by_src: AddrIndex::build(&src_ranges),
@@ -307,6 +300,7 @@ impl RuleGroups {
             groups: Vec::new(),
             dedup: HashMap::new(),
             selector,
+            pending: Vec::new(),
         };
         let port_protos = [6u8, 17, 132];
         let mut tables = Vec::new();
@@ -382,12 +376,52 @@ impl RuleGroups {
             };
         }
         let mut tables = tables.into_iter();
-        RuleGroups {
+        let mut groups = RuleGroups {
             tcp: tables.next().expect("tcp table"),
             udp: tables.next().expect("udp table"),
             sctp: tables.next().expect("sctp table"),
             by_proto,
             groups: b.groups,
+        };
+        groups.build_engines(b.pending, b.selector);
+        groups
+    }
+
+    /// Builds each group's prefilter engine, in group order. With `auto`
+    /// the selector's sampled packets are routed to the groups first, so
+    /// that each group's engine is chosen for the share of the traffic it
+    /// will scan.
+    fn build_engines(&mut self, pending: Vec<PendingPatterns>, selector: &mut Selector) {
+        let traffic = selector.traffic();
+        let shares: Option<Vec<f64>> = (!traffic.is_empty()).then(|| {
+            let mut bytes = vec![0f64; self.groups.len()];
+            let total: f64 = traffic.iter().map(|t| t.bytes as f64).sum::<f64>().max(1.0);
+            for t in traffic {
+                let sel = self.select(t.proto, t.sp, t.dp);
+                for g in std::iter::once(sel.primary).chain(sel.secondary) {
+                    if let Some(b) = bytes.get_mut(g as usize) {
+                        *b += t.bytes as f64;
+                    }
+                }
+            }
+            bytes.into_iter().map(|b| b / total).collect()
+        });
+        for (g, patterns) in pending.into_iter().enumerate() {
+            if patterns.is_empty() {
+                continue;
+            }
+            let share = shares.as_ref().map(|s| s[g]);
+            let group = &mut self.groups[g];
+            match selector.build_for(&patterns, share) {
+                Ok(e) => group.engine = Some(e),
+                // Building from in-memory patterns only fails on resource
+                // limits of the automaton; fall back to checking every
+                // rule.
+                Err(_) => {
+                    group.always.append(&mut group.prefiltered);
+                    group.always.sort_unstable();
+                }
+            }
         }
     }
 

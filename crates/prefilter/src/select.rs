@@ -6,9 +6,13 @@
 //!
 //! Cost of an engine for a group = its measured scan cost (ns per sample
 //! byte) x the bytes the group is expected to scan + its build time; with
-//! no expected volume (live, or the benchmark), the scan cost alone. So a
-//! short capture does not pay Hyperscan's compile time for a 10% faster
-//! scan, and a long one does.
+//! no expected volume (live, or the benchmark), the scan cost alone. The
+//! expected bytes of a group are the capture's size times the group's
+//! share of the sampled payload bytes (the caller routes sampled packet
+//! headers to its groups). So a group that sees most of the traffic gets
+//! the fastest scanner even if it is slow to build (Hyperscan), and the
+//! hundreds of groups that see little get one that builds in a
+//! millisecond.
 //!
 //! Calibration is bounded: groups of a similar shape (distinct-pattern
 //! count within 25%, same shortest-pattern class) behave alike — in ET
@@ -48,6 +52,10 @@ pub struct AutoConfig {
     /// Bytes a group is expected to scan (offline: the capture's size),
     /// to weigh build time against scan time; `None`: scan cost only.
     pub expected_bytes: Option<u64>,
+    /// Headers of sampled packets (with their payload sizes), for the
+    /// caller to split `expected_bytes` between its groups (see
+    /// [`Selector::build_for`]).
+    pub traffic: Vec<TrafficSample>,
     /// Calibration cache (read at start, written by [`Selector::finish`]).
     pub cache_file: Option<PathBuf>,
     /// Time allowed for measuring, for the whole ruleset.
@@ -63,12 +71,26 @@ impl AutoConfig {
         AutoConfig {
             sample,
             expected_bytes: None,
+            traffic: Vec::new(),
             cache_file: None,
             budget: Duration::from_secs(3),
             candidates: EngineKind::available_kinds(),
         }
     }
 }
+
+/// One sampled packet: what decides its rule groups, and its payload size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrafficSample {
+    pub proto: u8,
+    pub sp: u16,
+    pub dp: u16,
+    pub bytes: u32,
+}
+
+/// Smallest traffic share assumed for a group (one the sample missed may
+/// still see traffic).
+pub const MIN_SHARE: f64 = 0.001;
 
 /// Largest AC-Full table `auto` considers for one group.
 pub const AUTO_AC_FULL_MAX_BYTES: usize = 64 << 20;
@@ -312,14 +334,48 @@ impl Selector {
 
     /// The engine for one group's patterns (ids are the caller's).
     pub fn build(&mut self, patterns: &[Pattern]) -> Result<Arc<dyn PrefilterEngine>, BuildError> {
+        self.build_for(patterns, None)
+    }
+
+    /// Sampled packet headers (`auto` only), for [`Selector::build_for`]'s
+    /// traffic share.
+    pub fn traffic(&self) -> &[TrafficSample] {
+        match &self.selection {
+            Selection::Auto(cfg) => &cfg.traffic,
+            Selection::Fixed(_) => &[],
+        }
+    }
+
+    /// [`Selector::build`] for a group that sees `share` (0..1) of the
+    /// sampled payload bytes: `auto` weighs build time against that share
+    /// of the expected volume (at least [`MIN_SHARE`]); `None`: all of it.
+    pub fn build_for(
+        &mut self,
+        patterns: &[Pattern],
+        share: Option<f64>,
+    ) -> Result<Arc<dyn PrefilterEngine>, BuildError> {
         self.report.groups += 1;
         if let Some(e) = self.memo.get(patterns) {
             return Ok(e.clone());
         }
         let (engine, choice) = match self.selection.clone() {
             Selection::Fixed(k) => self.build_fixed(k, patterns)?,
-            Selection::Auto(cfg) => self.build_auto(&cfg, patterns)?,
+            Selection::Auto(cfg) => {
+                let expected = cfg
+                    .expected_bytes
+                    .map(|b| (b as f64 * share.unwrap_or(1.0).clamp(MIN_SHARE, 1.0)) as u64);
+                self.build_auto(&cfg, expected, patterns)?
+            }
         };
+        if std::env::var_os("VIGIL_PREFILTER_DEBUG").is_some() {
+            eprintln!(
+                "prefilter group: {} patterns, share {:?}: {} ({:?})",
+                patterns.len(),
+                share,
+                choice.kind,
+                choice.source
+            );
+        }
         let engine: Arc<dyn PrefilterEngine> = Arc::from(engine);
         self.report.heap_bytes += engine.heap_bytes();
         self.report.choices.push(choice);
@@ -407,6 +463,7 @@ impl Selector {
     fn build_auto(
         &mut self,
         cfg: &AutoConfig,
+        expected: Option<u64>,
         patterns: &[Pattern],
     ) -> Result<(Box<dyn PrefilterEngine>, GroupChoice), BuildError> {
         let n = patterns.len();
@@ -431,7 +488,7 @@ impl Selector {
                 .copied()
                 .filter(|c| usable(c.kind, self))
                 .collect();
-            if let Some(kind) = cheapest(&ok, cfg.expected_bytes) {
+            if let Some(kind) = cheapest(&ok, expected) {
                 if let Ok(e) = self.build_kind(kind, patterns) {
                     if source == Source::Shared {
                         self.cache.insert(key, costs.clone());
@@ -499,7 +556,7 @@ impl Selector {
         drop(sample);
         self.sample = owned;
         self.spent += start.elapsed();
-        let kind = cheapest(&costs, cfg.expected_bytes).unwrap_or(EngineKind::Ac);
+        let kind = cheapest(&costs, expected).unwrap_or(EngineKind::Ac);
         // Keep the chosen engine; release the others' AC-Full budget.
         let mut chosen = None;
         for (k, e) in built {

@@ -12,7 +12,7 @@ use vigil_bench::study::{self, StudyConfig};
 use vigil_bench::{payloads, synth, table2};
 use vigil_detect::DetectEngine;
 use vigil_prefilter::select::AutoConfig;
-use vigil_prefilter::{EngineKind, Pattern, Selection, Selector};
+use vigil_prefilter::{EngineKind, Pattern, Selection, Selector, TrafficSample};
 
 use crate::config::Config;
 use crate::run::{build_vars, load_classification, load_rule_files};
@@ -265,8 +265,9 @@ fn prefilter(a: BenchPrefilterArgs) -> Result<ExitCode> {
 }
 
 /// The engine selector for `vigil run --prefilter NAME`. `auto` measures
-/// on the first payloads of `pcap`, weighs build time against the
-/// capture's size, and caches its measurements under
+/// on payloads sampled over the whole of `pcap`, weighs each group's build
+/// time against its share of the capture's volume, and caches its
+/// measurements under
 /// `$XDG_CACHE_HOME/vigil` (else `LOG_DIR/cache`), in a file named by a
 /// hash of the rule files.
 pub fn run_selector(
@@ -289,6 +290,8 @@ pub fn run_selector(
         }
         return Ok(Selector::fixed(kind));
     }
+    // Payloads spread over the whole capture: to measure on, and (with
+    // their headers) to split the capture's volume between the groups.
     let sample = payloads::spread_from_pcap(pcap, 96 << 10).unwrap_or_default();
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut eat = |bytes: &[u8]| {
@@ -309,7 +312,17 @@ pub fn run_selector(
         Some(d) => PathBuf::from(d).join("vigil"),
         None => log_dir.join("cache"),
     };
-    let mut cfg = AutoConfig::new(sample);
+    let traffic = sample
+        .iter()
+        .map(|p| TrafficSample {
+            proto: p.proto,
+            sp: p.sp,
+            dp: p.dp,
+            bytes: p.payload.len() as u32,
+        })
+        .collect();
+    let mut cfg = AutoConfig::new(sample.into_iter().map(|p| p.payload).collect());
+    cfg.traffic = traffic;
     // Offline, a group scans at most the whole capture: weigh build time
     // against that.
     cfg.expected_bytes = vigil_source::PcapSource::open(pcap)

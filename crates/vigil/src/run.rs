@@ -310,7 +310,10 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("tcp.pseudo", w.pseudo_packets);
     set("tcp.overlap", w.stream_overlaps);
     set("tcp.reassembly_depth_dropped_bytes", w.stream_depth_dropped);
-    set("tcp.reassembly_memcap_dropped_bytes", w.stream_memcap_dropped);
+    set(
+        "tcp.reassembly_memcap_dropped_bytes",
+        w.stream_memcap_dropped,
+    );
     set("tcp.stream_chunks", w.stream_chunks);
     set("tcp.stream_chunk_bytes", w.stream_chunk_bytes);
     for (name, n) in &w.stream_events {
