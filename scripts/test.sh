@@ -46,7 +46,14 @@ PY
 fi
 
 echo "== cargo test"
-cargo test --workspace --release
+mkdir -p target
+: > target/test-output.txt
+cargo test --workspace --release 2>&1 | tee -a target/test-output.txt
 echo "== cargo test: prefilter engines with Hyperscan (--features hyperscan)"
 cargo clippy -p vigil-prefilter --features hyperscan --all-targets --release -- -D warnings
-cargo test -p vigil-prefilter --features hyperscan --release
+cargo test -p vigil-prefilter --features hyperscan --release 2>&1 | tee -a target/test-output.txt
+
+# One closing line over every cargo test run above.
+totals=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed", p, f }' target/test-output.txt)
+echo
+echo "tests: $totals"
