@@ -164,15 +164,7 @@ impl PrefilterEngine for AcFullEngine {
     }
 
     fn scan_batch(&self, batch: &[&[u8]], sink: &mut dyn FnMut(PrefilterMatch)) {
-        for (bi, hay) in batch.iter().enumerate() {
-            self.scan(hay, |pattern, end| {
-                sink(PrefilterMatch {
-                    buffer: bi as u32,
-                    pattern,
-                    end: end as u32,
-                })
-            });
-        }
+        crate::scan_each(batch, sink, |hay, emit| self.scan(hay, emit));
     }
 
     fn scan_ids(&self, hay: &[u8], sink: &mut dyn FnMut(u32)) {

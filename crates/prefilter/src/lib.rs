@@ -228,3 +228,21 @@ impl std::error::Error for BuildError {}
 
 #[cfg(test)]
 pub(crate) mod vectors;
+
+/// `scan_batch` for engines that scan one buffer at a time with a
+/// `(pattern, end)` callback: tags each hit with its buffer's index.
+pub(crate) fn scan_each(
+    batch: &[&[u8]],
+    sink: &mut dyn FnMut(PrefilterMatch),
+    mut scan: impl FnMut(&[u8], &mut dyn FnMut(u32, usize)),
+) {
+    for (bi, hay) in batch.iter().enumerate() {
+        scan(hay, &mut |pattern, end| {
+            sink(PrefilterMatch {
+                buffer: bi as u32,
+                pattern,
+                end: end as u32,
+            })
+        });
+    }
+}
