@@ -31,6 +31,9 @@ pub struct FlowView {
     /// TCP session sequence progress (`next_seq - isn`) of the client and
     /// server streams, for `stream_size`; `None` without a session.
     pub tcp_sizes: Option<(u32, u32)>,
+    /// The flow's application protocol as detected so far
+    /// (`app-layer-protocol`, rules whose header names a protocol).
+    pub app_proto: crate::app::AppProtoState,
 }
 
 /// Per-flow detection state, owned by the flow.
@@ -131,6 +134,10 @@ pub struct Hit {
     pub rule: u32,
     /// The payload matched in reassembled stream data, not the packet.
     pub stream: bool,
+    /// The application-layer transaction the rule matched on (rules on
+    /// sticky buffers such as `http.uri`), for the alert's `http`/`dns`/
+    /// `tls` object.
+    pub tx: Option<crate::app::TxId>,
 }
 
 fn flowbits_test(op: &FlowbitOp, st: Option<&FlowDetectState>) -> bool {
@@ -588,6 +595,7 @@ impl DetectEngine {
                 alerts.push(Hit {
                     rule: ri,
                     stream: stream_hit,
+                    tx: None,
                 });
             }
         }

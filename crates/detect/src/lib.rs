@@ -13,6 +13,7 @@
 //! alerts (vigil-output).
 
 pub mod addr_index;
+pub mod app;
 pub mod group;
 pub mod inspect;
 pub mod payload;
@@ -24,6 +25,7 @@ use std::collections::BTreeMap;
 
 use vigil_rules::{ClassificationConfig, Rule};
 
+pub use app::{AppProtoState, TxDetectState, TxInput};
 pub use group::{GroupSel, GroupStats, RuleGroups};
 pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput};
 pub use rule::{CompiledRule, Skip};

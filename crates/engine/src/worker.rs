@@ -667,6 +667,7 @@ impl Ctx {
             bytes_toserver: flow.bytes_toserver,
             bytes_toclient: flow.bytes_toclient,
             tcp_sizes,
+            app_proto: Default::default(),
         };
         let use_merged = chunk_ready && self.merge_stream_candidates(pk.sel, p, cands);
         let merged = std::mem::take(&mut self.merged);
@@ -828,6 +829,7 @@ impl Ctx {
                 bytes_toserver: f.bytes_toserver,
                 bytes_toclient: f.bytes_toclient,
                 tcp_sizes: Some((tcp.client.seq_size(), tcp.server.seq_size())),
+                app_proto: Default::default(),
             };
             let mut input = PacketInput::new(&p, Some(view));
             input.pseudo = true;
