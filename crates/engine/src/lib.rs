@@ -17,6 +17,7 @@
 //!
 //! Offline queues apply back-pressure and never drop.
 
+mod app;
 mod batch;
 mod worker;
 
@@ -36,12 +37,18 @@ pub use batch::{Batch, BatchPool, PacketRecord};
 pub use vigil_defrag::{DefragConfig, FragPolicy};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, SessionState as TcpState, Worker, WorkerConfig, WorkerStats,
+    AlertOrder, AlertOut, AppRecord, OutKind, SessionState as TcpState, Worker, WorkerConfig,
+    WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
 pub trait AlertSink {
     fn alert(&mut self, alert: &AlertOut, rule: &CompiledRule) -> std::io::Result<()>;
+
+    /// An app-layer transaction record ([`OutKind::TxLog`]).
+    fn tx_log(&mut self, _record: &AlertOut) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Pipeline settings.
@@ -65,6 +72,12 @@ pub struct EngineConfig {
     pub defrag: Option<DefragConfig>,
     /// Largest stream payload logged with an alert.
     pub payload_max: usize,
+    /// App-layer parsing (`None`: off).
+    pub app: Option<vigil_applayer::AppLayerConfig>,
+    /// Write `http`, `dns` and `tls` transaction records.
+    pub log_tx: bool,
+    /// Put the transaction's object in app-layer alerts.
+    pub alert_app: bool,
 }
 
 impl Default for EngineConfig {
@@ -80,6 +93,9 @@ impl Default for EngineConfig {
             stream_memcap: 256 << 20,
             defrag: Some(DefragConfig::default()),
             payload_max: 4096,
+            app: Some(vigil_applayer::AppLayerConfig::default()),
+            log_tx: true,
+            alert_app: true,
         }
     }
 }
@@ -165,6 +181,9 @@ pub fn run_offline(
         stream: cfg.stream.clone(),
         stream_memcap: (cfg.stream_memcap / n).max(64 << 10),
         payload_max: cfg.payload_max,
+        app: cfg.app.clone(),
+        log_tx: cfg.log_tx,
+        alert_app: cfg.alert_app,
     };
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);
@@ -438,6 +457,10 @@ fn merge_loop(
     let mut written = 0u64;
     let mut suppressed = 0u64;
     let mut emit = |a: &AlertOut| -> Result<(), RunError> {
+        if a.kind == OutKind::TxLog {
+            sink.tx_log(a)?;
+            return Ok(());
+        }
         let r = &detect.rules[a.rule as usize];
         if r.threshold.is_some() || r.detection_filter.is_some() {
             let key = AlertKey {

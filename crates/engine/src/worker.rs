@@ -29,6 +29,10 @@ use vigil_flow::{
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
 use vigil_wire::{decode, linktype, DecoderEvent, Packet, L4};
 
+use vigil_applayer::AppLayerConfig;
+use vigil_detect::{AppProtoState, TxInput};
+
+use crate::app::{app_dir, dir_index, AppFlow, FeedOutcome};
 use crate::batch::{Batch, PacketRecord, DEFRAG_IGNORED, DEFRAG_OVERLAP, DEFRAG_TOO_LARGE};
 
 pub use vigil_stream::TcpState as SessionState;
@@ -48,6 +52,8 @@ pub struct FlowState {
     /// Key in the worker's timeout index: (second of the idle deadline,
     /// first packet index).
     deadline: Option<(i64, u64)>,
+    /// Application layer (TCP and UDP flows, when enabled).
+    pub app: Option<Box<AppFlow>>,
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
@@ -87,6 +93,33 @@ pub struct AlertOut {
     pub payload: Option<Box<[u8]>>,
     /// Whole frame, when packet logging is on.
     pub packet: Option<Box<[u8]>>,
+    /// The flow's `app_proto` (`"failed"` when detection gave up; `None`
+    /// while undecided or without a flow).
+    pub app_proto: Option<&'static str>,
+    /// The transaction an alert matched on, or the one a transaction
+    /// record logs.
+    pub app: Option<Box<AppRecord>>,
+    /// An alert, or a transaction record (`http`, `dns`, `tls` events).
+    pub kind: OutKind,
+}
+
+/// What an output item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutKind {
+    #[default]
+    Alert,
+    /// An app-layer transaction record: `app` is set, `rule` is unused.
+    TxLog,
+}
+
+/// A transaction's EVE object, as the output writes it.
+#[derive(Debug, Clone)]
+pub struct AppRecord {
+    /// Event type and object key: `http`, `dns` or `tls`.
+    pub key: &'static str,
+    pub tx_id: u64,
+    /// The object, serialised JSON.
+    pub json: String,
 }
 
 impl AlertOut {
@@ -120,6 +153,18 @@ pub struct WorkerStats {
     pub vlan: u64,
     pub events: BTreeMap<&'static str, u64>,
     pub stream_events: BTreeMap<&'static str, u64>,
+    /// Flows by detected application protocol (`failed` included).
+    pub app_flows: BTreeMap<&'static str, u64>,
+    /// App-layer events raised by the parsers (limits, anomalies).
+    pub app_events: u64,
+    /// Stream gaps the parsers were told about.
+    pub app_gaps: u64,
+    /// Bytes given to the parsers.
+    pub app_bytes: u64,
+    /// Transactions inspected by tx rules (inspections, not distinct).
+    pub tx_inspections: u64,
+    /// Transaction records written.
+    pub tx_logged: u64,
     pub flows_created: u64,
     pub flows_timed_out: u64,
     pub flows_evicted: u64,
@@ -192,6 +237,14 @@ impl WorkerStats {
         for (k, v) in &o.stream_events {
             *self.stream_events.entry(k).or_default() += v;
         }
+        for (k, v) in &o.app_flows {
+            *self.app_flows.entry(k).or_default() += v;
+        }
+        self.app_events += o.app_events;
+        self.app_gaps += o.app_gaps;
+        self.app_bytes += o.app_bytes;
+        self.tx_inspections += o.tx_inspections;
+        self.tx_logged += o.tx_logged;
     }
 }
 
@@ -207,6 +260,14 @@ pub struct WorkerConfig {
     /// Largest stream payload logged with an alert (Suricata's
     /// `payload-buffer-size`).
     pub payload_max: usize,
+    /// App-layer parsing (protocol detection, HTTP/DNS/TLS parsers and
+    /// the rules on their transactions); `None` turns it off.
+    pub app: Option<AppLayerConfig>,
+    /// Write a record per app-layer transaction (`http`, `dns`, `tls`
+    /// events).
+    pub log_tx: bool,
+    /// Put the transaction's object in alerts that matched on one.
+    pub alert_app: bool,
 }
 
 impl Default for WorkerConfig {
@@ -218,6 +279,9 @@ impl Default for WorkerConfig {
             stream: StreamConfig::default(),
             stream_memcap: 64 << 20,
             payload_max: 4096,
+            app: Some(AppLayerConfig::default()),
+            log_tx: true,
+            alert_app: true,
         }
     }
 }
@@ -236,6 +300,7 @@ struct Ctx {
     merged: Vec<u32>,
     hits: Vec<Hit>,
     pseudo_buf: Vec<u8>,
+    app_buf: Vec<u8>,
     ended: Vec<Flow<FlowState>>,
     /// Flows by the second their idle timeout expires (packet time).
     deadlines: BTreeMap<(i64, u64), u32>,
@@ -275,6 +340,7 @@ impl Worker {
                 merged: Vec::new(),
                 hits: Vec::new(),
                 pseudo_buf: Vec::new(),
+                app_buf: Vec::new(),
                 ended: Vec::new(),
                 deadlines: BTreeMap::new(),
                 clock_timeouts: 0,
@@ -552,7 +618,7 @@ impl Ctx {
             pseudo: false,
             rebuilt: pk.rec.rebuilt,
         };
-        self.emit(p, e, false, alerts);
+        self.emit(p, e, false, None, alerts);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -659,6 +725,8 @@ impl Ctx {
         if flow.state.detect.passed {
             return;
         }
+        let ts_us = (rec.ts_ns.max(0) / 1000) as u64;
+        self.app_feed(p, flow, to_server, ts_us);
         let view = FlowView {
             to_server,
             established,
@@ -667,7 +735,11 @@ impl Ctx {
             bytes_toserver: flow.bytes_toserver,
             bytes_toclient: flow.bytes_toclient,
             tcp_sizes,
-            app_proto: Default::default(),
+            app_proto: flow
+                .state
+                .app
+                .as_ref()
+                .map_or(AppProtoState::Unknown, |a| a.proto),
         };
         let use_merged = chunk_ready && self.merge_stream_candidates(pk.sel, p, cands);
         let merged = std::mem::take(&mut self.merged);
@@ -678,7 +750,7 @@ impl Ctx {
         input.stream_added = stream_added;
         input.rebuilt = rec.rebuilt;
         input.stream_events = stream_events;
-        let passed = self.detect.verify_hits(
+        let mut passed = self.detect.verify_hits(
             input,
             cands,
             Some(&mut flow.state.detect),
@@ -686,6 +758,18 @@ impl Ctx {
             &mut self.hits,
         );
         self.merged = merged;
+        if !passed {
+            passed = inspect_txs(
+                &self.detect,
+                &mut self.stats,
+                &mut self.scratch,
+                &mut self.hits,
+                input,
+                &mut flow.state,
+                to_server,
+                false,
+            );
+        }
         if passed {
             self.stats.passed_flows += 1;
         }
@@ -699,7 +783,8 @@ impl Ctx {
             pseudo: false,
             rebuilt: rec.rebuilt,
         };
-        self.emit(p, e, chunk_ready, alerts);
+        self.emit(p, e, chunk_ready, flow.state.app.as_deref(), alerts);
+        self.log_txs(flow, e, false, alerts);
         if chunk_ready {
             self.stream_inspected(&mut flow.state.tcp, to_server);
         }
@@ -790,11 +875,48 @@ impl Ctx {
         order: AlertOrder,
         alerts: &mut Vec<AlertOut>,
     ) {
-        if f.state.detect.passed || f.key.proto != 6 {
+        if f.state.detect.passed {
+            return;
+        }
+        let ts_us = (f.last_ns.max(0) / 1000) as u64;
+        if f.key.proto == 6 {
+            if let (Some(app), Some(cfg)) = (f.state.app.as_deref_mut(), self.cfg.app.as_ref()) {
+                for client in [true, false] {
+                    let o = app.feed_tcp(
+                        &mut f.state.tcp,
+                        client,
+                        u64::MAX,
+                        true,
+                        ts_us,
+                        cfg,
+                        &mut self.mem,
+                        &mut self.app_buf,
+                    );
+                    count_feed(&mut self.stats, app, o);
+                }
+            }
+        }
+        let e = Emit {
+            index: f.first_index,
+            order,
+            ts_ns: f.last_ns,
+            linktype: linktype::RAW,
+            flow_id: Some(f.id),
+            to_server: Some(true),
+            pseudo: true,
+            rebuilt: false,
+        };
+        if f.key.proto != 6 {
+            self.log_txs(f, e, true, alerts);
             return;
         }
         for client in [true, false] {
-            if !f.state.tcp.needs_flush(client) {
+            let app_pending = f
+                .state
+                .app
+                .as_ref()
+                .is_some_and(|a| a.dirty[usize::from(!client)]);
+            if !f.state.tcp.needs_flush(client) && !app_pending {
                 continue;
             }
             self.stats.pseudo_packets += 1;
@@ -829,20 +951,36 @@ impl Ctx {
                 bytes_toserver: f.bytes_toserver,
                 bytes_toclient: f.bytes_toclient,
                 tcp_sizes: Some((tcp.client.seq_size(), tcp.server.seq_size())),
-                app_proto: Default::default(),
+                app_proto: f
+                    .state
+                    .app
+                    .as_ref()
+                    .map_or(AppProtoState::Unknown, |a| a.proto),
             };
             let mut input = PacketInput::new(&p, Some(view));
             input.pseudo = true;
             input.stream = chunk_ready.then_some(&self.chunk);
             self.hits.clear();
             let cands = std::mem::take(&mut self.stream_cands);
-            self.detect.verify_hits(
+            let passed = self.detect.verify_hits(
                 input,
                 &cands,
                 Some(&mut f.state.detect),
                 &mut self.scratch,
                 &mut self.hits,
             );
+            if !passed {
+                inspect_txs(
+                    &self.detect,
+                    &mut self.stats,
+                    &mut self.scratch,
+                    &mut self.hits,
+                    input,
+                    &mut f.state,
+                    client,
+                    true,
+                );
+            }
             self.stream_cands = cands;
             let e = Emit {
                 index: f.first_index,
@@ -854,15 +992,140 @@ impl Ctx {
                 pseudo: true,
                 rebuilt: false,
             };
-            self.emit(&p, e, chunk_ready, alerts);
+            self.emit(&p, e, chunk_ready, f.state.app.as_deref(), alerts);
             if chunk_ready {
                 self.stream_inspected(&mut f.state.tcp, client);
             }
             self.pseudo_buf = buf;
         }
+        self.log_txs(f, e, true, alerts);
     }
 
-    fn emit(&mut self, p: &Packet<'_>, e: Emit, chunk_ready: bool, alerts: &mut Vec<AlertOut>) {
+    /// Feeds the app layer with what this packet makes available: for
+    /// TCP the data of each direction the peer has acknowledged (the
+    /// opposite direction first: this packet's ACK), for UDP the
+    /// datagram.
+    fn app_feed(
+        &mut self,
+        p: &Packet<'_>,
+        flow: &mut Flow<FlowState>,
+        to_server: bool,
+        ts_us: u64,
+    ) {
+        let Some(cfg) = self.cfg.app.as_ref() else {
+            return;
+        };
+        let st = &mut flow.state;
+        let server_port = if to_server {
+            p.dst_port()
+        } else {
+            p.src_port()
+        };
+        match p.l4 {
+            L4::Tcp(_) => {
+                if st.tcp.state == TcpState::None {
+                    return;
+                }
+                let app = st.app.get_or_insert_with(|| {
+                    st.tcp.app_consumed(true, Some(0), &mut self.mem);
+                    st.tcp.app_consumed(false, Some(0), &mut self.mem);
+                    Box::new(AppFlow::new(vigil_applayer::Transport::Tcp, server_port))
+                });
+                for client in [!to_server, to_server] {
+                    let acked = st.tcp.half(client).acked_offset();
+                    let o = app.feed_tcp(
+                        &mut st.tcp,
+                        client,
+                        acked,
+                        false,
+                        ts_us,
+                        cfg,
+                        &mut self.mem,
+                        &mut self.app_buf,
+                    );
+                    count_feed(&mut self.stats, app, o);
+                }
+            }
+            L4::Udp(_) => {
+                let app = st.app.get_or_insert_with(|| {
+                    Box::new(AppFlow::new(vigil_applayer::Transport::Udp, server_port))
+                });
+                let o = app.feed_udp(to_server, p.payload(), ts_us, cfg);
+                count_feed(&mut self.stats, app, o);
+            }
+            _ => {}
+        }
+    }
+
+    /// Writes a record for each transaction that is complete (every one
+    /// left at the end of the flow), then drops the transactions that
+    /// are done with.
+    fn log_txs(&mut self, f: &mut Flow<FlowState>, e: Emit, eof: bool, alerts: &mut Vec<AlertOut>) {
+        let ((cip, cp), (sip, sp)) = endpoints(f);
+        let (proto, vlan, vlan_count) = (f.key.proto, f.state.vlan, f.state.vlan_count);
+        let Some(app) = f.state.app.as_deref_mut() else {
+            return;
+        };
+        let Some(state) = app.state.as_mut() else {
+            return;
+        };
+        let mut done = Vec::new();
+        for tx in state.transactions() {
+            if tx.logged {
+                continue;
+            }
+            if !(eof || (tx.progress.request_complete && tx.progress.response_complete)) {
+                continue;
+            }
+            state.set_logged(tx.id);
+            done.push(tx.id);
+        }
+        for id in done {
+            if !self.cfg.log_tx {
+                continue;
+            }
+            let Some(rec) = tx_record(app, id) else {
+                continue;
+            };
+            self.stats.tx_logged += 1;
+            alerts.push(AlertOut {
+                index: e.index,
+                order: e.order,
+                ts_ns: e.ts_ns,
+                flow_id: e.flow_id,
+                src: cip,
+                dst: sip,
+                sp: Some(cp),
+                dp: Some(sp),
+                proto,
+                icmp: None,
+                vlan,
+                vlan_count,
+                to_server: Some(true),
+                rule: u32::MAX,
+                linktype: e.linktype,
+                stream: false,
+                pseudo: e.pseudo,
+                rebuilt: false,
+                payload: None,
+                packet: None,
+                app_proto: app.proto_name(),
+                app: Some(rec),
+                kind: OutKind::TxLog,
+            });
+        }
+        app.prune();
+    }
+
+    fn emit(
+        &mut self,
+        p: &Packet<'_>,
+        e: Emit,
+        chunk_ready: bool,
+        app: Option<&AppFlow>,
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        let app_proto = app.and_then(|a| a.proto_name());
         let Some(ip) = &p.ip else { return };
         let (sp, dp) = (p.src_port(), p.dst_port());
         let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
@@ -906,6 +1169,12 @@ impl Ctx {
                 rebuilt: e.rebuilt,
                 payload,
                 packet: (self.cfg.log_packet && !e.pseudo).then(|| p.data.into()),
+                app_proto,
+                app: match h.tx {
+                    Some(tx) if self.cfg.alert_app => app.and_then(|a| tx_record(a, tx)),
+                    _ => None,
+                },
+                kind: OutKind::Alert,
             });
         }
     }
@@ -984,4 +1253,98 @@ fn add_defrag_events(p: &mut Packet<'_>, bits: u8) {
             DecoderEvent::Ipv4FragIgnored
         });
     }
+}
+
+/// Counts what feeding the app layer did.
+fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome) {
+    if o.decided {
+        if let Some(name) = app.proto_name() {
+            *stats.app_flows.entry(name).or_default() += 1;
+        }
+    }
+    stats.app_events += o.events;
+    stats.app_gaps += o.gaps;
+    stats.app_bytes += o.bytes;
+}
+
+/// A transaction's EVE object.
+fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
+    let st = app.state.as_ref()?;
+    let v = st.eve(tx)?;
+    Some(Box::new(AppRecord {
+        key: st.proto().name(),
+        tx_id: tx,
+        json: v.to_string(),
+    }))
+}
+
+/// The flow's client and server (address, port).
+fn endpoints(f: &Flow<FlowState>) -> ((IpAddr, u16), (IpAddr, u16)) {
+    let k = &f.key;
+    let lo = (bits_addr(k.lo_addr), k.lo_port);
+    let hi = (bits_addr(k.hi_addr), k.hi_port);
+    if f.initiator_is_lo {
+        (lo, hi)
+    } else {
+        (hi, lo)
+    }
+}
+
+/// Runs the transaction rules over the transactions of the packet's
+/// direction that changed since they were last inspected. A direction
+/// of a transaction is done once it is complete (or the flow ends).
+/// Returns true when a `pass` rule matched.
+#[allow(clippy::too_many_arguments)]
+fn inspect_txs(
+    detect: &DetectEngine,
+    stats: &mut WorkerStats,
+    scratch: &mut DetectScratch,
+    hits: &mut Vec<Hit>,
+    input: PacketInput<'_, '_>,
+    st: &mut FlowState,
+    to_server: bool,
+    eof: bool,
+) -> bool {
+    let Some(app) = st.app.as_deref_mut() else {
+        return false;
+    };
+    let dir = app_dir(to_server);
+    let di = dir_index(dir);
+    if !app.dirty[di] {
+        return false;
+    }
+    app.dirty[di] = false;
+    let Some(state) = app.state.as_mut() else {
+        return false;
+    };
+    let has_rules = detect.has_tx_rules(state.proto());
+    let mut passed = false;
+    for tx in state.transactions() {
+        if tx.inspected[di] {
+            continue;
+        }
+        if has_rules {
+            stats.tx_inspections += 1;
+            let txst = app.txd.entry(tx.id).or_default();
+            passed = detect.inspect_tx(
+                input,
+                TxInput {
+                    app: state,
+                    tx: tx.id,
+                    dir,
+                },
+                txst,
+                Some(&mut st.detect),
+                scratch,
+                hits,
+            );
+        }
+        if tx.progress.complete(dir) || eof {
+            state.set_inspected(tx.id, dir);
+        }
+        if passed {
+            break;
+        }
+    }
+    passed
 }

@@ -58,6 +58,10 @@ pub struct AlertEvent<'a> {
     /// Rule metadata `key value` pairs in rule order.
     pub metadata: &'a [(String, String)],
     pub app_proto: Option<&'a str>,
+    /// The app-layer transaction's object (`http`, `dns`, `tls`) as
+    /// serialised JSON, with its key: written after `alert`, and the body
+    /// of a transaction record.
+    pub app: Option<(&'static str, &'a str)>,
     /// `"to_server"` or `"to_client"`; Suricata prints it for packets with a flow.
     pub direction: Option<&'a str>,
     pub flow: Option<FlowInfo>,
@@ -100,6 +104,7 @@ impl Default for AlertEvent<'_> {
             severity: 3,
             metadata: &[],
             app_proto: None,
+            app: None,
             direction: None,
             flow: None,
             payload: None,

@@ -157,6 +157,60 @@ fn ascii_casecmp(a: &str, b: &str) -> Ordering {
         .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
 }
 
+/// The header every event starts with, as Suricata's CreateEveHeader
+/// writes it.
+fn write_header(o: &mut Obj<'_>, ev: &AlertEvent<'_>, event_type: &str) -> io::Result<()> {
+    o.key("timestamp");
+    json_time(o.buf, ev.ts_secs, ev.ts_nanos)?;
+    if let Some(id) = ev.flow_id {
+        o.uint("flow_id", id)?;
+    }
+    if let Some(cnt) = ev.pcap_cnt {
+        o.uint("pcap_cnt", cnt)?;
+    }
+    o.str("event_type", event_type)?;
+    if !ev.vlan.is_empty() {
+        o.key("vlan");
+        o.buf.push(b'[');
+        for (i, id) in ev.vlan.iter().enumerate() {
+            if i > 0 {
+                o.buf.push(b',');
+            }
+            json_uint(o.buf, u64::from(*id))?;
+        }
+        o.buf.push(b']');
+    }
+    o.key("src_ip");
+    json_ip(o.buf, &ev.src_ip)?;
+    if let Some(p) = ev.src_port {
+        o.uint("src_port", u64::from(p))?;
+    }
+    o.key("dest_ip");
+    json_ip(o.buf, &ev.dest_ip)?;
+    if let Some(p) = ev.dest_port {
+        o.uint("dest_port", u64::from(p))?;
+    }
+    o.key("proto");
+    match proto_name(ev.proto) {
+        Some(name) => json_str(o.buf, name)?,
+        None => {
+            // A number as a JSON string, e.g. "253".
+            o.buf.push(b'"');
+            json_uint(o.buf, u64::from(ev.proto))?;
+            o.buf.push(b'"');
+        }
+    }
+    o.uint("ip_v", if ev.src_ip.is_ipv4() { 4 } else { 6 })?;
+    if let Some(t) = ev.icmp_type {
+        o.uint("icmp_type", u64::from(t))?;
+    }
+    if let Some(c) = ev.icmp_code {
+        o.uint("icmp_code", u64::from(c))?;
+    }
+    o.str("pkt_src", ev.pkt_src)?;
+    Ok(())
+}
+
 /// Formats EVE records into caller-provided buffers. Holds only scratch
 /// space, so one per worker thread costs nothing after warm-up.
 #[derive(Debug, Default, Clone)]
@@ -183,55 +237,7 @@ impl EveFormatter {
     pub fn alert(&mut self, out: &mut Vec<u8>, ev: &AlertEvent<'_>) -> io::Result<()> {
         let mut o = Obj::open(out);
 
-        // Header, as Suricata's CreateEveHeader writes it.
-        o.key("timestamp");
-        json_time(o.buf, ev.ts_secs, ev.ts_nanos)?;
-        if let Some(id) = ev.flow_id {
-            o.uint("flow_id", id)?;
-        }
-        if let Some(cnt) = ev.pcap_cnt {
-            o.uint("pcap_cnt", cnt)?;
-        }
-        o.str("event_type", "alert")?;
-        if !ev.vlan.is_empty() {
-            o.key("vlan");
-            o.buf.push(b'[');
-            for (i, id) in ev.vlan.iter().enumerate() {
-                if i > 0 {
-                    o.buf.push(b',');
-                }
-                json_uint(o.buf, u64::from(*id))?;
-            }
-            o.buf.push(b']');
-        }
-        o.key("src_ip");
-        json_ip(o.buf, &ev.src_ip)?;
-        if let Some(p) = ev.src_port {
-            o.uint("src_port", u64::from(p))?;
-        }
-        o.key("dest_ip");
-        json_ip(o.buf, &ev.dest_ip)?;
-        if let Some(p) = ev.dest_port {
-            o.uint("dest_port", u64::from(p))?;
-        }
-        o.key("proto");
-        match proto_name(ev.proto) {
-            Some(name) => json_str(o.buf, name)?,
-            None => {
-                // A number as a JSON string, e.g. "253".
-                o.buf.push(b'"');
-                json_uint(o.buf, u64::from(ev.proto))?;
-                o.buf.push(b'"');
-            }
-        }
-        o.uint("ip_v", if ev.src_ip.is_ipv4() { 4 } else { 6 })?;
-        if let Some(t) = ev.icmp_type {
-            o.uint("icmp_type", u64::from(t))?;
-        }
-        if let Some(c) = ev.icmp_code {
-            o.uint("icmp_code", u64::from(c))?;
-        }
-        o.str("pkt_src", ev.pkt_src)?;
+        write_header(&mut o, ev, "alert")?;
 
         // AlertJsonHeader.
         if let Some(tx) = ev.tx_id {
@@ -253,6 +259,10 @@ impl EveFormatter {
             a.close();
         }
 
+        if let Some((key, json)) = ev.app {
+            o.key(key);
+            o.buf.extend_from_slice(json.as_bytes());
+        }
         if let Some(p) = ev.app_proto {
             o.str("app_proto", p)?;
         }
@@ -293,6 +303,24 @@ impl EveFormatter {
             pi.close();
         }
 
+        o.close();
+        Ok(())
+    }
+
+    /// Appends one app-layer transaction record (`event_type` `http`,
+    /// `dns` or `tls`: the key of `ev.app`) to `out`, without the
+    /// trailing newline. Nothing is written when `ev.app` is `None`.
+    pub fn tx_record(&mut self, out: &mut Vec<u8>, ev: &AlertEvent<'_>) -> io::Result<()> {
+        let Some((key, json)) = ev.app else {
+            return Ok(());
+        };
+        let mut o = Obj::open(out);
+        write_header(&mut o, ev, key)?;
+        if let Some(tx) = ev.tx_id {
+            o.uint("tx_id", tx)?;
+        }
+        o.key(key);
+        o.buf.extend_from_slice(json.as_bytes());
         o.close();
         Ok(())
     }
@@ -395,6 +423,18 @@ impl<W: Write> EveWriter<W> {
             line: Vec::with_capacity(1024),
             fmt: EveFormatter::new(config),
         }
+    }
+
+    /// Writes an app-layer transaction record (see
+    /// [`EveFormatter::tx_record`]).
+    pub fn write_tx(&mut self, ev: &AlertEvent<'_>) -> io::Result<()> {
+        if ev.app.is_none() {
+            return Ok(());
+        }
+        self.line.clear();
+        self.fmt.tx_record(&mut self.line, ev)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
     }
 
     pub fn write_alert(&mut self, ev: &AlertEvent<'_>) -> io::Result<()> {

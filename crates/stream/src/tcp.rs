@@ -112,6 +112,10 @@ pub struct HalfStream {
     pub buf: StreamBuffer,
     /// Offset up to which the raw stream has been inspected.
     pub raw_progress: u64,
+    /// Offset up to which the application layer has consumed the stream
+    /// (`None`: no app-layer parser holds this direction, so only raw
+    /// inspection keeps data).
+    pub app_progress: Option<u64>,
     /// Data beyond the reassembly depth arrived.
     pub depth_reached: bool,
     /// Payload bytes seen / not stored (depth, memory cap).
@@ -137,6 +141,12 @@ impl HalfStream {
     /// Offset of the last acknowledged byte plus one.
     pub fn acked_offset(&self) -> u64 {
         self.rel(self.last_ack).max(0) as u64
+    }
+
+    /// Releases the data below both the raw and the app-layer progress.
+    fn release_consumed(&mut self, mem: &mut StreamMemory) {
+        let off = self.raw_progress.min(self.app_progress.unwrap_or(u64::MAX));
+        self.buf.release_before(off, mem);
     }
 
     /// Whether reassembled data not yet inspected is present.
@@ -617,8 +627,26 @@ impl TcpSession {
         };
         if progress > h.raw_progress {
             h.raw_progress = progress;
-            h.buf.release_before(progress, mem);
+            h.release_consumed(mem);
         }
+    }
+
+    /// Records that the application layer consumed a direction up to
+    /// `progress` (`None`: it stops following this direction) and
+    /// releases the data both consumers are done with.
+    pub fn app_consumed(
+        &mut self,
+        from_client: bool,
+        progress: Option<u64>,
+        mem: &mut StreamMemory,
+    ) {
+        let h = if from_client {
+            &mut self.client
+        } else {
+            &mut self.server
+        };
+        h.app_progress = progress;
+        h.release_consumed(mem);
     }
 
     /// Does the flow need a last inspection of direction `client` when it

@@ -183,6 +183,39 @@ impl Config {
             .any(|a| a.get(name).and_then(scalar).is_some_and(|v| truthy(&v)))
     }
 
+    /// Whether the `eve-log` output logs event type `name` (`http`,
+    /// `dns`, `tls`): when the config lists `types`, only those listed
+    /// (as a plain entry or a map key); without a list, every type.
+    pub fn eve_logs_type(&self, name: &str) -> bool {
+        let Some(eve) = self.output("eve-log") else {
+            return true;
+        };
+        let Some(Value::Sequence(types)) = eve.get("types") else {
+            return true;
+        };
+        types.iter().any(|t| match t {
+            Value::String(s) => s == name,
+            Value::Mapping(_) => t.get(name).is_some(),
+            _ => false,
+        })
+    }
+
+    /// An alert option that defaults to on (`http`, `dns`, `tls`: the
+    /// transaction's object in app-layer alerts); off only when set false.
+    pub fn eve_alert_flag_default_on(&self, name: &str) -> bool {
+        let Some(eve) = self.output("eve-log") else {
+            return true;
+        };
+        let Some(Value::Sequence(types)) = eve.get("types") else {
+            return true;
+        };
+        types
+            .iter()
+            .filter_map(|t| t.get("alert"))
+            .filter_map(|a| a.get(name).and_then(scalar))
+            .all(|v| truthy(&v))
+    }
+
     /// `flow.memcap` in bytes, if set.
     pub fn flow_memcap(&self) -> Result<Option<u64>> {
         match self.get_str("flow.memcap") {

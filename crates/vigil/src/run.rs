@@ -108,6 +108,8 @@ struct Sink {
     fast: Option<FastLogWriter<BufWriter<File>>>,
     log_payload: bool,
     log_packet: bool,
+    /// Transaction record types the eve-log output writes.
+    log_types: Vec<&'static str>,
 }
 
 impl AlertSink for Sink {
@@ -128,7 +130,7 @@ impl AlertSink for Sink {
             icmp_type: a.icmp.map(|i| i.0),
             icmp_code: a.icmp.map(|i| i.1),
             pkt_src: a.pkt_src(),
-            tx_id: None,
+            tx_id: a.app.as_ref().map(|r| r.tx_id),
             action: "allowed",
             rule_drop: matches!(
                 r.action,
@@ -145,7 +147,8 @@ impl AlertSink for Sink {
             category: &r.category,
             severity: r.severity,
             metadata: &r.metadata,
-            app_proto: None,
+            app_proto: a.app_proto,
+            app: a.app.as_ref().map(|r| (r.key, r.json.as_str())),
             direction: a
                 .to_server
                 .map(|t| if t { "to_server" } else { "to_client" }),
@@ -172,6 +175,33 @@ impl AlertSink for Sink {
             f.write_alert(&ev)?;
         }
         Ok(())
+    }
+
+    fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
+        let Some(rec) = a.app.as_ref() else {
+            return Ok(());
+        };
+        if !self.log_types.contains(&rec.key) {
+            return Ok(());
+        }
+        let vlan = &a.vlan[..a.vlan_count as usize];
+        let ev = AlertEvent {
+            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
+            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
+            flow_id: a.flow_id,
+            pcap_cnt: (!a.pseudo).then_some(a.index),
+            vlan,
+            src_ip: a.src,
+            src_port: a.sp,
+            dest_ip: a.dst,
+            dest_port: a.dp,
+            proto: a.proto,
+            pkt_src: a.pkt_src(),
+            tx_id: Some(rec.tx_id),
+            app: Some((rec.key, rec.json.as_str())),
+            ..AlertEvent::default()
+        };
+        self.eve.write_tx(&ev)
     }
 }
 
@@ -422,6 +452,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         },
         log_payload,
         log_packet,
+        log_types: ["http", "dns", "tls"]
+            .into_iter()
+            .filter(|t| cfg.eve_logs_type(t))
+            .collect(),
     };
     let workers = args
         .workers
@@ -436,8 +470,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         max_flows,
         log_payload,
         log_packet,
+        log_tx: !sink.log_types.is_empty(),
+        alert_app: ["http", "dns", "tls"]
+            .iter()
+            .all(|t| cfg.eve_alert_flag_default_on(t)),
         ..EngineConfig::default()
     };
+    if cfg
+        .get_str("app-layer.enabled")
+        .is_some_and(|v| !truthy(&v))
+    {
+        ecfg.app = None;
+    }
     stream_settings(&cfg, &mut ecfg)?;
     let bar = if !args.quiet && std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(source.total_bytes());

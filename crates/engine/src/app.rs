@@ -1,0 +1,254 @@
+//! The application layer inside a worker: protocol detection by content,
+//! feeding the parsers, and the per-transaction bookkeeping detection and
+//! logging need.
+//!
+//! TCP follows Suricata's IDS mode: a direction's data goes to the
+//! app layer once the peer acknowledged it (so on a packet of the other
+//! direction), in order, with holes reported to the parser as gaps; at the
+//! end of a flow whatever is left is fed. Until the protocol is known the
+//! data stays in the stream buffer (the detector looks at no more than
+//! [`vigil_applayer::probe::PROBE_DEPTH`] bytes per direction), so the
+//! parser sees the flow from its first byte. UDP datagrams are fed one by
+//! one as they arrive.
+
+use std::collections::BTreeMap;
+
+use vigil_applayer::probe::Detection;
+use vigil_applayer::{
+    AppLayerConfig, AppLayerState, Direction as AppDir, ProtocolDetector, Transport, TxId,
+};
+use vigil_detect::{AppProtoState, TxDetectState};
+use vigil_stream::{StreamMemory, TcpSession};
+
+/// App-layer state of one flow.
+pub struct AppFlow {
+    detector: Option<ProtocolDetector>,
+    pub proto: AppProtoState,
+    pub state: Option<AppLayerState>,
+    /// Rules already fired, per live transaction.
+    pub txd: BTreeMap<TxId, TxDetectState>,
+    /// Bytes of each direction (to-server, to-client) given to the
+    /// detector.
+    probed: [u64; 2],
+    /// Data of a direction was parsed since its transactions were last
+    /// inspected.
+    pub dirty: [bool; 2],
+    finished: [bool; 2],
+}
+
+impl std::fmt::Debug for AppFlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppFlow")
+            .field("proto", &self.proto)
+            .field("txs", &self.txd.len())
+            .finish()
+    }
+}
+
+/// Counters of what feeding did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FeedOutcome {
+    /// The protocol was decided by this call.
+    pub decided: bool,
+    pub events: u64,
+    pub bytes: u64,
+    pub gaps: u64,
+}
+
+pub fn dir_index(d: AppDir) -> usize {
+    match d {
+        AppDir::ToServer => 0,
+        AppDir::ToClient => 1,
+    }
+}
+
+pub fn app_dir(to_server: bool) -> AppDir {
+    if to_server {
+        AppDir::ToServer
+    } else {
+        AppDir::ToClient
+    }
+}
+
+impl AppFlow {
+    /// A flow whose server listens on `server_port`.
+    pub fn new(transport: Transport, server_port: u16) -> AppFlow {
+        AppFlow {
+            detector: Some(ProtocolDetector::new(transport, server_port)),
+            proto: AppProtoState::Unknown,
+            state: None,
+            txd: BTreeMap::new(),
+            probed: [0; 2],
+            dirty: [false; 2],
+            finished: [false; 2],
+        }
+    }
+
+    /// Suricata's `app_proto` value for EVE (`None` while undecided).
+    pub fn proto_name(&self) -> Option<&'static str> {
+        match self.proto {
+            AppProtoState::Unknown => None,
+            AppProtoState::Detected(p) => Some(p.name()),
+            AppProtoState::Failed => Some("failed"),
+        }
+    }
+
+    fn decide(&mut self, d: Detection, transport: Transport, cfg: &AppLayerConfig) -> bool {
+        match d {
+            Detection::Pending => false,
+            Detection::Detected(p) => {
+                self.proto = AppProtoState::Detected(p);
+                self.state = Some(AppLayerState::with_config(p, transport, cfg));
+                self.detector = None;
+                true
+            }
+            Detection::Failed => {
+                self.proto = AppProtoState::Failed;
+                self.detector = None;
+                true
+            }
+        }
+    }
+
+    /// Feeds one UDP datagram.
+    pub fn feed_udp(
+        &mut self,
+        to_server: bool,
+        payload: &[u8],
+        ts_us: u64,
+        cfg: &AppLayerConfig,
+    ) -> FeedOutcome {
+        let mut out = FeedOutcome::default();
+        if payload.is_empty() {
+            return out;
+        }
+        let dir = app_dir(to_server);
+        if let Some(det) = self.detector.as_mut() {
+            let d = det.feed(dir, payload);
+            out.decided = self.decide(d, Transport::Udp, cfg);
+        }
+        if let Some(st) = self.state.as_mut() {
+            out.events += st.feed(dir, payload, ts_us).len() as u64;
+            out.bytes += payload.len() as u64;
+            self.dirty[dir_index(dir)] = true;
+        }
+        out
+    }
+
+    /// Feeds direction `client` of a TCP session with its data up to
+    /// stream offset `to` (what the peer acknowledged; `u64::MAX` at the
+    /// end of the flow, when holes count as gaps too). `scratch` is a
+    /// reusable copy buffer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn feed_tcp(
+        &mut self,
+        tcp: &mut TcpSession,
+        client: bool,
+        to: u64,
+        eof: bool,
+        ts_us: u64,
+        cfg: &AppLayerConfig,
+        mem: &mut StreamMemory,
+        scratch: &mut Vec<u8>,
+    ) -> FeedOutcome {
+        let mut out = FeedOutcome::default();
+        let dir = app_dir(client);
+        let di = dir_index(dir);
+        let h = tcp.half(client);
+        let Some(start) = h.app_progress else {
+            return out;
+        };
+        let to = to.min(h.buf.right_edge());
+        if to > start {
+            // Contiguous present data from `start`, with holes before a
+            // range treated as gaps (the peer acknowledged data we never
+            // saw).
+            let ranges: Vec<(u64, u64)> = h.buf.ranges_in(start, to).collect();
+            // Protocol detection first: the detector sees the new bytes
+            // from the stream's beginning; the parser then gets the same
+            // data once the protocol is known.
+            if let Some(det) = self.detector.as_mut() {
+                let mut d = Detection::Pending;
+                let mut pos = self.probed[di].max(start);
+                for &(s, e) in &ranges {
+                    if s > pos {
+                        break; // a hole: detect on what came before it
+                    }
+                    if e <= pos {
+                        continue;
+                    }
+                    scratch.clear();
+                    h.buf.copy_out(pos, e, scratch);
+                    d = det.feed(dir, scratch);
+                    pos = e;
+                    if d != Detection::Pending {
+                        break;
+                    }
+                }
+                if d == Detection::Pending && eof {
+                    d = det.finish();
+                }
+                self.probed[di] = pos;
+                out.decided = self.decide(d, Transport::Tcp, cfg);
+            }
+            match self.state.as_mut() {
+                Some(st) => {
+                    let mut pos = start;
+                    for &(s, e) in &ranges {
+                        if s > pos {
+                            out.events += st.on_gap(dir).len() as u64;
+                            out.gaps += 1;
+                        }
+                        scratch.clear();
+                        h.buf.copy_out(s, e, scratch);
+                        out.events += st.feed(dir, scratch, ts_us).len() as u64;
+                        out.bytes += e - s;
+                        pos = e;
+                    }
+                    if eof && pos < to && to != u64::MAX {
+                        out.events += st.on_gap(dir).len() as u64;
+                        out.gaps += 1;
+                    }
+                    self.dirty[di] = true;
+                    tcp.app_consumed(client, Some(pos.max(start)), mem);
+                }
+                None if self.proto == AppProtoState::Failed => {
+                    tcp.app_consumed(client, None, mem);
+                    tcp.app_consumed(!client, None, mem);
+                }
+                None => {}
+            }
+        } else if eof && self.detector.is_some() {
+            let d = self.detector.as_mut().map(|d| d.finish());
+            if let Some(d) = d {
+                out.decided = self.decide(d, Transport::Tcp, cfg);
+            }
+        }
+        if self.proto == AppProtoState::Failed {
+            tcp.app_consumed(client, None, mem);
+        }
+        // The sender closed and everything it sent was parsed.
+        let h = tcp.half(client);
+        if !self.finished[di]
+            && self.state.is_some()
+            && (eof || (h.fin_seen && h.app_progress.is_some_and(|p| p >= h.buf.right_edge())))
+        {
+            self.finished[di] = true;
+            if let Some(st) = self.state.as_mut() {
+                out.events += st.finish(dir).len() as u64;
+            }
+            self.dirty[di] = true;
+        }
+        out
+    }
+
+    /// Drops the detection state of transactions the parser pruned.
+    pub fn prune(&mut self) {
+        if let Some(st) = self.state.as_mut() {
+            if st.prune() > 0 {
+                let live: Vec<TxId> = st.transactions().iter().map(|t| t.id).collect();
+                self.txd.retain(|id, _| live.binary_search(id).is_ok());
+            }
+        }
+    }
+}
