@@ -349,6 +349,14 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     for (name, n) in &w.stream_events {
         set(name, *n);
     }
+    for (name, n) in &w.app_flows {
+        set(&format!("app_layer.flow.{name}"), *n);
+    }
+    set("app_layer.tx_logged", w.tx_logged);
+    set("app_layer.tx_inspections", w.tx_inspections);
+    set("app_layer.events", w.app_events);
+    set("app_layer.gaps", w.app_gaps);
+    set("app_layer.bytes", w.app_bytes);
     let d = &s.defrag;
     set("defrag.fragments", d.fragments);
     set("defrag.reassembled", d.reassembled);

@@ -1,0 +1,227 @@
+//! The application layer in the pipeline, end to end from a capture:
+//! protocol detection by content, transaction records, `app_proto` on
+//! alerts, and the same output whatever the worker count.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use common::{engine, write_pcap};
+use vigil_craft::{PacketBuilder, TcpSession, TimedFrame};
+use vigil_detect::CompiledRule;
+use vigil_engine::{run_offline, AlertOut, AlertSink, EngineConfig, OutKind, RunStats};
+use vigil_source::PcapSource;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+/// What a test looks at: alerts and transaction records, in output order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Out {
+    kind: OutKind,
+    sid: u32,
+    index: u64,
+    src: String,
+    app_proto: Option<&'static str>,
+    key: Option<&'static str>,
+    tx_id: Option<u64>,
+    json: Option<String>,
+}
+
+#[derive(Default)]
+struct Collect(Vec<Out>);
+
+impl Collect {
+    fn push(&mut self, a: &AlertOut, sid: u32) {
+        self.0.push(Out {
+            kind: a.kind,
+            sid,
+            index: a.index,
+            src: format!("{}:{}", a.src, a.sp.unwrap_or(0)),
+            app_proto: a.app_proto,
+            key: a.app.as_ref().map(|r| r.key),
+            tx_id: a.app.as_ref().map(|r| r.tx_id),
+            json: a.app.as_ref().map(|r| r.json.clone()),
+        });
+    }
+}
+
+impl AlertSink for Collect {
+    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+        self.push(a, r.sid);
+        Ok(())
+    }
+    fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
+        self.push(a, 0);
+        Ok(())
+    }
+}
+
+fn run(name: &str, frames: Vec<TimedFrame>, rules: &str, workers: usize) -> (Vec<Out>, RunStats) {
+    let path = write_pcap(name, frames);
+    let cfg = EngineConfig {
+        workers,
+        ..EngineConfig::default()
+    };
+    let src = PcapSource::open(&path).expect("open pcap");
+    let mut sink = Collect::default();
+    let stats = run_offline(src, engine(rules), &cfg, &mut sink, &mut |_, _| {}).expect("run");
+    let _ = std::fs::remove_file(&path);
+    (sink.0, stats)
+}
+
+fn records(v: &[Out], key: &str) -> Vec<serde_json::Value> {
+    v.iter()
+        .filter(|o| o.kind == OutKind::TxLog && o.key == Some(key))
+        .map(|o| serde_json::from_str(o.json.as_deref().unwrap()).unwrap())
+        .collect()
+}
+
+/// Two pipelined HTTP requests on a port that is not HTTP's.
+fn http_session() -> Vec<TimedFrame> {
+    let mut s = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.1.1:8081"))
+        .start_at((1_700_000_000, 0))
+        .with_mss(20);
+    s.handshake()
+        .client_send(
+            b"GET /a/../index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nUser-Agent: vigil-test\r\n\r\n\
+              GET /second HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        )
+        .server_send(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/html\r\n\r\nhello\
+              HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+        )
+        .close();
+    s.into_frames()
+}
+
+#[test]
+fn http_is_detected_by_content_and_each_transaction_is_logged_once() {
+    let rules = "alert tcp any any -> any any (msg:\"pkt\"; content:\"vigil-test\"; sid:1;)";
+    let (out, stats) = run("http", http_session(), rules, 1);
+    let http = records(&out, "http");
+    assert_eq!(http.len(), 2, "{out:#?}");
+    assert_eq!(http[0]["url"], "/a/../index.html?q=1");
+    assert_eq!(http[0]["hostname"], "example.com");
+    assert_eq!(http[0]["http_user_agent"], "vigil-test");
+    assert_eq!(http[0]["status"], 200);
+    assert_eq!(http[1]["url"], "/second");
+    assert_eq!(http[1]["status"], 404);
+    let txs: Vec<u64> = out
+        .iter()
+        .filter(|o| o.kind == OutKind::TxLog)
+        .map(|o| o.tx_id.unwrap())
+        .collect();
+    assert_eq!(txs, vec![0, 1]);
+    // Records name the client as the source.
+    assert!(out
+        .iter()
+        .filter(|o| o.kind == OutKind::TxLog)
+        .all(|o| o.src == "10.0.0.1:40000"));
+    // The packet rule's alert carries the flow's protocol.
+    let alerts: Vec<&Out> = out.iter().filter(|o| o.kind == OutKind::Alert).collect();
+    assert!(!alerts.is_empty());
+    assert!(
+        alerts.iter().all(|a| a.app_proto == Some("http")),
+        "{alerts:#?}"
+    );
+    assert_eq!(stats.workers.app_flows.get("http"), Some(&1));
+    assert_eq!(stats.workers.tx_logged, 2);
+}
+
+#[test]
+fn unknown_protocol_fails_detection_and_logs_nothing() {
+    let mut s =
+        TcpSession::new(addr("10.0.0.1:40001"), addr("10.0.1.1:80")).start_at((1_700_000_000, 0));
+    s.handshake()
+        .client_send(&[0x00, 0x01, 0x02, 0xfe, 0xff, 0x10, 0x20, 0x30].repeat(20))
+        .server_send(&[0x99; 200])
+        .close();
+    let rules = "alert tcp any any -> any any (msg:\"x\"; content:\"|fe ff|\"; sid:2;)";
+    let (out, stats) = run("failed", s.into_frames(), rules, 1);
+    assert!(out.iter().all(|o| o.kind == OutKind::Alert));
+    assert!(out.iter().any(|o| o.sid == 2));
+    assert!(
+        out.iter().all(|o| o.app_proto == Some("failed")),
+        "{out:#?}"
+    );
+    assert_eq!(stats.workers.app_flows.get("failed"), Some(&1));
+    assert_eq!(stats.workers.tx_logged, 0);
+}
+
+fn dns_query(id: u16, name: &str) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(&id.to_be_bytes());
+    m.extend_from_slice(&[0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]);
+    for label in name.split('.') {
+        m.push(label.len() as u8);
+        m.extend_from_slice(label.as_bytes());
+    }
+    m.extend_from_slice(&[0, 0, 1, 0, 1]);
+    m
+}
+
+fn dns_answer(id: u16, name: &str) -> Vec<u8> {
+    let mut m = dns_query(id, name);
+    m[2] = 0x81;
+    m[3] = 0x80;
+    m[7] = 1; // one answer
+    m.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7]);
+    m
+}
+
+fn dns_frames() -> Vec<TimedFrame> {
+    let b = PacketBuilder::default();
+    let (c, s) = (addr("10.0.0.9:5353"), addr("10.0.1.53:53"));
+    let mut frames = Vec::new();
+    for (i, name) in ["example.com", "vigil.test"].iter().enumerate() {
+        let q = b.udp(
+            c.ip(),
+            c.port() + i as u16,
+            s.ip(),
+            s.port(),
+            &dns_query(7 + i as u16, name),
+        );
+        let a = b.udp(
+            s.ip(),
+            s.port(),
+            c.ip(),
+            c.port() + i as u16,
+            &dns_answer(7 + i as u16, name),
+        );
+        frames.push(((1_700_000_100 + i as i64, 0), q));
+        frames.push(((1_700_000_100 + i as i64, 500), a));
+    }
+    frames
+}
+
+#[test]
+fn dns_over_udp_is_parsed_and_logged_per_transaction() {
+    let rules = "alert udp any any -> any 53 (msg:\"q\"; content:\"example\"; sid:3;)";
+    let (out, stats) = run("dns", dns_frames(), rules, 1);
+    let dns = records(&out, "dns");
+    assert!(dns.len() >= 2, "{out:#?}");
+    let names: Vec<String> = dns
+        .iter()
+        .filter_map(|r| r["queries"][0]["rrname"].as_str().map(str::to_string))
+        .collect();
+    assert!(names.contains(&"example.com".to_string()), "{names:?}");
+    assert!(names.contains(&"vigil.test".to_string()), "{names:?}");
+    let alert = out.iter().find(|o| o.sid == 3).expect("packet rule alert");
+    assert_eq!(alert.app_proto, Some("dns"));
+    assert_eq!(stats.workers.app_flows.get("dns"), Some(&2));
+}
+
+#[test]
+fn output_is_the_same_for_one_and_two_workers() {
+    let mut frames = http_session();
+    frames.extend(dns_frames());
+    frames.sort_by_key(|f| f.0);
+    let rules = "alert tcp any any -> any any (msg:\"pkt\"; content:\"example\"; sid:1;)\n\
+                 alert udp any any -> any any (msg:\"dns\"; content:\"vigil\"; sid:2;)";
+    let (one, _) = run("w1", frames.clone(), rules, 1);
+    let (two, _) = run("w2", frames, rules, 2);
+    assert!(one.iter().any(|o| o.kind == OutKind::TxLog));
+    assert_eq!(one, two);
+}
