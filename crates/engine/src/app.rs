@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use vigil_applayer::probe::Detection;
+use vigil_applayer::probe::{Detection, PROBE_DEPTH};
 use vigil_applayer::{
     AppLayerConfig, AppLayerState, Direction as AppDir, ProtocolDetector, Transport, TxId,
 };
@@ -34,6 +34,10 @@ pub struct AppFlow {
     /// inspected.
     pub dirty: [bool; 2],
     finished: [bool; 2],
+    /// The detector gave up on a direction while the other was still
+    /// undecided, and its first bytes were let go: the parser starts it
+    /// with a gap.
+    skipped: [bool; 2],
 }
 
 impl std::fmt::Debug for AppFlow {
@@ -81,6 +85,7 @@ impl AppFlow {
             probed: [0; 2],
             dirty: [false; 2],
             finished: [false; 2],
+            skipped: [false; 2],
         }
     }
 
@@ -190,9 +195,21 @@ impl AppFlow {
                 }
                 self.probed[di] = pos;
                 out.decided = self.decide(d, Transport::Tcp, cfg);
+                if d == Detection::Pending && pos >= PROBE_DEPTH as u64 {
+                    // This direction told the detector all it will look
+                    // at; do not hold its data while the other one
+                    // decides.
+                    tcp.app_consumed(client, Some(pos), mem);
+                    self.skipped[di] = true;
+                    return out;
+                }
             }
             match self.state.as_mut() {
                 Some(st) => {
+                    if std::mem::take(&mut self.skipped[di]) {
+                        out.events += st.on_gap(dir).len() as u64;
+                        out.gaps += 1;
+                    }
                     let mut pos = start;
                     for &(s, e) in &ranges {
                         if s > pos {
