@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
+use vigil_prefilter::{Pattern, PrefilterEngine, Route, Selector, NO_GROUP};
 
 /// A group's fast patterns, kept until its engine is built.
 type PendingPatterns = Vec<Pattern>;
@@ -390,7 +390,11 @@ impl RuleGroups {
     /// Builds each group's prefilter engine, in group order. With `auto`
     /// the selector's sampled packets are routed to the groups first, so
     /// that each group's engine is chosen for the share of the traffic it
-    /// will scan.
+    /// will scan (TCP payloads count twice: they are scanned once per
+    /// packet and once more as reassembled stream data); then the
+    /// selector's whole-configuration check times the sampled packets
+    /// through the groups as the run does, and may replace the engines of
+    /// the groups they reach.
     fn build_engines(&mut self, pending: Vec<PendingPatterns>, selector: &mut Selector) {
         let traffic = selector.traffic();
         let shares: Option<Vec<f64>> = (!traffic.is_empty()).then(|| {
@@ -398,21 +402,35 @@ impl RuleGroups {
             let total: f64 = traffic.iter().map(|t| t.bytes as f64).sum::<f64>().max(1.0);
             for t in traffic {
                 let sel = self.select(t.proto, t.sp, t.dp);
+                let scans = if t.proto == 6 { 2.0 } else { 1.0 };
                 for g in std::iter::once(sel.primary).chain(sel.secondary) {
                     if let Some(b) = bytes.get_mut(g as usize) {
-                        *b += t.bytes as f64;
+                        *b += scans * t.bytes as f64;
                     }
                 }
             }
             bytes.into_iter().map(|b| b / total).collect()
         });
-        for (g, patterns) in pending.into_iter().enumerate() {
+        let routes: Vec<Route> = selector
+            .sampled_traffic()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let sel = self.select(t.proto, t.sp, t.dp);
+                Route {
+                    sample: i as u32,
+                    groups: [sel.primary, sel.secondary.unwrap_or(NO_GROUP)],
+                    stream: t.proto == 6,
+                }
+            })
+            .collect();
+        for (g, patterns) in pending.iter().enumerate() {
             if patterns.is_empty() {
                 continue;
             }
             let share = shares.as_ref().map(|s| s[g]);
             let group = &mut self.groups[g];
-            match selector.build_for(&patterns, share) {
+            match selector.build_for(patterns, share) {
                 Ok(e) => group.engine = Some(e),
                 // Building from in-memory patterns only fails on resource
                 // limits of the automaton; fall back to checking every
@@ -420,6 +438,22 @@ impl RuleGroups {
                 Err(_) => {
                     group.always.append(&mut group.prefiltered);
                     group.always.sort_unstable();
+                }
+            }
+        }
+        if routes.is_empty() {
+            return;
+        }
+        // Groups whose engine failed to build take no part.
+        let sets: Vec<&[Pattern]> = pending
+            .iter()
+            .zip(&self.groups)
+            .map(|(p, g)| if g.engine.is_some() { &p[..] } else { &[][..] })
+            .collect();
+        if let Some(engines) = selector.check_whole(&sets, &routes) {
+            for (group, e) in self.groups.iter_mut().zip(engines) {
+                if let Some(e) = e {
+                    group.engine = Some(e);
                 }
             }
         }

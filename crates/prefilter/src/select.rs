@@ -91,6 +91,10 @@ pub struct TrafficSample {
 /// Smallest traffic share assumed for a group (one the sample missed may
 /// still see traffic).
 pub const MIN_SHARE: f64 = 0.001;
+/// Largest share of the sampled bytes a group may scan: TCP payloads are
+/// scanned twice, once per packet and once more as reassembled stream
+/// data.
+pub const MAX_SHARE: f64 = 2.0;
 
 /// Largest AC-Full table `auto` considers for one group.
 pub const AUTO_AC_FULL_MAX_BYTES: usize = 64 << 20;
@@ -118,6 +122,9 @@ pub enum Source {
     Cached,
     /// Calibration budget spent: static rule (one pattern: BMH, else AC).
     Static,
+    /// Replaced by the whole-configuration check (see
+    /// [`Selector::check_whole`]).
+    Whole,
     /// The requested engine could not be built; another was.
     Fallback,
 }
@@ -175,6 +182,24 @@ pub struct SelectionReport {
     pub cache_file: Option<PathBuf>,
     /// Heap bytes of all distinct engines.
     pub heap_bytes: usize,
+    /// The whole-configuration check, when it ran.
+    pub whole: Option<WholeCheck>,
+}
+
+/// Outcome of the whole-configuration check (see [`Selector::check_whole`]).
+#[derive(Debug, Clone, Default)]
+pub struct WholeCheck {
+    /// Distinct pattern sets the sampled traffic reaches.
+    pub sets: usize,
+    /// `None`: the per-group choices were kept; `Some(kind)`: `kind`
+    /// replaced them on every sampled set it may serve.
+    pub winner: Option<EngineKind>,
+    /// Simulated run time of each configuration measured, in ns per pass
+    /// over the sample (`None`: the per-group choices); empty when the
+    /// winner came from the cache.
+    pub measured: Vec<(Option<EngineKind>, f64)>,
+    /// Time the check took (building included).
+    pub time: Duration,
 }
 
 impl SelectionReport {
@@ -216,6 +241,24 @@ impl SelectionReport {
                 self.calibration.as_secs_f64()
             ));
         }
+        if let Some(w) = &self.whole {
+            let name = |k: &Option<EngineKind>| k.map_or("per-group", |k| k.name());
+            s.push_str(&format!(
+                "; whole-run check over {} sampled sets: {} ({}",
+                w.sets,
+                name(&w.winner),
+                if w.measured.is_empty() {
+                    "cached".to_string()
+                } else {
+                    w.measured
+                        .iter()
+                        .map(|(k, ns)| format!("{} {:.2} ms", name(k), ns / 1e6))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ));
+            s.push_str(&format!(", {:.2}s)", w.time.as_secs_f64()));
+        }
         let fb = self.count(Source::Fallback);
         if fb > 0 {
             s.push_str(&format!("; {fb} fell back to another engine"));
@@ -227,7 +270,8 @@ impl SelectionReport {
 /// Builds the engine of each rule group (see the module docs).
 pub struct Selector {
     selection: Selection,
-    memo: HashMap<Vec<Pattern>, Arc<dyn PrefilterEngine>>,
+    /// Engine and its entry in `report.choices`, by pattern list.
+    memo: HashMap<Vec<Pattern>, (Arc<dyn PrefilterEngine>, usize)>,
     /// Measurements by pattern-set hash (from the cache file, and new).
     cache: BTreeMap<u64, Vec<Cost>>,
     cache_dirty: bool,
@@ -236,6 +280,11 @@ pub struct Selector {
     ac_full_bytes: usize,
     spent: Duration,
     sample: Vec<Vec<u8>>,
+    /// Headers of `sample`'s packets (same order), when given.
+    sample_traffic: Vec<TrafficSample>,
+    /// Whole-configuration winners by sampled-sets hash (`None`: the
+    /// per-group choices).
+    whole_cache: BTreeMap<u64, Option<EngineKind>>,
     report: SelectionReport,
 }
 
@@ -294,23 +343,34 @@ impl Selector {
     pub fn new(selection: Selection) -> Selector {
         let mut report = SelectionReport::default();
         let mut cache = BTreeMap::new();
+        let mut whole_cache = BTreeMap::new();
         let mut sample = Vec::new();
+        let mut sample_traffic = Vec::new();
         match &selection {
             Selection::Fixed(k) => report.mode = k.name().to_string(),
             Selection::Auto(cfg) => {
                 report.mode = "auto".into();
                 report.cache_file = cfg.cache_file.clone();
                 if let Some(f) = &cfg.cache_file {
-                    cache = read_cache(f);
+                    (cache, whole_cache) = read_cache(f);
                 }
                 // Bound the measured bytes, keeping the size mix.
                 let mut total = 0;
-                for p in cfg.sample.iter().filter(|p| !p.is_empty()) {
+                for (i, p) in cfg.sample.iter().enumerate() {
+                    if p.is_empty() {
+                        continue;
+                    }
                     if total + p.len() > SAMPLE_BYTES {
                         break;
                     }
                     total += p.len();
                     sample.push(p.clone());
+                    if let Some(t) = cfg.traffic.get(i) {
+                        sample_traffic.push(*t);
+                    }
+                }
+                if sample_traffic.len() != sample.len() {
+                    sample_traffic.clear();
                 }
             }
         }
@@ -323,6 +383,8 @@ impl Selector {
             ac_full_bytes: 0,
             spent: Duration::ZERO,
             sample,
+            sample_traffic,
+            whole_cache,
             report,
         }
     }
@@ -346,16 +408,22 @@ impl Selector {
         }
     }
 
-    /// [`Selector::build`] for a group that sees `share` (0..1) of the
-    /// sampled payload bytes: `auto` weighs build time against that share
-    /// of the expected volume (at least [`MIN_SHARE`]); `None`: all of it.
+    /// Headers of the measured sample's packets, in the order of the
+    /// payloads [`Route::sample`] indexes (`auto` with traffic only).
+    pub fn sampled_traffic(&self) -> &[TrafficSample] {
+        &self.sample_traffic
+    }
+
+    /// [`Selector::build`] for a group that scans `share` (0..[`MAX_SHARE`])
+    /// of the sampled payload bytes: `auto` weighs build time against that
+    /// share of the expected volume (at least [`MIN_SHARE`]); `None`: all of it.
     pub fn build_for(
         &mut self,
         patterns: &[Pattern],
         share: Option<f64>,
     ) -> Result<Arc<dyn PrefilterEngine>, BuildError> {
         self.report.groups += 1;
-        if let Some(e) = self.memo.get(patterns) {
+        if let Some((e, _)) = self.memo.get(patterns) {
             return Ok(e.clone());
         }
         let (engine, choice) = match self.selection.clone() {
@@ -363,7 +431,7 @@ impl Selector {
             Selection::Auto(cfg) => {
                 let expected = cfg
                     .expected_bytes
-                    .map(|b| (b as f64 * share.unwrap_or(1.0).clamp(MIN_SHARE, 1.0)) as u64);
+                    .map(|b| (b as f64 * share.unwrap_or(1.0).clamp(MIN_SHARE, MAX_SHARE)) as u64);
                 self.build_auto(&cfg, expected, patterns)?
             }
         };
@@ -379,7 +447,10 @@ impl Selector {
         let engine: Arc<dyn PrefilterEngine> = Arc::from(engine);
         self.report.heap_bytes += engine.heap_bytes();
         self.report.choices.push(choice);
-        self.memo.insert(patterns.to_vec(), engine.clone());
+        self.memo.insert(
+            patterns.to_vec(),
+            (engine.clone(), self.report.choices.len() - 1),
+        );
         Ok(engine)
     }
 
@@ -390,12 +461,233 @@ impl Selector {
             if let Some(f) = &self.report.cache_file {
                 // The cache only saves time: failing to write it is not
                 // an error.
-                let _ = write_cache(f, &self.cache);
+                let _ = write_cache(f, &self.cache, &self.whole_cache);
             }
             self.cache_dirty = false;
         }
         self.report.calibration = self.spent;
         self.report.clone()
+    }
+
+    /// The whole-configuration check of `auto`, after every group's
+    /// engine is built: the sampled packets are scanned as the run scans
+    /// them (`routes`: each packet by its groups, TCP twice), with every
+    /// group's engine alive and the groups interleaved in packet order, so
+    /// that cache pressure between the groups' tables and the real mix of
+    /// packet sizes per group are in the measurement. That simulated run
+    /// is timed for the per-group choices and, for each candidate engine,
+    /// for that engine on every sampled pattern set it may serve (the
+    /// sets no sampled packet reaches keep their choice: they cost the
+    /// run next to nothing); the fastest configuration is kept, so `auto`
+    /// never runs slower than a single engine on the sampled traffic. The
+    /// winner is cached by the set of sampled pattern sets. `sets[g]` is
+    /// group `g`'s pattern list (empty: no prefilter). Returns each
+    /// group's engine (`None` for empty lists), or `None` when nothing
+    /// changed.
+    pub fn check_whole(
+        &mut self,
+        sets: &[&[Pattern]],
+        routes: &[Route],
+    ) -> Option<Vec<Option<Arc<dyn PrefilterEngine>>>> {
+        let Selection::Auto(cfg) = self.selection.clone() else {
+            return None;
+        };
+        let sample = std::mem::take(&mut self.sample);
+        let out = self.check_whole_on(&cfg, &sample, sets, routes);
+        self.sample = sample;
+        out
+    }
+
+    fn check_whole_on(
+        &mut self,
+        cfg: &AutoConfig,
+        sample: &[Vec<u8>],
+        sets: &[&[Pattern]],
+        routes: &[Route],
+    ) -> Option<Vec<Option<Arc<dyn PrefilterEngine>>>> {
+        let start = Instant::now();
+        // Distinct pattern sets the sample reaches, in order of first use.
+        let mut index: HashMap<&[Pattern], usize> = HashMap::new();
+        let mut distinct: Vec<&[Pattern]> = Vec::new();
+        let mut packets: Vec<SimPacket> = Vec::new();
+        for r in routes {
+            let Some(payload) = sample.get(r.sample as usize) else {
+                continue;
+            };
+            let mut ds = [None, None];
+            for (slot, &g) in ds.iter_mut().zip(&r.groups) {
+                let Some(set) = sets.get(g as usize).filter(|s| !s.is_empty()) else {
+                    continue;
+                };
+                if !self.memo.contains_key(*set) {
+                    continue;
+                }
+                let next = distinct.len();
+                *slot = Some(*index.entry(set).or_insert_with(|| {
+                    distinct.push(set);
+                    next
+                }));
+            }
+            if ds.iter().any(|d| d.is_some()) {
+                packets.push((payload.as_slice(), ds, r.stream));
+            }
+        }
+        if distinct.is_empty() {
+            return None;
+        }
+        let mut keys: Vec<u64> = distinct.iter().map(|s| pattern_set_hash(s)).collect();
+        keys.sort_unstable();
+        let key = keys.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, k| {
+            (h ^ k).wrapping_mul(0x0100_0000_01b3)
+        });
+        let current: Vec<(Arc<dyn PrefilterEngine>, usize)> =
+            distinct.iter().map(|s| self.memo[*s].clone()).collect();
+        let current_kind = |d: usize, me: &Selector| me.report.choices[current[d].1].kind;
+        let cached = self.whole_cache.get(&key).copied();
+        let kinds: Vec<EngineKind> = match cached {
+            Some(None) => Vec::new(),
+            Some(Some(k)) => vec![k],
+            None => cfg
+                .candidates
+                .iter()
+                .copied()
+                .filter(|k| k.available())
+                .collect(),
+        };
+        // Each candidate's configuration: its own engine where it may
+        // serve the set, else the per-group choice.
+        let mut alternatives: Vec<(EngineKind, Engines)> = Vec::new();
+        for kind in kinds {
+            let mut wanted = Vec::new();
+            for (d, set) in distinct.iter().enumerate() {
+                let mut may = current_kind(d, self) != kind
+                    && auto_candidates(set, &cfg.candidates).contains(&kind);
+                if may && kind == EngineKind::AcFull {
+                    // Reserve AC-Full's memory budget before building.
+                    let bytes = AcFullEngine::table_bytes_for(crate::automaton_size(set).states);
+                    may = self.ac_full_bytes + bytes <= AC_FULL_TOTAL_BYTES;
+                    if may {
+                        self.ac_full_bytes += bytes;
+                    }
+                }
+                wanted.push(may);
+            }
+            let engines = build_parallel(kind, &distinct, &wanted);
+            if kind == EngineKind::AcFull {
+                // Give back the reservations of builds that failed.
+                for ((e, w), set) in engines.iter().zip(&wanted).zip(&distinct) {
+                    if *w && e.is_none() {
+                        self.ac_full_bytes =
+                            self.ac_full_bytes
+                                .saturating_sub(AcFullEngine::table_bytes_for(
+                                    crate::automaton_size(set).states,
+                                ));
+                    }
+                }
+            }
+            if engines.iter().any(|e| e.is_some()) {
+                alternatives.push((kind, engines));
+            } else {
+                self.release(kind, &engines, &distinct);
+            }
+        }
+        let mut measured = Vec::new();
+        let winner = if cached.is_some() {
+            alternatives.first().map(|a| a.0)
+        } else {
+            let mut configs: Vec<Vec<&dyn PrefilterEngine>> =
+                vec![current.iter().map(|c| c.0.as_ref()).collect()];
+            for (_, engines) in &alternatives {
+                configs.push(
+                    engines
+                        .iter()
+                        .zip(&current)
+                        .map(|(e, c)| e.as_deref().unwrap_or(c.0.as_ref()))
+                        .collect(),
+                );
+            }
+            let ns = simulate_run(&configs, &packets, WHOLE_REPS);
+            measured.push((None, ns[0]));
+            let mut best = (None, ns[0]);
+            for ((kind, _), &t) in alternatives.iter().zip(&ns[1..]) {
+                measured.push((Some(*kind), t));
+                if t < best.1 {
+                    best = (Some(*kind), t);
+                }
+            }
+            self.whole_cache.insert(key, best.0);
+            self.cache_dirty = true;
+            best.0
+        };
+        if std::env::var_os("VIGIL_PREFILTER_DEBUG").is_some() {
+            eprintln!(
+                "prefilter whole-run check: {} sampled sets, {} packets: {:?} -> {:?}",
+                distinct.len(),
+                packets.len(),
+                measured,
+                winner
+            );
+        }
+        let mut changed = false;
+        for (kind, engines) in alternatives {
+            if Some(kind) != winner {
+                self.release(kind, &engines, &distinct);
+                continue;
+            }
+            for (d, e) in engines.into_iter().enumerate() {
+                let Some(e) = e else { continue };
+                let e: Arc<dyn PrefilterEngine> = Arc::from(e);
+                let (old, ci) = self.memo[distinct[d]].clone();
+                if old.name() == "ac-full" {
+                    self.ac_full_bytes =
+                        self.ac_full_bytes
+                            .saturating_sub(crate::AcFullEngine::table_bytes_for(
+                                crate::automaton_size(distinct[d]).states,
+                            ));
+                }
+                self.report.heap_bytes =
+                    self.report.heap_bytes.saturating_sub(old.heap_bytes()) + e.heap_bytes();
+                let c = &mut self.report.choices[ci];
+                c.kind = kind;
+                c.source = Source::Whole;
+                self.memo.insert(distinct[d].to_vec(), (e, ci));
+                changed = true;
+            }
+        }
+        let time = start.elapsed();
+        self.spent += time;
+        self.report.whole = Some(WholeCheck {
+            sets: distinct.len(),
+            winner,
+            measured,
+            time,
+        });
+        changed.then(|| {
+            sets.iter()
+                .map(|s| self.memo.get(*s).map(|m| m.0.clone()))
+                .collect()
+        })
+    }
+
+    /// Gives back the AC-Full budget of engines built and not kept.
+    fn release(
+        &mut self,
+        kind: EngineKind,
+        engines: &[Option<Box<dyn PrefilterEngine>>],
+        sets: &[&[Pattern]],
+    ) {
+        if kind != EngineKind::AcFull {
+            return;
+        }
+        for (e, set) in engines.iter().zip(sets) {
+            if e.is_some() {
+                self.ac_full_bytes =
+                    self.ac_full_bytes
+                        .saturating_sub(AcFullEngine::table_bytes_for(
+                            crate::automaton_size(set).states,
+                        ));
+            }
+        }
     }
 
     fn build_kind(
@@ -641,6 +933,93 @@ pub fn calibrate(
 
 /// Timed passes per engine when calibrating.
 pub const CALIBRATION_REPS: usize = 5;
+/// Timed passes per configuration in the whole-configuration check.
+pub const WHOLE_REPS: usize = 9;
+
+/// One sampled packet as the run scans it (see [`Selector::check_whole`]):
+/// its payload (index into [`Selector::sampled_traffic`]), the rule groups
+/// that scan it ([`NO_GROUP`]: none), and whether its bytes are scanned a
+/// second time as reassembled stream data (TCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    pub sample: u32,
+    pub groups: [u32; 2],
+    pub stream: bool,
+}
+
+/// No group in a [`Route`] slot.
+pub const NO_GROUP: u32 = u32::MAX;
+
+/// A sampled packet in the simulated run: payload, the distinct pattern
+/// sets that scan it, and whether it is scanned again as stream data.
+type SimPacket<'a> = (&'a [u8], [Option<usize>; 2], bool);
+
+/// Engines per distinct pattern set (`None`: not built).
+type Engines = Vec<Option<Box<dyn PrefilterEngine>>>;
+
+/// Builds a `kind` engine for each of `sets` where `wanted`, on all cores
+/// (Hyperscan compiles of a few hundred patterns take 100-200 ms each).
+fn build_parallel(kind: EngineKind, sets: &[&[Pattern]], wanted: &[bool]) -> Engines {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let todo: Vec<usize> = (0..sets.len()).filter(|&i| wanted[i]).collect();
+    let out: Mutex<Engines> = Mutex::new((0..sets.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(todo.len());
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                while let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Ok(e) = kind.build(sets[i]) {
+                        out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(e);
+                    }
+                }
+            });
+        }
+    });
+    out.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Time of one simulated run over `packets` for each configuration
+/// (engine per distinct pattern set), in ns per pass: the best of `reps`
+/// passes, the configurations' passes interleaved; a pass repeats the
+/// packets until it lasts about 5 ms.
+fn simulate_run(
+    configs: &[Vec<&dyn PrefilterEngine>],
+    packets: &[SimPacket],
+    reps: usize,
+) -> Vec<f64> {
+    const PASS_NS: f64 = 5e6;
+    let mut hits = 0u64;
+    let mut pass = |c: &[&dyn PrefilterEngine], loops: usize| {
+        let t = Instant::now();
+        for _ in 0..loops {
+            for (payload, ds, stream) in packets {
+                for _ in 0..1 + *stream as usize {
+                    for d in ds.iter().flatten() {
+                        c[*d].scan_ids(payload, &mut |_| hits += 1);
+                    }
+                }
+            }
+        }
+        t.elapsed().as_nanos() as f64 / loops as f64
+    };
+    let mut loops = vec![1usize; configs.len()];
+    let mut best = vec![f64::INFINITY; configs.len()];
+    for (i, c) in configs.iter().enumerate() {
+        let ns = pass(c, 1);
+        loops[i] = ((PASS_NS / ns.max(1.0)).ceil() as usize).clamp(1, 1000);
+    }
+    for _ in 0..reps.max(1) {
+        for (i, c) in configs.iter().enumerate() {
+            best[i] = best[i].min(pass(c, loops[i]));
+        }
+    }
+    std::hint::black_box(hits);
+    best
+}
 
 /// Cost of scanning `sample` with `engine`, in nanoseconds per byte: the
 /// best of `reps` timed passes after one warm-up pass.
@@ -695,19 +1074,41 @@ pub fn measure_interleaved(
     best
 }
 
-const CACHE_HEADER: &str = "# vigil prefilter calibration v2";
+const CACHE_HEADER: &str = "# vigil prefilter calibration v3";
 
-/// One line per pattern set: `hash<TAB>kind=ns_per_byte/build_ms...`.
-fn read_cache(path: &std::path::Path) -> BTreeMap<u64, Vec<Cost>> {
+type CostCache = BTreeMap<u64, Vec<Cost>>;
+type WholeCache = BTreeMap<u64, Option<EngineKind>>;
+
+/// One line per pattern set: `hash<TAB>kind=ns_per_byte/build_ms...`,
+/// and one per whole-configuration check: `whole<TAB>hash<TAB>kind`
+/// (`per-group`: the per-group choices won).
+fn read_cache(path: &std::path::Path) -> (CostCache, WholeCache) {
     let mut out = BTreeMap::new();
+    let mut whole = BTreeMap::new();
     let Ok(text) = std::fs::read_to_string(path) else {
-        return out;
+        return (out, whole);
     };
     let mut lines = text.lines();
     if lines.next() != Some(CACHE_HEADER) {
-        return out;
+        return (out, whole);
     }
     for line in lines {
+        if let Some(rest) = line.strip_prefix("whole\t") {
+            if let Some((h, k)) = rest.split_once('\t') {
+                if let Ok(h) = u64::from_str_radix(h, 16) {
+                    match (k, EngineKind::parse(k)) {
+                        ("per-group", _) => {
+                            whole.insert(h, None);
+                        }
+                        (_, Some(k)) => {
+                            whole.insert(h, Some(k));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            continue;
+        }
         let mut f = line.split('\t');
         let Some(Ok(h)) = f.next().map(|h| u64::from_str_radix(h, 16)) else {
             continue;
@@ -727,10 +1128,14 @@ fn read_cache(path: &std::path::Path) -> BTreeMap<u64, Vec<Cost>> {
             out.insert(h, costs);
         }
     }
-    out
+    (out, whole)
 }
 
-fn write_cache(path: &std::path::Path, cache: &BTreeMap<u64, Vec<Cost>>) -> std::io::Result<()> {
+fn write_cache(
+    path: &std::path::Path,
+    cache: &CostCache,
+    whole: &WholeCache,
+) -> std::io::Result<()> {
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d)?;
     }
@@ -744,6 +1149,13 @@ fn write_cache(path: &std::path::Path, cache: &BTreeMap<u64, Vec<Cost>>) -> std:
                 write!(w, "\t{}={:.4}/{:.3}", c.kind, c.ns_per_byte, c.build_ms)?;
             }
             writeln!(w)?;
+        }
+        for (h, k) in whole {
+            writeln!(
+                w,
+                "whole\t{h:016x}\t{}",
+                k.map_or("per-group", |k| k.name())
+            )?;
         }
         w.flush()?;
     }
@@ -806,6 +1218,61 @@ mod tests {
         let mut s = Selector::new(Selection::Auto(AutoConfig::new(Vec::new())));
         assert_eq!(s.build(&pats(&["one"])).unwrap().name(), "bmh");
         assert_eq!(s.build(&pats(&["one", "two"])).unwrap().name(), "ac");
+    }
+
+    #[test]
+    fn whole_check_runs_then_reads_its_cache() {
+        let dir = std::env::temp_dir().join(format!("vigil-whole-{}", std::process::id()));
+        let file = dir.join("cache.tsv");
+        let sample: Vec<Vec<u8>> = (0..40)
+            .map(|i| format!("GET /index{i}.html HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes())
+            .collect();
+        let mut cfg = AutoConfig::new(sample.clone());
+        cfg.traffic = (0..sample.len())
+            .map(|i| TrafficSample {
+                proto: 6,
+                sp: 40000,
+                dp: 80,
+                bytes: sample[i].len() as u32,
+            })
+            .collect();
+        cfg.cache_file = Some(file.clone());
+        let a = pats(&["index", "host:", "passwd"]);
+        let b = pats(&["zzz"]);
+        let routes: Vec<Route> = (0..sample.len() as u32)
+            .map(|i| Route {
+                sample: i,
+                groups: [0, if i % 2 == 0 { 1 } else { NO_GROUP }],
+                stream: true,
+            })
+            .collect();
+        let sets: Vec<&[Pattern]> = vec![&a, &b, &[]];
+        let run = |cfg: AutoConfig| {
+            let mut s = Selector::new(Selection::Auto(cfg));
+            assert_eq!(s.sampled_traffic().len(), sample.len());
+            let before = [s.build(&a).unwrap(), s.build(&b).unwrap()];
+            let after = s.check_whole(&sets, &routes);
+            let r = s.finish();
+            let w = r.whole.clone().expect("whole check ran");
+            assert_eq!(w.sets, 2);
+            if let Some(engines) = after {
+                assert!(engines[2].is_none());
+                let kind = w.winner.expect("a winner replaced engines");
+                assert!(engines[..2]
+                    .iter()
+                    .any(|e| e.as_ref().unwrap().name() == kind.name()));
+            } else {
+                let _ = before;
+            }
+            assert!(r.summary().contains("whole-run check over 2 sampled sets"));
+            w
+        };
+        let first = run(cfg.clone());
+        assert!(!first.measured.is_empty());
+        let second = run(cfg);
+        assert!(second.measured.is_empty(), "second run reads the cache");
+        assert_eq!(first.winner, second.winner);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
