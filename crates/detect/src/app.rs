@@ -2,10 +2,53 @@
 //! buffers (`http.uri`, `dns.query`, `tls.sni` ...) run against the
 //! transactions the app-layer parsers build, fire at most once per
 //! transaction, and are prefiltered per buffer type.
+//!
+//! # How a rule becomes a transaction rule
+//!
+//! A rule with any application-layer buffer (or `urilen`) is a
+//! transaction rule: it is kept out of the packet rule groups and only
+//! evaluated by [`DetectEngine::inspect_tx`]. Each of its app-layer lists
+//! (buffer plus transforms) becomes a [`TxList`]; its packet-buffer
+//! keywords (`content` without a sticky buffer, `tcp.hdr` ...) are still
+//! matched against the current packet's payload or stream chunk.
+//!
+//! The direction a rule inspects ([`AppSpec::dir`]), as Suricata decides
+//! it per buffer: buffers that only exist in responses (`http.stat_code`,
+//! `http.server`, `http.response_body`, `ja3s.*`, ...) make it a
+//! to-client rule, request-only buffers (`http.uri`, `http.host`,
+//! `dns.query`, `tls.sni`, `ja3.*`, ...) a to-server rule; a rule with
+//! both is inspected to the client (the parser returns request buffers
+//! whatever the direction). Buffers that exist both ways (`http.header`,
+//! `file.data`, `http.content_type`, certificates, `tls.random` ...)
+//! follow `flow:to_server` / `flow:to_client`, defaulting to the client
+//! for `file.data`, TLS certificate buffers and DNS answer names, to the
+//! server otherwise.
+//!
+//! # Prefilter
+//!
+//! Per (protocol, direction), the rules with a fast pattern are grouped by
+//! the list of their fast pattern (buffer plus transforms) into one
+//! prefilter engine each, built by the same [`vigil_prefilter::Selector`]
+//! as the packet groups; rules without one are checked on every
+//! transaction of their direction. Rule ports are not used for grouping
+//! (header ports and addresses are still verified against the packet).
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use vigil_applayer::transforms::{Base64Mode, Base64Options, Pcrexform, Transform};
+use vigil_applayer::BufferId;
 pub use vigil_applayer::{AppLayerState, AppProto, Direction as AppDir, TxId};
+use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
+use vigil_rules::{FlowOpts, IntCmp, TransformSpec};
 
-use crate::inspect::{DetectScratch, FlowDetectState, Hit, PacketInput};
+use crate::inspect::{
+    conclude, packet_checks, packet_payload_of, payload_verdict, push_unique, DetectScratch,
+    FlowDetectState, Hit, PacketInput, Verdict,
+};
+use crate::payload::CompiledPayload;
+use crate::rule::{CompiledRule, Skip};
 use crate::DetectEngine;
 
 /// What is known of a flow's application protocol.
@@ -44,10 +87,397 @@ pub struct TxDetectState {
     pub fired: Vec<u32>,
 }
 
+/// A test on the flow's application protocol: a rule header naming
+/// `http`/`dns`/`tls` (packet rules), or `app-layer-protocol:[!]name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppTest {
+    /// `Detected(p)` or `Failed`.
+    pub want: AppProtoState,
+    pub negated: bool,
+}
+
+impl AppTest {
+    /// While the protocol is not known yet neither form matches (as
+    /// Suricata's `app-layer-protocol`, which needs a decided protocol).
+    pub fn matches(&self, st: AppProtoState) -> bool {
+        if st == AppProtoState::Unknown {
+            return false;
+        }
+        (st == self.want) != self.negated
+    }
+}
+
+/// One application-layer list of a transaction rule: a buffer, the
+/// transforms applied to it, and the payload program run on the result.
+#[derive(Debug)]
+pub struct TxList {
+    pub buffer: BufferId,
+    /// The transforms as written (part of the list's identity).
+    pub transforms: Vec<TransformSpec>,
+    pub xf: Vec<Transform>,
+    pub prog: CompiledPayload,
+    /// Index of (buffer, transforms) in [`TxGroups::lists`], set when the
+    /// engine is built: lists with the same key share their computed
+    /// bytes within one inspection.
+    pub key: u32,
+}
+
+/// What a transaction rule inspects.
+#[derive(Debug)]
+pub struct AppSpec {
+    pub proto: AppProto,
+    pub dir: AppDir,
+    /// App-layer lists in rule order; all must match (a multi-buffer
+    /// list matches when any instance does).
+    pub lists: Vec<TxList>,
+    /// `urilen`: the comparison and whether it is on the raw URI.
+    pub urilen: Option<(IntCmp, bool)>,
+    /// Index in `lists` of the list the fast pattern is on.
+    pub fast_list: Option<usize>,
+}
+
+/// Which side of a transaction a buffer belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Request,
+    Response,
+    /// Both; the direction used when the rule does not say.
+    Both(AppDir),
+}
+
+fn side(b: BufferId) -> Side {
+    use BufferId::*;
+    match b {
+        HttpMethod | HttpUri | HttpUriRaw | HttpRequestLine | HttpHost | HttpHostRaw
+        | HttpUserAgent | HttpReferer | HttpAccept | HttpAcceptEnc | HttpAcceptLang
+        | HttpRequestBody | HttpRequestHeader | DnsQuery | TlsSni | Ja3Hash | Ja3String
+        | Ja4Hash => Side::Request,
+        HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
+        | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString => Side::Response,
+        FileData | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
+        | TlsCerts | DnsAnswersRrname | DnsResponseRrname => Side::Both(AppDir::ToClient),
+        HttpHeader | HttpHeaderRaw | HttpHeaderNames | HttpCookie | HttpContentType
+        | HttpContentLen | HttpConnection | HttpProtocol | HttpStart | DnsQueriesRrname
+        | TlsRandom | TlsRandomTime | TlsRandomBytes => Side::Both(AppDir::ToServer),
+    }
+}
+
+/// The direction a transaction rule is inspected in (see the module
+/// documentation).
+pub fn rule_direction(buffers: &[BufferId], flow: &FlowOpts) -> AppDir {
+    let sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
+    if sides.contains(&Side::Response) {
+        return AppDir::ToClient;
+    }
+    if sides.contains(&Side::Request) {
+        return AppDir::ToServer;
+    }
+    if flow.to_client && !flow.to_server {
+        return AppDir::ToClient;
+    }
+    if flow.to_server && !flow.to_client {
+        return AppDir::ToServer;
+    }
+    if sides.contains(&Side::Both(AppDir::ToClient)) {
+        AppDir::ToClient
+    } else {
+        AppDir::ToServer
+    }
+}
+
+/// Whether detection implements a transform (by canonical name).
+pub fn transform_supported(name: &str) -> bool {
+    matches!(
+        name,
+        "dotprefix"
+            | "strip_whitespace"
+            | "compress_whitespace"
+            | "to_lowercase"
+            | "to_uppercase"
+            | "url_decode"
+            | "to_md5"
+            | "to_sha1"
+            | "to_sha256"
+            | "xor"
+            | "from_base64"
+            | "header_lowercase"
+            | "strip_pseudo_headers"
+            | "pcrexform"
+    )
+}
+
+fn unquote(v: &str) -> &str {
+    let t = v.trim();
+    t.strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .unwrap_or(t)
+}
+
+fn parse_hex(s: &str) -> Option<Vec<u8>> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    if s.is_empty() || !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// `from_base64: bytes N, offset N, mode rfc4648|rfc2045|strict`.
+fn parse_base64_opts(v: Option<&str>) -> Result<Base64Options, String> {
+    let mut o = Base64Options::default();
+    let Some(v) = v else { return Ok(o) };
+    for part in unquote(v)
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (k, val) = part
+            .split_once(char::is_whitespace)
+            .map(|(k, v)| (k, v.trim()))
+            .ok_or_else(|| format!("from_base64: bad option '{part}'"))?;
+        match k {
+            "bytes" => {
+                o.bytes = Some(
+                    val.parse()
+                        .map_err(|_| format!("from_base64: bad bytes '{val}'"))?,
+                )
+            }
+            "offset" => {
+                o.offset = val
+                    .parse()
+                    .map_err(|_| format!("from_base64: bad offset '{val}'"))?
+            }
+            "mode" => {
+                o.mode = match val.to_ascii_lowercase().as_str() {
+                    "rfc4648" => Base64Mode::Rfc4648,
+                    "rfc2045" => Base64Mode::Rfc2045,
+                    "strict" => Base64Mode::Strict,
+                    m => return Err(format!("from_base64: unknown mode '{m}'")),
+                }
+            }
+            _ => return Err(format!("from_base64: unknown option '{k}'")),
+        }
+    }
+    Ok(o)
+}
+
+/// Builds the transforms of a list. Unknown names are not evaluable; bad
+/// arguments make the rule invalid.
+pub fn compile_transforms(specs: &[TransformSpec]) -> Result<Vec<Transform>, Skip> {
+    let invalid = |name: &str, message: String| Skip::Invalid {
+        keyword: name.to_string(),
+        message,
+    };
+    specs
+        .iter()
+        .map(|t| {
+            let arg = t.arg.as_deref();
+            Ok(match t.name.as_str() {
+                "dotprefix" => Transform::DotPrefix,
+                "strip_whitespace" => Transform::StripWhitespace,
+                "compress_whitespace" => Transform::CompressWhitespace,
+                "to_lowercase" => Transform::ToLowercase,
+                "to_uppercase" => Transform::ToUppercase,
+                "url_decode" => Transform::UrlDecode,
+                "to_md5" => Transform::ToMd5,
+                "to_sha1" => Transform::ToSha1,
+                "to_sha256" => Transform::ToSha256,
+                "header_lowercase" => Transform::HeaderLowercase,
+                "strip_pseudo_headers" => Transform::StripPseudoHeaders,
+                "xor" => {
+                    let key = arg.map(unquote).and_then(parse_hex).ok_or_else(|| {
+                        invalid("xor", format!("xor needs a hex key, got {arg:?}"))
+                    })?;
+                    Transform::Xor(key)
+                }
+                "from_base64" => Transform::FromBase64(
+                    parse_base64_opts(arg).map_err(|m| invalid("from_base64", m))?,
+                ),
+                "pcrexform" => {
+                    let re = arg
+                        .map(unquote)
+                        .ok_or_else(|| invalid("pcrexform", "pcrexform needs a regex".into()))?;
+                    Transform::Pcrexform(
+                        Pcrexform::new(re).map_err(|e| invalid("pcrexform", e.to_string()))?,
+                    )
+                }
+                other => return Err(Skip::NotEvaluable(other.to_string())),
+            })
+        })
+        .collect()
+}
+
+/// Rules sharing one fast-pattern list within a (protocol, direction).
+#[derive(Debug)]
+pub struct TxPrefilter {
+    /// The list (index in [`TxGroups::lists`]) the patterns are matched on.
+    pub key: u32,
+    pub engine: Arc<dyn PrefilterEngine>,
+    /// Rule index per pattern id.
+    pub rules: Vec<u32>,
+}
+
+/// The transaction rules of one protocol and direction.
+#[derive(Debug, Default)]
+pub struct TxGroup {
+    pub prefilters: Vec<TxPrefilter>,
+    /// Rules without a usable fast pattern, checked on every transaction.
+    pub always: Vec<u32>,
+}
+
+impl TxGroup {
+    pub fn rule_count(&self) -> usize {
+        self.always.len() + self.prefilters.iter().map(|p| p.rules.len()).sum::<usize>()
+    }
+}
+
+/// A distinct (buffer, transforms) pair used by some rule.
+#[derive(Debug)]
+pub struct TxListKey {
+    pub buffer: BufferId,
+    pub transforms: Vec<TransformSpec>,
+    pub xf: Vec<Transform>,
+}
+
+/// Transaction rule groups of a ruleset.
+#[derive(Debug, Default)]
+pub struct TxGroups {
+    pub lists: Vec<TxListKey>,
+    /// By [`group_index`].
+    pub groups: Vec<TxGroup>,
+}
+
+/// A fast-pattern list's key, its patterns and their rules, until the
+/// engine is built.
+type PendingList = (u32, Vec<Pattern>, Vec<u32>);
+
+const PROTOS: [AppProto; 3] = [AppProto::Http, AppProto::Dns, AppProto::Tls];
+
+fn group_index(proto: AppProto, dir: AppDir) -> usize {
+    let p = match proto {
+        AppProto::Http => 0,
+        AppProto::Dns => 1,
+        AppProto::Tls => 2,
+    };
+    p * 2 + usize::from(dir == AppDir::ToClient)
+}
+
+impl TxGroups {
+    /// Interns the rules' lists (setting [`TxList::key`]) and builds the
+    /// groups and their prefilter engines with `selector`.
+    pub fn build(rules: &mut [CompiledRule], selector: &mut Selector) -> TxGroups {
+        let mut lists: Vec<TxListKey> = Vec::new();
+        let mut index: HashMap<(BufferId, Vec<TransformSpec>), u32> = HashMap::new();
+        for r in rules.iter_mut() {
+            let Some(app) = r.app.as_mut() else { continue };
+            for l in &mut app.lists {
+                let k = (l.buffer, l.transforms.clone());
+                l.key = *index.entry(k).or_insert_with(|| {
+                    lists.push(TxListKey {
+                        buffer: l.buffer,
+                        transforms: l.transforms.clone(),
+                        xf: l.xf.clone(),
+                    });
+                    (lists.len() - 1) as u32
+                });
+            }
+        }
+        let mut groups: Vec<TxGroup> = (0..PROTOS.len() * 2).map(|_| TxGroup::default()).collect();
+        // Per group: fast-pattern list key -> (patterns, rules).
+        let mut pending: Vec<Vec<PendingList>> = (0..groups.len()).map(|_| Vec::new()).collect();
+        for (i, r) in rules.iter().enumerate() {
+            let Some(app) = &r.app else { continue };
+            let g = group_index(app.proto, app.dir);
+            match (&r.fast_pattern, app.fast_list) {
+                (Some(fp), Some(li)) => {
+                    let key = app.lists[li].key;
+                    let slot = match pending[g].iter().position(|(k, _, _)| *k == key) {
+                        Some(s) => s,
+                        None => {
+                            pending[g].push((key, Vec::new(), Vec::new()));
+                            pending[g].len() - 1
+                        }
+                    };
+                    let (_, pats, rs) = &mut pending[g][slot];
+                    pats.push(Pattern {
+                        id: rs.len() as u32,
+                        bytes: fp.bytes.clone(),
+                        nocase: fp.nocase,
+                    });
+                    rs.push(i as u32);
+                }
+                _ => groups[g].always.push(i as u32),
+            }
+        }
+        for (g, items) in pending.into_iter().enumerate() {
+            for (key, pats, rs) in items {
+                // Application buffers are a part of the traffic of their
+                // own; `auto` weighs them as the whole volume.
+                match selector.build_for(&pats, None) {
+                    Ok(engine) => groups[g].prefilters.push(TxPrefilter {
+                        key,
+                        engine,
+                        rules: rs,
+                    }),
+                    Err(_) => groups[g].always.extend(rs),
+                }
+            }
+            groups[g].always.sort_unstable();
+        }
+        TxGroups { lists, groups }
+    }
+
+    pub fn group(&self, proto: AppProto, dir: AppDir) -> Option<&TxGroup> {
+        self.groups.get(group_index(proto, dir))
+    }
+
+    /// Number of transaction rules.
+    pub fn rule_count(&self) -> usize {
+        self.groups.iter().map(TxGroup::rule_count).sum()
+    }
+}
+
+/// The bytes of each list of one transaction direction, computed on
+/// first use within one inspection.
+struct BufCache<'a> {
+    tx: TxInput<'a>,
+    slots: Vec<Option<Vec<Cow<'a, [u8]>>>>,
+}
+
+impl<'a> BufCache<'a> {
+    fn new(tx: TxInput<'a>, n: usize) -> Self {
+        BufCache {
+            tx,
+            slots: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    fn get(&mut self, lists: &[TxListKey], key: u32) -> &[Cow<'a, [u8]>] {
+        let tx = self.tx;
+        self.slots[key as usize].get_or_insert_with(|| {
+            let l = &lists[key as usize];
+            tx.app
+                .buffers(tx.tx, l.buffer, tx.dir)
+                .map(|b| {
+                    if l.xf.is_empty() {
+                        Cow::Borrowed(b)
+                    } else {
+                        Cow::Owned(vigil_applayer::transforms::apply_all(&l.xf, b))
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
 impl DetectEngine {
     /// Whether any loaded rule inspects transactions of `proto`.
-    pub fn has_tx_rules(&self, _proto: AppProto) -> bool {
-        false
+    pub fn has_tx_rules(&self, proto: AppProto) -> bool {
+        [AppDir::ToServer, AppDir::ToClient]
+            .iter()
+            .any(|&d| self.tx.group(proto, d).is_some_and(|g| g.rule_count() > 0))
     }
 
     /// Inspects one direction of a transaction on the current packet
@@ -59,13 +489,103 @@ impl DetectEngine {
     /// matched.
     pub fn inspect_tx(
         &self,
-        _input: PacketInput<'_, '_>,
-        _tx: TxInput<'_>,
-        _txst: &mut TxDetectState,
-        _state: Option<&mut FlowDetectState>,
-        _scratch: &mut DetectScratch,
-        _alerts: &mut Vec<Hit>,
+        input: PacketInput<'_, '_>,
+        tx: TxInput<'_>,
+        txst: &mut TxDetectState,
+        mut state: Option<&mut FlowDetectState>,
+        scratch: &mut DetectScratch,
+        alerts: &mut Vec<Hit>,
     ) -> bool {
+        let Some(group) = self.tx.group(tx.app.proto(), tx.dir) else {
+            return false;
+        };
+        if group.rule_count() == 0 || input.packet.ip.is_none() {
+            return false;
+        }
+        let mut cache = BufCache::new(tx, self.tx.lists.len());
+        // Candidates: every always-checked rule, plus the rules whose
+        // fast pattern occurs in any instance of its list.
+        let words = self.rules.len().div_ceil(64);
+        if scratch.seen.len() < words {
+            scratch.seen.resize(words, 0);
+        }
+        let mut cands: Vec<u32> = Vec::new();
+        for &r in &group.always {
+            push_unique(&mut scratch.seen, &mut cands, r);
+        }
+        for pf in &group.prefilters {
+            let bufs = cache.get(&self.tx.lists, pf.key);
+            for b in bufs {
+                if b.is_empty() {
+                    continue;
+                }
+                let seen = &mut scratch.seen;
+                let hits = &mut scratch.prefilter_hits;
+                pf.engine.scan_ids(b, &mut |id| {
+                    *hits += 1;
+                    if let Some(&r) = pf.rules.get(id as usize) {
+                        push_unique(seen, &mut cands, r);
+                    }
+                });
+            }
+        }
+        for &r in &cands {
+            scratch.seen[r as usize / 64] &= !(1 << (r % 64));
+        }
+        cands.sort_unstable();
+
+        let pkt_payload = packet_payload_of(&input);
+        for ri in cands {
+            if txst.fired.contains(&ri) {
+                continue;
+            }
+            let r = &self.rules[ri as usize];
+            let Some(spec) = &r.app else { continue };
+            scratch.rules_checked += 1;
+            if !packet_checks(r, &input, state.as_deref()) {
+                continue;
+            }
+            if let Some((cmp, raw)) = spec.urilen {
+                let id = if raw {
+                    BufferId::HttpUriRaw
+                } else {
+                    BufferId::HttpUri
+                };
+                match tx.app.buffer(tx.tx, id, tx.dir) {
+                    Some(u) if cmp.matches(u.len() as u64) => {}
+                    _ => continue,
+                }
+            }
+            if payload_verdict(r, &input, pkt_payload, &mut scratch.vars).is_none() {
+                continue;
+            }
+            let vars = &mut scratch.vars;
+            let lists_ok = spec.lists.iter().all(|l| {
+                cache
+                    .get(&self.tx.lists, l.key)
+                    .iter()
+                    .any(|b| l.prog.matches(b, vars))
+            });
+            if !lists_ok {
+                continue;
+            }
+            match conclude(r, &input, state.as_deref_mut()) {
+                Verdict::NoMatch => continue,
+                Verdict::Pass => {
+                    txst.fired.push(ri);
+                    return true;
+                }
+                Verdict::Alert => {
+                    txst.fired.push(ri);
+                    alerts.push(Hit {
+                        rule: ri,
+                        stream: false,
+                        tx: Some(tx.tx),
+                    });
+                }
+                Verdict::Silent => txst.fired.push(ri),
+            }
+        }
         false
     }
 }

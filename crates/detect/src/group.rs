@@ -310,7 +310,8 @@ impl RuleGroups {
             let mut any: Vec<u32> = Vec::new();
             for (i, r) in rules.iter().enumerate() {
                 let i = i as u32;
-                if !r.proto.admits(proto) {
+                // Transaction rules are inspected on transactions only.
+                if r.is_tx() || !r.proto.admits(proto) {
                     continue;
                 }
                 if !r.uses_ports() {
@@ -357,6 +358,7 @@ impl RuleGroups {
             let members: Vec<u32> = rules
                 .iter()
                 .enumerate()
+                .filter(|(_, r)| !r.is_tx())
                 .filter(|(_, r)| {
                     if portless {
                         r.proto == ProtoMatch::Ip

@@ -85,8 +85,8 @@ impl FlowDetectState {
 /// Reusable per-worker buffers, so detection allocates nothing per packet.
 #[derive(Debug, Default)]
 pub struct DetectScratch {
-    seen: Vec<u64>,
-    vars: [u64; MAX_VARS],
+    pub(crate) seen: Vec<u64>,
+    pub(crate) vars: [u64; MAX_VARS],
     /// Counters.
     pub prefilter_hits: u64,
     pub rules_checked: u64,
@@ -504,102 +504,175 @@ impl DetectEngine {
         alerts: &mut Vec<Hit>,
     ) -> bool {
         let p = input.packet;
-        let Some(ip) = &p.ip else { return false };
-        let (sp, dp) = (p.src_port(), p.dst_port());
-        // A fragment not reassembled has no transport layer for rules (as
-        // in Suricata, where its protocol is unset): only `ip` rules, and
-        // no payload.
-        let raw_fragment = ip.fragment.is_some() && !input.rebuilt;
-        let pkt_payload: &[u8] = if raw_fragment || input.pseudo {
-            &[]
-        } else {
-            p.payload()
-        };
-        let tcp_sizes = input.flow.and_then(|f| f.tcp_sizes);
+        if p.ip.is_none() {
+            return false;
+        }
+        let pkt_payload = packet_payload_of(&input);
         for &ri in candidates {
             let r = &self.rules[ri as usize];
             scratch.rules_checked += 1;
-            if raw_fragment && r.proto != crate::rule::ProtoMatch::Ip {
+            if !packet_checks(r, &input, state.as_deref()) {
                 continue;
             }
-            if !r.header_matches(ip.src, sp, ip.dst, dp) {
+            let Some(stream_hit) = payload_verdict(r, &input, pkt_payload, &mut scratch.vars)
+            else {
                 continue;
-            }
-            if !flow_matches(r, &input) {
-                continue;
-            }
-            if !r
-                .flowbit_tests
-                .iter()
-                .all(|op| flowbits_test(op, state.as_deref()))
-            {
-                continue;
-            }
-            // Pseudo packets have no size of their own (Suricata's dsize
-            // never matches them).
-            if input.pseudo
-                && r.checks
-                    .iter()
-                    .any(|c| matches!(c, Check::Cond(Condition::Dsize(_))))
-            {
-                continue;
-            }
-            if !r.checks.iter().all(|c| match c {
-                Check::Cond(c) => check_condition(c, p, input.flow.as_ref()),
-                Check::Event(e) => p.events.contains(*e),
-                Check::IpOpt(t) => {
-                    ip.version == 4
-                        && match t {
-                            Some(t) => ip.has_ipv4_option(*t),
-                            None => ip.ipv4_option_count > 0,
-                        }
-                }
-                Check::StreamEvent(e) => input.stream_events.contains(*e),
-                Check::StreamSize(ss) => ss.matches(tcp_sizes),
-            }) {
-                continue;
-            }
-            let req = r.stream_req;
-            let mut stream_hit = false;
-            let ok = if !req.payload {
-                payload_matches(r, p, pkt_payload, &mut scratch.vars)
-            } else if req.stream {
-                if let Some(chunk) = input.stream {
-                    stream_hit = chunk
-                        .blocks()
-                        .any(|b| payload_matches(r, p, b, &mut scratch.vars));
-                }
-                stream_hit
-                    || (!input.pseudo
-                        && !req.stream_only
-                        && (req.packet || !input.stream_added)
-                        && payload_matches(r, p, pkt_payload, &mut scratch.vars))
-            } else {
-                !input.pseudo && payload_matches(r, p, pkt_payload, &mut scratch.vars)
             };
-            if !ok || !flowints_run(&r.flowints, state.as_deref_mut()) {
-                continue;
-            }
-            if let Some(st) = state.as_deref_mut() {
-                for op in &r.flowbit_sets {
-                    flowbits_apply(op, st);
-                }
-            }
-            if r.action == vigil_rules::Action::Pass {
-                if let Some(st) = state.as_deref_mut() {
-                    st.passed = true;
-                }
-                return true;
-            }
-            if !r.noalert && !r.suppressed(ip.src, ip.dst) {
-                alerts.push(Hit {
+            match conclude(r, &input, state.as_deref_mut()) {
+                Verdict::NoMatch => continue,
+                Verdict::Pass => return true,
+                Verdict::Alert => alerts.push(Hit {
                     rule: ri,
                     stream: stream_hit,
                     tx: None,
-                });
+                }),
+                Verdict::Silent => {}
             }
         }
         false
+    }
+}
+
+/// The packet payload rules inspect: empty for a fragment that was not
+/// reassembled (as in Suricata, where its protocol is unset: only `ip`
+/// rules, and no payload) and for pseudo packets.
+pub(crate) fn packet_payload_of<'a>(input: &PacketInput<'_, 'a>) -> &'a [u8] {
+    let p = input.packet;
+    let raw_fragment =
+        p.ip.as_ref()
+            .is_some_and(|ip| ip.fragment.is_some() && !input.rebuilt);
+    if raw_fragment || input.pseudo {
+        &[]
+    } else {
+        p.payload()
+    }
+}
+
+/// Everything of a rule that looks at the packet and the flow but not
+/// at payload buffers: protocol, header addresses and ports, `flow`,
+/// flowbit tests, the flow's application protocol, and the packet
+/// checks (`dsize`, `ttl`, events, `stream_size` ...).
+pub(crate) fn packet_checks(
+    r: &CompiledRule,
+    input: &PacketInput<'_, '_>,
+    state: Option<&FlowDetectState>,
+) -> bool {
+    let p = input.packet;
+    let Some(ip) = &p.ip else { return false };
+    let (sp, dp) = (p.src_port(), p.dst_port());
+    let raw_fragment = ip.fragment.is_some() && !input.rebuilt;
+    if raw_fragment && r.proto != crate::rule::ProtoMatch::Ip {
+        return false;
+    }
+    if !r.header_matches(ip.src, sp, ip.dst, dp) {
+        return false;
+    }
+    if !flow_matches(r, input) {
+        return false;
+    }
+    if !r.flowbit_tests.iter().all(|op| flowbits_test(op, state)) {
+        return false;
+    }
+    if !r.app_tests.is_empty() {
+        let st = input.flow.map(|f| f.app_proto).unwrap_or_default();
+        if !r.app_tests_match(st) {
+            return false;
+        }
+    }
+    // Pseudo packets have no size of their own (Suricata's dsize never
+    // matches them).
+    if input.pseudo
+        && r.checks
+            .iter()
+            .any(|c| matches!(c, Check::Cond(Condition::Dsize(_))))
+    {
+        return false;
+    }
+    let tcp_sizes = input.flow.and_then(|f| f.tcp_sizes);
+    r.checks.iter().all(|c| match c {
+        Check::Cond(c) => check_condition(c, p, input.flow.as_ref()),
+        Check::Event(e) => p.events.contains(*e),
+        Check::IpOpt(t) => {
+            ip.version == 4
+                && match t {
+                    Some(t) => ip.has_ipv4_option(*t),
+                    None => ip.ipv4_option_count > 0,
+                }
+        }
+        Check::StreamEvent(e) => input.stream_events.contains(*e),
+        Check::StreamSize(ss) => ss.matches(tcp_sizes),
+    })
+}
+
+/// Runs the rule's packet-buffer programs on the packet payload or the
+/// stream chunk (see [`crate::stream`]). `Some(stream_hit)` when they
+/// match, telling whether the match was in the stream.
+pub(crate) fn payload_verdict(
+    r: &CompiledRule,
+    input: &PacketInput<'_, '_>,
+    pkt_payload: &[u8],
+    vars: &mut [u64; MAX_VARS],
+) -> Option<bool> {
+    let p = input.packet;
+    let req = r.stream_req;
+    let mut stream_hit = false;
+    let ok = if !req.payload {
+        payload_matches(r, p, pkt_payload, vars)
+    } else if req.stream {
+        if let Some(chunk) = input.stream {
+            stream_hit = chunk.blocks().any(|b| payload_matches(r, p, b, vars));
+        }
+        stream_hit
+            || (!input.pseudo
+                && !req.stream_only
+                && (req.packet || !input.stream_added)
+                && payload_matches(r, p, pkt_payload, vars))
+    } else {
+        !input.pseudo && payload_matches(r, p, pkt_payload, vars)
+    };
+    ok.then_some(stream_hit)
+}
+
+/// What a rule whose keywords all matched does.
+pub(crate) enum Verdict {
+    /// A failing `flowint` test: the rule does not match after all.
+    NoMatch,
+    /// A `pass` rule matched: stop inspecting the flow.
+    Pass,
+    /// The rule matched and alerts.
+    Alert,
+    /// The rule matched without an alert (`noalert`, suppressed).
+    Silent,
+}
+
+/// The last steps of a match: `flowint` (may still fail), flowbit
+/// updates, `pass`, `noalert` and suppression.
+pub(crate) fn conclude(
+    r: &CompiledRule,
+    input: &PacketInput<'_, '_>,
+    mut state: Option<&mut FlowDetectState>,
+) -> Verdict {
+    if !flowints_run(&r.flowints, state.as_deref_mut()) {
+        return Verdict::NoMatch;
+    }
+    if let Some(st) = state.as_deref_mut() {
+        for op in &r.flowbit_sets {
+            flowbits_apply(op, st);
+        }
+    }
+    if r.action == vigil_rules::Action::Pass {
+        if let Some(st) = state {
+            st.passed = true;
+        }
+        return Verdict::Pass;
+    }
+    let Some(ip) = &input.packet.ip else {
+        return Verdict::Silent;
+    };
+    if !r.noalert && !r.suppressed(ip.src, ip.dst) {
+        Verdict::Alert
+    } else {
+        Verdict::Silent
     }
 }
 
@@ -627,7 +700,7 @@ fn payload_matches(
 }
 
 #[inline]
-fn push_unique(seen: &mut [u64], out: &mut Vec<u32>, r: u32) {
+pub(crate) fn push_unique(seen: &mut [u64], out: &mut Vec<u32>, r: u32) {
     let (w, b) = (r as usize / 64, 1u64 << (r % 64));
     if seen[w] & b == 0 {
         seen[w] |= b;

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use vigil_rules::{ClassificationConfig, Rule};
 
-pub use app::{AppProtoState, TxDetectState, TxInput};
+pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
 pub use group::{GroupSel, GroupStats, RuleGroups};
 pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput};
 pub use rule::{CompiledRule, Skip};
@@ -64,6 +64,8 @@ pub struct DetectEngine {
     /// Rules in inspection order.
     pub rules: Vec<CompiledRule>,
     pub groups: RuleGroups,
+    /// Transaction rules by application protocol and direction.
+    pub tx: app::TxGroups,
     pub flowbit_names: Vec<String>,
 }
 
@@ -140,11 +142,13 @@ impl DetectEngine {
         report.compile_time = compile_start.elapsed();
         let group_start = std::time::Instant::now();
         let groups = RuleGroups::build_with(&compiled, selector);
+        let tx = app::TxGroups::build(&mut compiled, selector);
         report.group_time = group_start.elapsed();
         (
             DetectEngine {
                 rules: compiled,
                 groups,
+                tx,
                 flowbit_names: names.names,
             },
             report,

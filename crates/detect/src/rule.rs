@@ -4,13 +4,15 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use vigil_applayer::{AppProto, BufferId};
 use vigil_rules::{
-    Action, AddrMatcher, Buffer, ClassificationConfig, Condition, Content, Direction, EventKind,
-    FlowOpts, FlowbitsCmd, FlowintOp, FlowintValue, PayloadItem, PortSpec, Proto, Rule,
+    Action, AddrMatcher, Buffer, BufferMatch, ClassificationConfig, Condition, Content, Direction,
+    EventKind, FlowOpts, FlowbitsCmd, FlowintOp, FlowintValue, PayloadItem, PortSpec, Proto, Rule,
     SuppressTrack, Threshold,
 };
 use vigil_wire::DecoderEvent;
 
+use crate::app::{AppProtoState, AppSpec, AppTest, TxList};
 use crate::payload::{CompiledPayload, ListKind, VarTable};
 
 /// Which packets a rule's protocol admits.
@@ -22,6 +24,8 @@ pub enum ProtoMatch {
     Number(u8),
     /// ICMPv4 or ICMPv6 (Suricata's `icmp`).
     AnyIcmp,
+    /// TCP or UDP (application protocols that run over both: `dns`).
+    TcpUdp,
 }
 
 impl ProtoMatch {
@@ -30,6 +34,7 @@ impl ProtoMatch {
             ProtoMatch::Ip => true,
             ProtoMatch::Number(p) => p == proto,
             ProtoMatch::AnyIcmp => proto == 1 || proto == 58,
+            ProtoMatch::TcpUdp => proto == 6 || proto == 17,
         }
     }
 }
@@ -127,9 +132,18 @@ pub struct CompiledRule {
     /// `threshold.config` suppressions by address: an alert whose tracked
     /// address is in the set is dropped (side effects still happen).
     pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
-    /// Payload programs per buffer, in rule order.
+    /// Payload programs per packet buffer (payload, protocol headers), in
+    /// rule order. Application-layer buffers are in `app`.
     pub buffers: Vec<(Buffer, CompiledPayload)>,
+    /// The prefilter pattern: on the packet payload for packet rules, on
+    /// `app.lists[app.fast_list]` for transaction rules.
     pub fast_pattern: Option<FastPattern>,
+    /// Tests on the flow's application protocol (rule header protocol of
+    /// a packet rule, `app-layer-protocol`); all must hold.
+    pub app_tests: Vec<AppTest>,
+    /// Transaction rules (any application-layer buffer, `urilen`, ...):
+    /// what they inspect. `None` for packet rules.
+    pub app: Option<AppSpec>,
     pub file: String,
     pub line: usize,
 }
@@ -139,8 +153,22 @@ impl CompiledRule {
     pub fn uses_ports(&self) -> bool {
         matches!(
             self.proto,
-            ProtoMatch::Number(6) | ProtoMatch::Number(17) | ProtoMatch::Number(132)
+            ProtoMatch::Number(6)
+                | ProtoMatch::Number(17)
+                | ProtoMatch::Number(132)
+                | ProtoMatch::TcpUdp
         )
+    }
+
+    /// Whether the rule inspects application-layer transactions (it is
+    /// then not in the packet rule groups).
+    pub fn is_tx(&self) -> bool {
+        self.app.is_some()
+    }
+
+    /// Whether the flow's application protocol passes the rule's tests.
+    pub fn app_tests_match(&self, st: AppProtoState) -> bool {
+        self.app_tests.iter().all(|t| t.matches(st))
     }
 
     /// Whether a `threshold.config` suppression drops this rule's alert
@@ -211,10 +239,67 @@ impl FlowbitNames {
     }
 }
 
+/// Application protocols a rule header may name that detection handles:
+/// the transport they imply and the parser behind them (`None`: plain
+/// TCP, Suricata's `tcp-pkt` / `tcp-stream`).
+fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
+    Some(match name {
+        "tcp-pkt" | "tcp-stream" => (ProtoMatch::Number(6), None),
+        "http" | "http1" => (ProtoMatch::Number(6), Some(AppProto::Http)),
+        // `ssl` is Suricata's alias of `tls`.
+        "tls" | "ssl" => (ProtoMatch::Number(6), Some(AppProto::Tls)),
+        "dns" => (ProtoMatch::TcpUdp, Some(AppProto::Dns)),
+        _ => return None,
+    })
+}
+
+/// The application-layer buffer a canonical sticky-buffer name denotes,
+/// when the app-layer parsers provide it.
+pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
+    match b {
+        Buffer::Named(n) => BufferId::from_keyword(n),
+        _ => None,
+    }
+}
+
+/// Whether a keyword the parser marked as not evaluable is evaluated by
+/// detection (application-layer buffers, transforms, `urilen`, ...).
+fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
+    match k {
+        "stream_size" | "urilen" => true,
+        "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
+            Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
+                .as_deref()
+                .is_some_and(|v| parse_app_layer_protocol(v).is_ok()),
+            _ => true,
+        }),
+        _ => BufferId::from_keyword(k).is_some() || crate::app::transform_supported(k),
+    }
+}
+
+/// `app-layer-protocol:[!]<name>`: the test, for the protocols Vigil
+/// detects (and `failed`). Other names are not evaluable.
+pub fn parse_app_layer_protocol(v: &str) -> Result<AppTest, String> {
+    let t = v.trim().trim_matches('"').trim();
+    let (negated, name) = match t.strip_prefix('!') {
+        Some(n) => (true, n.trim()),
+        None => (false, t),
+    };
+    let want = match name {
+        "failed" => AppProtoState::Failed,
+        n => match header_app_proto(n) {
+            Some((_, Some(p))) => AppProtoState::Detected(p),
+            _ => return Err(format!("app-layer-protocol '{n}' is not detected")),
+        },
+    };
+    Ok(AppTest { want, negated })
+}
+
 /// Every reason a parsed rule cannot be evaluated yet, in rule order and
 /// deduplicated (the first is what [`compile_rule`] reports): keywords
-/// and buffers the parser marked, the application protocol, and keywords
-/// only detection knows it cannot evaluate (stream and app-layer events).
+/// and buffers the parser marked that detection does not evaluate, the
+/// application protocol, and keywords only detection knows it cannot
+/// evaluate (app-layer events).
 pub fn not_evaluable_keywords(rule: &Rule) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |k: String| {
@@ -222,11 +307,15 @@ pub fn not_evaluable_keywords(rule: &Rule) -> Vec<String> {
             out.push(k);
         }
     };
-    for k in rule.not_evaluable.iter().filter(|k| *k != "stream_size") {
+    for k in rule
+        .not_evaluable
+        .iter()
+        .filter(|k| !keyword_evaluable(rule, k))
+    {
         add(k.clone());
     }
     if let Proto::App(name) = &rule.header.proto {
-        if name != "tcp-pkt" && name != "tcp-stream" {
+        if header_app_proto(name).is_none() {
             add(format!("protocol {name}"));
         }
     }
@@ -242,30 +331,21 @@ pub fn not_evaluable_keywords(rule: &Rule) -> Vec<String> {
     out
 }
 
-fn buffer_evaluable(b: &Buffer) -> bool {
-    !matches!(b, Buffer::Named(_))
-}
-
-/// Suricata's fast pattern choice: an explicit `fast_pattern` wins;
-/// otherwise the longest non-negated content of the packet buffer (first
-/// one on a tie). Only packet-buffer contents feed the prefilter; rules
-/// without one are evaluated on every packet of their group.
-pub fn choose_fast_pattern(buffers: &[vigil_rules::BufferMatch]) -> Option<FastPattern> {
-    let contents = || {
-        buffers
-            .iter()
-            .filter(|b| b.buffer == Buffer::Packet)
-            .flat_map(|b| b.items.iter())
-            .filter_map(|i| match i {
-                PayloadItem::Content(c) if !c.negated && !c.pattern.is_empty() => Some(c),
-                _ => None,
-            })
-    };
+/// Suricata's fast pattern choice among the lists `eligible` admits: an
+/// explicit `fast_pattern` (on any list of the rule) wins when it is on
+/// an eligible list and not negated; otherwise the longest non-negated
+/// content of the eligible lists (first one on a tie). Returns the index
+/// of the list in `buffers` and the pattern.
+fn choose_fast_pattern_in(
+    buffers: &[BufferMatch],
+    eligible: &dyn Fn(&BufferMatch) -> bool,
+) -> Option<(usize, FastPattern)> {
     let explicit = buffers
         .iter()
-        .flat_map(|b| b.items.iter().map(move |i| (b, i)))
-        .find_map(|(b, i)| match i {
-            PayloadItem::Content(c) if c.fast_pattern.is_some() => Some((b.buffer.clone(), c)),
+        .enumerate()
+        .flat_map(|(bi, b)| b.items.iter().map(move |i| (bi, i)))
+        .find_map(|(bi, i)| match i {
+            PayloadItem::Content(c) if c.fast_pattern.is_some() => Some((bi, c)),
             _ => None,
         });
     let pick = |c: &Content| {
@@ -283,20 +363,56 @@ pub fn choose_fast_pattern(buffers: &[vigil_rules::BufferMatch]) -> Option<FastP
         }
     };
     match explicit {
-        // A fast_pattern on a negated content or another buffer leaves the
-        // packet buffer without a prefilter pattern.
-        Some((Buffer::Packet, c)) if !c.negated => Some(pick(c)).filter(|f| !f.bytes.is_empty()),
+        // A fast_pattern on a negated content or on a list that is not
+        // prefiltered leaves the rule without a prefilter pattern.
+        Some((bi, c)) if !c.negated && eligible(&buffers[bi]) => {
+            Some((bi, pick(c))).filter(|(_, f)| !f.bytes.is_empty())
+        }
         Some(_) => None,
         None => {
-            let mut best: Option<&Content> = None;
-            for c in contents() {
-                if best.is_none_or(|b| c.pattern.len() > b.pattern.len()) {
-                    best = Some(c);
+            let mut best: Option<(usize, &Content)> = None;
+            for (bi, b) in buffers.iter().enumerate().filter(|(_, b)| eligible(b)) {
+                for i in &b.items {
+                    if let PayloadItem::Content(c) = i {
+                        if !c.negated
+                            && !c.pattern.is_empty()
+                            && best.is_none_or(|(_, x)| c.pattern.len() > x.pattern.len())
+                        {
+                            best = Some((bi, c));
+                        }
+                    }
                 }
             }
-            best.map(pick)
+            best.map(|(bi, c)| (bi, pick(c)))
         }
     }
+}
+
+/// Suricata's fast pattern choice: an explicit `fast_pattern` wins;
+/// otherwise the longest non-negated content of the packet buffer (first
+/// one on a tie). Only packet-buffer contents feed the prefilter; rules
+/// without one are evaluated on every packet of their group.
+pub fn choose_fast_pattern(buffers: &[BufferMatch]) -> Option<FastPattern> {
+    choose_fast_pattern_in(buffers, &|b| b.buffer == Buffer::Packet).map(|(_, f)| f)
+}
+
+/// The fast pattern of a transaction rule: Suricata picks it across all
+/// the rule's lists (explicit `fast_pattern` first, else the longest
+/// content); Vigil only prefilters transaction buffers, so the choice is
+/// among application-layer lists (Suricata's per-buffer priorities are
+/// not modelled: every app-layer buffer has the same priority).
+pub fn choose_tx_fast_pattern(buffers: &[BufferMatch]) -> Option<(usize, FastPattern)> {
+    choose_fast_pattern_in(buffers, &|b| tx_buffer(&b.buffer).is_some())
+}
+
+/// `urilen:<cmp>[,raw|norm]`.
+fn parse_urilen(v: &str) -> Result<(vigil_rules::IntCmp, bool), String> {
+    let t = v.trim().trim_matches('"').trim();
+    let (cmp, raw) = match t.rsplit_once(',') {
+        Some((c, m)) => (c, m.trim() == "raw"),
+        None => (t, false),
+    };
+    Ok((vigil_rules::parse_uint_cmp(cmp.trim(), 65535)?, raw))
 }
 
 /// Compiles one rule. `Err` says why it was skipped.
@@ -308,29 +424,28 @@ pub fn compile_rule(
     if let Some(why) = &rule.requires_unmet {
         return Err(Skip::RequiresUnmet(why.clone()));
     }
-    if let Some(k) = rule.not_evaluable.iter().find(|k| *k != "stream_size") {
-        return Err(Skip::NotEvaluable(k.clone()));
+    if let Some(k) = not_evaluable_keywords(rule).into_iter().next() {
+        return Err(Skip::NotEvaluable(k));
     }
-    let proto = match &rule.header.proto {
-        Proto::Ip => ProtoMatch::Ip,
-        Proto::Tcp => ProtoMatch::Number(6),
-        Proto::Udp => ProtoMatch::Number(17),
-        Proto::Icmp => ProtoMatch::AnyIcmp,
-        Proto::Icmpv6 => ProtoMatch::Number(58),
-        Proto::Sctp => ProtoMatch::Number(132),
-        Proto::PktHdr => ProtoMatch::Ip,
-        // Suricata's packet-only and stream-only TCP variants: packets
-        // are what Vigil inspects today, so both mean TCP.
-        Proto::App(name) if name == "tcp-pkt" || name == "tcp-stream" => ProtoMatch::Number(6),
-        Proto::App(name) => return Err(Skip::NotEvaluable(format!("protocol {name}"))),
-    };
-    if let Some(b) = rule.buffers.iter().find(|b| !buffer_evaluable(&b.buffer)) {
-        if let Buffer::Named(n) = &b.buffer {
-            return Err(Skip::NotEvaluable(n.clone()));
+    let (proto, header_app) = match &rule.header.proto {
+        Proto::Ip => (ProtoMatch::Ip, None),
+        Proto::Tcp => (ProtoMatch::Number(6), None),
+        Proto::Udp => (ProtoMatch::Number(17), None),
+        Proto::Icmp => (ProtoMatch::AnyIcmp, None),
+        Proto::Icmpv6 => (ProtoMatch::Number(58), None),
+        Proto::Sctp => (ProtoMatch::Number(132), None),
+        Proto::PktHdr => (ProtoMatch::Ip, None),
+        // Suricata's packet-only and stream-only TCP variants mean TCP;
+        // application protocols imply their transport.
+        Proto::App(name) => {
+            header_app_proto(name).ok_or_else(|| Skip::NotEvaluable(format!("protocol {name}")))?
         }
-    }
+    };
     let mut vars = VarTable::default();
     let mut buffers = Vec::with_capacity(rule.buffers.len());
+    let mut lists: Vec<TxList> = Vec::new();
+    // Index in `lists` of each of the rule's buffers that is one.
+    let mut list_of: Vec<Option<usize>> = Vec::with_capacity(rule.buffers.len());
     for b in &rule.buffers {
         let kind = if b.buffer == Buffer::Packet {
             ListKind::Payload
@@ -342,8 +457,29 @@ pub fn compile_rule(
                 keyword: e.keyword().to_string(),
                 message: e.to_string(),
             })?;
-        buffers.push((b.buffer.clone(), prog));
+        match tx_buffer(&b.buffer) {
+            Some(id) => {
+                let xf = crate::app::compile_transforms(&b.transforms)?;
+                list_of.push(Some(lists.len()));
+                lists.push(TxList {
+                    buffer: id,
+                    transforms: b.transforms.clone(),
+                    xf,
+                    prog,
+                    key: 0,
+                });
+            }
+            None => {
+                if let Some(t) = b.transforms.first() {
+                    return Err(Skip::NotEvaluable(t.name.clone()));
+                }
+                list_of.push(None);
+                buffers.push((b.buffer.clone(), prog));
+            }
+        }
     }
+    let mut urilen: Option<(vigil_rules::IntCmp, bool)> = None;
+    let mut app_tests: Vec<AppTest> = Vec::new();
     let mut flow = FlowOpts::default();
     let mut flowbit_tests = Vec::new();
     let mut flowbit_sets = Vec::new();
@@ -412,6 +548,24 @@ pub fn compile_rule(
                 })?;
                 checks.push(Check::StreamSize(ss));
             }
+            Condition::NotEvaluable {
+                keyword,
+                value: Some(v),
+            } if keyword == "urilen" => {
+                urilen = Some(parse_urilen(v).map_err(|message| Skip::Invalid {
+                    keyword: "urilen".into(),
+                    message,
+                })?);
+            }
+            Condition::NotEvaluable {
+                keyword,
+                value: Some(v),
+            } if keyword == "app-layer-protocol" => {
+                app_tests.push(
+                    parse_app_layer_protocol(v)
+                        .map_err(|_| Skip::NotEvaluable("app-layer-protocol".into()))?,
+                );
+            }
             Condition::NotEvaluable { keyword, .. } => {
                 return Err(Skip::NotEvaluable(keyword.clone()))
             }
@@ -452,6 +606,67 @@ pub fn compile_rule(
         None => (String::new(), None),
     };
     let severity = rule.priority.or(class_prio).unwrap_or(3);
+    let (app, fast_pattern) = if lists.is_empty() && urilen.is_none() {
+        // A packet rule whose header names an application protocol only
+        // matches once the flow is known to carry it.
+        if let Some(p) = header_app {
+            app_tests.insert(
+                0,
+                AppTest {
+                    want: AppProtoState::Detected(p),
+                    negated: false,
+                },
+            );
+        }
+        (None, choose_fast_pattern(&rule.buffers))
+    } else {
+        let mut ids: Vec<BufferId> = lists.iter().map(|l| l.buffer).collect();
+        if let Some((_, raw)) = urilen {
+            ids.push(if raw {
+                BufferId::HttpUriRaw
+            } else {
+                BufferId::HttpUri
+            });
+        }
+        let app_proto = ids[0].proto();
+        if let Some(other) = ids.iter().find(|b| b.proto() != app_proto) {
+            return Err(Skip::Invalid {
+                keyword: format!("{other:?}"),
+                message: format!(
+                    "buffers of different application protocols ({} and {})",
+                    app_proto.name(),
+                    other.proto().name()
+                ),
+            });
+        }
+        if let Some(h) = header_app.filter(|h| *h != app_proto) {
+            return Err(Skip::Invalid {
+                keyword: "protocol".into(),
+                message: format!(
+                    "rule protocol {} with {} buffers",
+                    h.name(),
+                    app_proto.name()
+                ),
+            });
+        }
+        let dir = crate::app::rule_direction(&ids, &flow);
+        let fast =
+            choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
+        let (fast_list, fp) = match fast {
+            Some((li, f)) => (Some(li), Some(f)),
+            None => (None, None),
+        };
+        (
+            Some(AppSpec {
+                proto: app_proto,
+                dir,
+                lists,
+                urilen,
+                fast_list,
+            }),
+            fp,
+        )
+    };
     Ok(CompiledRule {
         action: rule.action,
         gid: rule.gid,
@@ -477,7 +692,9 @@ pub fn compile_rule(
         detection_filter,
         flowints,
         suppress: Vec::new(),
-        fast_pattern: choose_fast_pattern(&rule.buffers),
+        fast_pattern,
+        app_tests,
+        app,
         buffers,
         file: rule.origin.file.clone(),
         line: rule.origin.line,

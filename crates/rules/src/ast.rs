@@ -352,10 +352,23 @@ pub enum PayloadItem {
     Bsize(IntCmp),
 }
 
-/// The payload keywords that apply to one buffer, in rule order.
+/// A transform applied to a sticky buffer (`dotprefix`, `pcrexform:"..."`),
+/// by canonical name with its value as written (quotes kept).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TransformSpec {
+    pub name: String,
+    pub arg: Option<String>,
+}
+
+/// The payload keywords that apply to one buffer, in rule order. The same
+/// sticky buffer with different transforms is a different list (as in
+/// Suricata): `http.uri; content:"a"; http.uri; to_lowercase; content:"b";`
+/// gives two lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BufferMatch {
     pub buffer: Buffer,
+    /// Transforms applied to the buffer before the items, in order.
+    pub transforms: Vec<TransformSpec>,
     pub items: Vec<PayloadItem>,
 }
 

@@ -23,6 +23,7 @@ pub use keywords::keyword_class;
 pub mod parser;
 pub mod threshold_config;
 mod values;
+pub use values::parse_uint_cmp;
 pub mod vars;
 
 pub use ast::*;

@@ -414,6 +414,9 @@ pub(crate) fn decode_content(s: &str) -> Result<Vec<u8>, String> {
 
 struct Slot {
     buffer: Buffer,
+    /// Transforms of the sticky buffer when the item was added (empty for
+    /// other buffers).
+    xf: Vec<TransformSpec>,
     item: PayloadItem,
 }
 
@@ -422,6 +425,8 @@ struct Parser {
     items: Vec<Slot>,
     /// The active sticky buffer; `None` means the packet (no sticky).
     sticky: Option<Buffer>,
+    /// Transforms given after the active sticky buffer, in order.
+    sticky_xf: Vec<TransformSpec>,
     conditions: Vec<Condition>,
     not_eval: Vec<String>,
     byte_vars: Vec<String>,
@@ -468,6 +473,7 @@ impl Parser {
             snort3,
             items: Vec::with_capacity(8),
             sticky: None,
+            sticky_xf: Vec::new(),
             conditions: Vec::new(),
             not_eval: Vec::new(),
             byte_vars: Vec::new(),
@@ -499,6 +505,15 @@ impl Parser {
                 self.not_eval.push(n.clone());
             }
         }
+    }
+
+    /// Adds a payload item; items on the active sticky buffer carry its
+    /// transforms.
+    fn push_slot(&mut self, mut slot: Slot) {
+        if self.sticky.as_ref() == Some(&slot.buffer) {
+            slot.xf = self.sticky_xf.clone();
+        }
+        self.items.push(slot);
     }
 
     fn cur_buffer(&self) -> Buffer {
@@ -710,7 +725,8 @@ impl Parser {
                     return Err(err(K::Validation, "'bsize' needs a sticky buffer"));
                 };
                 let c = parse_uint_cmp(need(name, value)?, u64::MAX).map_err(inval)?;
-                self.items.push(Slot {
+                self.push_slot(Slot {
+                    xf: Vec::new(),
                     buffer: b,
                     item: PayloadItem::Bsize(c),
                 });
@@ -1037,6 +1053,12 @@ impl Parser {
                         format!("transform '{name}' needs a preceding sticky buffer"),
                     ));
                 }
+                self.sticky_xf.push(TransformSpec {
+                    name: canon.to_string(),
+                    arg: value
+                        .map(|v| v.trim().to_string())
+                        .filter(|v| !v.is_empty()),
+                });
                 self.note(canon);
             }
             Kw::Other(canon) => {
@@ -1055,6 +1077,7 @@ impl Parser {
         let b = keywords::buffer_for(canon);
         self.note_buffer(&b);
         self.sticky = if b == Buffer::Packet { None } else { Some(b) };
+        self.sticky_xf.clear();
     }
 
     /// Snort 2 / Suricata `http_uri`-style modifier: moves the last
@@ -1108,7 +1131,8 @@ impl Parser {
             }
             None => self.cur_buffer(),
         };
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::Content(Content {
                 pattern,
@@ -1464,7 +1488,8 @@ impl Parser {
                 "pcre with /R (relative) needs a preceding content or pcre in the same buffer",
             ));
         }
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::Pcre(p),
         });
@@ -1536,7 +1561,8 @@ impl Parser {
             check_nbytes("byte_test", nbytes, bt.base)?;
         }
         let buffer = self.aux_buffer(bt.relative, bt.dce);
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteTest(bt),
         });
@@ -1622,7 +1648,8 @@ impl Parser {
             check_nbytes("byte_jump", nbytes, bj.base)?;
         }
         let buffer = self.aux_buffer(bj.relative, bj.dce);
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteJump(bj),
         });
@@ -1706,7 +1733,8 @@ impl Parser {
         check_nbytes("byte_extract", nbytes, be.base)?;
         let buffer = self.aux_buffer(be.relative, be.dce);
         self.byte_vars.push(be.name.clone());
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteExtract(be),
         });
@@ -1798,7 +1826,8 @@ impl Parser {
         };
         let buffer = self.aux_buffer(relative, dce);
         self.byte_vars.push(bm.result.clone());
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteMath(bm),
         });
@@ -1824,7 +1853,8 @@ impl Parser {
             }
         }
         let buffer = self.aux_buffer(relative, false);
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::IsDataAt(IsDataAt {
                 negated,
@@ -1875,7 +1905,8 @@ impl Parser {
             return Ok(());
         }
         let buffer = self.cur_buffer();
-        self.items.push(Slot {
+        self.push_slot(Slot {
+            xf: Vec::new(),
             buffer,
             item: PayloadItem::Bsize(cmp),
         });
@@ -1965,10 +1996,14 @@ impl Parser {
         }
         let mut buffers: Vec<BufferMatch> = Vec::new();
         for s in self.items {
-            match buffers.iter_mut().find(|b| b.buffer == s.buffer) {
+            match buffers
+                .iter_mut()
+                .find(|b| b.buffer == s.buffer && b.transforms == s.xf)
+            {
                 Some(b) => b.items.push(s.item),
                 None => buffers.push(BufferMatch {
                     buffer: s.buffer,
+                    transforms: s.xf,
                     items: vec![s.item],
                 }),
             }

@@ -132,7 +132,7 @@ fn uint_value(s: &str, max: u64) -> Result<u64, String> {
 /// itype, icode, bsize, tcp.mss, ...): `N`, `=N`, `<N`, `<=N`, `>N`,
 /// `>=N`, `!N`, `!=N`, `A-B` / `A<>B` (exclusive), `!A-B`, `&M=V`,
 /// `&M!=V`.
-pub(crate) fn parse_uint_cmp(s: &str, max: u64) -> Result<IntCmp, String> {
+pub fn parse_uint_cmp(s: &str, max: u64) -> Result<IntCmp, String> {
     let t = strip_quotes(s);
     if t.is_empty() {
         return Err("empty value".into());
