@@ -78,6 +78,9 @@ pub struct EngineConfig {
     pub log_tx: bool,
     /// Put the transaction's object in app-layer alerts.
     pub alert_app: bool,
+    /// XFF header (lower case) and reverse deployment (see
+    /// [`WorkerConfig::xff`]).
+    pub xff: Option<(String, bool)>,
 }
 
 impl Default for EngineConfig {
@@ -96,6 +99,7 @@ impl Default for EngineConfig {
             app: Some(vigil_applayer::AppLayerConfig::default()),
             log_tx: true,
             alert_app: true,
+            xff: None,
         }
     }
 }
@@ -184,6 +188,7 @@ pub fn run_offline(
         app: cfg.app.clone(),
         log_tx: cfg.log_tx,
         alert_app: cfg.alert_app,
+        xff: cfg.xff.clone(),
     };
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);

@@ -101,6 +101,9 @@ pub struct AlertOut {
     pub app: Option<Box<AppRecord>>,
     /// An alert, or a transaction record (`http`, `dns`, `tls` events).
     pub kind: OutKind,
+    /// The client address an HTTP proxy reported (X-Forwarded-For or the
+    /// configured header), when XFF handling is on.
+    pub xff: Option<String>,
 }
 
 /// What an output item is.
@@ -268,6 +271,10 @@ pub struct WorkerConfig {
     pub log_tx: bool,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
+    /// XFF: the request header naming the original client (lower case)
+    /// and whether the last address of its list is used (`reverse`
+    /// deployment) rather than the first (`forward`).
+    pub xff: Option<(String, bool)>,
 }
 
 impl Default for WorkerConfig {
@@ -282,6 +289,7 @@ impl Default for WorkerConfig {
             app: Some(AppLayerConfig::default()),
             log_tx: true,
             alert_app: true,
+            xff: None,
         }
     }
 }
@@ -1112,6 +1120,7 @@ impl Ctx {
                 app_proto: app.proto_name(),
                 app: Some(rec),
                 kind: OutKind::TxLog,
+                xff: None,
             });
         }
         app.prune();
@@ -1175,6 +1184,10 @@ impl Ctx {
                     _ => None,
                 },
                 kind: OutKind::Alert,
+                xff: match (&self.cfg.xff, app) {
+                    (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
+                    _ => None,
+                },
             });
         }
     }
@@ -1347,4 +1360,31 @@ fn inspect_txs(
         }
     }
     passed
+}
+
+/// The XFF address for an alert: from the alert's HTTP transaction, else
+/// the flow's newest transaction that has the header. `last` picks the
+/// last address of the list (reverse proxy) instead of the first.
+fn xff_of(
+    app: &AppFlow,
+    tx: Option<vigil_applayer::TxId>,
+    header: &str,
+    last: bool,
+) -> Option<String> {
+    let http = app.state.as_ref()?.as_http()?;
+    let value = match tx {
+        Some(id) => http.tx(id)?.request_header(header)?,
+        None => http
+            .transactions()
+            .filter_map(|t| t.request_header(header))
+            .last()?,
+    };
+    let text = String::from_utf8_lossy(value);
+    let mut parts = text.split(',').map(str::trim).filter(|p| !p.is_empty());
+    let pick = if last {
+        parts.next_back()
+    } else {
+        parts.next()
+    }?;
+    pick.parse::<IpAddr>().ok().map(|ip| ip.to_string())
 }

@@ -62,6 +62,8 @@ pub struct AlertEvent<'a> {
     /// serialised JSON, with its key: written after `alert`, and the body
     /// of a transaction record.
     pub app: Option<(&'static str, &'a str)>,
+    /// XFF `extra-data`: the proxied client address, as `alert.xff`.
+    pub xff: Option<&'a str>,
     /// `"to_server"` or `"to_client"`; Suricata prints it for packets with a flow.
     pub direction: Option<&'a str>,
     pub flow: Option<FlowInfo>,
@@ -105,6 +107,7 @@ impl Default for AlertEvent<'_> {
             metadata: &[],
             app_proto: None,
             app: None,
+            xff: None,
             direction: None,
             flow: None,
             payload: None,

@@ -256,6 +256,9 @@ impl EveFormatter {
                 a.key("metadata");
                 write_metadata(a.buf, ev.metadata, &mut self.order)?;
             }
+            if let Some(x) = ev.xff {
+                a.str("xff", x)?;
+            }
             a.close();
         }
 

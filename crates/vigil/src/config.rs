@@ -216,6 +216,46 @@ impl Config {
             .all(|v| truthy(&v))
     }
 
+    /// The eve-log alert `xff` section, when enabled: `mode`
+    /// (`extra-data` or `overwrite`), `deployment` (`reverse` or
+    /// `forward`), `header` (default `X-Forwarded-For`).
+    pub fn eve_alert_xff(&self) -> Result<Option<XffSettings>> {
+        let Some(eve) = self.output("eve-log") else {
+            return Ok(None);
+        };
+        let Some(Value::Sequence(types)) = eve.get("types") else {
+            return Ok(None);
+        };
+        let Some(x) = types
+            .iter()
+            .filter_map(|t| t.get("alert"))
+            .find_map(|a| a.get("xff"))
+        else {
+            return Ok(None);
+        };
+        let get = |k: &str| x.get(k).and_then(scalar);
+        if !get("enabled").is_some_and(|v| truthy(&v)) {
+            return Ok(None);
+        }
+        let overwrite = match get("mode").as_deref() {
+            None | Some("extra-data") => false,
+            Some("overwrite") => true,
+            Some(m) => bail!("xff.mode: '{m}' is not extra-data or overwrite"),
+        };
+        let reverse = match get("deployment").as_deref() {
+            None | Some("reverse") => true,
+            Some("forward") => false,
+            Some(d) => bail!("xff.deployment: '{d}' is not reverse or forward"),
+        };
+        Ok(Some(XffSettings {
+            overwrite,
+            reverse,
+            header: get("header")
+                .unwrap_or_else(|| "X-Forwarded-For".into())
+                .to_ascii_lowercase(),
+        }))
+    }
+
     /// `flow.memcap` in bytes, if set.
     pub fn flow_memcap(&self) -> Result<Option<u64>> {
         match self.get_str("flow.memcap") {
@@ -305,4 +345,16 @@ mod tests {
         assert_eq!(parse_size("12").unwrap(), 12);
         assert!(parse_size("lots").is_err());
     }
+}
+
+/// Suricata's XFF settings for alerts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XffSettings {
+    /// Replace the client address instead of adding `alert.xff`.
+    pub overwrite: bool,
+    /// Use the last address of the header's list (reverse proxy) rather
+    /// than the first.
+    pub reverse: bool,
+    /// Header name, lower case.
+    pub header: String,
 }

@@ -110,11 +110,25 @@ struct Sink {
     log_packet: bool,
     /// Transaction record types the eve-log output writes.
     log_types: Vec<&'static str>,
+    /// XFF mode: `Some(true)` overwrites the alert's client address with
+    /// the proxied one, `Some(false)` adds `alert.xff`.
+    xff_overwrite: Option<bool>,
 }
 
 impl AlertSink for Sink {
     fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
         let vlan = &a.vlan[..a.vlan_count as usize];
+        let xff_ip: Option<std::net::IpAddr> = match (self.xff_overwrite, &a.xff) {
+            (Some(true), Some(x)) => x.parse().ok(),
+            _ => None,
+        };
+        // Overwrite: the proxied client replaces the client side of the
+        // alert (the source for to-server packets, else the destination).
+        let (src_ip, dest_ip) = match (xff_ip, a.to_server) {
+            (Some(ip), Some(true)) => (ip, a.dst),
+            (Some(ip), Some(false)) => (a.src, ip),
+            _ => (a.src, a.dst),
+        };
         let ev = AlertEvent {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
@@ -122,9 +136,9 @@ impl AlertSink for Sink {
             // Suricata logs no pcap_cnt for flow-end pseudo packets.
             pcap_cnt: (!a.pseudo).then_some(a.index),
             vlan,
-            src_ip: a.src,
+            src_ip,
             src_port: a.sp,
-            dest_ip: a.dst,
+            dest_ip,
             dest_port: a.dp,
             proto: a.proto,
             icmp_type: a.icmp.map(|i| i.0),
@@ -149,6 +163,10 @@ impl AlertSink for Sink {
             metadata: &r.metadata,
             app_proto: a.app_proto,
             app: a.app.as_ref().map(|r| (r.key, r.json.as_str())),
+            xff: match self.xff_overwrite {
+                Some(false) => a.xff.as_deref(),
+                _ => None,
+            },
             direction: a
                 .to_server
                 .map(|t| if t { "to_server" } else { "to_client" }),
@@ -446,6 +464,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .unwrap_or(true);
     let log_payload = cfg.eve_alert_flag("payload") || cfg.eve_alert_flag("payload-printable");
     let log_packet = cfg.eve_alert_flag("packet");
+    let xff = cfg.eve_alert_xff()?;
     let eve_cfg = EveConfig {
         payload_base64: cfg.eve_alert_flag("payload"),
         payload_printable: cfg.eve_alert_flag("payload-printable"),
@@ -464,6 +483,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .into_iter()
             .filter(|t| cfg.eve_logs_type(t))
             .collect(),
+        xff_overwrite: xff.as_ref().map(|x| x.overwrite),
     };
     let workers = args
         .workers
@@ -482,6 +502,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         alert_app: ["http", "dns", "tls"]
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
+        xff: xff.map(|x| (x.header, x.reverse)),
         ..EngineConfig::default()
     };
     if cfg
