@@ -305,6 +305,9 @@ const DNS_RULES: &[&str] = &[
     "alert dns any any -> any any (dns.query; content:\"a.example\"; sid:3;)",
     "alert udp any any -> any 53 (dns.query; content:\"evil\"; nocase; sid:4;)",
     "alert udp any any -> any 5353 (dns.query; content:\"evil\"; sid:5;)",
+    "alert dns any any -> any any (dns.opcode:0; dns.rrtype:1; sid:6;)",
+    "alert dns any any -> any any (dns.rrtype:28; sid:7;)",
+    "alert dns any any -> any any (dns.rcode:0; sid:8;)",
 ];
 
 #[test]
@@ -331,7 +334,7 @@ fn dns_multi_buffer_and_dotprefix() {
             &mut TxDetectState::default(),
             &mut st
         ),
-        vec![1, 3, 4]
+        vec![1, 3, 4, 6]
     );
     // dotprefix: ".notevil.com" does not end with ".evil.com".
     assert_eq!(
@@ -343,7 +346,7 @@ fn dns_multi_buffer_and_dotprefix() {
             &mut TxDetectState::default(),
             &mut st
         ),
-        vec![4]
+        vec![4, 6]
     );
 }
 
@@ -379,6 +382,9 @@ fn tls_sni() {
         "alert tls any any -> any any (tls.sni; content:\"evil.example\"; endswith; sid:1;)",
         "alert tls any any -> any any (tls.sni; content:\"good.example\"; sid:2;)",
         "alert tls any any -> any any (tls.cert_subject; content:\"CN=\"; sid:3;)",
+        "alert tls any any -> any any (flow:to_server; tls.version:1.2; sid:4;)",
+        "alert tls any any -> any any (flow:to_server; tls.version:1.3; sid:5;)",
+        "alert tls any any -> any any (flow:to_client; tls.version:1.2; sid:6;)",
     ]);
     let mut app = AppLayerState::new(AppProto::Tls, Transport::Tcp);
     app.feed(AppDir::ToServer, &client_hello("www.evil.example"), 1);
@@ -387,8 +393,10 @@ fn tls_sni() {
     let mut txst = TxDetectState::default();
     assert_eq!(
         inspect(&e, &app, tx, AppDir::ToServer, &mut txst, &mut st),
-        vec![1]
+        vec![1, 4]
     );
+    // No ServerHello yet: nothing to match to the client.
+    assert!(inspect(&e, &app, tx, AppDir::ToClient, &mut txst, &mut st).is_empty());
 }
 
 #[test]
