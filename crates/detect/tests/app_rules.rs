@@ -533,3 +533,40 @@ fn same_hits_with_every_prefilter_engine() {
         assert_eq!(run(&e), reference, "engine {k:?}");
     }
 }
+
+/// Transaction groups of ET Open (when the shared ruleset is present):
+/// `cargo test --release -p vigil-detect --test app_rules -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn et_open_tx_group_stats() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/rules/et-open/emerging.rules"
+    );
+    if !std::path::Path::new(path).exists() {
+        return;
+    }
+    let loaded = vigil_rules::load_rules_file(path, &Vars::default());
+    let (e, report) = DetectEngine::build(&loaded.rules, &ClassificationConfig::default());
+    let tx = e.rules.iter().filter(|r| r.is_tx()).count();
+    println!(
+        "loaded {} rules, {} transaction rules, {} buffer lists",
+        report.loaded,
+        tx,
+        e.tx.lists.len()
+    );
+    for proto in [AppProto::Http, AppProto::Dns, AppProto::Tls] {
+        for dir in [AppDir::ToServer, AppDir::ToClient] {
+            let g = e.tx.group(proto, dir).unwrap();
+            println!(
+                "{:?} {:?}: {} rules, {} always, {} prefilter lists",
+                proto,
+                dir,
+                g.rule_count(),
+                g.always.len(),
+                g.prefilters.len()
+            );
+        }
+    }
+}
