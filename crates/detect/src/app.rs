@@ -134,6 +134,83 @@ pub struct AppSpec {
     pub urilen: Option<(IntCmp, bool)>,
     /// Index in `lists` of the list the fast pattern is on.
     pub fast_list: Option<usize>,
+    /// Tests on transaction fields (`tls.version`, `dns.opcode` ...).
+    pub checks: Vec<TxCheck>,
+}
+
+/// A test on a transaction field that is not a buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxCheck {
+    /// `tls.version`: the version of the inspected side's hello.
+    TlsVersion(u16),
+    /// `dns.opcode`.
+    DnsOpcode(IntCmp),
+    /// `dns.rcode` (responses).
+    DnsRcode(IntCmp),
+    /// `dns.rrtype`: any question's type.
+    DnsRrtype(IntCmp),
+}
+
+impl TxCheck {
+    /// The check a keyword denotes; `None` when the keyword is not one,
+    /// `Some(Err)` for a bad value.
+    pub fn parse(keyword: &str, value: &str) -> Option<Result<TxCheck, String>> {
+        let v = unquote(value);
+        let uint = |max| vigil_rules::parse_uint_cmp(v, max);
+        Some(match keyword {
+            "tls.version" => match v {
+                "1.0" => Ok(TxCheck::TlsVersion(0x0301)),
+                "1.1" => Ok(TxCheck::TlsVersion(0x0302)),
+                "1.2" => Ok(TxCheck::TlsVersion(0x0303)),
+                "1.3" => Ok(TxCheck::TlsVersion(0x0304)),
+                x => match x.strip_prefix("0x").map(|h| u16::from_str_radix(h, 16)) {
+                    Some(Ok(n)) => Ok(TxCheck::TlsVersion(n)),
+                    _ => Err(format!("invalid tls.version '{x}'")),
+                },
+            },
+            "dns.opcode" => uint(15).map(TxCheck::DnsOpcode),
+            "dns.rcode" => uint(15).map(TxCheck::DnsRcode),
+            "dns.rrtype" => uint(65535).map(TxCheck::DnsRrtype),
+            _ => return None,
+        })
+    }
+
+    pub fn proto(&self) -> AppProto {
+        match self {
+            TxCheck::TlsVersion(_) => AppProto::Tls,
+            _ => AppProto::Dns,
+        }
+    }
+
+    fn side(&self) -> Side {
+        match self {
+            TxCheck::DnsRcode(_) => Side::Response,
+            _ => Side::Both(AppDir::ToServer),
+        }
+    }
+
+    fn matches(&self, tx: &TxInput<'_>) -> bool {
+        match self {
+            TxCheck::TlsVersion(want) => tx
+                .app
+                .as_tls()
+                .and_then(|s| s.tx())
+                .is_some_and(|t| t.id() == tx.tx && t.version(tx.dir) == *want),
+            TxCheck::DnsOpcode(c) | TxCheck::DnsRcode(c) | TxCheck::DnsRrtype(c) => {
+                let Some(t) = tx.app.as_dns().and_then(|s| s.tx(tx.tx)) else {
+                    return false;
+                };
+                if t.dir != tx.dir {
+                    return false;
+                }
+                match self {
+                    TxCheck::DnsOpcode(_) => c.matches(t.opcode() as u64),
+                    TxCheck::DnsRcode(_) => c.matches(t.rcode() as u64),
+                    _ => t.query_rrtypes().any(|r| c.matches(r as u64)),
+                }
+            }
+        }
+    }
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -166,6 +243,17 @@ fn side(b: BufferId) -> Side {
 /// documentation).
 pub fn rule_direction(buffers: &[BufferId], flow: &FlowOpts) -> AppDir {
     let sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
+    direction_of(&sides, flow)
+}
+
+/// [`rule_direction`] for a rule's buffers and transaction checks.
+pub(crate) fn spec_direction(buffers: &[BufferId], checks: &[TxCheck], flow: &FlowOpts) -> AppDir {
+    let mut sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
+    sides.extend(checks.iter().map(TxCheck::side));
+    direction_of(&sides, flow)
+}
+
+fn direction_of(sides: &[Side], flow: &FlowOpts) -> AppDir {
     if sides.contains(&Side::Response) {
         return AppDir::ToClient;
     }
@@ -555,6 +643,9 @@ impl DetectEngine {
                     Some(u) if cmp.matches(u.len() as u64) => {}
                     _ => continue,
                 }
+            }
+            if !spec.checks.iter().all(|c| c.matches(&tx)) {
+                continue;
             }
             if payload_verdict(r, &input, pkt_payload, &mut scratch.vars).is_none() {
                 continue;

@@ -267,6 +267,15 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
+        "tls.version" | "dns.opcode" | "dns.rcode" | "dns.rrtype" => {
+            rule.conditions.iter().all(|c| match c {
+                Condition::NotEvaluable { keyword, value } if keyword == k => value
+                    .as_deref()
+                    .and_then(|v| crate::app::TxCheck::parse(k, v))
+                    .is_some_and(|r| r.is_ok()),
+                _ => true,
+            })
+        }
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -480,6 +489,7 @@ pub fn compile_rule(
     }
     let mut urilen: Option<(vigil_rules::IntCmp, bool)> = None;
     let mut app_tests: Vec<AppTest> = Vec::new();
+    let mut tx_checks: Vec<crate::app::TxCheck> = Vec::new();
     let mut flow = FlowOpts::default();
     let mut flowbit_tests = Vec::new();
     let mut flowbit_sets = Vec::new();
@@ -566,6 +576,15 @@ pub fn compile_rule(
                         .map_err(|_| Skip::NotEvaluable("app-layer-protocol".into()))?,
                 );
             }
+            Condition::NotEvaluable {
+                keyword,
+                value: Some(v),
+            } if crate::app::TxCheck::parse(keyword, v).is_some() => {
+                match crate::app::TxCheck::parse(keyword, v) {
+                    Some(Ok(c)) => tx_checks.push(c),
+                    _ => return Err(Skip::NotEvaluable(keyword.clone())),
+                }
+            }
             Condition::NotEvaluable { keyword, .. } => {
                 return Err(Skip::NotEvaluable(keyword.clone()))
             }
@@ -606,7 +625,7 @@ pub fn compile_rule(
         None => (String::new(), None),
     };
     let severity = rule.priority.or(class_prio).unwrap_or(3);
-    let (app, fast_pattern) = if lists.is_empty() && urilen.is_none() {
+    let (app, fast_pattern) = if lists.is_empty() && urilen.is_none() && tx_checks.is_empty() {
         // A packet rule whose header names an application protocol only
         // matches once the flow is known to carry it.
         if let Some(p) = header_app {
@@ -628,14 +647,19 @@ pub fn compile_rule(
                 BufferId::HttpUri
             });
         }
-        let app_proto = ids[0].proto();
-        if let Some(other) = ids.iter().find(|b| b.proto() != app_proto) {
+        let protos: Vec<AppProto> = ids
+            .iter()
+            .map(|b| b.proto())
+            .chain(tx_checks.iter().map(|c| c.proto()))
+            .collect();
+        let app_proto = protos[0];
+        if let Some(other) = protos.iter().find(|p| **p != app_proto) {
             return Err(Skip::Invalid {
-                keyword: format!("{other:?}"),
+                keyword: "protocol".into(),
                 message: format!(
-                    "buffers of different application protocols ({} and {})",
+                    "keywords of different application protocols ({} and {})",
                     app_proto.name(),
-                    other.proto().name()
+                    other.name()
                 ),
             });
         }
@@ -649,7 +673,7 @@ pub fn compile_rule(
                 ),
             });
         }
-        let dir = crate::app::rule_direction(&ids, &flow);
+        let dir = crate::app::spec_direction(&ids, &tx_checks, &flow);
         let fast =
             choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
         let (fast_list, fp) = match fast {
@@ -663,6 +687,7 @@ pub fn compile_rule(
                 lists,
                 urilen,
                 fast_list,
+                checks: tx_checks,
             }),
             fp,
         )

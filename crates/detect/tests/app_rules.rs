@@ -1,0 +1,572 @@
+//! Rules on application-layer buffers, end to end through the real rule
+//! parser, compiler, transaction prefilter and verifier, over transactions
+//! built by the app-layer parsers from raw HTTP, DNS and TLS bytes.
+
+use std::net::Ipv4Addr;
+
+use vigil_applayer::{AppLayerState, AppProto, Direction as AppDir, Transport, TxId};
+use vigil_craft::{PacketBuilder, ACK, PSH};
+use vigil_detect::{
+    AppProtoState, DetectEngine, DetectScratch, FlowDetectState, FlowView, Hit, PacketInput,
+    TxDetectState, TxInput,
+};
+use vigil_prefilter::{EngineKind, Selection, Selector};
+use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
+use vigil_wire::{decode, linktype};
+
+const CLIENT: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const SERVER: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 80);
+
+fn parse(rules: &[&str]) -> Vec<vigil_rules::Rule> {
+    let vars = Vars::default();
+    rules
+        .iter()
+        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
+        .collect()
+}
+
+fn engine_with(rules: &[&str], selector: &mut Selector) -> DetectEngine {
+    let (e, report) =
+        DetectEngine::build_with(&parse(rules), &ClassificationConfig::default(), selector);
+    assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
+    e
+}
+
+fn engine(rules: &[&str]) -> DetectEngine {
+    engine_with(rules, &mut Selector::default())
+}
+
+/// A packet of the flow in `dir` (client 10.0.0.1:40000, server
+/// 192.0.2.80:80 for TCP, :53 for UDP).
+fn packet(dir: AppDir, udp: bool, payload: &[u8]) -> Vec<u8> {
+    let b = PacketBuilder::new();
+    let port = if udp { 53 } else { 80 };
+    match (dir, udp) {
+        (AppDir::ToServer, false) => {
+            b.ipv4_tcp(CLIENT, 40000, SERVER, port, 1, 1, PSH | ACK, payload)
+        }
+        (AppDir::ToClient, false) => {
+            b.ipv4_tcp(SERVER, port, CLIENT, 40000, 1, 1, PSH | ACK, payload)
+        }
+        (AppDir::ToServer, true) => b.ipv4_udp(CLIENT, 40000, SERVER, port, payload),
+        (AppDir::ToClient, true) => b.ipv4_udp(SERVER, port, CLIENT, 40000, payload),
+    }
+}
+
+fn flow(dir: AppDir, app: AppProtoState) -> FlowView {
+    FlowView {
+        to_server: dir == AppDir::ToServer,
+        established: true,
+        app_proto: app,
+        ..FlowView::default()
+    }
+}
+
+/// Runs `inspect_tx` for one transaction direction on a packet of that
+/// direction; returns the sids that alerted.
+fn inspect(
+    e: &DetectEngine,
+    app: &AppLayerState,
+    tx: TxId,
+    dir: AppDir,
+    txst: &mut TxDetectState,
+    st: &mut FlowDetectState,
+) -> Vec<u32> {
+    let udp = app.proto() == AppProto::Dns;
+    let frame = packet(dir, udp, b"");
+    let p = decode(linktype::ETHERNET, &frame);
+    let f = flow(dir, AppProtoState::Detected(app.proto()));
+    let mut scratch = DetectScratch::default();
+    let mut hits: Vec<Hit> = Vec::new();
+    e.inspect_tx(
+        PacketInput::new(&p, Some(f)),
+        TxInput { app, tx, dir },
+        txst,
+        Some(st),
+        &mut scratch,
+        &mut hits,
+    );
+    assert!(hits.iter().all(|h| h.tx == Some(tx) && !h.stream));
+    let mut sids: Vec<u32> = hits.iter().map(|h| e.rules[h.rule as usize].sid).collect();
+    sids.sort();
+    sids
+}
+
+/// Packet-path detection (prefilter + verify) on one packet.
+fn packet_alerts(e: &DetectEngine, frame: &[u8], f: FlowView) -> Vec<u32> {
+    let p = decode(linktype::ETHERNET, frame);
+    let mut scratch = DetectScratch::default();
+    let mut cand = Vec::new();
+    let sel = e.select_groups(&p).expect("IP packet");
+    let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+    e.candidates(sel, p.payload(), addrs, &mut scratch, &mut cand);
+    let mut hits = Vec::new();
+    let mut st = FlowDetectState::default();
+    e.verify(
+        PacketInput::new(&p, Some(f)),
+        &cand,
+        Some(&mut st),
+        &mut scratch,
+        &mut hits,
+    );
+    let mut sids: Vec<u32> = hits.iter().map(|&i| e.rules[i as usize].sid).collect();
+    sids.sort();
+    sids
+}
+
+const REQUEST: &[u8] = b"GET /a/../index.php?q=1 HTTP/1.1\r\n\
+Host: www.Example.com\r\n\
+User-Agent: EvilBot/1.0\r\n\
+X-Foo: bar\r\n\
+\r\n";
+
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\n\
+Server: nginx\r\n\
+Content-Type: text/html\r\n\
+Content-Length: 18\r\n\
+\r\n\
+secret body here!!";
+
+fn http(reqs: &[&[u8]], resps: &[&[u8]]) -> AppLayerState {
+    let mut app = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    for r in reqs {
+        app.feed(AppDir::ToServer, r, 1);
+    }
+    for r in resps {
+        app.feed(AppDir::ToClient, r, 2);
+    }
+    app
+}
+
+const HTTP_RULES: &[&str] = &[
+    "alert http any any -> any any (msg:\"uri\"; http.uri; content:\"/index.php\"; startswith; sid:1;)",
+    "alert http any any -> any any (msg:\"host\"; http.host; content:\"www.example.com\"; sid:2;)",
+    "alert http any any -> any any (msg:\"ua\"; http.user_agent; content:\"EvilBot\"; sid:3;)",
+    "alert http any any -> any any (msg:\"hdr\"; http.header; content:\"X-Foo|3a 20|bar|0d 0a|\"; sid:4;)",
+    "alert http any any -> any any (msg:\"uri no\"; http.uri; content:\"/other\"; sid:5;)",
+    "alert http any any -> any any (msg:\"legacy modifier\"; content:\"GET\"; http_method; content:\"index\"; http_uri; sid:6;)",
+    "alert http any any -> any any (msg:\"negated\"; http.uri; content:!\"/admin\"; sid:7;)",
+    "alert http any any -> any any (msg:\"body\"; flow:established,to_client; file.data; content:\"secret body\"; sid:10;)",
+    "alert http any any -> any any (msg:\"404\"; http.stat_code; content:\"404\"; sid:11;)",
+    "alert http any any -> any any (msg:\"200\"; http.stat_code; content:\"200\"; sid:12;)",
+    "alert http any any -> any any (msg:\"mixed\"; http.uri; content:\"index\"; http.server; content:\"nginx\"; sid:13;)",
+    "alert http any any -> any any (msg:\"to_client header\"; flow:to_client; http.header; content:\"Server|3a 20|nginx\"; sid:14;)",
+    "alert http any any -> any any (msg:\"urilen\"; urilen:10; sid:20;)",
+    "alert http any any -> any any (msg:\"urilen raw\"; urilen:>15,raw; sid:21;)",
+    "alert http any any -> any any (msg:\"urilen no\"; urilen:<5; sid:22;)",
+    "alert http any any -> any any (msg:\"lowercase\"; http.user_agent; to_lowercase; content:\"evilbot\"; sid:30;)",
+    "alert http any any -> any any (msg:\"lowercase no\"; http.user_agent; to_lowercase; content:\"EvilBot\"; sid:31;)",
+];
+
+fn http_rules() -> Vec<&'static str> {
+    HTTP_RULES.to_vec()
+}
+
+#[test]
+fn http_request_buffers() {
+    let e = engine(&http_rules());
+    assert!(e.has_tx_rules(AppProto::Http));
+    assert!(!e.has_tx_rules(AppProto::Dns));
+    let app = http(&[REQUEST], &[]);
+    let tx = app.transactions()[0].id;
+    let mut txst = TxDetectState::default();
+    let mut st = FlowDetectState::default();
+    // Normalised URI "/index.php?q=1" (14 bytes) is not 10: sid 20 does not
+    // fire; the raw URI is 19 bytes (sid 21).
+    assert_eq!(
+        inspect(&e, &app, tx, AppDir::ToServer, &mut txst, &mut st),
+        vec![1, 2, 3, 4, 6, 7, 21, 30]
+    );
+}
+
+#[test]
+fn urilen_on_normalised_uri() {
+    let e = engine(&http_rules());
+    let app = http(&[b"GET /index.php HTTP/1.1\r\nHost: a\r\n\r\n"], &[]);
+    let mut txst = TxDetectState::default();
+    let mut st = FlowDetectState::default();
+    let sids = inspect(&e, &app, 0, AppDir::ToServer, &mut txst, &mut st);
+    assert!(
+        sids.contains(&20) && !sids.contains(&21) && !sids.contains(&22),
+        "{sids:?}"
+    );
+}
+
+#[test]
+fn http_response_buffers_and_direction() {
+    let e = engine(&http_rules());
+    // Request only: response rules (stat_code, file.data, mixed) do not
+    // fire on to-server inspection.
+    let app = http(&[REQUEST], &[]);
+    let mut txst = TxDetectState::default();
+    let mut st = FlowDetectState::default();
+    let sids = inspect(&e, &app, 0, AppDir::ToServer, &mut txst, &mut st);
+    for s in [10, 11, 12, 13, 14] {
+        assert!(!sids.contains(&s), "{s} in {sids:?}");
+    }
+    // To-client inspection before the response arrived: the buffers are
+    // absent, nothing fires.
+    assert!(inspect(&e, &app, 0, AppDir::ToClient, &mut txst, &mut st).is_empty());
+    let app = http(&[REQUEST], &[RESPONSE]);
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToClient, &mut txst, &mut st),
+        vec![10, 12, 13, 14]
+    );
+}
+
+#[test]
+fn fires_once_per_transaction() {
+    let e = engine(&["alert http any any -> any any (http.uri; content:\"/x\"; sid:1;)"]);
+    let app = http(
+        &[b"GET /x1 HTTP/1.1\r\nHost: a\r\n\r\nGET /x2 HTTP/1.1\r\nHost: a\r\n\r\n"],
+        &[],
+    );
+    let txs = app.transactions();
+    assert_eq!(txs.len(), 2);
+    let mut st = FlowDetectState::default();
+    let mut t0 = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, txs[0].id, AppDir::ToServer, &mut t0, &mut st),
+        vec![1]
+    );
+    assert!(inspect(&e, &app, txs[0].id, AppDir::ToServer, &mut t0, &mut st).is_empty());
+    let mut t1 = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, txs[1].id, AppDir::ToServer, &mut t1, &mut st),
+        vec![1]
+    );
+}
+
+#[test]
+fn body_arriving_later_matches_later() {
+    let e = engine(&[
+        "alert http any any -> any any (flow:to_server; http.request_body; content:\"pass=\"; sid:1;)",
+    ]);
+    let mut app = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    app.feed(
+        AppDir::ToServer,
+        b"POST /login HTTP/1.1\r\nHost: a\r\nContent-Length: 15\r\n\r\n",
+        1,
+    );
+    let mut txst = TxDetectState::default();
+    let mut st = FlowDetectState::default();
+    assert!(inspect(&e, &app, 0, AppDir::ToServer, &mut txst, &mut st).is_empty());
+    app.feed(AppDir::ToServer, b"user=a&pass=bb", 2);
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToServer, &mut txst, &mut st),
+        vec![1]
+    );
+}
+
+#[test]
+fn transforms_hash_and_lowercase() {
+    let digest = vigil_applayer::transforms::to_sha256(b"EvilBot/1.0");
+    let hex: String = digest.iter().map(|b| format!("{b:02X} ")).collect();
+    let rule = format!(
+        "alert http any any -> any any (http.user_agent; to_sha256; content:\"|{}|\"; sid:1;)",
+        hex.trim()
+    );
+    let e = engine(&[
+        &rule,
+        // The same buffer with and without a transform: two lists.
+        "alert http any any -> any any (http.user_agent; content:\"Evil\"; http.user_agent; to_uppercase; content:\"EVILBOT\"; sid:2;)",
+        "alert http any any -> any any (http.user_agent; content:\"EVILBOT\"; sid:3;)",
+    ]);
+    let app = http(&[REQUEST], &[]);
+    let mut txst = TxDetectState::default();
+    let mut st = FlowDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToServer, &mut txst, &mut st),
+        vec![1, 2]
+    );
+}
+
+/// A DNS query message with several questions (type A, class IN).
+fn dns_query(id: u16, names: &[&str]) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(&id.to_be_bytes());
+    m.extend_from_slice(&[0x01, 0x00]);
+    m.extend_from_slice(&(names.len() as u16).to_be_bytes());
+    m.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    for n in names {
+        for label in n.split('.') {
+            m.push(label.len() as u8);
+            m.extend_from_slice(label.as_bytes());
+        }
+        m.push(0);
+        m.extend_from_slice(&[0, 1, 0, 1]);
+    }
+    m
+}
+
+const DNS_RULES: &[&str] = &[
+    "alert dns any any -> any any (dns.query; dotprefix; content:\".evil.com\"; endswith; sid:1;)",
+    "alert dns any any -> any any (dns.query; content:\"a.example\"; content:\"evil\"; sid:2;)",
+    "alert dns any any -> any any (dns.query; content:\"a.example\"; sid:3;)",
+    "alert udp any any -> any 53 (dns.query; content:\"evil\"; nocase; sid:4;)",
+    "alert udp any any -> any 5353 (dns.query; content:\"evil\"; sid:5;)",
+    "alert dns any any -> any any (dns.opcode:0; dns.rrtype:1; sid:6;)",
+    "alert dns any any -> any any (dns.rrtype:28; sid:7;)",
+    "alert dns any any -> any any (dns.rcode:0; sid:8;)",
+];
+
+#[test]
+fn dns_multi_buffer_and_dotprefix() {
+    let e = engine(DNS_RULES);
+    let mut app = AppLayerState::new(AppProto::Dns, Transport::Udp);
+    app.feed(
+        AppDir::ToServer,
+        &dns_query(7, &["a.example", "www.evil.com"]),
+        1,
+    );
+    app.feed(AppDir::ToServer, &dns_query(8, &["notevil.com"]), 2);
+    let txs = app.transactions();
+    assert_eq!(txs.len(), 2);
+    let mut st = FlowDetectState::default();
+    // Each instance is inspected on its own: sid 2 needs both contents in
+    // one name. Header ports are verified (sid 5 is for port 5353).
+    assert_eq!(
+        inspect(
+            &e,
+            &app,
+            txs[0].id,
+            AppDir::ToServer,
+            &mut TxDetectState::default(),
+            &mut st
+        ),
+        vec![1, 3, 4, 6]
+    );
+    // dotprefix: ".notevil.com" does not end with ".evil.com".
+    assert_eq!(
+        inspect(
+            &e,
+            &app,
+            txs[1].id,
+            AppDir::ToServer,
+            &mut TxDetectState::default(),
+            &mut st
+        ),
+        vec![4, 6]
+    );
+}
+
+/// A TLS 1.2 ClientHello record with an SNI extension.
+fn client_hello(sni: &str) -> Vec<u8> {
+    let mut ext = Vec::new();
+    let name = sni.as_bytes();
+    ext.extend_from_slice(&[0, 0]);
+    ext.extend_from_slice(&((name.len() + 5) as u16).to_be_bytes());
+    ext.extend_from_slice(&((name.len() + 3) as u16).to_be_bytes());
+    ext.push(0);
+    ext.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    ext.extend_from_slice(name);
+    let mut body = vec![3, 3];
+    body.extend_from_slice(&[0x11; 32]);
+    body.push(0);
+    body.extend_from_slice(&[0, 4, 0x00, 0x2f, 0x00, 0x35]);
+    body.extend_from_slice(&[1, 0]);
+    body.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+    body.extend_from_slice(&ext);
+    let mut hs = vec![1];
+    hs.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+    hs.extend_from_slice(&body);
+    let mut rec = vec![0x16, 3, 1];
+    rec.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+    rec.extend_from_slice(&hs);
+    rec
+}
+
+#[test]
+fn tls_sni() {
+    let e = engine(&[
+        "alert tls any any -> any any (tls.sni; content:\"evil.example\"; endswith; sid:1;)",
+        "alert tls any any -> any any (tls.sni; content:\"good.example\"; sid:2;)",
+        "alert tls any any -> any any (tls.cert_subject; content:\"CN=\"; sid:3;)",
+        "alert tls any any -> any any (flow:to_server; tls.version:1.2; sid:4;)",
+        "alert tls any any -> any any (flow:to_server; tls.version:1.3; sid:5;)",
+        "alert tls any any -> any any (flow:to_client; tls.version:1.2; sid:6;)",
+    ]);
+    let mut app = AppLayerState::new(AppProto::Tls, Transport::Tcp);
+    app.feed(AppDir::ToServer, &client_hello("www.evil.example"), 1);
+    let tx = app.transactions()[0].id;
+    let mut st = FlowDetectState::default();
+    let mut txst = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, tx, AppDir::ToServer, &mut txst, &mut st),
+        vec![1, 4]
+    );
+    // No ServerHello yet: nothing to match to the client.
+    assert!(inspect(&e, &app, tx, AppDir::ToClient, &mut txst, &mut st).is_empty());
+}
+
+#[test]
+fn tx_rules_are_not_packet_rules() {
+    let e = engine(&[
+        "alert http any any -> any any (http.uri; content:\"index\"; sid:1;)",
+        "alert http any any -> any any (content:\"index\"; sid:2;)",
+    ]);
+    assert_eq!(e.groups.stats().prefilter_patterns, 1);
+    let frame = packet(AppDir::ToServer, false, REQUEST);
+    let detected = flow(AppDir::ToServer, AppProtoState::Detected(AppProto::Http));
+    assert_eq!(packet_alerts(&e, &frame, detected), vec![2]);
+}
+
+#[test]
+fn header_protocol_requires_detected_app_proto() {
+    let e = engine(&[
+        "alert http any any -> any any (content:\"GET\"; sid:1;)",
+        "alert tcp any any -> any any (content:\"GET\"; sid:2;)",
+        "alert dns any any -> any any (content:\"GET\"; sid:3;)",
+        "alert tls any any -> any any (flow:to_server; sid:4;)",
+    ]);
+    let frame = packet(AppDir::ToServer, false, REQUEST);
+    let at = |s| flow(AppDir::ToServer, s);
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Unknown)),
+        vec![2]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Http))),
+        vec![1, 2]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Tls))),
+        vec![2, 4]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Failed)),
+        vec![2]
+    );
+}
+
+#[test]
+fn app_layer_protocol_keyword() {
+    let e = engine(&[
+        "alert tcp any any -> any any (app-layer-protocol:failed; sid:1;)",
+        "alert tcp any any -> any any (app-layer-protocol:!http; sid:2;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; sid:3;)",
+    ]);
+    let frame = packet(AppDir::ToServer, false, b"xyz");
+    let at = |s| flow(AppDir::ToServer, s);
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Failed)),
+        vec![1, 2]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Http))),
+        vec![3]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Dns))),
+        vec![2]
+    );
+    assert!(packet_alerts(&e, &frame, at(AppProtoState::Unknown)).is_empty());
+    // Protocols Vigil does not detect stay not evaluable.
+    let (_, report) = DetectEngine::build(
+        &parse(&["alert tcp any any -> any any (app-layer-protocol:smb; sid:9;)"]),
+        &ClassificationConfig::default(),
+    );
+    assert_eq!(
+        report.not_evaluable_by_keyword.get("app-layer-protocol"),
+        Some(&1)
+    );
+}
+
+#[test]
+fn unsupported_app_buffers_stay_not_evaluable() {
+    let (e, report) = DetectEngine::build(
+        &parse(&[
+            "alert smb any any -> any any (smb.named_pipe; content:\"x\"; sid:1;)",
+            "alert http any any -> any any (http.uri; domain; content:\"x\"; sid:2;)",
+            "alert http any any -> any any (http.uri; content:\"x\"; sid:3;)",
+        ]),
+        &ClassificationConfig::default(),
+    );
+    assert_eq!(e.rules.len(), 1);
+    assert_eq!(report.loaded, 1);
+    assert_eq!(report.skipped.len(), 2);
+    assert_eq!(report.not_evaluable_by_keyword.get("domain"), Some(&1));
+}
+
+#[test]
+fn same_hits_with_every_prefilter_engine() {
+    let mut rules: Vec<String> = http_rules().iter().map(|s| s.to_string()).collect();
+    rules.extend(DNS_RULES.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = rules.iter().map(String::as_str).collect();
+    let run = |e: &DetectEngine| {
+        let mut out = Vec::new();
+        let app = http(
+            &[REQUEST, b"GET /admin HTTP/1.1\r\nHost: b\r\n\r\n"],
+            &[RESPONSE],
+        );
+        let mut st = FlowDetectState::default();
+        for t in app.transactions() {
+            let mut txst = TxDetectState::default();
+            for dir in [AppDir::ToServer, AppDir::ToClient] {
+                out.push(inspect(e, &app, t.id, dir, &mut txst, &mut st));
+            }
+        }
+        let mut dns = AppLayerState::new(AppProto::Dns, Transport::Udp);
+        dns.feed(
+            AppDir::ToServer,
+            &dns_query(1, &["a.example", "x.evil.com"]),
+            1,
+        );
+        for t in dns.transactions() {
+            out.push(inspect(
+                e,
+                &dns,
+                t.id,
+                AppDir::ToServer,
+                &mut TxDetectState::default(),
+                &mut st,
+            ));
+        }
+        out
+    };
+    let reference = run(&engine(&refs));
+    assert!(reference.iter().any(|v| !v.is_empty()));
+    let kinds = EngineKind::available_kinds();
+    assert!(kinds.len() > 1);
+    for k in kinds {
+        let e = engine_with(&refs, &mut Selector::new(Selection::Fixed(k)));
+        assert_eq!(run(&e), reference, "engine {k:?}");
+    }
+}
+
+/// Transaction groups of ET Open (when the shared ruleset is present):
+/// `cargo test --release -p vigil-detect --test app_rules -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn et_open_tx_group_stats() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/rules/et-open/emerging.rules"
+    );
+    if !std::path::Path::new(path).exists() {
+        return;
+    }
+    let loaded = vigil_rules::load_rules_file(path, &Vars::default());
+    let (e, report) = DetectEngine::build(&loaded.rules, &ClassificationConfig::default());
+    let tx = e.rules.iter().filter(|r| r.is_tx()).count();
+    println!(
+        "loaded {} rules, {} transaction rules, {} buffer lists",
+        report.loaded,
+        tx,
+        e.tx.lists.len()
+    );
+    for proto in [AppProto::Http, AppProto::Dns, AppProto::Tls] {
+        for dir in [AppDir::ToServer, AppDir::ToClient] {
+            let g = e.tx.group(proto, dir).unwrap();
+            println!(
+                "{:?} {:?}: {} rules, {} always, {} prefilter lists",
+                proto,
+                dir,
+                g.rule_count(),
+                g.always.len(),
+                g.prefilters.len()
+            );
+        }
+    }
+}
