@@ -38,7 +38,13 @@ pub(crate) struct TxCommon {
     pub inspected: [bool; 2],
     /// Set by the transaction logger once the EVE record is written.
     pub logged: bool,
+    /// Events raised on this transaction (distinct, at most
+    /// [`MAX_TX_EVENTS`]), for `app-layer-event`.
+    pub events: Vec<AppLayerEvent>,
 }
+
+/// Most distinct events remembered per transaction.
+pub const MAX_TX_EVENTS: usize = 16;
 
 impl TxCommon {
     pub fn new(id: TxId, ts: Timestamp) -> Self {
@@ -103,7 +109,30 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
         }
+        self.remember(&ev);
         ev
+    }
+
+    /// Files events that belong to a transaction with it.
+    fn remember(&mut self, ev: &[AppLayerEvent]) {
+        for e in ev {
+            let Some(id) = e.tx() else { continue };
+            if let Some(c) = self.common_mut(id) {
+                if c.events.len() < MAX_TX_EVENTS && !c.events.contains(e) {
+                    c.events.push(*e);
+                }
+            }
+        }
+    }
+
+    /// The events raised on a transaction so far.
+    pub fn tx_events(&self, tx: TxId) -> &[AppLayerEvent] {
+        let c = match self {
+            AppLayerState::Http(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Dns(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| &t.common),
+        };
+        c.map_or(&[], |c| &c.events[..])
     }
 
     /// Data is missing in one direction (a stream gap): the parser drops
@@ -115,6 +144,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
         }
+        self.remember(&ev);
         ev
     }
 
@@ -124,6 +154,7 @@ impl AppLayerState {
         if let AppLayerState::Http(s) = self {
             s.finish(dir, &mut ev);
         }
+        self.remember(&ev);
         ev
     }
 

@@ -149,6 +149,9 @@ pub enum TxCheck {
     DnsRcode(IntCmp),
     /// `dns.rrtype`: any question's type.
     DnsRrtype(IntCmp),
+    /// `app-layer-event:<proto>.<name>`: the parser raised this event on
+    /// the transaction (Suricata's name, upper case).
+    Event(AppProto, &'static str),
 }
 
 impl TxCheck {
@@ -175,8 +178,30 @@ impl TxCheck {
         })
     }
 
+    /// The check for an `app-layer-event` value (`http.request_field_too_long`),
+    /// when it names an event of a protocol Vigil parses.
+    pub fn app_event(value: &str) -> Option<TxCheck> {
+        let (proto, name) = unquote(value.trim()).split_once('.')?;
+        Some(match proto {
+            "http" | "http1" => TxCheck::Event(
+                AppProto::Http,
+                vigil_applayer::HttpEvent::from_name(name)?.name(),
+            ),
+            "dns" => TxCheck::Event(
+                AppProto::Dns,
+                vigil_applayer::DnsEvent::from_name(name)?.name(),
+            ),
+            "tls" | "ssl" => TxCheck::Event(
+                AppProto::Tls,
+                vigil_applayer::TlsEvent::from_name(name)?.name(),
+            ),
+            _ => return None,
+        })
+    }
+
     pub fn proto(&self) -> AppProto {
         match self {
+            TxCheck::Event(p, _) => *p,
             TxCheck::TlsVersion(_) => AppProto::Tls,
             _ => AppProto::Dns,
         }
@@ -191,6 +216,7 @@ impl TxCheck {
 
     fn matches(&self, tx: &TxInput<'_>) -> bool {
         match self {
+            TxCheck::Event(_, name) => tx.app.tx_events(tx.tx).iter().any(|e| e.name() == *name),
             TxCheck::TlsVersion(want) => tx
                 .app
                 .as_tls()

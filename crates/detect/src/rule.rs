@@ -331,10 +331,12 @@ pub fn not_evaluable_keywords(rule: &Rule) -> Vec<String> {
     for c in &rule.conditions {
         if let Condition::Event {
             kind: EventKind::AppLayer,
-            ..
+            name,
         } = c
         {
-            add("app-layer-event".into());
+            if crate::app::TxCheck::app_event(name).is_none() {
+                add("app-layer-event".into());
+            }
         }
     }
     out
@@ -546,7 +548,10 @@ pub fn compile_rule(
                         })
                     }
                 },
-                EventKind::AppLayer => return Err(Skip::NotEvaluable("app-layer-event".into())),
+                EventKind::AppLayer => match crate::app::TxCheck::app_event(name) {
+                    Some(c) => tx_checks.push(c),
+                    None => return Err(Skip::NotEvaluable("app-layer-event".into())),
+                },
             },
             Condition::NotEvaluable {
                 keyword,

@@ -570,3 +570,35 @@ fn et_open_tx_group_stats() {
         }
     }
 }
+
+#[test]
+fn app_layer_event_matches_the_transaction_that_raised_it() {
+    let e = engine(&[
+        "alert http any any -> any any (msg:\"dup cl\"; flow:to_server; app-layer-event:http.duplicate_content_length_field_in_request; sid:1;)",
+        "alert http any any -> any any (msg:\"long\"; flow:to_server; app-layer-event:http.request_field_too_long; sid:2;)",
+    ]);
+    let dup: &[u8] =
+        b"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc";
+    let app = http(&[dup, REQUEST], &[]);
+    let mut st = FlowDetectState::default();
+    let mut t0 = TxDetectState::default();
+    let mut t1 = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToServer, &mut t0, &mut st),
+        vec![1]
+    );
+    // Once per transaction, and not on a clean one.
+    assert!(inspect(&e, &app, 0, AppDir::ToServer, &mut t0, &mut st).is_empty());
+    assert!(inspect(&e, &app, 1, AppDir::ToServer, &mut t1, &mut st).is_empty());
+    // An unknown event name leaves the rule not evaluable.
+    let (_, report) = DetectEngine::build(
+        &parse(&[
+            "alert http any any -> any any (msg:\"x\"; app-layer-event:http.no_such_event; sid:3;)",
+        ]),
+        &ClassificationConfig::default(),
+    );
+    assert_eq!(
+        report.not_evaluable_by_keyword.get("app-layer-event"),
+        Some(&1)
+    );
+}
