@@ -85,6 +85,10 @@ pub struct TxInput<'a> {
 #[derive(Debug, Default, Clone)]
 pub struct TxDetectState {
     pub fired: Vec<u32>,
+    /// Per direction (to-server, to-client): the worker already inspected
+    /// this side once before it was complete. It is inspected again only
+    /// when complete, so a growing body is not rescanned on every packet.
+    pub partial: [bool; 2],
 }
 
 /// A test on the flow's application protocol: a rule header naming

@@ -1336,9 +1336,19 @@ fn inspect_txs(
         if tx.inspected[di] {
             continue;
         }
+        let complete = tx.progress.complete(dir) || eof;
         if has_rules {
-            stats.tx_inspections += 1;
             let txst = app.txd.entry(tx.id).or_default();
+            // An incomplete side is inspected once (headers, the start
+            // of a body), then again when complete: never rescanned per
+            // packet while a body grows.
+            if !complete {
+                if txst.partial[di] {
+                    continue;
+                }
+                txst.partial[di] = true;
+            }
+            stats.tx_inspections += 1;
             passed = detect.inspect_tx(
                 input,
                 TxInput {
@@ -1352,7 +1362,7 @@ fn inspect_txs(
                 hits,
             );
         }
-        if tx.progress.complete(dir) || eof {
+        if complete {
             state.set_inspected(tx.id, dir);
         }
         if passed {
