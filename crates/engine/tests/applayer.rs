@@ -225,3 +225,36 @@ fn output_is_the_same_for_one_and_two_workers() {
     assert!(one.iter().any(|o| o.kind == OutKind::TxLog));
     assert_eq!(one, two);
 }
+
+#[test]
+fn transaction_rules_fire_once_per_transaction_with_its_object() {
+    let rules = "alert http any any -> any any (msg:\"uri\"; http.uri; content:\"/second\"; sid:10;)\n\
+                 alert http any any -> any any (msg:\"host\"; http.host; content:\"example.com\"; sid:11;)\n\
+                 alert http any any -> any any (msg:\"body\"; file.data; content:\"hello\"; sid:12;)\n\
+                 alert http any any -> any any (msg:\"404\"; http.stat_code; content:\"404\"; sid:13;)";
+    for workers in [1, 2] {
+        let (out, _) = run("txrules", http_session(), rules, workers);
+        let alerts: Vec<&Out> = out.iter().filter(|o| o.kind == OutKind::Alert).collect();
+        let by = |sid: u32| -> Vec<&&Out> { alerts.iter().filter(|a| a.sid == sid).collect() };
+        // One per transaction: the host rule fires for both requests.
+        assert_eq!(by(11).len(), 2, "{alerts:#?}");
+        assert_eq!(by(11)[0].tx_id, Some(0));
+        assert_eq!(by(11)[1].tx_id, Some(1));
+        let uri = by(10);
+        assert_eq!(uri.len(), 1);
+        assert_eq!(uri[0].tx_id, Some(1));
+        assert_eq!(uri[0].key, Some("http"));
+        // To-server rules alert on a client packet, to-client ones on a
+        // server packet.
+        assert_eq!(uri[0].src, "10.0.0.1:40000");
+        let body = by(12);
+        assert_eq!(body.len(), 1);
+        assert_eq!(body[0].tx_id, Some(0));
+        assert_eq!(body[0].src, "10.0.1.1:8081");
+        let json: serde_json::Value =
+            serde_json::from_str(body[0].json.as_deref().unwrap()).unwrap();
+        assert_eq!(json["url"], "/a/../index.html?q=1");
+        assert_eq!(by(13).len(), 1);
+        assert_eq!(by(13)[0].tx_id, Some(1));
+    }
+}
