@@ -106,6 +106,10 @@ pub struct PacketInput<'p, 'a> {
     /// A pseudo packet made at flow end to inspect what is left of the
     /// stream: it has no payload of its own.
     pub pseudo: bool,
+    /// The flow's payload is no longer inspected (Suricata's
+    /// no-payload-inspection: TLS after the handshake): rules with
+    /// packet-payload keywords do not match; header-only rules still do.
+    pub no_payload: bool,
     /// The packet was reassembled from fragments (`flow:only_frag`).
     pub rebuilt: bool,
     /// Stream events raised by this packet (`stream-event`).
@@ -121,6 +125,7 @@ impl<'p, 'a> PacketInput<'p, 'a> {
             stream: None,
             stream_added: false,
             pseudo: false,
+            no_payload: false,
             rebuilt: false,
             stream_events: StreamEvents::new(),
         }
@@ -614,6 +619,9 @@ pub(crate) fn payload_verdict(
     vars: &mut [u64; MAX_VARS],
 ) -> Option<bool> {
     let p = input.packet;
+    if input.no_payload && r.buffers.iter().any(|(b, _)| *b == Buffer::Packet) {
+        return None;
+    }
     let req = r.stream_req;
     let mut stream_hit = false;
     let ok = if !req.payload {

@@ -78,6 +78,8 @@ pub struct EngineConfig {
     pub log_tx: bool,
     /// Put the transaction's object in app-layer alerts.
     pub alert_app: bool,
+    /// See [`WorkerConfig::tls_stop_after_handshake`].
+    pub tls_stop_after_handshake: bool,
     /// XFF header (lower case) and reverse deployment (see
     /// [`WorkerConfig::xff`]).
     pub xff: Option<(String, bool)>,
@@ -99,6 +101,7 @@ impl Default for EngineConfig {
             app: Some(vigil_applayer::AppLayerConfig::default()),
             log_tx: true,
             alert_app: true,
+            tls_stop_after_handshake: true,
             xff: None,
         }
     }
@@ -189,6 +192,7 @@ pub fn run_offline(
         log_tx: cfg.log_tx,
         alert_app: cfg.alert_app,
         xff: cfg.xff.clone(),
+        tls_stop_after_handshake: cfg.tls_stop_after_handshake,
     };
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);

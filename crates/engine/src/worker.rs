@@ -54,6 +54,9 @@ pub struct FlowState {
     deadline: Option<(i64, u64)>,
     /// Application layer (TCP and UDP flows, when enabled).
     pub app: Option<Box<AppFlow>>,
+    /// Payload is no longer inspected (TLS after its handshake, with
+    /// `encryption-handling: default`).
+    no_payload: bool,
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
@@ -168,6 +171,8 @@ pub struct WorkerStats {
     pub tx_inspections: u64,
     /// Transaction records written.
     pub tx_logged: u64,
+    /// TLS flows whose payload inspection stopped after the handshake.
+    pub tls_encrypted_flows: u64,
     pub flows_created: u64,
     pub flows_timed_out: u64,
     pub flows_evicted: u64,
@@ -248,6 +253,7 @@ impl WorkerStats {
         self.app_bytes += o.app_bytes;
         self.tx_inspections += o.tx_inspections;
         self.tx_logged += o.tx_logged;
+        self.tls_encrypted_flows += o.tls_encrypted_flows;
     }
 }
 
@@ -271,6 +277,10 @@ pub struct WorkerConfig {
     pub log_tx: bool,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
+    /// Stop payload inspection and reassembly of a TLS flow once both
+    /// sides are encrypted (Suricata's `encryption-handling: default`);
+    /// false inspects encrypted data too (`full`).
+    pub tls_stop_after_handshake: bool,
     /// XFF: the request header naming the original client (lower case)
     /// and whether the last address of its list is used (`reverse`
     /// deployment) rather than the first (`forward`).
@@ -289,6 +299,7 @@ impl Default for WorkerConfig {
             app: Some(AppLayerConfig::default()),
             log_tx: true,
             alert_app: true,
+            tls_stop_after_handshake: true,
             xff: None,
         }
     }
@@ -754,6 +765,7 @@ impl Ctx {
         let cands = if use_merged { &merged[..] } else { cands };
         self.hits.clear();
         let mut input = PacketInput::new(p, Some(view));
+        input.no_payload = flow.state.no_payload;
         input.stream = chunk_ready.then_some(&self.chunk);
         input.stream_added = stream_added;
         input.rebuilt = rec.rebuilt;
@@ -967,6 +979,7 @@ impl Ctx {
             };
             let mut input = PacketInput::new(&p, Some(view));
             input.pseudo = true;
+            input.no_payload = f.state.no_payload;
             input.stream = chunk_ready.then_some(&self.chunk);
             self.hits.clear();
             let cands = std::mem::take(&mut self.stream_cands);
@@ -1024,6 +1037,9 @@ impl Ctx {
             return;
         };
         let st = &mut flow.state;
+        if st.no_payload {
+            return;
+        }
         let server_port = if to_server {
             p.dst_port()
         } else {
@@ -1052,6 +1068,17 @@ impl Ctx {
                         &mut self.app_buf,
                     );
                     count_feed(&mut self.stats, app, o);
+                }
+                if self.cfg.tls_stop_after_handshake
+                    && app
+                        .state
+                        .as_ref()
+                        .and_then(|s| s.as_tls())
+                        .is_some_and(|t| t.done())
+                {
+                    st.no_payload = true;
+                    st.tcp.disable_reassembly(&mut self.mem);
+                    self.stats.tls_encrypted_flows += 1;
                 }
             }
             L4::Udp(_) => {

@@ -258,3 +258,45 @@ fn transaction_rules_fire_once_per_transaction_with_its_object() {
         assert_eq!(by(13)[0].tx_id, Some(1));
     }
 }
+
+fn tls_session() -> Vec<TimedFrame> {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../applayer/tests/data/");
+    let client_hello = std::fs::read(format!("{data}tls12_client.bin")).unwrap();
+    let server_flight = std::fs::read(format!("{data}tls12_server.bin")).unwrap();
+    let ccs_and_finished: &[u8] = &[
+        0x14, 3, 3, 0, 1, 1, 0x16, 3, 3, 0, 4, 0xaa, 0xbb, 0xcc, 0xdd,
+    ];
+    let mut app_data = vec![0x17, 3, 3, 0, 11];
+    app_data.extend_from_slice(b"LATEPATTERN");
+    let mut s =
+        TcpSession::new(addr("10.0.0.5:40100"), addr("10.0.1.5:443")).start_at((1_700_000_200, 0));
+    s.handshake()
+        .client_send(&client_hello)
+        .server_send(&server_flight)
+        .client_send(ccs_and_finished)
+        .server_send(ccs_and_finished)
+        .client_send(&app_data)
+        .close();
+    s.into_frames()
+}
+
+#[test]
+fn tls_payload_is_not_inspected_after_the_handshake() {
+    let rules = "alert tcp any any -> any any (msg:\"late\"; content:\"LATEPATTERN\"; sid:20;)\n\
+                 alert tls any any -> any any (msg:\"hdr\"; flow:to_server; flowbits:noalert; flowbits:set,x; sid:21;)";
+    let (out, stats) = run("tls", tls_session(), rules, 1);
+    assert_eq!(records(&out, "tls").len(), 1, "{out:#?}");
+    assert_eq!(stats.workers.tls_encrypted_flows, 1);
+    assert!(!out.iter().any(|o| o.sid == 20), "{out:#?}");
+    // With encryption-handling `full` the same data is inspected.
+    let path = write_pcap("tls-full", tls_session());
+    let cfg = EngineConfig {
+        tls_stop_after_handshake: false,
+        ..EngineConfig::default()
+    };
+    let mut sink = Collect::default();
+    let src = PcapSource::open(&path).expect("open pcap");
+    run_offline(src, engine(rules), &cfg, &mut sink, &mut |_, _| {}).expect("run");
+    let _ = std::fs::remove_file(&path);
+    assert!(sink.0.iter().any(|o| o.sid == 20), "{:#?}", sink.0);
+}

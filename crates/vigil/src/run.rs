@@ -371,6 +371,7 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
         set(&format!("app_layer.flow.{name}"), *n);
     }
     set("app_layer.tx_logged", w.tx_logged);
+    set("app_layer.tls_encrypted_flows", w.tls_encrypted_flows);
     set("app_layer.tx_inspections", w.tx_inspections);
     set("app_layer.events", w.app_events);
     set("app_layer.gaps", w.app_gaps);
@@ -505,6 +506,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         xff: xff.map(|x| (x.header, x.reverse)),
         ..EngineConfig::default()
     };
+    match cfg
+        .get_str("app-layer.protocols.tls.encryption-handling")
+        .as_deref()
+    {
+        None | Some("default") => {}
+        Some("full") => ecfg.tls_stop_after_handshake = false,
+        Some(other) => {
+            bail!("app-layer.protocols.tls.encryption-handling: '{other}' is not default or full")
+        }
+    }
     if cfg
         .get_str("app-layer.enabled")
         .is_some_and(|v| !truthy(&v))
