@@ -40,6 +40,9 @@ pub struct LaneConfig {
     /// Initial device model for the policy: ns per launch, ns per byte.
     pub launch_ns: f64,
     pub ns_per_byte: f64,
+    /// Order a batch's work-items by (group, length) before launch
+    /// (otherwise arrival order).
+    pub sort_work_items: bool,
 }
 
 impl Default for LaneConfig {
@@ -54,6 +57,7 @@ impl Default for LaneConfig {
             fixed_buffers: None,
             launch_ns: 200_000.0,
             ns_per_byte: 1.0,
+            sort_work_items: std::env::var_os("VIGIL_OPENCL_NO_SORT").is_none(),
         }
     }
 }
@@ -84,6 +88,8 @@ struct Slot {
     lost: Buffer<u32>,
     // Host side of the batch being filled / in flight.
     host_desc: Vec<u32>,
+    kernel_desc: Vec<u32>,
+    order: Vec<u32>,
     used: usize,
     seq: u64,
     first_at: Option<Instant>,
@@ -152,6 +158,7 @@ impl Lane {
         });
         let stats = DeviceStats {
             queues: slots.len() as u64,
+            cpu_threshold: cfg.cpu_threshold as u64,
             ..DeviceStats::default()
         };
         Ok(Lane {
@@ -182,7 +189,7 @@ impl Lane {
             (
                 Buffer::<u8>::create(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, area, null)?,
                 Buffer::<u8>::create(ctx, CL_MEM_READ_ONLY, area, null)?,
-                Buffer::<u32>::create(ctx, CL_MEM_READ_ONLY, 3 * nbuf, null)?,
+                Buffer::<u32>::create(ctx, CL_MEM_READ_ONLY, 4 * nbuf, null)?,
                 Buffer::<u32>::create(ctx, CL_MEM_READ_WRITE, 3 * cfg.output_entries.max(1), null)?,
                 Buffer::<u32>::create(ctx, CL_MEM_READ_WRITE, 1, null)?,
                 Buffer::<u32>::create(ctx, CL_MEM_READ_WRITE, nbuf, null)?,
@@ -233,6 +240,8 @@ impl Lane {
             count,
             lost,
             host_desc: Vec::with_capacity(3 * nbuf),
+            kernel_desc: Vec::with_capacity(4 * nbuf),
+            order: Vec::with_capacity(nbuf),
             used: 0,
             seq: 0,
             first_at: None,
@@ -404,6 +413,24 @@ impl Lane {
         self.stats.fill_permille_sum += (sl.used as u64 * 1000) / sl.pinned.len.max(1) as u64;
         sl.host_count[0] = 0;
         sl.events.clear();
+        // Work-items in (group, length) order: neighbours share tables and
+        // run loops of similar length (measured: see the report in
+        // docs/ARCHITECTURE.md); each carries its buffer's index.
+        sl.order.clear();
+        sl.order.extend(0..n as u32);
+        let hd = &sl.host_desc;
+        if self.cfg.sort_work_items {
+            sl.order.sort_by_key(|&i| {
+                let i = i as usize;
+                (hd[3 * i + 2], std::cmp::Reverse(hd[3 * i + 1]))
+            });
+        }
+        sl.kernel_desc.clear();
+        for &i in &sl.order {
+            let i = i as usize;
+            sl.kernel_desc
+                .extend_from_slice(&[hd[3 * i], hd[3 * i + 1], hd[3 * i + 2], i as u32]);
+        }
         // SAFETY: host memory (pinned area, host vectors) stays untouched
         // until the slot completes; sizes are within the buffers.
         unsafe {
@@ -419,7 +446,7 @@ impl Lane {
                 &mut sl.desc,
                 CL_NON_BLOCKING,
                 0,
-                &sl.host_desc,
+                &sl.kernel_desc,
                 &[],
             )?);
             sl.events.push(sl.queue.enqueue_write_buffer(
@@ -548,19 +575,21 @@ impl Lane {
             let (a, b) = ns(&ev);
             self.stats.transfer_ns += b.saturating_sub(a);
         }
-        let (mut first, mut last) = (u64::MAX, 0u64);
+        // Device time of the batch: its commands' own durations (not the
+        // time spent queued behind other slots' batches).
+        let mut busy = 0u64;
         for e in &sl.events {
             let (a, b) = ns(e);
             self.stats.transfer_ns += b.saturating_sub(a);
-            first = first.min(e.profiling_command_queued().unwrap_or(a));
-            last = last.max(b);
+            busy += b.saturating_sub(a);
         }
         if let Some(k) = sl.kernel_event.take() {
             let (a, b) = ns(&k);
             self.stats.kernel_ns += b.saturating_sub(a);
+            busy += b.saturating_sub(a);
         }
-        if self.cfg.fixed_buffers.is_none() && last > first {
-            self.policy.observed(sl.used as u64, last - first);
+        if self.cfg.fixed_buffers.is_none() && busy > 0 {
+            self.policy.observed(sl.used as u64, busy);
         }
         // Bucket the matches by buffer; sort each buffer's by (end, slot)
         // so the order does not depend on the device's scheduling.
@@ -677,23 +706,40 @@ impl Lane {
             }
             rows.push((size, cpu, dev));
         }
-        // Device model for the policy from the two largest sizes.
+        // Device model for the policy: a one-buffer batch's round trip is
+        // the fixed cost; the largest size gives the cost per byte.
+        let mut launch = f64::MAX;
+        for _ in 0..5 {
+            let t = Instant::now();
+            let h = self.push(g as u32, &sample[..sample.len().min(16)], t)?;
+            self.flush()?;
+            self.wait(h.seq)?;
+            self.release_before(h.seq + 1);
+            launch = launch.min(t.elapsed().as_nanos() as f64);
+        }
+        let &(size, _, dev) = rows.last().expect("rows measured");
+        let count = (budget / size.next_multiple_of(16)).clamp(16, self.cfg.max_buffers) as f64;
+        let ns_per_byte = (dev * count - launch).max(0.0) / (count * size as f64);
         self.cfg.cpu_threshold = saved.0;
         self.cfg.fixed_buffers = saved.1;
         self.stats = DeviceStats {
             queues: self.slots.len() as u64,
+            cpu_threshold: self.cfg.cpu_threshold as u64,
             ..DeviceStats::default()
         };
         Ok(Calibration {
             threshold,
             rows,
             group: g,
+            launch_ns: launch,
+            ns_per_byte,
         })
     }
 
     /// Sets the CPU threshold (after calibration or from the command line).
     pub fn set_cpu_threshold(&mut self, t: usize) {
         self.cfg.cpu_threshold = t;
+        self.stats.cpu_threshold = t as u64;
     }
 }
 
@@ -706,6 +752,10 @@ pub struct Calibration {
     pub rows: Vec<(usize, f64, f64)>,
     /// The group measured (the one with most patterns on the device).
     pub group: usize,
+    /// Device model: round trip of a one-buffer batch, and ns per byte
+    /// of a full batch.
+    pub launch_ns: f64,
+    pub ns_per_byte: f64,
 }
 
 impl Drop for Lane {

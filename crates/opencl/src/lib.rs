@@ -225,6 +225,9 @@ pub struct DeviceStats {
     pub overflow_reruns: u64,
     /// Waits for a free slot (all in flight).
     pub pool_waits: u64,
+    /// The opportunistic CPU threshold in force, bytes (`u64::MAX`: all
+    /// buffers on the CPU).
+    pub cpu_threshold: u64,
 }
 
 impl DeviceStats {
@@ -244,6 +247,7 @@ impl DeviceStats {
         self.overflow_batches += o.overflow_batches;
         self.overflow_reruns += o.overflow_reruns;
         self.pool_waits += o.pool_waits;
+        self.cpu_threshold = self.cpu_threshold.max(o.cpu_threshold);
     }
 
     /// Average batch fill, per mille of the slot area.

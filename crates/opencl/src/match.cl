@@ -46,7 +46,7 @@ static inline void emit_state(
 
 __kernel void match_batch(
     __global const uchar *input,
-    __global const uint *desc,      // per buffer: offset, length, group
+    __global const uint *desc,      // per work-item: offset, length, group, buffer
     uint nbuf,
     __global const uint *groups,
     __global const uint *full,
@@ -63,9 +63,10 @@ __kernel void match_batch(
     if (i >= nbuf) {
         return;
     }
-    uint off = desc[3 * i];
-    uint len = desc[3 * i + 1];
-    uint g = desc[3 * i + 2];
+    uint off = desc[4 * i];
+    uint len = desc[4 * i + 1];
+    uint g = desc[4 * i + 2];
+    uint buf = desc[4 * i + 3];
     uint kind = groups[8 * g];
     uint tb = groups[8 * g + 1];
     uint bb = groups[8 * g + 2];
@@ -82,7 +83,7 @@ __kernel void match_batch(
                 uint e = full[tb + s + chunk[j]];
                 s = e & ~0xffu;
                 if (e & 1u) {
-                    emit_state(out_start, out_slots, ob, sb, s >> 8, i, p + j + 1,
+                    emit_state(out_start, out_slots, ob, sb, s >> 8, buf, p + j + 1,
                                out, count, cap, &lost);
                 }
             }
@@ -109,11 +110,11 @@ __kernel void match_batch(
                 }
                 s = e & ~MATCH_C;
                 if (e & MATCH_C) {
-                    emit_state(out_start, out_slots, ob, sb, s, i, p + j + 1,
+                    emit_state(out_start, out_slots, ob, sb, s, buf, p + j + 1,
                                out, count, cap, &lost);
                 }
             }
         }
     }
-    lost_flags[i] = lost;
+    lost_flags[buf] = lost;
 }

@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod cli;
 mod config;
+mod device;
 mod rules_cmd;
 mod run;
 
