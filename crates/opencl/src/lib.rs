@@ -66,7 +66,12 @@ pub struct DeviceInfo {
     pub compute_units: u32,
 }
 
+/// Platform discovery is serialised: PoCL initialises its devices on the
+/// first call and crashes when two threads race through it.
+static DISCOVERY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn list() -> Result<Vec<(DeviceInfo, Device)>> {
+    let _guard = DISCOVERY.lock().unwrap_or_else(|e| e.into_inner());
     let platforms = opencl3::platform::get_platforms()
         .map_err(|e| Error(format!("no OpenCL runtime or platform ({e})")))?;
     let mut out = Vec::new();
