@@ -1,6 +1,7 @@
 //! The `vigil` binary: thin glue over the library crates.
 
 mod bench_cmd;
+mod bench_device;
 mod cli;
 mod config;
 mod device;
