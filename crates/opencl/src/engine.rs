@@ -68,9 +68,9 @@ impl OpenClEngine {
         }
         for (bi, (hay, h)) in batch.iter().zip(&handles).enumerate() {
             let buffer = bi as u32;
-            match h {
-                Some(h) => {
-                    for &(pattern, end) in lane.matches(*h) {
+            match h.and_then(|h| lane.matches(h)) {
+                Some(found) => {
+                    for &(pattern, end) in found {
                         sink(PrefilterMatch {
                             buffer,
                             pattern,

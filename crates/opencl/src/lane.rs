@@ -532,13 +532,13 @@ impl Lane {
         Ok(())
     }
 
-    /// The (pattern id, end) matches of a buffer whose batch is ready.
-    pub fn matches(&self, h: Handle) -> &[(u32, u32)] {
-        let Some(d) = self.done.iter().find(|d| d.seq == h.seq) else {
-            return &[];
-        };
-        let (a, b) = d.ranges[h.index as usize];
-        &d.matches[a as usize..b as usize]
+    /// The (pattern id, end) matches of a buffer whose batch is ready;
+    /// `None` when its results are not (or no longer) held, so that a
+    /// caller can never mistake missing results for "no match".
+    pub fn matches(&self, h: Handle) -> Option<&[(u32, u32)]> {
+        let d = self.done.iter().find(|d| d.seq == h.seq)?;
+        let &(a, b) = d.ranges.get(h.index as usize)?;
+        Some(&d.matches[a as usize..b as usize])
     }
 
     /// Drops the results of batches before `seq`.
@@ -690,8 +690,8 @@ impl Lane {
                 if let Some(h) = last {
                     self.wait(h.seq)?;
                     for i in 0..count as u32 {
-                        sink =
-                            sink.wrapping_add(self.matches(Handle { index: i, ..h }).len() as u64);
+                        let m = self.matches(Handle { index: i, ..h });
+                        sink = sink.wrapping_add(m.map_or(0, |m| m.len()) as u64);
                     }
                     self.release_before(h.seq + 1);
                 }

@@ -75,7 +75,7 @@ fn cpu_multiset(e: &dyn PrefilterEngine, hay: &[u8]) -> Vec<(u32, u32)> {
 }
 
 fn lane_multiset(l: &Lane, h: Handle) -> Vec<(u32, u32)> {
-    let mut v = l.matches(h).to_vec();
+    let mut v = l.matches(h).expect("results held").to_vec();
     v.sort_unstable();
     v
 }

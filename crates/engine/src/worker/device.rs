@@ -132,9 +132,16 @@ impl Worker {
                     addrs,
                     &mut ctx.scratch,
                     &mut self.candidates,
-                    &mut |i, _g, sink| match h.get(i).copied().flatten() {
-                        Some(handle) => {
-                            for &(id, _) in lane.matches(handle) {
+                    // Groups the device did not get (or, defensively,
+                    // whose results are not held) run on the CPU engine.
+                    &mut |i, _g, sink| match h
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .and_then(|h| lane.matches(h))
+                    {
+                        Some(found) => {
+                            for &(id, _) in found {
                                 sink(id);
                             }
                             true
