@@ -49,9 +49,11 @@ fn device_run(
     sort: bool,
     reps: usize,
     queues: usize,
+    local_size: usize,
 ) -> Result<(f64, f64, f64)> {
     let cfg = LaneConfig {
         queues,
+        local_size,
         max_bytes: (batch * 1536).clamp(64 << 10, 32 << 20),
         max_buffers: batch,
         fixed_buffers: Some(batch),
@@ -159,8 +161,8 @@ pub fn run(
             // kernel's own time from a one-queue run, where kernels do
             // not overlap (summed kernel times of overlapping batches
             // would understate the device's speed).
-            let (wall, _, transfer) = device_run(&m, &bufs, batch, true, reps, 4)?;
-            let (_, kernel, _) = device_run(&m, &bufs, batch, true, reps, 1)?;
+            let (wall, _, transfer) = device_run(&m, &bufs, batch, true, reps, 4, 64)?;
+            let (_, kernel, _) = device_run(&m, &bufs, batch, true, reps, 1, 64)?;
             let r = Row {
                 engine: format!("opencl-{kind}"),
                 batch,
@@ -176,9 +178,16 @@ pub fn run(
         }
         // Work-item mapping: arrival order vs (group, length) order.
         let batch = 4096.min(bufs.len().max(1));
-        let (_, k_arrival, _) = device_run(&m, &bufs, batch, false, reps, 1)?;
-        let (_, k_sorted, _) = device_run(&m, &bufs, batch, true, reps, 1)?;
-        mapping.push((kind, batch, gbps(bytes, k_arrival), gbps(bytes, k_sorted)));
+        let (_, k_arrival, _) = device_run(&m, &bufs, batch, false, reps, 1, 64)?;
+        let (_, k_sorted, _) = device_run(&m, &bufs, batch, true, reps, 1, 64)?;
+        let (_, k_runtime, _) = device_run(&m, &bufs, batch, true, reps, 1, 0)?;
+        mapping.push((
+            kind,
+            batch,
+            gbps(bytes, k_arrival),
+            gbps(bytes, k_sorted),
+            gbps(bytes, k_runtime),
+        ));
     }
     let mut md = String::new();
     md.push_str(&format!(
@@ -229,10 +238,12 @@ pub fn run(
     }
     md.push_str(
         "\n## Work-item mapping (one buffer per work-item; kernel Gbit/s)\n\n\
-         | engine | batch | arrival order | sorted by (group, length) |\n|---|---|---|---|\n",
+         | engine | batch | arrival order, work-groups of 64 | sorted by (group, length), 64 | sorted, work-group size chosen by the runtime |\n|---|---|---|---|---|\n",
     );
-    for (k, b, a, s) in &mapping {
-        md.push_str(&format!("| opencl-{k} | {b} | {a:.3} | {s:.3} |\n"));
+    for (k, b, a, s, r) in &mapping {
+        md.push_str(&format!(
+            "| opencl-{k} | {b} | {a:.3} | {s:.3} | {r:.3} |\n"
+        ));
     }
     std::fs::write(out.join("device.csv"), csv).context("writing device.csv")?;
     std::fs::write(out.join("device.md"), &md).context("writing device.md")?;

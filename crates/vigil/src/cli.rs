@@ -153,4 +153,8 @@ pub struct DeviceArgs {
     /// the affected buffers on the CPU.
     #[arg(long = "opencl-output-entries", value_name = "N", default_value_t = 1 << 18)]
     pub output_entries: usize,
+    /// Work-group size of the kernel launches (0: the OpenCL runtime
+    /// chooses).
+    #[arg(long = "opencl-local-size", value_name = "N", default_value_t = 64)]
+    pub local_size: usize,
 }

@@ -69,6 +69,7 @@ pub fn setup(
         cpu_threshold: 0,
         max_latency: Duration::from_secs_f64(a.max_latency_ms / 1000.0),
         fixed_buffers: a.batch_buffers.map(|n| n.max(1)),
+        local_size: a.local_size,
         ..LaneConfig::default()
     };
     if let Some(n) = lane.fixed_buffers {
