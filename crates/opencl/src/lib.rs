@@ -211,8 +211,7 @@ pub struct DeviceStats {
     pub device_bytes: u64,
     pub cpu_buffers: u64,
     pub cpu_bytes: u64,
-    /// Sum over batches of their fill (per mille of the slot's area) and
-    /// of the target they were launched against.
+    /// Sum over batches of their fill, per mille of the slot's batch area.
     pub fill_permille_sum: u64,
     /// Host-to-device and device-to-host transfer time, kernel time (ns,
     /// from the queues' profiling).
