@@ -43,13 +43,17 @@ pub fn engine_name(prefilter: &str, device: bool) -> &str {
     }
 }
 
+/// `(key, value)` lines for stats.log.
+pub type StatsLines = Vec<(&'static str, String)>;
+
 /// Opens the device, uploads the groups' automata and measures the CPU
-/// threshold. Returns the setup and lines for stats.log.
+/// threshold. Returns the setup (`None` with `auto` when the device is
+/// slower than the CPU at every buffer size) and lines for stats.log.
 pub fn setup(
     a: &DeviceArgs,
     detect: &DetectEngine,
     pcap: &Path,
-) -> Result<(DeviceSetup, Vec<(&'static str, String)>)> {
+) -> Result<(Option<DeviceSetup>, StatsLines)> {
     if a.max_latency_ms.is_nan() || a.max_latency_ms <= 0.0 {
         bail!("--max-latency-ms must be positive");
     }
@@ -138,12 +142,20 @@ pub fn setup(
         "vigil.prefilter.device_threshold",
         shown(lane.cpu_threshold),
     ));
+    if a.prefilter_device == "auto" && lane.cpu_threshold == usize::MAX {
+        // The device never beats the CPU here: auto means the CPU.
+        eprintln!(
+            "vigil: --prefilter-device auto: the device is slower than the CPU; using the CPU"
+        );
+        lines.push(("vigil.prefilter.device_used", "no (auto: slower)".into()));
+        return Ok((None, lines));
+    }
     Ok((
-        DeviceSetup {
+        Some(DeviceSetup {
             matcher: Arc::clone(&matcher),
             lane,
             max_pending: 256,
-        },
+        }),
         lines,
     ))
 }

@@ -409,8 +409,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
     }
     let (device, device_lines) = if use_device {
-        let (d, l) = crate::device::setup(&args.device, &detect, pcap)?;
-        (Some(d), l)
+        crate::device::setup(&args.device, &detect, pcap)?
     } else {
         (None, Vec::new())
     };
