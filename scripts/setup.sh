@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build needs on a fresh Debian machine: a Rust toolchain
-# (if missing), a C compiler for the vendored PCRE2 and libhs (Vectorscan)
-# for the prefilter's optional Hyperscan engine. Idempotent.
+# (if missing), a C compiler for the vendored PCRE2, libhs (Vectorscan)
+# for the prefilter's optional Hyperscan engine, and the OpenCL loader and
+# PoCL for the device path. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -9,6 +10,12 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 # Hyperscan (Debian's Vectorscan build) for the optional `hyperscan` feature.
 [ -e /usr/include/hs/hs.h ] || need_apt+=(libvectorscan-dev)
+# OpenCL for the prefilter's device path: the ICD loader (loaded at run
+# time, not linked) and PoCL, the CPU OpenCL platform CI tests it on.
+# clinfo lists the devices (`clinfo -l`; --opencl-device N numbers them).
+ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 ' || need_apt+=(ocl-icd-libopencl1)
+[ -e /etc/OpenCL/vendors/pocl.icd ] || need_apt+=(pocl-opencl-icd)
+command -v clinfo >/dev/null 2>&1 || need_apt+=(clinfo)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

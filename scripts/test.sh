@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export CARGO_TERM_COLOR=never
+# Device tests fail, not skip, without an OpenCL platform (PoCL here).
+export VIGIL_REQUIRE_OPENCL=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -36,6 +38,8 @@ fi
 if [ -f ../shared/pcaps/dev/dev-mix.pcap ] && [ -f ../shared/rules/et-open/emerging.rules ]; then
     echo "== determinism: dev-mix with ET Open, --workers 1 / 2 / 4"
     scripts/determinism.sh
+    echo "== device: eve.json identity, --prefilter-device opencl (PoCL) vs cpu, 1 / 2 workers, small / large batches"
+    scripts/device-identity.sh
     exp=../shared/pcaps/dev/expected-alerts.jsonl
     eve=target/determinism/w1/eve.json
     check() { # label min_recall min_precision [alert_agreement.py options]
@@ -63,6 +67,10 @@ echo "== cargo test"
 mkdir -p target
 : > target/test-output.txt
 cargo test --workspace --release 2>&1 | tee -a target/test-output.txt
+echo "== cargo test: device path on OpenCL (PoCL; VIGIL_REQUIRE_OPENCL=1)"
+clinfo -l || true
+cargo test -p vigil-opencl --release 2>&1 | tee target/test-opencl.txt
+grep -q "^test every_group_kind_in_one_batch_matches_the_cpu ... ok" target/test-opencl.txt
 echo "== cargo test: prefilter engines with Hyperscan (--features hyperscan)"
 cargo clippy -p vigil-prefilter --features hyperscan --all-targets --release -- -D warnings
 cargo test -p vigil-prefilter --features hyperscan --release 2>&1 | tee -a target/test-output.txt

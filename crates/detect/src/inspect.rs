@@ -404,6 +404,38 @@ impl DetectEngine {
                 let grp = &groups[g];
                 grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
             },
+            None,
+        );
+    }
+
+    /// [`Self::candidates`] where some groups' prefilter already ran (on
+    /// a device): `found(i, g, sink)` is asked first for group `g`, the
+    /// packet's `i`-th selected group (0: primary, 1: secondary); when it
+    /// returns true it has passed the pattern ids found to `sink` and the
+    /// group's CPU engine is not run. The result is the same as
+    /// [`Self::candidates`] when `found` reports the same ids.
+    #[allow(clippy::type_complexity)]
+    pub fn candidates_found(
+        &self,
+        sel: GroupSel,
+        payload: &[u8],
+        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
+        scratch: &mut DetectScratch,
+        out: &mut Vec<u32>,
+        found: &mut dyn FnMut(usize, u32, &mut dyn FnMut(u32)) -> bool,
+    ) {
+        let groups = &self.groups.groups;
+        self.candidates_in(
+            sel,
+            &mut std::iter::once(payload),
+            addrs,
+            scratch,
+            out,
+            &|g| {
+                let grp = &groups[g];
+                grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
+            },
+            Some(found),
         );
     }
 
@@ -419,13 +451,21 @@ impl DetectEngine {
         out: &mut Vec<u32>,
     ) {
         let groups = &self.groups.groups;
-        self.candidates_in(sel, bufs, addrs, scratch, out, &|g| {
-            let grp = &groups[g];
-            grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
-        });
+        self.candidates_in(
+            sel,
+            bufs,
+            addrs,
+            scratch,
+            out,
+            &|g| {
+                let grp = &groups[g];
+                grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
+            },
+            None,
+        );
     }
 
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn candidates_in<'b, 'e>(
         &self,
         sel: GroupSel,
@@ -434,6 +474,7 @@ impl DetectEngine {
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,
         engine_of: &dyn Fn(usize) -> Option<(&'e dyn vigil_prefilter::PrefilterEngine, &'e [u32])>,
+        mut found: Option<&mut dyn FnMut(usize, u32, &mut dyn FnMut(u32)) -> bool>,
     ) {
         let words = self.rules.len().div_ceil(64);
         if scratch.seen.len() < words {
@@ -461,10 +502,22 @@ impl DetectEngine {
             if buf.is_empty() {
                 continue;
             }
-            for &g in groups.iter().flatten() {
+            for (i, &g) in groups.iter().enumerate() {
+                let Some(g) = g else { continue };
                 if let Some((engine, ids)) = engine_of(g as usize) {
                     let seen = &mut scratch.seen;
                     let hits = &mut scratch.prefilter_hits;
+                    if let Some(f) = found.as_mut() {
+                        let mut sink = |id: u32| {
+                            *hits += 1;
+                            if let Some(&r) = ids.get(id as usize) {
+                                push_unique(seen, out, r);
+                            }
+                        };
+                        if f(i, g, &mut sink) {
+                            continue;
+                        }
+                    }
                     engine.scan_ids(buf, &mut |id| {
                         *hits += 1;
                         if let Some(&r) = ids.get(id as usize) {

@@ -35,10 +35,11 @@ use vigil_wire::{decode, Packet};
 
 pub use batch::{Batch, BatchPool, PacketRecord};
 pub use vigil_defrag::{DefragConfig, FragPolicy};
+pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, OutKind, SessionState as TcpState, Worker, WorkerConfig,
-    WorkerStats,
+    AlertOrder, AlertOut, AppRecord, DeviceSetup, OutKind, PendingBatch, SessionState as TcpState,
+    Worker, WorkerConfig, WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -83,6 +84,8 @@ pub struct EngineConfig {
     /// XFF header (lower case) and reverse deployment (see
     /// [`WorkerConfig::xff`]).
     pub xff: Option<(String, bool)>,
+    /// Prefilter on an OpenCL device (`None`: CPU engines only).
+    pub device: Option<DeviceSetup>,
 }
 
 impl Default for EngineConfig {
@@ -103,6 +106,7 @@ impl Default for EngineConfig {
             alert_app: true,
             tls_stop_after_handshake: true,
             xff: None,
+            device: None,
         }
     }
 }
@@ -124,6 +128,8 @@ pub struct RunStats {
     pub per_worker_pkts: Vec<u64>,
     /// Defragmentation counters (the reader reassembles).
     pub defrag: DefragStats,
+    /// Device path counters, summed over workers (`None`: CPU run).
+    pub device: Option<DeviceStats>,
 }
 
 /// Errors that end a run.
@@ -203,11 +209,17 @@ pub fn run_offline(
             let report_tx = report_tx.clone();
             let pool = pool.clone();
             let wcfg = wcfg.clone();
+            let device = cfg.device.clone();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("vigil-w{w}"))
                     .spawn_scoped(scope, move || {
-                        worker_loop(w, Worker::new(detect, wcfg), rx, report_tx, pool)
+                        let worker = Worker::new(detect, wcfg);
+                        match device {
+                            None => Ok((worker_loop(w, worker, rx, report_tx, pool), None)),
+                            Some(d) => device_worker_loop(w, worker, rx, report_tx, pool, &d)
+                                .map(|(s, d)| (s, Some(d))),
+                        }
                     })
                     .map_err(RunError::Output)?,
             );
@@ -225,10 +237,17 @@ pub fn run_offline(
         let mut worker_failed = None;
         for h in handles {
             match h.join() {
-                Ok(s) => {
+                Ok(Ok((s, d))) => {
                     totals.per_worker_pkts.push(s.pkts);
                     totals.workers.add(&s);
+                    if let Some(d) = d {
+                        totals
+                            .device
+                            .get_or_insert_with(DeviceStats::default)
+                            .add(&d);
+                    }
                 }
+                Ok(Err(e)) => worker_failed = Some(e),
                 Err(_) => worker_failed = Some("panicked".to_string()),
             }
         }
@@ -452,6 +471,80 @@ fn worker_loop(
         alerts,
     });
     stats
+}
+
+/// [`worker_loop`] with the prefilter on the device: batch N+1 is decoded
+/// and submitted while the device works on batch N; packet batches are
+/// completed (pass 2) in arrival order once their device results are back,
+/// or when more than `max_pending` wait. Filling device batches are
+/// launched at their time limit even when no input arrives.
+fn device_worker_loop(
+    id: usize,
+    mut worker: Worker,
+    rx: Receiver<Batch>,
+    tx: Sender<Report>,
+    pool: BatchPool,
+    setup: &DeviceSetup,
+) -> Result<(WorkerStats, DeviceStats), String> {
+    use crossbeam_channel::RecvTimeoutError;
+    let err = |e: vigil_opencl::Error| format!("worker {id}: OpenCL: {e}");
+    let mut lane =
+        vigil_opencl::Lane::new(setup.matcher.clone(), setup.lane.clone()).map_err(err)?;
+    let mut pending: VecDeque<PendingBatch> = VecDeque::new();
+    let mut open = true;
+    let mut stopped = false;
+    while !stopped && (open || !pending.is_empty()) {
+        lane.poll().map_err(err)?;
+        while let Some(front) = pending.front() {
+            let force = !open || pending.len() > setup.max_pending.max(1);
+            if !force && !front.ready(&lane) {
+                break;
+            }
+            let p = pending.pop_front().expect("front exists");
+            let upto = p.batch.upto;
+            let mut alerts = Vec::new();
+            let batch = worker
+                .device_complete(&mut lane, p, &mut alerts)
+                .map_err(err)?;
+            pool.put(batch);
+            if tx
+                .send(Report {
+                    worker: id,
+                    upto,
+                    alerts,
+                })
+                .is_err()
+            {
+                stopped = true;
+                break;
+            }
+        }
+        if !open || stopped {
+            continue;
+        }
+        let msg = match lane.deadline() {
+            Some(d) => rx.recv_deadline(d),
+            // Launched batches finish on their own: look again soon.
+            None if lane.in_flight() > 0 => rx.recv_timeout(Duration::from_micros(500)),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        match msg {
+            Ok(b) => pending.push_back(worker.device_submit(&mut lane, b).map_err(err)?),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                open = false;
+                lane.flush().map_err(err)?;
+            }
+        }
+        lane.launch_if_due(Instant::now()).map_err(err)?;
+    }
+    let (stats, alerts) = worker.finish();
+    let _ = tx.send(Report {
+        worker: id,
+        upto: u64::MAX,
+        alerts,
+    });
+    Ok((stats, lane.stats.clone()))
 }
 
 fn merge_loop(

@@ -35,6 +35,9 @@ use vigil_detect::{AppProtoState, TxInput};
 use crate::app::{app_dir, dir_index, AppFlow, FeedOutcome};
 use crate::batch::{Batch, PacketRecord, DEFRAG_IGNORED, DEFRAG_OVERLAP, DEFRAG_TOO_LARGE};
 
+mod device;
+pub use device::{DeviceSetup, PendingBatch};
+
 pub use vigil_stream::TcpState as SessionState;
 
 /// Per-flow state a worker keeps.
@@ -403,7 +406,13 @@ impl Worker {
             self.sels.push(sel);
             self.spans.push((start, self.candidates.len() as u32));
         }
-        // Pass 2 (in order): flows, streams, verification, per-flow state.
+        self.pass2(batch, &mut packets, alerts);
+    }
+
+    /// Pass 2 (in order): flows, streams, verification, per-flow state,
+    /// over `packets` (decoded from `batch`) with pass 1's `candidates`,
+    /// `spans` and `sels`.
+    fn pass2(&mut self, batch: &Batch, packets: &mut [Packet<'_>], alerts: &mut Vec<AlertOut>) {
         for (i, p) in packets.iter_mut().enumerate() {
             let rec = &batch.records[i];
             if rec.marker {

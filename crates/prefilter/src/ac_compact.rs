@@ -19,7 +19,7 @@
 
 use crate::fold::{Folded, LOWER};
 use crate::trie::Trie;
-use crate::{BuildError, Pattern, PrefilterEngine, PrefilterMatch};
+use crate::{BuildError, DeviceTables, Pattern, PrefilterEngine, PrefilterMatch};
 
 /// Flag bit of a band entry: the next state has matches.
 pub const MATCH: u32 = 1 << 31;
@@ -164,6 +164,23 @@ impl PrefilterEngine for AcCompactEngine {
 
     fn pattern_count(&self) -> usize {
         self.folded.count
+    }
+
+    fn device_tables(&self) -> Option<DeviceTables<'_>> {
+        if self.folded.is_empty() {
+            return None;
+        }
+        Some(DeviceTables::AcCompact {
+            rows: &self.rows,
+            band: &self.band,
+            out_start: &self.out_start,
+            out_slots: &self.out_slots,
+        })
+    }
+
+    fn report_slot(&self, hay: &[u8], slot: u32, end: usize, emit: &mut dyn FnMut(u32)) {
+        self.folded
+            .report(hay, slot as usize, end, &mut |id| emit(id));
     }
 }
 

@@ -13,7 +13,7 @@
 
 use crate::fold::{Folded, LOWER};
 use crate::trie::Trie;
-use crate::{BuildError, Pattern, PrefilterEngine, PrefilterMatch};
+use crate::{AcFullTable, BuildError, DeviceTables, Pattern, PrefilterEngine, PrefilterMatch};
 
 /// Largest table AC-Full builds, in bytes (see [`AcFullEngine::new`]).
 pub const MAX_TABLE_BYTES: usize = 1 << 31;
@@ -182,6 +182,24 @@ impl PrefilterEngine for AcFullEngine {
 
     fn pattern_count(&self) -> usize {
         self.folded.count
+    }
+
+    fn device_tables(&self) -> Option<DeviceTables<'_>> {
+        let table = match &self.table {
+            Table::Empty => return None,
+            Table::U16(t) => AcFullTable::U16(t),
+            Table::U32(t) => AcFullTable::U32(t),
+        };
+        Some(DeviceTables::AcFull {
+            table,
+            out_start: &self.out_start,
+            out_slots: &self.out_slots,
+        })
+    }
+
+    fn report_slot(&self, hay: &[u8], slot: u32, end: usize, emit: &mut dyn FnMut(u32)) {
+        self.folded
+            .report(hay, slot as usize, end, &mut |id| emit(id));
     }
 }
 

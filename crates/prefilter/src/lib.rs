@@ -213,6 +213,51 @@ pub trait PrefilterEngine: Send + Sync + std::fmt::Debug {
 
     /// Number of patterns the engine was built from.
     fn pattern_count(&self) -> usize;
+
+    /// The automaton's tables, for engines a device can run (AC-Full and
+    /// AC-Compact); `None` for the others. The device reports folded
+    /// pattern slots, which [`PrefilterEngine::report_slot`] turns into
+    /// caller ids exactly as the CPU scan does.
+    fn device_tables(&self) -> Option<DeviceTables<'_>> {
+        None
+    }
+
+    /// Calls `emit` with the caller pattern ids behind folded slot `slot`
+    /// found ending at `end` in `hay` (case-sensitive members confirmed
+    /// against `hay`). Only meaningful for engines with
+    /// [`PrefilterEngine::device_tables`].
+    fn report_slot(&self, hay: &[u8], slot: u32, end: usize, emit: &mut dyn FnMut(u32)) {
+        let _ = (hay, slot, end, emit);
+    }
+}
+
+/// An Aho-Corasick automaton laid out for upload to a device.
+#[derive(Debug, Clone, Copy)]
+pub enum DeviceTables<'a> {
+    /// AC-Full's dense table, in one of its two id widths (see
+    /// [`ac_full`]); input bytes index it directly (case folded in).
+    AcFull {
+        table: AcFullTable<'a>,
+        out_start: &'a [u32],
+        out_slots: &'a [u32],
+    },
+    /// AC-Compact's banded rows (see [`ac_compact`]); input bytes are
+    /// folded to lower case before each transition.
+    AcCompact {
+        rows: &'a [ac_compact::Row],
+        band: &'a [u32],
+        out_start: &'a [u32],
+        out_slots: &'a [u32],
+    },
+}
+
+/// AC-Full's table as stored.
+#[derive(Debug, Clone, Copy)]
+pub enum AcFullTable<'a> {
+    /// `state << 8 | byte` -> `next | 0x8000` (bit 15: next has matches).
+    U16(&'a [u16]),
+    /// `(state << 8) + byte` -> `(next << 8) | has_match`.
+    U32(&'a [u32]),
 }
 
 /// Errors while building an engine.
@@ -226,8 +271,11 @@ impl std::fmt::Display for BuildError {
 }
 impl std::error::Error for BuildError {}
 
-#[cfg(test)]
-pub(crate) mod vectors;
+/// The engines' shared test vectors, also for engines outside this crate
+/// (the OpenCL device engine): feature `test-vectors`.
+#[cfg(any(test, feature = "test-vectors"))]
+#[doc(hidden)]
+pub mod vectors;
 
 /// `scan_batch` for engines that scan one buffer at a time with a
 /// `(pattern, end)` callback: tags each hit with its buffer's index.

@@ -135,16 +135,13 @@ fn table() -> Vec<Vector> {
 
 /// Runs the shared vectors and a randomized differential test against an
 /// engine built by `build`.
-pub(crate) fn check_engine(build: impl Fn(&[Pattern]) -> Box<dyn PrefilterEngine>) {
+pub fn check_engine(build: impl Fn(&[Pattern]) -> Box<dyn PrefilterEngine>) {
     check_engine_rounds(build, 600)
 }
 
 /// [`check_engine`] with `rounds` randomized rounds (for engines that are
 /// slow to build).
-pub(crate) fn check_engine_rounds(
-    build: impl Fn(&[Pattern]) -> Box<dyn PrefilterEngine>,
-    rounds: usize,
-) {
+pub fn check_engine_rounds(build: impl Fn(&[Pattern]) -> Box<dyn PrefilterEngine>, rounds: usize) {
     for (i, (pats, batch, want)) in table().into_iter().enumerate() {
         let e = build(&pats);
         let got = run(e.as_ref(), &batch);

@@ -46,6 +46,15 @@ pub struct BenchPrefilterArgs {
     /// capture).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// cpu: the engine study above; opencl: device throughput (Gbit/s,
+    /// with and without transfers) against batch size on the ruleset's
+    /// largest rule group, next to every CPU engine (device.md,
+    /// device.csv).
+    #[arg(long, value_name = "DEVICE", default_value = "cpu")]
+    pub device: String,
+    /// OpenCL device number (with --device opencl).
+    #[arg(long = "opencl-device", value_name = "N", default_value_t = 0)]
+    pub opencl_device: usize,
 }
 
 const DEFAULT_RULES: &str = "../shared/rules/et-open/emerging.rules";
@@ -143,10 +152,46 @@ fn ruleset_patterns(files: &[PathBuf]) -> Result<RulesetPatterns> {
     })
 }
 
+/// `--device opencl`: the device benchmark on the largest rule group of
+/// the ruleset and real payloads.
+fn prefilter_device(a: &BenchPrefilterArgs) -> Result<ExitCode> {
+    let rules = a
+        .rules
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_RULES));
+    eprintln!("vigil bench: loading {}", rules.display());
+    let rp = ruleset_patterns(std::slice::from_ref(&rules))?;
+    let set = rp
+        .group_sets
+        .iter()
+        .max_by_key(|s| s.len())
+        .context("no rule group with a prefilter")?;
+    let pcap = a
+        .pcap
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_PCAP));
+    let real = payloads::from_pcap(&pcap, if a.quick { 2 << 20 } else { 16 << 20 })
+        .map_err(|e| anyhow::anyhow!("{}: {e}", pcap.display()))?;
+    crate::bench_device::run(
+        &a.out,
+        a.opencl_device,
+        set,
+        "largest rule group of the ruleset",
+        &real,
+        a.quick,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn prefilter(a: BenchPrefilterArgs) -> Result<ExitCode> {
     let start = Instant::now();
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
+    match a.device.as_str() {
+        "cpu" => {}
+        "opencl" => return prefilter_device(&a),
+        d => bail!("unknown --device {d:?}: expected cpu or opencl"),
+    }
     let rules = a.rules.clone().or_else(|| {
         Path::new(DEFAULT_RULES)
             .exists()

@@ -15,6 +15,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of `Run` does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Inspect a capture (file or directory) with a ruleset and write EVE
@@ -111,4 +113,48 @@ pub struct RunArgs {
     /// the hyperscan feature). Output is the same whichever is used.
     #[arg(long, value_name = "ENGINE", default_value = "ac")]
     pub prefilter: String,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+}
+
+/// The prefilter's device path (`vigil run`).
+#[derive(Debug, Clone, Args)]
+pub struct DeviceArgs {
+    /// Where the prefilter runs: cpu, opencl (fails without an OpenCL
+    /// device) or auto (opencl when a device is found). With a device,
+    /// rule groups use AC-Compact unless --prefilter is ac-full or auto.
+    #[arg(
+        long = "prefilter-device",
+        value_name = "DEVICE",
+        default_value = "cpu"
+    )]
+    pub prefilter_device: String,
+    /// OpenCL device number, over all platforms in order (see `clinfo -l`).
+    #[arg(long = "opencl-device", value_name = "N", default_value_t = 0)]
+    pub opencl_device: usize,
+    /// Delay budget of a buffer on the device path: batch size and time
+    /// limit follow the arrival rate and device time within it.
+    #[arg(long = "max-latency-ms", value_name = "MS", default_value_t = 100.0)]
+    pub max_latency_ms: f64,
+    /// Buffers shorter than this are matched on the CPU (default: measured
+    /// at start-up).
+    #[arg(long = "opencl-cpu-threshold", value_name = "BYTES")]
+    pub cpu_threshold: Option<usize>,
+    /// Fixed device batch size in buffers (default: adaptive).
+    #[arg(long = "opencl-batch-buffers", value_name = "N")]
+    pub batch_buffers: Option<usize>,
+    /// Batch area of each command queue's slot, bytes.
+    #[arg(long = "opencl-batch-bytes", value_name = "BYTES", default_value_t = 4 << 20)]
+    pub batch_bytes: usize,
+    /// Command queues (batches in flight) per worker.
+    #[arg(long = "opencl-queues", value_name = "N", default_value_t = 4)]
+    pub queues: usize,
+    /// Output area per batch, in matches; a batch that finds more re-runs
+    /// the affected buffers on the CPU.
+    #[arg(long = "opencl-output-entries", value_name = "N", default_value_t = 1 << 18)]
+    pub output_entries: usize,
+    /// Work-group size of the kernel launches (0: the OpenCL runtime
+    /// chooses).
+    #[arg(long = "opencl-local-size", value_name = "N", default_value_t = 64)]
+    pub local_size: usize,
 }

@@ -1,8 +1,10 @@
 //! The `vigil` binary: thin glue over the library crates.
 
 mod bench_cmd;
+mod bench_device;
 mod cli;
 mod config;
+mod device;
 mod rules_cmd;
 mod run;
 

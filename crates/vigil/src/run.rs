@@ -391,6 +391,29 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
         set("detect.engines.rules_loaded", r.loaded as u64);
         set("detect.engines.rules_skipped", r.skipped.len() as u64);
     }
+    // Device path counters (only with --prefilter-device on a device; last,
+    // so the rest of the record is that of the CPU run).
+    if let Some(d) = &s.device {
+        set("prefilter_device.batches", d.batches);
+        set("prefilter_device.batches_timed_out", d.batches_timed_out);
+        set("prefilter_device.device_buffers", d.device_buffers);
+        set("prefilter_device.device_bytes", d.device_bytes);
+        set("prefilter_device.cpu_buffers", d.cpu_buffers);
+        set("prefilter_device.cpu_bytes", d.cpu_bytes);
+        set("prefilter_device.avg_fill_permille", d.avg_fill_permille());
+        set("prefilter_device.transfer_us", d.transfer_ns / 1000);
+        set("prefilter_device.kernel_us", d.kernel_ns / 1000);
+        set("prefilter_device.queues", d.queues);
+        set(
+            "prefilter_device.avg_in_flight_centi",
+            d.avg_inflight_centi(),
+        );
+        set("prefilter_device.max_in_flight", d.inflight_max);
+        set("prefilter_device.pool_waits", d.pool_waits);
+        set("prefilter_device.overflow_batches", d.overflow_batches);
+        set("prefilter_device.overflow_reruns", d.overflow_reruns);
+        set("prefilter_device.cpu_threshold_bytes", d.cpu_threshold);
+    }
     t
 }
 
@@ -420,8 +443,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         rule_files.clear();
     }
     let loaded = load_rule_files(&rule_files, &vars)?;
-    let mut selector =
-        crate::bench_cmd::run_selector(&args.prefilter, &rule_files, pcap, &args.log_dir)?;
+    let use_device = !rule_files.is_empty() && crate::device::wanted(&args.device)?;
+    let mut selector = crate::bench_cmd::run_selector(
+        crate::device::engine_name(&args.prefilter, use_device),
+        &rule_files,
+        pcap,
+        &args.log_dir,
+    )?;
     let (mut detect, report) = DetectEngine::build_with(&loaded.rules, &classes, &mut selector);
     let prefilter = selector.finish();
     if !rule_files.is_empty() {
@@ -437,6 +465,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             loaded.diagnostics.len()
         );
     }
+    let (device, device_lines) = if use_device {
+        crate::device::setup(&args.device, &detect, pcap)?
+    } else {
+        (None, Vec::new())
+    };
     let load_time = load_start.elapsed();
 
     std::fs::create_dir_all(&args.log_dir)
@@ -504,6 +537,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
         xff: xff.map(|x| (x.header, x.reverse)),
+        device,
         ..EngineConfig::default()
     };
     match cfg
@@ -604,6 +638,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 .join(","),
         ),
     ];
+    let mut timing = timing;
+    timing.extend(device_lines);
     let mut slog = open("stats.log")?;
     vigil_output::write_stats_log(&mut slog, &tree, &timing)?;
     slog.flush()?;
