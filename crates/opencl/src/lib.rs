@@ -160,7 +160,12 @@ impl DeviceMatcher {
             )));
         }
         let (info, device) = all.swap_remove(index);
-        let t = tables::Tables::build(&engines);
+        // Groups whose tables would pass the device's largest single
+        // allocation stay on the CPU.
+        let max_words = device
+            .max_mem_alloc_size()
+            .map_or(usize::MAX, |b| (b / 4) as usize);
+        let t = tables::Tables::build_limited(&engines, max_words);
         let context = Context::from_device(&device)?;
         let program = Program::create_and_build_from_source(&context, KERNEL_SOURCE, "")
             .map_err(|log| Error(format!("kernel build failed: {log}")))?;

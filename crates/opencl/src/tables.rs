@@ -20,12 +20,16 @@ pub(crate) struct Tables {
 }
 
 impl Tables {
-    pub fn build(engines: &[Option<Arc<dyn PrefilterEngine>>]) -> Tables {
+    /// The device tables of the groups whose engine offers them (AC-Full,
+    /// AC-Compact), where no uploaded array may exceed `max_words` u32
+    /// words (the device's largest allocation): a group whose tables
+    /// would not fit stays on its CPU engine.
+    pub fn build_limited(engines: &[Option<Arc<dyn PrefilterEngine>>], max_words: usize) -> Tables {
         let mut t = Tables::default();
         for e in engines {
             let mut desc = [0u32; GROUP_WORDS];
             let tables = e.as_ref().and_then(|e| e.device_tables());
-            let fits = |n: usize| n < u32::MAX as usize / 2;
+            let fits = |n: usize| n < u32::MAX as usize / 2 && n <= max_words;
             let on = match tables {
                 Some(DeviceTables::AcFull {
                     table,
@@ -87,5 +91,31 @@ impl Tables {
             + self.band.len()
             + self.out_start.len()
             + self.out_slots.len())
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+    use vigil_prefilter::{EngineKind, Pattern};
+
+    #[test]
+    fn groups_past_the_allocation_limit_stay_on_the_cpu() {
+        let pats: Vec<Pattern> = ["alpha", "beta", "gamma"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Pattern {
+                id: i as u32,
+                bytes: p.as_bytes().to_vec(),
+                nocase: false,
+            })
+            .collect();
+        let full: Arc<dyn PrefilterEngine> = Arc::from(EngineKind::AcFull.build(&pats).unwrap());
+        let engines = vec![Some(full)];
+        assert_eq!(
+            Tables::build_limited(&engines, usize::MAX).on_device,
+            vec![true]
+        );
+        assert_eq!(Tables::build_limited(&engines, 16).on_device, vec![false]);
     }
 }
