@@ -37,7 +37,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use vigil_applayer::transforms::{Base64Mode, Base64Options, Pcrexform, Transform};
+use vigil_applayer::transforms::{Base64Mode, Base64Options, Pcrexform, Subslice, Transform};
 use vigil_applayer::BufferId;
 pub use vigil_applayer::{AppLayerState, AppProto, Direction as AppDir, TxId};
 use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
@@ -291,6 +291,9 @@ pub fn transform_supported(name: &str) -> bool {
             | "header_lowercase"
             | "strip_pseudo_headers"
             | "pcrexform"
+            | "subslice"
+            | "gunzip"
+            | "zlib_deflate"
     )
 }
 
@@ -310,6 +313,89 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
         .collect()
+}
+
+/// `xor: [offset O,] extract N K` (the key is `N` bytes of the buffer at
+/// `K`, applied from `O`).
+fn parse_xor_extract(v: Option<&str>) -> Option<Transform> {
+    let (mut offset, mut extract) = (0usize, None);
+    for part in v?.split(',') {
+        let mut words = part.split_whitespace();
+        match words.next()? {
+            "offset" => offset = words.next()?.parse().ok()?,
+            "extract" => {
+                let n: usize = words.next()?.parse().ok()?;
+                let k: usize = words.next()?.parse().ok()?;
+                if n == 0 {
+                    return None;
+                }
+                extract = Some((n, k));
+            }
+            _ => return None,
+        }
+        if words.next().is_some() {
+            return None;
+        }
+    }
+    let (n, k) = extract?;
+    Some(Transform::XorExtract(offset, n, k))
+}
+
+/// `subslice: offset[, nbytes][, truncate]`.
+fn parse_subslice(v: Option<&str>) -> Result<Subslice, String> {
+    let v = v.ok_or("subslice needs an offset")?;
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let mut s = Subslice {
+        offset: 0,
+        nbytes: None,
+        truncate: false,
+    };
+    let bad = || format!("subslice: invalid value '{v}'");
+    let mut nums = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        if *p == "truncate" && i == parts.len() - 1 && i > 0 {
+            s.truncate = true;
+        } else {
+            nums.push(p.parse::<i64>().map_err(|_| bad())?);
+        }
+    }
+    match nums[..] {
+        [o] => s.offset = o,
+        [o, n] if n != 0 => {
+            s.offset = o;
+            s.nbytes = Some(n);
+        }
+        _ => return Err(bad()),
+    }
+    Ok(s)
+}
+
+/// `gunzip` / `zlib_deflate` option `max-size N` (unit suffixes kb, mb,
+/// gb); 1024 bytes by default.
+fn parse_max_size(v: Option<&str>) -> Result<usize, String> {
+    let Some(v) = v else { return Ok(1024) };
+    let rest = v
+        .trim()
+        .strip_prefix("max-size")
+        .ok_or_else(|| format!("unknown option '{v}'"))?
+        .trim()
+        .to_ascii_lowercase();
+    let digits = rest.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let mult: usize = match rest[digits.len()..].trim() {
+        "" | "b" => 1,
+        "kb" | "kib" => 1 << 10,
+        "mb" | "mib" => 1 << 20,
+        "gb" | "gib" => 1 << 30,
+        u => return Err(format!("unknown unit '{u}'")),
+    };
+    let n: usize = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid max-size '{v}'"))?;
+    if n == 0 {
+        return Err("max-size must be positive".into());
+    }
+    Ok(n.saturating_mul(mult))
 }
 
 /// `from_base64: bytes N, offset N, mode rfc4648|rfc2045|strict`.
@@ -374,11 +460,25 @@ pub fn compile_transforms(specs: &[TransformSpec]) -> Result<Vec<Transform>, Ski
                 "to_sha256" => Transform::ToSha256,
                 "header_lowercase" => Transform::HeaderLowercase,
                 "strip_pseudo_headers" => Transform::StripPseudoHeaders,
-                "xor" => {
-                    let key = arg.map(unquote).and_then(parse_hex).ok_or_else(|| {
-                        invalid("xor", format!("xor needs a hex key, got {arg:?}"))
-                    })?;
-                    Transform::Xor(key)
+                "xor" => match arg.map(unquote).and_then(parse_hex) {
+                    Some(key) => Transform::Xor(key),
+                    None => parse_xor_extract(arg).ok_or_else(|| {
+                        invalid(
+                            "xor",
+                            format!("xor needs a hex key or 'extract N K', got {arg:?}"),
+                        )
+                    })?,
+                },
+                "subslice" => {
+                    Transform::Subslice(parse_subslice(arg).map_err(|m| invalid("subslice", m))?)
+                }
+                "gunzip" | "zlib_deflate" => {
+                    let max = parse_max_size(arg).map_err(|m| invalid(&t.name, m))?;
+                    if t.name == "gunzip" {
+                        Transform::Gunzip(max)
+                    } else {
+                        Transform::ZlibDeflate(max)
+                    }
                 }
                 "from_base64" => Transform::FromBase64(
                     parse_base64_opts(arg).map_err(|m| invalid("from_base64", m))?,

@@ -328,6 +328,7 @@ const TABLE: &[(&str, Kw)] = &[
     ("luaxform", Transform("luaxform")),
     ("gunzip", Transform("gunzip")),
     ("zlib_deflate", Transform("zlib_deflate")),
+    ("subslice", Transform("subslice")),
     ("casechange", Transform("casechange")),
     // ---- informational (accepted and dropped)
     ("rem", Info),
