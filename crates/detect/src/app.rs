@@ -116,6 +116,10 @@ pub struct TxList {
     pub transforms: Vec<TransformSpec>,
     pub xf: Vec<Transform>,
     pub prog: CompiledPayload,
+    /// `absent` on the list: `Some(false)` matches only when the buffer
+    /// is not there (or empty), `Some(true)` (`or_else`) also when `prog`
+    /// matches it.
+    pub absent: Option<bool>,
     /// Index of (buffer, transforms) in [`TxGroups::lists`], set when the
     /// engine is built: lists with the same key share their computed
     /// bytes within one inspection.
@@ -752,10 +756,14 @@ impl DetectEngine {
             }
             let vars = &mut scratch.vars;
             let lists_ok = spec.lists.iter().all(|l| {
-                cache
-                    .get(&self.tx.lists, l.key)
-                    .iter()
-                    .any(|b| l.prog.matches(b, vars))
+                let bufs = cache.get(&self.tx.lists, l.key);
+                match l.absent {
+                    None => bufs.iter().any(|b| l.prog.matches(b, vars)),
+                    Some(or_else) => {
+                        bufs.iter().all(|b| b.is_empty())
+                            || (or_else && bufs.iter().any(|b| l.prog.matches(b, vars)))
+                    }
+                }
             });
             if !lists_ok {
                 continue;

@@ -456,7 +456,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("ftp.dynamic_port", Other("ftp.dynamic_port")),
     ("bypass", Other("bypass")),
     ("config", Other("config")),
-    ("absent", Other("absent")),
     ("entropy", Other("entropy")),
     ("frame", Other("frame")),
     ("flow.age", Other("flow.age")),

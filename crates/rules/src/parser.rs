@@ -732,6 +732,23 @@ impl Parser {
                 });
             }
             "bufferlen" => self.bufferlen(need(name, value)?)?,
+            "absent" => {
+                let Some(b) = self.sticky.clone() else {
+                    return Err(err(K::Validation, "'absent' needs a sticky buffer"));
+                };
+                let or_else = match value.map(str::trim) {
+                    None | Some("") => false,
+                    Some("or_else") => true,
+                    Some(v) => {
+                        return Err(err(K::Validation, format!("absent: unknown option '{v}'")))
+                    }
+                };
+                self.push_slot(Slot {
+                    xf: Vec::new(),
+                    buffer: b,
+                    item: PayloadItem::Absent { or_else },
+                });
+            }
             "dsize" => {
                 let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
                 self.conditions.push(Condition::Dsize(c));
