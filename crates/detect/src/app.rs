@@ -235,8 +235,10 @@ fn side(b: BufferId) -> Side {
         | Ja4Hash => Side::Request,
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
         | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString => Side::Response,
-        FileData | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
-        | TlsCerts | DnsAnswersRrname | DnsResponseRrname => Side::Both(AppDir::ToClient),
+        FileData | FileName | TlsCertSubject | TlsCertIssuer | TlsCertSerial
+        | TlsCertFingerprint | TlsCerts | DnsAnswersRrname | DnsResponseRrname => {
+            Side::Both(AppDir::ToClient)
+        }
         HttpHeader | HttpHeaderRaw | HttpHeaderNames | HttpCookie | HttpContentType
         | HttpContentLen | HttpConnection | HttpProtocol | HttpStart | DnsQueriesRrname
         | TlsRandom | TlsRandomTime | TlsRandomBytes => Side::Both(AppDir::ToServer),

@@ -350,8 +350,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
     ("base64_decode", Other("base64_decode")),
-    ("filename", Other("filename")),
-    ("fileext", Other("fileext")),
     ("filemagic", Other("filemagic")),
     ("filestore", Other("filestore")),
     ("filemd5", Other("filemd5")),

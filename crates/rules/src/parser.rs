@@ -732,6 +732,24 @@ impl Parser {
                 });
             }
             "bufferlen" => self.bufferlen(need(name, value)?)?,
+            // Suricata's legacy file keywords: `filename:"x"` is
+            // `file.name; content:"x"; nocase;`, `fileext:"x"` is
+            // `file.name; content:".x"; endswith; nocase;`.
+            "filename" | "fileext" => {
+                let v = need(name, value)?;
+                self.content(v, Some("file.name"))?;
+                if let Some(Slot {
+                    item: PayloadItem::Content(c),
+                    ..
+                }) = self.items.last_mut()
+                {
+                    c.nocase = true;
+                    if name == "fileext" {
+                        c.pattern.insert(0, b'.');
+                        c.endswith = true;
+                    }
+                }
+            }
             "absent" => {
                 let Some(b) = self.sticky.clone() else {
                     return Err(err(K::Validation, "'absent' needs a sticky buffer"));
