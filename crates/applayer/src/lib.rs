@@ -190,6 +190,9 @@ pub enum BufferId {
     /// `file.data`: the (decompressed) response body to the client, the
     /// request body to the server.
     FileData,
+    /// `file.name`: the name of the file a body carries (HTTP: the
+    /// Content-Disposition filename, else the request URI path).
+    FileName,
     /// Multi-buffer: query names of a request.
     DnsQuery,
     /// Multi-buffer: query names of any message.
@@ -280,6 +283,7 @@ impl BufferId {
             "http.request_header" => HttpRequestHeader,
             "http.response_header" => HttpResponseHeader,
             "file.data" | "file_data" => FileData,
+            "file.name" => FileName,
             "dns.query" | "dns_query" => DnsQuery,
             "dns.queries.rrname" => DnsQueriesRrname,
             "dns.answers.rrname" => DnsAnswersRrname,

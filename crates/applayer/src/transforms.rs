@@ -84,6 +84,80 @@ pub fn xor(input: &[u8], key: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// `xor: offset O, extract N K`: the key is the `N` bytes at `K` of the
+/// buffer itself; the bytes from `O` on are XORed with it (those before
+/// `O` are kept). A key out of the buffer empties it.
+pub fn xor_extract(input: &[u8], offset: usize, key_len: usize, key_at: usize) -> Vec<u8> {
+    let Some(key) = key_at
+        .checked_add(key_len)
+        .and_then(|end| input.get(key_at..end))
+    else {
+        return Vec::new();
+    };
+    let start = offset.min(input.len());
+    let mut out = input[..start].to_vec();
+    out.extend_from_slice(&xor(&input[start..], key));
+    out
+}
+
+/// `subslice: offset[, nbytes][, truncate]` (Suricata 8). A negative
+/// offset counts from the end, a negative `nbytes` ends that many bytes
+/// before the end. Out of range gives an empty buffer, unless `truncate`
+/// clamps the bounds to the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subslice {
+    pub offset: i64,
+    pub nbytes: Option<i64>,
+    pub truncate: bool,
+}
+
+pub fn subslice(input: &[u8], s: &Subslice) -> Vec<u8> {
+    let len = input.len() as i64;
+    let mut start = if s.offset < 0 {
+        len + s.offset
+    } else {
+        s.offset
+    };
+    if start < 0 {
+        if !s.truncate {
+            return Vec::new();
+        }
+        start = 0;
+    }
+    if start > len {
+        return Vec::new();
+    }
+    let mut end = match s.nbytes {
+        None => len,
+        Some(n) if n < 0 => len + n,
+        Some(n) => start + n,
+    };
+    if end > len {
+        if !s.truncate {
+            return Vec::new();
+        }
+        end = len;
+    }
+    if end <= start {
+        return Vec::new();
+    }
+    input[start as usize..end as usize].to_vec()
+}
+
+/// `gunzip` / `zlib_deflate`: the inflated buffer, at most `max` bytes;
+/// what inflated before an error is kept.
+pub fn decompress(input: &[u8], gzip: bool, max: usize) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let reader: Box<dyn Read> = if gzip {
+        Box::new(flate2::bufread::GzDecoder::new(input))
+    } else {
+        Box::new(flate2::bufread::ZlibDecoder::new(input))
+    };
+    let _ = reader.take(max as u64).read_to_end(&mut out);
+    out
+}
+
 /// `from_base64` decoding modes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Base64Mode {
@@ -257,6 +331,12 @@ pub enum Transform {
     StripPseudoHeaders,
     HeaderLowercase,
     Pcrexform(Pcrexform),
+    /// `xor` with a key taken from the buffer: offset, key length, key
+    /// position.
+    XorExtract(usize, usize, usize),
+    Subslice(Subslice),
+    Gunzip(usize),
+    ZlibDeflate(usize),
 }
 
 impl Transform {
@@ -276,6 +356,10 @@ impl Transform {
             Transform::StripPseudoHeaders => strip_pseudo_headers(input),
             Transform::HeaderLowercase => header_lowercase(input),
             Transform::Pcrexform(p) => p.apply(input),
+            Transform::XorExtract(o, n, k) => xor_extract(input, *o, *n, *k),
+            Transform::Subslice(s) => subslice(input, s),
+            Transform::Gunzip(m) => decompress(input, true, *m),
+            Transform::ZlibDeflate(m) => decompress(input, false, *m),
         }
     }
 }
@@ -338,6 +422,49 @@ mod tests {
             ..o
         };
         assert_eq!(from_base64(b"xxxxSGVsbG8=yyyy", &off), b"Hello");
+    }
+
+    #[test]
+    fn subslice_bounds() {
+        let ua = b"curl/7.64.1";
+        let s = |offset, nbytes, truncate| {
+            let v = subslice(
+                ua,
+                &Subslice {
+                    offset,
+                    nbytes,
+                    truncate,
+                },
+            );
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(s(-6, None, false), "7.64.1");
+        assert_eq!(s(-10, Some(3), false), "url");
+        assert_eq!(s(1, Some(-3), false), "url/7.6");
+        assert_eq!(s(0, Some(13), false), "");
+        assert_eq!(s(1, Some(30), true), "url/7.64.1");
+        assert_eq!(s(-20, None, false), "");
+        assert_eq!(s(-20, Some(5), true), "curl/");
+        assert_eq!(s(0, Some(-30), true), "");
+        assert_eq!(s(-11, Some(-6), true), "curl/");
+        assert_eq!(s(20, Some(2), true), "");
+    }
+
+    #[test]
+    fn xor_with_extracted_key() {
+        assert_eq!(xor_extract(b"/0@QDX", 2, 1, 1), b"/0path");
+        assert_eq!(xor_extract(b"abc", 0, 1, 200), b"");
+    }
+
+    #[test]
+    fn inflate() {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(b"This is compressed").unwrap();
+        let gz = e.finish().unwrap();
+        assert_eq!(decompress(&gz, true, 1024), b"This is compressed");
+        assert_eq!(decompress(&gz, true, 8), b"This is ");
+        assert_eq!(decompress(b"junk", true, 8), b"");
     }
 
     #[test]

@@ -37,7 +37,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use vigil_applayer::transforms::{Base64Mode, Base64Options, Pcrexform, Transform};
+use vigil_applayer::transforms::{Base64Mode, Base64Options, Pcrexform, Subslice, Transform};
 use vigil_applayer::BufferId;
 pub use vigil_applayer::{AppLayerState, AppProto, Direction as AppDir, TxId};
 use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
@@ -120,6 +120,10 @@ pub struct TxList {
     pub transforms: Vec<TransformSpec>,
     pub xf: Vec<Transform>,
     pub prog: CompiledPayload,
+    /// `absent` on the list: `Some(false)` matches only when the buffer
+    /// is not there (or empty), `Some(true)` (`or_else`) also when `prog`
+    /// matches it.
+    pub absent: Option<bool>,
     /// Index of (buffer, transforms) in [`TxGroups::lists`], set when the
     /// engine is built: lists with the same key share their computed
     /// bytes within one inspection.
@@ -261,8 +265,10 @@ fn side(b: BufferId) -> Side {
         | Ja4Hash => Side::Request,
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
         | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString => Side::Response,
-        FileData | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
-        | TlsCerts | DnsAnswersRrname | DnsResponseRrname => Side::Both(AppDir::ToClient),
+        FileData | FileName | TlsCertSubject | TlsCertIssuer | TlsCertSerial
+        | TlsCertFingerprint | TlsCerts | DnsAnswersRrname | DnsResponseRrname => {
+            Side::Both(AppDir::ToClient)
+        }
         HttpHeader | HttpHeaderRaw | HttpHeaderNames | HttpCookie | HttpContentType
         | HttpContentLen | HttpConnection | HttpProtocol | HttpStart | DnsQueriesRrname
         | TlsRandom | TlsRandomTime | TlsRandomBytes => Side::Both(AppDir::ToServer),
@@ -321,6 +327,9 @@ pub fn transform_supported(name: &str) -> bool {
             | "header_lowercase"
             | "strip_pseudo_headers"
             | "pcrexform"
+            | "subslice"
+            | "gunzip"
+            | "zlib_deflate"
     )
 }
 
@@ -340,6 +349,89 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
         .collect()
+}
+
+/// `xor: [offset O,] extract N K` (the key is `N` bytes of the buffer at
+/// `K`, applied from `O`).
+fn parse_xor_extract(v: Option<&str>) -> Option<Transform> {
+    let (mut offset, mut extract) = (0usize, None);
+    for part in v?.split(',') {
+        let mut words = part.split_whitespace();
+        match words.next()? {
+            "offset" => offset = words.next()?.parse().ok()?,
+            "extract" => {
+                let n: usize = words.next()?.parse().ok()?;
+                let k: usize = words.next()?.parse().ok()?;
+                if n == 0 {
+                    return None;
+                }
+                extract = Some((n, k));
+            }
+            _ => return None,
+        }
+        if words.next().is_some() {
+            return None;
+        }
+    }
+    let (n, k) = extract?;
+    Some(Transform::XorExtract(offset, n, k))
+}
+
+/// `subslice: offset[, nbytes][, truncate]`.
+fn parse_subslice(v: Option<&str>) -> Result<Subslice, String> {
+    let v = v.ok_or("subslice needs an offset")?;
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let mut s = Subslice {
+        offset: 0,
+        nbytes: None,
+        truncate: false,
+    };
+    let bad = || format!("subslice: invalid value '{v}'");
+    let mut nums = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        if *p == "truncate" && i == parts.len() - 1 && i > 0 {
+            s.truncate = true;
+        } else {
+            nums.push(p.parse::<i64>().map_err(|_| bad())?);
+        }
+    }
+    match nums[..] {
+        [o] => s.offset = o,
+        [o, n] if n != 0 => {
+            s.offset = o;
+            s.nbytes = Some(n);
+        }
+        _ => return Err(bad()),
+    }
+    Ok(s)
+}
+
+/// `gunzip` / `zlib_deflate` option `max-size N` (unit suffixes kb, mb,
+/// gb); 1024 bytes by default.
+fn parse_max_size(v: Option<&str>) -> Result<usize, String> {
+    let Some(v) = v else { return Ok(1024) };
+    let rest = v
+        .trim()
+        .strip_prefix("max-size")
+        .ok_or_else(|| format!("unknown option '{v}'"))?
+        .trim()
+        .to_ascii_lowercase();
+    let digits = rest.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let mult: usize = match rest[digits.len()..].trim() {
+        "" | "b" => 1,
+        "kb" | "kib" => 1 << 10,
+        "mb" | "mib" => 1 << 20,
+        "gb" | "gib" => 1 << 30,
+        u => return Err(format!("unknown unit '{u}'")),
+    };
+    let n: usize = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid max-size '{v}'"))?;
+    if n == 0 {
+        return Err("max-size must be positive".into());
+    }
+    Ok(n.saturating_mul(mult))
 }
 
 /// `from_base64: bytes N, offset N, mode rfc4648|rfc2045|strict`.
@@ -404,11 +496,25 @@ pub fn compile_transforms(specs: &[TransformSpec]) -> Result<Vec<Transform>, Ski
                 "to_sha256" => Transform::ToSha256,
                 "header_lowercase" => Transform::HeaderLowercase,
                 "strip_pseudo_headers" => Transform::StripPseudoHeaders,
-                "xor" => {
-                    let key = arg.map(unquote).and_then(parse_hex).ok_or_else(|| {
-                        invalid("xor", format!("xor needs a hex key, got {arg:?}"))
-                    })?;
-                    Transform::Xor(key)
+                "xor" => match arg.map(unquote).and_then(parse_hex) {
+                    Some(key) => Transform::Xor(key),
+                    None => parse_xor_extract(arg).ok_or_else(|| {
+                        invalid(
+                            "xor",
+                            format!("xor needs a hex key or 'extract N K', got {arg:?}"),
+                        )
+                    })?,
+                },
+                "subslice" => {
+                    Transform::Subslice(parse_subslice(arg).map_err(|m| invalid("subslice", m))?)
+                }
+                "gunzip" | "zlib_deflate" => {
+                    let max = parse_max_size(arg).map_err(|m| invalid(&t.name, m))?;
+                    if t.name == "gunzip" {
+                        Transform::Gunzip(max)
+                    } else {
+                        Transform::ZlibDeflate(max)
+                    }
                 }
                 "from_base64" => Transform::FromBase64(
                     parse_base64_opts(arg).map_err(|m| invalid("from_base64", m))?,
@@ -682,10 +788,14 @@ impl DetectEngine {
             }
             let vars = &mut scratch.vars;
             let lists_ok = spec.lists.iter().all(|l| {
-                cache
-                    .get(&self.tx.lists, l.key)
-                    .iter()
-                    .any(|b| l.prog.matches(b, vars))
+                let bufs = cache.get(&self.tx.lists, l.key);
+                match l.absent {
+                    None => bufs.iter().any(|b| l.prog.matches(b, vars)),
+                    Some(or_else) => {
+                        bufs.iter().all(|b| b.is_empty())
+                            || (or_else && bufs.iter().any(|b| l.prog.matches(b, vars)))
+                    }
+                }
             });
             if !lists_ok {
                 continue;

@@ -62,6 +62,8 @@ pub enum PayloadCompileError {
     EmptyContent,
     #[error("{keyword}: cannot read {nbytes} bytes")]
     InvalidNbytes { keyword: &'static str, nbytes: u8 },
+    #[error("{0}: not part of a payload program")]
+    Unsupported(&'static str),
 }
 
 impl PayloadCompileError {
@@ -73,6 +75,7 @@ impl PayloadCompileError {
             | PayloadCompileError::TooManyVariables { keyword, .. }
             | PayloadCompileError::InvalidNbytes { keyword, .. } => keyword,
             PayloadCompileError::EmptyContent => "content",
+            PayloadCompileError::Unsupported(k) => k,
         }
     }
 }
@@ -1108,6 +1111,9 @@ fn compile_item(it: &PayloadItem, vars: &mut VarTable) -> Result<Item, PayloadCo
             relative: d.relative,
         }),
         PayloadItem::Bsize(cmp) => Item::Bsize(*cmp),
+        PayloadItem::Absent { .. } => {
+            return Err(PayloadCompileError::Unsupported("absent"));
+        }
     })
 }
 

@@ -413,7 +413,15 @@ pub fn choose_fast_pattern(buffers: &[BufferMatch]) -> Option<FastPattern> {
 /// among application-layer lists (Suricata's per-buffer priorities are
 /// not modelled: every app-layer buffer has the same priority).
 pub fn choose_tx_fast_pattern(buffers: &[BufferMatch]) -> Option<(usize, FastPattern)> {
-    choose_fast_pattern_in(buffers, &|b| tx_buffer(&b.buffer).is_some())
+    // A list under `absent` can match without its buffer: never the
+    // fast pattern.
+    choose_fast_pattern_in(buffers, &|b| {
+        tx_buffer(&b.buffer).is_some()
+            && !b
+                .items
+                .iter()
+                .any(|it| matches!(it, PayloadItem::Absent { .. }))
+    })
 }
 
 /// `urilen:<cmp>[,raw|norm]`.
@@ -463,8 +471,24 @@ pub fn compile_rule(
         } else {
             ListKind::Sticky
         };
+        let absent = b.items.iter().find_map(|it| match it {
+            PayloadItem::Absent { or_else } => Some(*or_else),
+            _ => None,
+        });
+        let items: Vec<PayloadItem> = b
+            .items
+            .iter()
+            .filter(|it| !matches!(it, PayloadItem::Absent { .. }))
+            .cloned()
+            .collect();
+        if absent == Some(false) && !items.is_empty() {
+            return Err(Skip::Invalid {
+                keyword: "absent".into(),
+                message: "'absent' cannot be mixed with other keywords on the buffer (use 'absent: or_else')".into(),
+            });
+        }
         let prog =
-            CompiledPayload::compile_for(&b.items, &mut vars, kind).map_err(|e| Skip::Invalid {
+            CompiledPayload::compile_for(&items, &mut vars, kind).map_err(|e| Skip::Invalid {
                 keyword: e.keyword().to_string(),
                 message: e.to_string(),
             })?;
@@ -477,12 +501,16 @@ pub fn compile_rule(
                     transforms: b.transforms.clone(),
                     xf,
                     prog,
+                    absent,
                     key: 0,
                 });
             }
             None => {
                 if let Some(t) = b.transforms.first() {
                     return Err(Skip::NotEvaluable(t.name.clone()));
+                }
+                if absent.is_some() {
+                    return Err(Skip::NotEvaluable("absent".into()));
                 }
                 list_of.push(None);
                 buffers.push((b.buffer.clone(), prog));

@@ -350,6 +350,11 @@ pub enum PayloadItem {
     IsDataAt(IsDataAt),
     /// `bsize` on a sticky buffer (size of the whole buffer).
     Bsize(IntCmp),
+    /// `absent` on a sticky buffer: the buffer must not be there; with
+    /// `or_else`, either it is not there or the other items match.
+    Absent {
+        or_else: bool,
+    },
 }
 
 /// A transform applied to a sticky buffer (`dotprefix`, `pcrexform:"..."`),

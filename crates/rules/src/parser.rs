@@ -732,6 +732,41 @@ impl Parser {
                 });
             }
             "bufferlen" => self.bufferlen(need(name, value)?)?,
+            // Suricata's legacy file keywords: `filename:"x"` is
+            // `file.name; content:"x"; nocase;`, `fileext:"x"` is
+            // `file.name; content:".x"; endswith; nocase;`.
+            "filename" | "fileext" => {
+                let v = need(name, value)?;
+                self.content(v, Some("file.name"))?;
+                if let Some(Slot {
+                    item: PayloadItem::Content(c),
+                    ..
+                }) = self.items.last_mut()
+                {
+                    c.nocase = true;
+                    if name == "fileext" {
+                        c.pattern.insert(0, b'.');
+                        c.endswith = true;
+                    }
+                }
+            }
+            "absent" => {
+                let Some(b) = self.sticky.clone() else {
+                    return Err(err(K::Validation, "'absent' needs a sticky buffer"));
+                };
+                let or_else = match value.map(str::trim) {
+                    None | Some("") => false,
+                    Some("or_else") => true,
+                    Some(v) => {
+                        return Err(err(K::Validation, format!("absent: unknown option '{v}'")))
+                    }
+                };
+                self.push_slot(Slot {
+                    xf: Vec::new(),
+                    buffer: b,
+                    item: PayloadItem::Absent { or_else },
+                });
+            }
             "dsize" => {
                 let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
                 self.conditions.push(Condition::Dsize(c));

@@ -92,6 +92,27 @@ struct TxCache {
     lines: [OnceCell<Vec<Vec<u8>>>; 2],
 }
 
+/// `filename=` of a Content-Disposition value, quotes removed.
+fn disposition_filename(v: &[u8]) -> Option<&[u8]> {
+    let mut rest = v;
+    while let Some(i) = uri::find(&rest.to_ascii_lowercase(), b"filename=") {
+        let before = rest[..i].iter().rev().find(|c| !c.is_ascii_whitespace());
+        let after = &rest[i + 9..];
+        if matches!(before, None | Some(b';')) {
+            let name = match after.strip_prefix(b"\"") {
+                Some(q) => &q[..q.iter().position(|&c| c == b'"').unwrap_or(q.len())],
+                None => {
+                    let end = after.iter().position(|&c| c == b';').unwrap_or(after.len());
+                    uri::trim(&after[..end])
+                }
+            };
+            return (!name.is_empty()).then_some(name);
+        }
+        rest = after;
+    }
+    None
+}
+
 fn header_get<'a>(headers: &'a [Header], name: &str) -> Option<&'a [u8]> {
     headers
         .iter()
@@ -105,6 +126,30 @@ impl HttpTx {
     }
 
     /// A request header's (merged) value, by case-insensitive name.
+    /// The name of the file the body of `dir` carries, once there is a
+    /// body: the `filename` of a Content-Disposition header, else (for a
+    /// download or a PUT) the path of the request URI, as Suricata names
+    /// HTTP files.
+    fn file_name(&self, dir: Direction) -> Option<&[u8]> {
+        let body = match dir {
+            Direction::ToServer => &self.request_body,
+            Direction::ToClient => &self.response_body,
+        };
+        if body.is_empty() {
+            return None;
+        }
+        if let Some(n) =
+            header_get(self.headers(dir), "content-disposition").and_then(disposition_filename)
+        {
+            return Some(n);
+        }
+        if dir == Direction::ToServer && !self.method.eq_ignore_ascii_case(b"PUT") {
+            return None;
+        }
+        let path = uri::split_uri(&self.uri_raw, false).path;
+        (!path.is_empty()).then_some(path)
+    }
+
     pub fn request_header(&self, name: &str) -> Option<&[u8]> {
         header_get(&self.request_headers, name)
     }
@@ -307,6 +352,7 @@ impl HttpTx {
                 Direction::ToClient => Some(self.response_body.as_slice()),
             }
             .filter(|v| nonempty(v)),
+            FileName => self.file_name(dir),
             HttpStatCode => (resp >= HttpProgress::Line).then_some(self.status_code.as_slice()),
             HttpStatMsg => (resp >= HttpProgress::Line).then_some(self.status_msg.as_slice()),
             HttpResponseLine => {
