@@ -70,7 +70,7 @@ fn check(s: &AppLayerState) {
         .all(|t| t.progress.request_complete && t.progress.response_complete));
 
     assert_eq!(buf(s, 0, HttpMethod, ToServer).unwrap(), "GET");
-    assert_eq!(buf(s, 0, HttpUri, ToServer).unwrap(), "/a/c d/e?x=%41");
+    assert_eq!(buf(s, 0, HttpUri, ToServer).unwrap(), "/a/c d/e?x=A");
     assert_eq!(
         buf(s, 0, HttpUriRaw, ToServer).unwrap(),
         "/a/./b/../c%20d//e?x=%41"

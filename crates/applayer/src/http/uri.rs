@@ -5,8 +5,9 @@
 //! the request URI, never scheme or authority (`uri-include-all: no`).
 //! The path is percent-decoded (`%XX`, `%uXXXX`; invalid escapes are kept),
 //! backslashes become slashes, runs of slashes are compressed and dot
-//! segments are removed (RFC 3986 §5.2.4). The query is left as sent: it
-//! can only be decoded once split into parameters. The fragment is
+//! segments are removed (RFC 3986 §5.2.4). The query is percent-decoded
+//! as libhtp's `htp_decode_query_inplace` does (`+` stays `+`: Suricata's
+//! `query-plusspace-decode` is off by default). The fragment is
 //! percent-decoded.
 //!
 //! Not done: libhtp's best-fit mapping of UTF-8 sequences in the path.
@@ -118,7 +119,7 @@ pub(crate) fn normalize_uri(uri: &[u8], authority_form: bool) -> Vec<u8> {
     out.extend_from_slice(&remove_dot_segments(&decoded));
     if let Some(q) = parts.query {
         out.push(b'?');
-        out.extend_from_slice(q);
+        out.extend_from_slice(&percent_decode(q));
     }
     if let Some(f) = parts.fragment {
         out.push(b'#');
@@ -268,7 +269,8 @@ mod tests {
         assert_eq!(n("/a/./b/../c"), "/a/c");
         assert_eq!(n("/a//b///c"), "/a/b/c");
         assert_eq!(n("/%41%2f%2e%2e/x"), "/x");
-        assert_eq!(n("/a%20b?q=%41"), "/a b?q=%41");
+        // libhtp decodes the query too; `+` is not a space by default.
+        assert_eq!(n("/a%20b?q=%41+%2B"), "/a b?q=A++");
         assert_eq!(n("/%zz%4"), "/%zz%4");
         assert_eq!(n("/a\\b"), "/a/b");
         assert_eq!(n("/%u0041%uff21"), "/AA");
