@@ -267,15 +267,14 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
-        "tls.version" | "dns.opcode" | "dns.rcode" | "dns.rrtype" => {
-            rule.conditions.iter().all(|c| match c {
-                Condition::NotEvaluable { keyword, value } if keyword == k => value
-                    .as_deref()
-                    .and_then(|v| crate::app::TxCheck::parse(k, v))
-                    .is_some_and(|r| r.is_ok()),
-                _ => true,
-            })
-        }
+        "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
+        | "dns.rrtype" => rule.conditions.iter().all(|c| match c {
+            Condition::NotEvaluable { keyword, value } if keyword == k => value
+                .as_deref()
+                .and_then(|v| crate::app::TxCheck::parse(k, v))
+                .is_some_and(|r| r.is_ok()),
+            _ => true,
+        }),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -673,7 +672,7 @@ pub fn compile_rule(
                 ),
             });
         }
-        let dir = crate::app::spec_direction(&ids, &tx_checks, &flow);
+        let (dir, both_dirs) = crate::app::spec_directions(app_proto, &ids, &tx_checks, &flow);
         let fast =
             choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
         let (fast_list, fp) = match fast {
@@ -688,6 +687,7 @@ pub fn compile_rule(
                 urilen,
                 fast_list,
                 checks: tx_checks,
+                both_dirs,
             }),
             fp,
         )
