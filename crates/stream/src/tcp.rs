@@ -352,7 +352,16 @@ impl TcpSession {
         let (syn, ack, rst) = (f & SYN != 0, f & ACK != 0, f & RST != 0);
         if from_client {
             if rst {
-                self.state = TcpState::Closed;
+                // As Suricata: the client's RST aborts the handshake only
+                // when it is the answer to its own SYN (seq = ISN, window
+                // 0, ack = ISN + 1); another (a reply to a stray ACK) is
+                // ignored and the SYN may be resent.
+                if seg.seq == self.client.isn
+                    && seg.window == 0
+                    && seg.ack == self.client.isn.wrapping_add(1)
+                {
+                    self.state = TcpState::Closed;
+                }
             } else if syn && ack && self.four_whs {
                 // Four-way handshake: the client answers the server's SYN.
                 if seg.ack != self.server.isn.wrapping_add(1) {
