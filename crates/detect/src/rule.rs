@@ -141,6 +141,11 @@ pub struct CompiledRule {
     /// Tests on the flow's application protocol (rule header protocol of
     /// a packet rule, `app-layer-protocol`); all must hold.
     pub app_tests: Vec<AppTest>,
+    /// Suricata's PD-only signature: `app-layer-protocol` is its only
+    /// match keyword (besides `flow` directions and flowbit sets) and its
+    /// header names no application protocol. It matches only on the
+    /// packet on which protocol detection completed.
+    pub pd_only: bool,
     /// Transaction rules (any application-layer buffer, `urilen`, ...):
     /// what they inspect. `None` for packet rules.
     pub app: Option<AppSpec>,
@@ -692,6 +697,22 @@ pub fn compile_rule(
             fp,
         )
     };
+    let f = &flow;
+    let pd_only = !app_tests.is_empty()
+        && header_app.is_none()
+        && app.is_none()
+        && checks.is_empty()
+        && rule.buffers.is_empty()
+        && flowbit_tests.is_empty()
+        && flowbit_sets.iter().all(|o| o.cmd == FlowbitsCmd::Set)
+        && flowints.is_empty()
+        && !(f.established
+            || f.not_established
+            || f.stateless
+            || f.only_stream
+            || f.no_stream
+            || f.only_frag
+            || f.no_frag);
     Ok(CompiledRule {
         action: rule.action,
         gid: rule.gid,
@@ -719,6 +740,7 @@ pub fn compile_rule(
         suppress: Vec::new(),
         fast_pattern,
         app_tests,
+        pd_only,
         app,
         buffers,
         file: rule.origin.file.clone(),

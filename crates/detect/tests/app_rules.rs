@@ -446,16 +446,30 @@ fn app_layer_protocol_keyword() {
         "alert tcp any any -> any any (app-layer-protocol:failed; sid:1;)",
         "alert tcp any any -> any any (app-layer-protocol:!http; sid:2;)",
         "alert tcp any any -> any any (app-layer-protocol:http; sid:3;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; content:\"xyz\"; sid:4;)",
     ]);
     let frame = packet(AppDir::ToServer, false, b"xyz");
-    let at = |s| flow(AppDir::ToServer, s);
+    // Rules whose only match is app-layer-protocol are PD-only: they
+    // match on the packet on which detection completed.
+    let at = |s| FlowView {
+        app_proto_decided_now: true,
+        ..flow(AppDir::ToServer, s)
+    };
+    assert_eq!(
+        packet_alerts(
+            &e,
+            &frame,
+            flow(AppDir::ToServer, AppProtoState::Detected(AppProto::Http))
+        ),
+        vec![4]
+    );
     assert_eq!(
         packet_alerts(&e, &frame, at(AppProtoState::Failed)),
         vec![1, 2]
     );
     assert_eq!(
         packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Http))),
-        vec![3]
+        vec![3, 4]
     );
     assert_eq!(
         packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Dns))),
