@@ -845,6 +845,21 @@ mod tests {
     }
 
     #[test]
+    fn client_rst_to_a_stray_ack_keeps_syn_sent() {
+        let mut c = Conn::new();
+        c.pkt(true, SYN, 100, 0, b"");
+        // The server answers with a bare ACK; the client resets it.
+        c.pkt(false, ACK, 7000, 9000, b"");
+        c.pkt(true, RST, 9000, 9000, b"");
+        assert_ne!(c.s.state, TcpState::Closed);
+        // The SYN is resent with the same ISN and the handshake goes on.
+        c.pkt(true, SYN, 100, 0, b"");
+        c.pkt(false, SYN | ACK, 500, 101, b"");
+        let o = c.pkt(true, ACK, 101, 501, b"");
+        assert!(o.handshake_done);
+    }
+
+    #[test]
     fn rst_data_is_not_added_and_closes() {
         let mut c = Conn::new();
         c.handshake();
