@@ -586,6 +586,34 @@ pub fn parse_cert(der: &[u8]) -> Option<CertInfo> {
     })
 }
 
+/// The event for a certificate that does not decode, as Suricata maps
+/// its X.509 decoder's errors: truncated DER is an invalid length, a DER
+/// encoding error invalid DER, anything else an invalid certificate.
+fn cert_error_event(der: &[u8]) -> TlsEvent {
+    use x509_parser::error::X509Error;
+    use x509_parser::nom::Err;
+    match x509_parser::parse_x509_certificate(der) {
+        Err(Err::Incomplete(_)) => TlsEvent::CertificateInvalidLength,
+        Err(Err::Error(X509Error::Der(e)) | Err::Failure(X509Error::Der(e))) => match e {
+            x509_parser::der_parser::error::BerError::InvalidLength => {
+                TlsEvent::CertificateInvalidLength
+            }
+            _ => TlsEvent::CertificateInvalidDer,
+        },
+        Err(_) => TlsEvent::InvalidCertificate,
+        Ok(_) => TlsEvent::CertificateInvalidDer,
+    }
+}
+
+/// Handshake message types the parser handles (Suricata's
+/// `SupportedHandshakeType`); another is an invalid handshake message.
+fn supported_handshake_type(t: u8) -> bool {
+    matches!(
+        t,
+        0 | 1 | 2 | 4 | 11 | 12 | 13 | 14 | 15 | 16 | 20 | 21 | 22
+    )
+}
+
 const MAX_RECORD: usize = 16_384 + 2_048;
 
 #[derive(Default)]
@@ -799,6 +827,15 @@ impl TlsState {
                 return;
             }
             let len = usize::from(p.hs[1]) << 16 | usize::from(p.hs[2]) << 8 | usize::from(p.hs[3]);
+            if !supported_handshake_type(p.hs[0]) {
+                // Skipped at its header, whatever its length.
+                Self::ev(ev, TlsEvent::InvalidHandshakeMessage);
+                let have = p.hs.len() - 4;
+                let n = have.min(len);
+                p.hs.drain(..4 + n);
+                p.hs_skip = len - n;
+                continue;
+            }
             if len > self.cfg.tls_max_handshake {
                 Self::ev(ev, TlsEvent::HandshakeInvalidLength);
                 let have = p.hs.len() - 4;
@@ -890,7 +927,7 @@ impl TlsState {
             Some(der) => {
                 let info = parse_cert(der);
                 if info.is_none() {
-                    Self::ev(ev, TlsEvent::CertificateInvalidDer);
+                    Self::ev(ev, cert_error_event(der));
                 }
                 info
             }

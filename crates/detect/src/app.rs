@@ -22,7 +22,9 @@
 //! `file.data`, `http.content_type`, certificates, `tls.random` ...)
 //! follow `flow:to_server` / `flow:to_client`, defaulting to the client
 //! for `file.data`, TLS certificate buffers and DNS answer names, to the
-//! server otherwise.
+//! server otherwise. DNS and TLS rules without a one-sided keyword and
+//! without a `flow` direction are inspected in both directions
+//! ([`AppSpec::both_dirs`]).
 //!
 //! # Prefilter
 //!
@@ -81,10 +83,12 @@ pub struct TxInput<'a> {
 }
 
 /// Per-transaction detection state the worker keeps: which rules already
-/// fired on it (a transaction rule fires once per transaction).
+/// fired on it, in which direction (a transaction rule fires once per
+/// transaction and direction, as Suricata keeps its detect state per
+/// direction; most rules are only inspected in one).
 #[derive(Debug, Default, Clone)]
 pub struct TxDetectState {
-    pub fired: Vec<u32>,
+    pub fired: Vec<(u32, AppDir)>,
     /// Per direction (to-server, to-client): the worker already inspected
     /// this side once before it was complete. It is inspected again only
     /// when complete, so a growing body is not rescanned on every packet.
@@ -144,6 +148,55 @@ pub struct AppSpec {
     pub fast_list: Option<usize>,
     /// Tests on transaction fields (`tls.version`, `dns.opcode` ...).
     pub checks: Vec<TxCheck>,
+    /// Also inspected in the other direction than `dir` (see
+    /// [`spec_directions`]).
+    pub both_dirs: bool,
+}
+
+/// The versions `ssl_version` names, in order.
+pub const SSL_VERSIONS: [&str; 6] = ["sslv2", "sslv3", "tls1.0", "tls1.1", "tls1.2", "tls1.3"];
+
+/// The index in [`SSL_VERSIONS`] of a version on the wire (TLS 1.3
+/// drafts count as 1.3).
+fn ssl_version_index(v: u16) -> Option<usize> {
+    Some(match v {
+        0x0002 => 0,
+        0x0300 => 1,
+        0x0301 => 2,
+        0x0302 => 3,
+        0x0303 => 4,
+        0x0304 => 5,
+        v if v >> 8 == 0x7f && (v & 0xff) <= 28 => 5,
+        _ => return None,
+    })
+}
+
+fn parse_ssl_version(v: &str) -> Result<TxCheck, String> {
+    let t = v.trim_start();
+    let (negate, t) = match t.strip_prefix('!') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let mut set = [false; 6];
+    let mut any = false;
+    for w in t
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        let i = SSL_VERSIONS
+            .iter()
+            .position(|k| k.eq_ignore_ascii_case(w))
+            .ok_or_else(|| format!("ssl_version: unknown value '{w}'"))?;
+        if set[i] {
+            return Err(format!("ssl_version: duplicate value '{w}'"));
+        }
+        set[i] = true;
+        any = true;
+    }
+    if !any {
+        return Err("ssl_version: empty value".into());
+    }
+    Ok(TxCheck::SslVersion { set, negate })
 }
 
 /// A test on a transaction field that is not a buffer.
@@ -151,15 +204,150 @@ pub struct AppSpec {
 pub enum TxCheck {
     /// `tls.version`: the version of the inspected side's hello.
     TlsVersion(u16),
+    /// `ssl_version:[!]v1,v2...`: the inspected side's version is one of
+    /// (`negate`: is a known version and none of) `sslv2`, `sslv3`,
+    /// `tls1.0` ... `tls1.3`, by index in [`SSL_VERSIONS`].
+    SslVersion { set: [bool; 6], negate: bool },
+    /// `tls.fingerprint:[!]"xx:xx..."`: the server certificate's SHA-1
+    /// fingerprint equals (`negate`: differs from) the value, compared
+    /// without case.
+    TlsFingerprint { value: String, negate: bool },
     /// `dns.opcode`.
     DnsOpcode(IntCmp),
-    /// `dns.rcode` (responses).
+    /// `dns.rcode`: the header's rcode, in either message.
     DnsRcode(IntCmp),
-    /// `dns.rrtype`: any question's type.
-    DnsRrtype(IntCmp),
+    /// `dns.rrtype`, a multi-integer: the queries' types in a request,
+    /// the answers' types in a response.
+    DnsRrtype(MultiUint),
     /// `app-layer-event:<proto>.<name>`: the parser raised this event on
     /// the transaction (Suricata's name, upper case).
     Event(AppProto, &'static str),
+}
+
+/// Which elements of an array a multi-integer keyword
+/// (`keyword:value[,index[,subslice]]`) requires to match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MultiIndex {
+    /// Any element (the default).
+    Any,
+    /// Every element, and at least one.
+    All,
+    /// Every element; no element matches.
+    AllOrAbsent,
+    /// Any element, or no element at all.
+    OrAbsent,
+    /// The element at an index, negative counting from the end; `oob`
+    /// (`oob_or N`) also matches when there is no such element.
+    At { index: i32, oob: bool },
+    /// `nb CMP`: the number of matching elements.
+    Nb(IntCmp),
+    /// `count CMP`: the number of elements, whatever their value.
+    Count(IntCmp),
+}
+
+/// A multi-integer test (Suricata's `DetectUintArrayData`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiUint {
+    pub cmp: IntCmp,
+    pub index: MultiIndex,
+    /// Subslice `start:end` of the array (negative from the end; an end
+    /// of 0 is the array's end).
+    pub slice: (i32, i32),
+}
+
+impl MultiUint {
+    pub fn parse(v: &str, max: u64) -> Result<MultiUint, String> {
+        let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+        if parts.len() > 3 {
+            return Err("too many comma-separated parts in multi-integer".into());
+        }
+        let int = |s: &str| {
+            s.trim()
+                .parse::<i32>()
+                .map_err(|_| format!("bad multi-integer index '{s}'"))
+        };
+        if parts.len() == 1 {
+            if let Some(c) = parts[0].strip_prefix("count") {
+                return Ok(MultiUint {
+                    cmp: vigil_rules::parse_uint_cmp("0", max)?,
+                    index: MultiIndex::Count(vigil_rules::parse_uint_cmp(
+                        c.trim(),
+                        u32::MAX as u64,
+                    )?),
+                    slice: (0, 0),
+                });
+            }
+        }
+        let cmp = vigil_rules::parse_uint_cmp(parts[0], max)?;
+        let index = match parts.get(1).copied() {
+            None | Some("any") => MultiIndex::Any,
+            Some("all") => MultiIndex::All,
+            Some("all_or_absent") => MultiIndex::AllOrAbsent,
+            Some("or_absent") => MultiIndex::OrAbsent,
+            Some(x) => {
+                if let Some(n) = x.strip_prefix("nb") {
+                    MultiIndex::Nb(vigil_rules::parse_uint_cmp(n.trim(), u32::MAX as u64)?)
+                } else if let Some(n) = x.strip_prefix("oob_or") {
+                    MultiIndex::At {
+                        index: int(n)?,
+                        oob: true,
+                    }
+                } else {
+                    MultiIndex::At {
+                        index: int(x)?,
+                        oob: false,
+                    }
+                }
+            }
+        };
+        let slice = match parts.get(2) {
+            None => (0, 0),
+            Some(s) => {
+                let (a, b) = s
+                    .split_once(':')
+                    .ok_or_else(|| format!("bad multi-integer subslice '{s}'"))?;
+                let (a, b) = (int(a)?, int(b)?);
+                if (a > 0 && b > 0 || a < 0 && b < 0) && b <= a {
+                    return Err(format!("subslice must end after start {a} {b}"));
+                }
+                (a, b)
+            }
+        };
+        Ok(MultiUint { cmp, index, slice })
+    }
+
+    /// Whether the (complete) array `values` matches.
+    pub fn matches(&self, values: &[u64]) -> bool {
+        let len = values.len() as i64;
+        let (s, e) = (self.slice.0 as i64, self.slice.1 as i64);
+        let start = if s >= 0 { s } else { len + s };
+        let end = if e > 0 { e } else { len + e };
+        let sub: &[u64] = if start < 0 || end > len || start >= end {
+            &[]
+        } else {
+            &values[start as usize..end as usize]
+        };
+        let hit = |v: &u64| self.cmp.matches(*v);
+        match &self.index {
+            MultiIndex::Any => sub.iter().any(hit),
+            MultiIndex::OrAbsent => sub.is_empty() || sub.iter().any(hit),
+            MultiIndex::All => !sub.is_empty() && sub.iter().all(hit),
+            MultiIndex::AllOrAbsent => sub.iter().all(hit),
+            MultiIndex::Nb(c) => c.matches(sub.iter().filter(|v| hit(v)).count() as u64),
+            MultiIndex::Count(c) => c.matches(sub.len() as u64),
+            MultiIndex::At { index, oob } => {
+                let i = if *index < 0 {
+                    sub.len() as i64 + *index as i64
+                } else {
+                    *index as i64
+                };
+                match usize::try_from(i).ok().and_then(|i| sub.get(i)) {
+                    Some(v) => hit(v),
+                    None => *oob,
+                }
+            }
+        }
+    }
 }
 
 impl TxCheck {
@@ -179,9 +367,25 @@ impl TxCheck {
                     _ => Err(format!("invalid tls.version '{x}'")),
                 },
             },
+            "ssl_version" => parse_ssl_version(v),
+            "tls.fingerprint" => {
+                let t = value.trim();
+                let (negate, t) = match t.strip_prefix('!') {
+                    Some(r) => (true, unquote(r)),
+                    None => (false, unquote(t)),
+                };
+                if t.is_empty() {
+                    Err("tls.fingerprint: empty value".into())
+                } else {
+                    Ok(TxCheck::TlsFingerprint {
+                        value: t.to_ascii_lowercase(),
+                        negate,
+                    })
+                }
+            }
             "dns.opcode" => uint(15).map(TxCheck::DnsOpcode),
             "dns.rcode" => uint(15).map(TxCheck::DnsRcode),
-            "dns.rrtype" => uint(65535).map(TxCheck::DnsRrtype),
+            "dns.rrtype" => MultiUint::parse(v, 65535).map(TxCheck::DnsRrtype),
             _ => return None,
         })
     }
@@ -210,14 +414,16 @@ impl TxCheck {
     pub fn proto(&self) -> AppProto {
         match self {
             TxCheck::Event(p, _) => *p,
-            TxCheck::TlsVersion(_) => AppProto::Tls,
+            TxCheck::TlsVersion(_)
+            | TxCheck::SslVersion { .. }
+            | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
             _ => AppProto::Dns,
         }
     }
 
     fn side(&self) -> Side {
         match self {
-            TxCheck::DnsRcode(_) => Side::Response,
+            TxCheck::TlsFingerprint { .. } => Side::Response,
             _ => Side::Both(AppDir::ToServer),
         }
     }
@@ -230,7 +436,31 @@ impl TxCheck {
                 .as_tls()
                 .and_then(|s| s.tx())
                 .is_some_and(|t| t.id() == tx.tx && t.version(tx.dir) == *want),
-            TxCheck::DnsOpcode(c) | TxCheck::DnsRcode(c) | TxCheck::DnsRrtype(c) => {
+            TxCheck::SslVersion { set, negate } => {
+                let Some(t) = tx.app.as_tls().and_then(|s| s.tx()) else {
+                    return false;
+                };
+                if t.id() != tx.tx {
+                    return false;
+                }
+                match ssl_version_index(t.version(tx.dir)) {
+                    Some(i) => set[i] != *negate,
+                    None => false,
+                }
+            }
+            TxCheck::TlsFingerprint { value, negate } => {
+                let Some(t) = tx.app.as_tls().and_then(|s| s.tx()) else {
+                    return false;
+                };
+                if t.id() != tx.tx {
+                    return false;
+                }
+                match t.buffer(BufferId::TlsCertFingerprint, AppDir::ToClient) {
+                    Some(f) => f.eq_ignore_ascii_case(value.as_bytes()) != *negate,
+                    None => false,
+                }
+            }
+            TxCheck::DnsOpcode(_) | TxCheck::DnsRcode(_) | TxCheck::DnsRrtype(_) => {
                 let Some(t) = tx.app.as_dns().and_then(|s| s.tx(tx.tx)) else {
                     return false;
                 };
@@ -238,9 +468,17 @@ impl TxCheck {
                     return false;
                 }
                 match self {
-                    TxCheck::DnsOpcode(_) => c.matches(t.opcode() as u64),
-                    TxCheck::DnsRcode(_) => c.matches(t.rcode() as u64),
-                    _ => t.query_rrtypes().any(|r| c.matches(r as u64)),
+                    TxCheck::DnsOpcode(c) => c.matches(t.opcode() as u64),
+                    TxCheck::DnsRcode(c) => c.matches(t.rcode() as u64),
+                    TxCheck::DnsRrtype(m) => {
+                        let types: Vec<u64> = if t.is_request() {
+                            t.query_rrtypes().map(u64::from).collect()
+                        } else {
+                            t.answer_rrtypes().map(u64::from).collect()
+                        };
+                        m.matches(&types)
+                    }
+                    _ => false,
                 }
             }
         }
@@ -282,11 +520,26 @@ pub fn rule_direction(buffers: &[BufferId], flow: &FlowOpts) -> AppDir {
     direction_of(&sides, flow)
 }
 
-/// [`rule_direction`] for a rule's buffers and transaction checks.
-pub(crate) fn spec_direction(buffers: &[BufferId], checks: &[TxCheck], flow: &FlowOpts) -> AppDir {
+/// [`rule_direction`] for a rule's buffers and transaction checks, and
+/// whether the rule is also inspected in the other direction. DNS
+/// transactions are single messages (as in Suricata 8), and every DNS
+/// keyword but `dns.query` is registered in both directions: a DNS rule
+/// with no such keyword and no `flow` direction is inspected on requests
+/// and responses alike. The same holds for TLS, whose keywords all exist
+/// in both directions but `tls.sni`/`ja3`/`ja3s`/`ja4` and the legacy
+/// `tls.fingerprint`.
+pub(crate) fn spec_directions(
+    proto: AppProto,
+    buffers: &[BufferId],
+    checks: &[TxCheck],
+    flow: &FlowOpts,
+) -> (AppDir, bool) {
     let mut sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
     sides.extend(checks.iter().map(TxCheck::side));
-    direction_of(&sides, flow)
+    let both = matches!(proto, AppProto::Dns | AppProto::Tls)
+        && flow.to_client == flow.to_server
+        && sides.iter().all(|s| matches!(s, Side::Both(_)));
+    (direction_of(&sides, flow), both)
 }
 
 fn direction_of(sides: &[Side], flow: &FlowOpts) -> AppDir {
@@ -611,9 +864,18 @@ impl TxGroups {
         let mut groups: Vec<TxGroup> = (0..PROTOS.len() * 2).map(|_| TxGroup::default()).collect();
         // Per group: fast-pattern list key -> (patterns, rules).
         let mut pending: Vec<Vec<PendingList>> = (0..groups.len()).map(|_| Vec::new()).collect();
-        for (i, r) in rules.iter().enumerate() {
+        let placements = rules.iter().enumerate().flat_map(|(i, r)| {
+            let app = r.app.as_ref();
+            let dirs = match app {
+                Some(a) if a.both_dirs => vec![a.dir, a.dir.reverse()],
+                Some(a) => vec![a.dir],
+                None => Vec::new(),
+            };
+            dirs.into_iter().map(move |d| (i, r, d))
+        });
+        for (i, r, dir) in placements {
             let Some(app) = &r.app else { continue };
-            let g = group_index(app.proto, app.dir);
+            let g = group_index(app.proto, dir);
             match (&r.fast_pattern, app.fast_list) {
                 (Some(fp), Some(li)) => {
                     let key = app.lists[li].key;
@@ -760,7 +1022,7 @@ impl DetectEngine {
 
         let pkt_payload = packet_payload_of(&input);
         for ri in cands {
-            if txst.fired.contains(&ri) {
+            if txst.fired.contains(&(ri, tx.dir)) {
                 continue;
             }
             let r = &self.rules[ri as usize];
@@ -803,18 +1065,18 @@ impl DetectEngine {
             match conclude(r, &input, state.as_deref_mut()) {
                 Verdict::NoMatch => continue,
                 Verdict::Pass => {
-                    txst.fired.push(ri);
+                    txst.fired.push((ri, tx.dir));
                     return true;
                 }
                 Verdict::Alert => {
-                    txst.fired.push(ri);
+                    txst.fired.push((ri, tx.dir));
                     alerts.push(Hit {
                         rule: ri,
                         stream: false,
                         tx: Some(tx.tx),
                     });
                 }
-                Verdict::Silent => txst.fired.push(ri),
+                Verdict::Silent => txst.fired.push((ri, tx.dir)),
             }
         }
         false

@@ -34,6 +34,10 @@ pub struct FlowView {
     /// The flow's application protocol as detected so far
     /// (`app-layer-protocol`, rules whose header names a protocol).
     pub app_proto: crate::app::AppProtoState,
+    /// Protocol detection completed on this packet (Suricata's
+    /// `PKT_PROTO_DETECT_TS_DONE`/`TC_DONE`): the only packet a PD-only
+    /// rule ([`crate::CompiledRule::pd_only`]) can match.
+    pub app_proto_decided_now: bool,
 }
 
 /// Per-flow detection state, owned by the flow.
@@ -629,6 +633,9 @@ pub(crate) fn packet_checks(
         return false;
     }
     if !r.flowbit_tests.iter().all(|op| flowbits_test(op, state)) {
+        return false;
+    }
+    if r.pd_only && !input.flow.is_some_and(|f| f.app_proto_decided_now) {
         return false;
     }
     if !r.app_tests.is_empty() {

@@ -141,6 +141,11 @@ pub struct CompiledRule {
     /// Tests on the flow's application protocol (rule header protocol of
     /// a packet rule, `app-layer-protocol`); all must hold.
     pub app_tests: Vec<AppTest>,
+    /// Suricata's PD-only signature: `app-layer-protocol` is its only
+    /// match keyword (besides `flow` directions and flowbit sets) and its
+    /// header names no application protocol. It matches only on the
+    /// packet on which protocol detection completed.
+    pub pd_only: bool,
     /// Transaction rules (any application-layer buffer, `urilen`, ...):
     /// what they inspect. `None` for packet rules.
     pub app: Option<AppSpec>,
@@ -267,15 +272,14 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
-        "tls.version" | "dns.opcode" | "dns.rcode" | "dns.rrtype" => {
-            rule.conditions.iter().all(|c| match c {
-                Condition::NotEvaluable { keyword, value } if keyword == k => value
-                    .as_deref()
-                    .and_then(|v| crate::app::TxCheck::parse(k, v))
-                    .is_some_and(|r| r.is_ok()),
-                _ => true,
-            })
-        }
+        "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
+        | "dns.rrtype" => rule.conditions.iter().all(|c| match c {
+            Condition::NotEvaluable { keyword, value } if keyword == k => value
+                .as_deref()
+                .and_then(|v| crate::app::TxCheck::parse(k, v))
+                .is_some_and(|r| r.is_ok()),
+            _ => true,
+        }),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -706,7 +710,7 @@ pub fn compile_rule(
                 ),
             });
         }
-        let dir = crate::app::spec_direction(&ids, &tx_checks, &flow);
+        let (dir, both_dirs) = crate::app::spec_directions(app_proto, &ids, &tx_checks, &flow);
         let fast =
             choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
         let (fast_list, fp) = match fast {
@@ -721,10 +725,27 @@ pub fn compile_rule(
                 urilen,
                 fast_list,
                 checks: tx_checks,
+                both_dirs,
             }),
             fp,
         )
     };
+    let f = &flow;
+    let pd_only = !app_tests.is_empty()
+        && header_app.is_none()
+        && app.is_none()
+        && checks.is_empty()
+        && rule.buffers.is_empty()
+        && flowbit_tests.is_empty()
+        && flowbit_sets.iter().all(|o| o.cmd == FlowbitsCmd::Set)
+        && flowints.is_empty()
+        && !(f.established
+            || f.not_established
+            || f.stateless
+            || f.only_stream
+            || f.no_stream
+            || f.only_frag
+            || f.no_frag);
     Ok(CompiledRule {
         action: rule.action,
         gid: rule.gid,
@@ -752,6 +773,7 @@ pub fn compile_rule(
         suppress: Vec::new(),
         fast_pattern,
         app_tests,
+        pd_only,
         app,
         buffers,
         file: rule.origin.file.clone(),

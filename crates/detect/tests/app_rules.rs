@@ -325,6 +325,7 @@ fn dns_multi_buffer_and_dotprefix() {
     let mut st = FlowDetectState::default();
     // Each instance is inspected on its own: sid 2 needs both contents in
     // one name. Header ports are verified (sid 5 is for port 5353).
+    // dns.rcode without a flow direction reads requests too (sid 8).
     assert_eq!(
         inspect(
             &e,
@@ -334,7 +335,7 @@ fn dns_multi_buffer_and_dotprefix() {
             &mut TxDetectState::default(),
             &mut st
         ),
-        vec![1, 3, 4, 6]
+        vec![1, 3, 4, 6, 8]
     );
     // dotprefix: ".notevil.com" does not end with ".evil.com".
     assert_eq!(
@@ -346,7 +347,7 @@ fn dns_multi_buffer_and_dotprefix() {
             &mut TxDetectState::default(),
             &mut st
         ),
-        vec![4, 6]
+        vec![4, 6, 8]
     );
 }
 
@@ -445,16 +446,30 @@ fn app_layer_protocol_keyword() {
         "alert tcp any any -> any any (app-layer-protocol:failed; sid:1;)",
         "alert tcp any any -> any any (app-layer-protocol:!http; sid:2;)",
         "alert tcp any any -> any any (app-layer-protocol:http; sid:3;)",
+        "alert tcp any any -> any any (app-layer-protocol:http; content:\"xyz\"; sid:4;)",
     ]);
     let frame = packet(AppDir::ToServer, false, b"xyz");
-    let at = |s| flow(AppDir::ToServer, s);
+    // Rules whose only match is app-layer-protocol are PD-only: they
+    // match on the packet on which detection completed.
+    let at = |s| FlowView {
+        app_proto_decided_now: true,
+        ..flow(AppDir::ToServer, s)
+    };
+    assert_eq!(
+        packet_alerts(
+            &e,
+            &frame,
+            flow(AppDir::ToServer, AppProtoState::Detected(AppProto::Http))
+        ),
+        vec![4]
+    );
     assert_eq!(
         packet_alerts(&e, &frame, at(AppProtoState::Failed)),
         vec![1, 2]
     );
     assert_eq!(
         packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Http))),
-        vec![3]
+        vec![3, 4]
     );
     assert_eq!(
         packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Dns))),
@@ -601,4 +616,34 @@ fn app_layer_event_matches_the_transaction_that_raised_it() {
         report.not_evaluable_by_keyword.get("app-layer-event"),
         Some(&1)
     );
+}
+
+#[test]
+fn multi_integer_index_modes() {
+    use vigil_detect::app::{MultiUint, TxCheck};
+    let m = |s: &str| MultiUint::parse(s, 65535).unwrap();
+    let v = [1u64, 5, 1];
+    assert!(m("5").matches(&v));
+    assert!(m("1,0").matches(&v));
+    assert!(!m("1,1").matches(&v));
+    assert!(m("1,-1").matches(&v));
+    assert!(!m("1,all").matches(&v));
+    assert!(m("1,all").matches(&[1, 1]));
+    assert!(!m("1,all").matches(&[]));
+    assert!(m("1,all_or_absent").matches(&[]));
+    assert!(m("1,or_absent").matches(&[]));
+    assert!(m("1,nb 2").matches(&v));
+    assert!(m("1,oob_or 7").matches(&v));
+    assert!(m("count 3").matches(&v));
+    // Subslice [1..3) = [5, 1].
+    assert!(m("5,0,1:3").matches(&v));
+    assert!(MultiUint::parse("1,x", 65535).is_err());
+    assert!(matches!(
+        TxCheck::parse("ssl_version", "!tls1.3,tls1.2"),
+        Some(Ok(TxCheck::SslVersion { negate: true, .. }))
+    ));
+    assert!(matches!(
+        TxCheck::parse("ssl_version", "tls9"),
+        Some(Err(_))
+    ));
 }

@@ -754,7 +754,7 @@ impl Ctx {
             return;
         }
         let ts_us = (rec.ts_ns.max(0) / 1000) as u64;
-        self.app_feed(p, flow, to_server, ts_us);
+        let decided_now = self.app_feed(p, flow, to_server, ts_us);
         let view = FlowView {
             to_server,
             established,
@@ -768,6 +768,7 @@ impl Ctx {
                 .app
                 .as_ref()
                 .map_or(AppProtoState::Unknown, |a| a.proto),
+            app_proto_decided_now: decided_now,
         };
         let use_merged = chunk_ready && self.merge_stream_candidates(pk.sel, p, cands);
         let merged = std::mem::take(&mut self.merged);
@@ -985,6 +986,7 @@ impl Ctx {
                     .app
                     .as_ref()
                     .map_or(AppProtoState::Unknown, |a| a.proto),
+                app_proto_decided_now: false,
             };
             let mut input = PacketInput::new(&p, Some(view));
             input.pseudo = true;
@@ -1041,13 +1043,14 @@ impl Ctx {
         flow: &mut Flow<FlowState>,
         to_server: bool,
         ts_us: u64,
-    ) {
+    ) -> bool {
         let Some(cfg) = self.cfg.app.as_ref() else {
-            return;
+            return false;
         };
+        let mut decided = false;
         let st = &mut flow.state;
         if st.no_payload {
-            return;
+            return false;
         }
         let server_port = if to_server {
             p.dst_port()
@@ -1057,7 +1060,7 @@ impl Ctx {
         match p.l4 {
             L4::Tcp(_) => {
                 if st.tcp.state == TcpState::None {
-                    return;
+                    return false;
                 }
                 let app = st.app.get_or_insert_with(|| {
                     st.tcp.app_consumed(true, Some(0), &mut self.mem);
@@ -1076,6 +1079,7 @@ impl Ctx {
                         &mut self.mem,
                         &mut self.app_buf,
                     );
+                    decided |= o.decided;
                     count_feed(&mut self.stats, app, o);
                 }
                 if self.cfg.tls_stop_after_handshake
@@ -1095,10 +1099,12 @@ impl Ctx {
                     Box::new(AppFlow::new(vigil_applayer::Transport::Udp, server_port))
                 });
                 let o = app.feed_udp(to_server, p.payload(), ts_us, cfg);
+                decided |= o.decided;
                 count_feed(&mut self.stats, app, o);
             }
             _ => {}
         }
+        decided
     }
 
     /// Writes a record for each transaction that is complete (every one

@@ -352,7 +352,16 @@ impl TcpSession {
         let (syn, ack, rst) = (f & SYN != 0, f & ACK != 0, f & RST != 0);
         if from_client {
             if rst {
-                self.state = TcpState::Closed;
+                // As Suricata: the client's RST aborts the handshake only
+                // when it is the answer to its own SYN (seq = ISN, window
+                // 0, ack = ISN + 1); another (a reply to a stray ACK) is
+                // ignored and the SYN may be resent.
+                if seg.seq == self.client.isn
+                    && seg.window == 0
+                    && seg.ack == self.client.isn.wrapping_add(1)
+                {
+                    self.state = TcpState::Closed;
+                }
             } else if syn && ack && self.four_whs {
                 // Four-way handshake: the client answers the server's SYN.
                 if seg.ack != self.server.isn.wrapping_add(1) {
@@ -833,6 +842,21 @@ mod tests {
             Some(RawWindow { from: 0, to: 3000 })
         );
         assert_eq!(c.s.raw_window(false, &c.cfg, false), None);
+    }
+
+    #[test]
+    fn client_rst_to_a_stray_ack_keeps_syn_sent() {
+        let mut c = Conn::new();
+        c.pkt(true, SYN, 100, 0, b"");
+        // The server answers with a bare ACK; the client resets it.
+        c.pkt(false, ACK, 7000, 9000, b"");
+        c.pkt(true, RST, 9000, 9000, b"");
+        assert_ne!(c.s.state, TcpState::Closed);
+        // The SYN is resent with the same ISN and the handshake goes on.
+        c.pkt(true, SYN, 100, 0, b"");
+        c.pkt(false, SYN | ACK, 500, 101, b"");
+        let o = c.pkt(true, ACK, 101, 501, b"");
+        assert!(o.handshake_done);
     }
 
     #[test]
