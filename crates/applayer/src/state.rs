@@ -40,7 +40,7 @@ pub(crate) struct TxCommon {
     pub logged: bool,
     /// Events raised on this transaction (distinct, at most
     /// [`MAX_TX_EVENTS`]), for `app-layer-event`.
-    pub events: Vec<AppLayerEvent>,
+    pub events: Vec<(AppLayerEvent, Direction)>,
 }
 
 /// Most distinct events remembered per transaction.
@@ -109,24 +109,25 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
         }
-        self.remember(&ev);
+        self.remember(&ev, dir);
         ev
     }
 
     /// Files events that belong to a transaction with it.
-    fn remember(&mut self, ev: &[AppLayerEvent]) {
+    fn remember(&mut self, ev: &[AppLayerEvent], dir: Direction) {
         for e in ev {
             let Some(id) = e.tx() else { continue };
             if let Some(c) = self.common_mut(id) {
-                if c.events.len() < MAX_TX_EVENTS && !c.events.contains(e) {
-                    c.events.push(*e);
+                if c.events.len() < MAX_TX_EVENTS && !c.events.contains(&(*e, dir)) {
+                    c.events.push((*e, dir));
                 }
             }
         }
     }
 
-    /// The events raised on a transaction so far.
-    pub fn tx_events(&self, tx: TxId) -> &[AppLayerEvent] {
+    /// The events raised on a transaction so far, with the direction of
+    /// the data that raised them.
+    pub fn tx_events(&self, tx: TxId) -> &[(AppLayerEvent, Direction)] {
         let c = match self {
             AppLayerState::Http(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Dns(s) => s.tx(tx).map(|t| &t.common),
@@ -144,7 +145,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
         }
-        self.remember(&ev);
+        self.remember(&ev, dir);
         ev
     }
 
@@ -154,7 +155,7 @@ impl AppLayerState {
         if let AppLayerState::Http(s) = self {
             s.finish(dir, &mut ev);
         }
-        self.remember(&ev);
+        self.remember(&ev, dir);
         ev
     }
 

@@ -430,7 +430,11 @@ impl TxCheck {
 
     fn matches(&self, tx: &TxInput<'_>) -> bool {
         match self {
-            TxCheck::Event(_, name) => tx.app.tx_events(tx.tx).iter().any(|e| e.name() == *name),
+            TxCheck::Event(_, name) => tx
+                .app
+                .tx_events(tx.tx)
+                .iter()
+                .any(|(e, d)| *d == tx.dir && e.name() == *name),
             TxCheck::TlsVersion(want) => tx
                 .app
                 .as_tls()
