@@ -45,6 +45,9 @@ event_enum! {
         RequestFieldTooLong => "REQUEST_FIELD_TOO_LONG",
         ResponseFieldTooLong => "RESPONSE_FIELD_TOO_LONG",
         RequestLineInvalid => "REQUEST_LINE_INVALID",
+        /// A line after a complete request that is not a request line:
+        /// libhtp takes it as the request's body.
+        RequestBodyUnexpected => "REQUEST_BODY_UNEXPECTED",
         RequestLineLeadingWhitespace => "REQUEST_LINE_LEADING_WHITESPACE",
         RequestLineMissingProtocol => "REQUEST_LINE_MISSING_PROTOCOL",
         MissingHostHeader => "MISSING_HOST_HEADER",

@@ -342,3 +342,33 @@ fn gap_resyncs_on_next_request() {
         Some(&b"/next"[..])
     );
 }
+
+#[test]
+fn a_line_after_a_bodiless_request_is_its_unexpected_body() {
+    use vigil_applayer::{
+        AppLayerEvent, AppLayerState, AppProto, BufferId, Direction, HttpEvent, Transport,
+    };
+    let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    let ev = s.feed(
+        Direction::ToServer,
+        b"POST /login HTTP/1.1\r\nHost: a\r\n\r\nlogin=foo&password=bar\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n",
+        1,
+    );
+    assert!(
+        ev.contains(&AppLayerEvent::Http(
+            HttpEvent::RequestBodyUnexpected,
+            Some(0)
+        )),
+        "{ev:?}"
+    );
+    let txs = s.transactions();
+    assert_eq!(txs.len(), 2, "the body line opened no transaction");
+    assert_eq!(
+        s.buffer(0, BufferId::HttpRequestBody, Direction::ToServer),
+        Some(&b"login=foo&password=bar"[..])
+    );
+    assert_eq!(
+        s.buffer(1, BufferId::HttpUri, Direction::ToServer),
+        Some(&b"/next"[..])
+    );
+}

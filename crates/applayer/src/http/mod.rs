@@ -772,6 +772,25 @@ impl HttpState {
     }
 
     fn request_line(&mut self, line: &[u8], ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+        // libhtp (REQ_FINALIZE): a line that follows a request with no
+        // body and has no HTTP method is that request's unexpected body.
+        let m_end = line
+            .iter()
+            .position(|c| matches!(c, b' ' | b'\t'))
+            .unwrap_or(line.len());
+        if !is_known_method(&line[..m_end]) {
+            let limit = self.cfg.http_request_body_limit;
+            if let Some(prev) = self.txs.back_mut().filter(|t| {
+                t.request_progress == HttpProgress::Complete && t.request_body.is_empty()
+            }) {
+                let room = limit.saturating_sub(prev.request_body.len());
+                prev.request_body
+                    .extend_from_slice(&line[..line.len().min(room)]);
+                let id = prev.common.id;
+                Self::ev(ev, HttpEvent::RequestBodyUnexpected, Some(id));
+                return;
+            }
+        }
         let id = self.new_tx(ts, ev);
         let mut events = Vec::new();
         let mut l = line;
@@ -1243,4 +1262,39 @@ fn looks_like_message_start(dir: Direction, data: &[u8]) -> bool {
         }
         Direction::ToClient => data.starts_with(b"HTTP/"),
     }
+}
+
+/// Methods libhtp knows (`htp_convert_method_to_number`).
+fn is_known_method(m: &[u8]) -> bool {
+    const KNOWN: &[&[u8]] = &[
+        b"GET",
+        b"PUT",
+        b"POST",
+        b"DELETE",
+        b"CONNECT",
+        b"OPTIONS",
+        b"TRACE",
+        b"PATCH",
+        b"PROPFIND",
+        b"PROPPATCH",
+        b"MKCOL",
+        b"COPY",
+        b"MOVE",
+        b"LOCK",
+        b"UNLOCK",
+        b"VERSION-CONTROL",
+        b"CHECKOUT",
+        b"UNCHECKOUT",
+        b"CHECKIN",
+        b"UPDATE",
+        b"LABEL",
+        b"REPORT",
+        b"MKWORKSPACE",
+        b"MKACTIVITY",
+        b"BASELINE-CONTROL",
+        b"MERGE",
+        b"INVALID",
+        b"HEAD",
+    ];
+    KNOWN.contains(&m)
 }
