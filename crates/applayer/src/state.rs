@@ -136,12 +136,14 @@ impl AppLayerState {
         c.map_or(&[], |c| &c.events[..])
     }
 
-    /// Data is missing in one direction (a stream gap): the parser drops
-    /// what it had in progress and resynchronises where it can.
-    pub fn on_gap(&mut self, dir: Direction) -> Vec<AppLayerEvent> {
+    /// Data is missing in one direction (a stream gap of `len` bytes,
+    /// `None` when its size is unknown): HTTP skips it inside a body of
+    /// known extent; otherwise the parser drops what it had in progress
+    /// and resynchronises where it can.
+    pub fn on_gap(&mut self, dir: Direction, len: Option<u64>) -> Vec<AppLayerEvent> {
         let mut ev = Vec::new();
         match self {
-            AppLayerState::Http(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Http(s) => s.on_gap(dir, len, &mut ev),
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
         }

@@ -328,7 +328,7 @@ fn gap_resyncs_on_next_request() {
         b"POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc",
         0,
     );
-    s.on_gap(Direction::ToServer);
+    s.on_gap(Direction::ToServer, None);
     s.feed(Direction::ToServer, b"tail of the lost body", 0);
     s.feed(
         Direction::ToServer,
@@ -340,6 +340,87 @@ fn gap_resyncs_on_next_request() {
     assert_eq!(
         s.buffer(1, BufferId::HttpUri, Direction::ToServer),
         Some(&b"/next"[..])
+    );
+}
+
+/// A gap inside a body of known extent is consumed as unseen body bytes
+/// (libhtp with gap-accepting parsers): the body keeps what came on both
+/// sides of the hole and the next message parses.
+#[test]
+fn gap_inside_a_body_is_skipped_and_parsing_goes_on() {
+    use vigil_applayer::{AppLayerEvent, HttpEvent};
+    let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    s.feed(
+        Direction::ToServer,
+        b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n",
+        0,
+    );
+    s.feed(
+        Direction::ToClient,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\nbefore",
+        0,
+    );
+    let ev = s.on_gap(Direction::ToClient, Some(8));
+    assert!(!ev.contains(&AppLayerEvent::Http(HttpEvent::StreamGap, Some(0))));
+    s.feed(Direction::ToClient, b"after!", 0);
+    // The body ended exactly: the next response is parsed.
+    s.feed(
+        Direction::ToServer,
+        b"GET /b HTTP/1.1\r\nHost: h\r\n\r\n",
+        0,
+    );
+    s.feed(
+        Direction::ToClient,
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123",
+        0,
+    );
+    s.on_gap(Direction::ToClient, Some(4));
+    s.feed(Direction::ToClient, b"89\r\n0\r\n\r\n", 0);
+    assert_eq!(
+        s.buffer(0, BufferId::HttpResponseBody, Direction::ToClient),
+        Some(&b"beforeafter!"[..])
+    );
+    assert_eq!(
+        s.buffer(1, BufferId::HttpResponseBody, Direction::ToClient),
+        Some(&b"012389"[..])
+    );
+    assert_eq!(s.transactions().len(), 2);
+    assert!(s
+        .transactions()
+        .iter()
+        .all(|t| t.progress.request_complete && t.progress.response_complete));
+}
+
+/// A gap that does not fit in the body (or falls in a header or chunk
+/// line) closes the message and the parser resynchronises on the next one.
+#[test]
+fn gap_past_the_body_end_resyncs() {
+    use vigil_applayer::{AppLayerEvent, HttpEvent};
+    let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    s.feed(
+        Direction::ToServer,
+        b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc",
+        0,
+    );
+    let ev = s.on_gap(Direction::ToServer, Some(50));
+    assert!(ev.contains(&AppLayerEvent::Http(HttpEvent::StreamGap, Some(0))));
+    s.feed(Direction::ToServer, b"junk after the hole", 0);
+    s.feed(
+        Direction::ToServer,
+        b"GET /n HTTP/1.1\r\nHost: h\r\n\r\n",
+        0,
+    );
+    s.feed(Direction::ToServer, b"GET /m HTTP/1.1\r\n", 0);
+    // In a header line: resync too.
+    let ev = s.on_gap(Direction::ToServer, Some(3));
+    assert!(ev.contains(&AppLayerEvent::Http(HttpEvent::StreamGap, Some(2))));
+    assert_eq!(
+        s.buffer(1, BufferId::HttpUri, Direction::ToServer),
+        Some(&b"/n"[..])
+    );
+    assert_eq!(
+        s.buffer(0, BufferId::HttpRequestBody, Direction::ToServer),
+        Some(&b"abc"[..])
     );
 }
 

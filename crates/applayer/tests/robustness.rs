@@ -45,7 +45,7 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
         };
         s.feed(dir, c, i as u64);
         if i % 7 == 3 {
-            s.on_gap(dir);
+            s.on_gap(dir, if i % 2 == 0 { None } else { Some(i as u64) });
         }
     }
     s.finish(Direction::ToServer);

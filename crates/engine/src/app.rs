@@ -207,13 +207,13 @@ impl AppFlow {
             match self.state.as_mut() {
                 Some(st) => {
                     if std::mem::take(&mut self.skipped[di]) {
-                        out.events += st.on_gap(dir).len() as u64;
+                        out.events += st.on_gap(dir, None).len() as u64;
                         out.gaps += 1;
                     }
                     let mut pos = start;
                     for &(s, e) in &ranges {
                         if s > pos {
-                            out.events += st.on_gap(dir).len() as u64;
+                            out.events += st.on_gap(dir, Some(s - pos)).len() as u64;
                             out.gaps += 1;
                         }
                         scratch.clear();
@@ -223,7 +223,7 @@ impl AppFlow {
                         pos = e;
                     }
                     if eof && pos < to && to != u64::MAX {
-                        out.events += st.on_gap(dir).len() as u64;
+                        out.events += st.on_gap(dir, Some(to - pos)).len() as u64;
                         out.gaps += 1;
                     }
                     self.dirty[di] = true;

@@ -25,7 +25,7 @@
 //! | `ipv6` | IPv6 header, extension headers, fragments |
 //! | `transport` | transport dispatch, SCTP, ESP |
 //! | `tcp`, `udp`, `icmp` | TCP (+options), UDP, ICMPv4/ICMPv6 |
-//! | `tunnel` | IP-in-IP, GRE, ERSPAN type II, VXLAN |
+//! | `tunnel` | IP-in-IP, GRE, ERSPAN type II, VXLAN, Geneve |
 //!
 //! # Semantics, following Suricata
 //!
@@ -39,7 +39,7 @@
 //!   payload is the fragment data. A first fragment decodes its transport
 //!   header when the whole header is there (no events are raised for the
 //!   partial datagram; they belong to the reassembled packet).
-//! * Tunnels (IP-in-IP, GRE, VXLAN, ERSPAN): the packet reports the innermost
+//! * Tunnels (IP-in-IP, GRE, VXLAN, Geneve, ERSPAN): the packet reports the innermost
 //!   IP layer and transport that decoded; `outer_ip` keeps the outermost IP
 //!   header. If the inner packet does not decode to IP, the outer layers
 //!   stand. Events of all layers are merged.

@@ -8,9 +8,12 @@
 //! and ERSPAN type II (0x88BE with the sequence bit set). VXLAN is tried on
 //! UDP port 4789 when the I flag is set and the reserved byte is zero; its
 //! inner Ethernet header is skipped and the inner ethertype must be IPv4,
-//! IPv6 or 802.1Q (else `vxlan.unknown_payload_type`).
+//! IPv6 or 802.1Q (else `vxlan.unknown_payload_type`). Geneve (RFC 8926)
+//! is tried on UDP port 6081 as Suricata's `DecodeGeneve` does: version 0,
+//! the options skipped by their length, an inner Ethernet frame (0x6558)
+//! or a bare IPv4/IPv6 packet (else `geneve.unknown_payload_type`).
 //!
-//! Not done: ERSPAN type I/III, Geneve, Teredo, NVGRE key interpretation.
+//! Not done: ERSPAN type I/III, Teredo, NVGRE key interpretation.
 
 use crate::bytes::{array, be16};
 use crate::decoder::Decoder;
@@ -40,6 +43,7 @@ const GRE_PROTO_ERSPAN: u16 = 0x88be;
 
 const ERSPAN_II_HEADER_LEN: usize = 8;
 const VXLAN_HEADER_LEN: usize = 8;
+const GENEVE_HEADER_LEN: usize = 8;
 
 impl Decoder<'_> {
     pub(crate) fn gre(&mut self, off: usize, end: usize) {
@@ -181,6 +185,44 @@ impl Decoder<'_> {
             }),
             ETHERTYPE_ARP => {}
             _ => self.event(E::VxlanUnknownPayloadType),
+        }
+    }
+
+    /// Tries `off..end` (a UDP payload) as Geneve; data that is not
+    /// version-0 Geneve with room for its options is left alone as plain
+    /// UDP payload.
+    pub(crate) fn geneve(&mut self, off: usize, end: usize) {
+        let buf = self.bytes(off, end);
+        let Some(h) = array::<GENEVE_HEADER_LEN>(buf, 0) else {
+            return;
+        };
+        if h[0] >> 6 != 0 {
+            return;
+        }
+        let hlen = GENEVE_HEADER_LEN + usize::from(h[0] & 0x3f) * 4;
+        if buf.len() < hlen {
+            return;
+        }
+        let proto = be16([h[2], h[3]]);
+        let inner = off + hlen;
+        match proto {
+            GRE_PROTO_BRIDGE => {
+                let Some(eth) = array::<ETHERNET_HEADER_LEN>(buf, hlen) else {
+                    return;
+                };
+                let ethertype = be16([eth[12], eth[13]]);
+                match ethertype {
+                    ETHERTYPE_IPV4 | ETHERTYPE_IPV6 | ETHERTYPE_VLAN => self.tunnel(|d| {
+                        d.network(ethertype, inner + ETHERNET_HEADER_LEN, end);
+                    }),
+                    ETHERTYPE_ARP => {}
+                    _ => self.event(E::GeneveUnknownPayloadType),
+                }
+            }
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => self.tunnel(|d| {
+                d.network(proto, inner, end);
+            }),
+            _ => self.event(E::GeneveUnknownPayloadType),
         }
     }
 }

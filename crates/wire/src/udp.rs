@@ -4,7 +4,8 @@
 //! bytes (`udp.hlen_too_small`), the length field within the IP payload
 //! (`udp.pkt_too_small`), the length field at least 8 (`udp.len_invalid`).
 //! The payload is what the UDP length says, so bytes after it (padding,
-//! trailers) are not payload. Datagrams to port 4789 are tried as VXLAN.
+//! trailers) are not payload. Datagrams to port 4789 are tried as VXLAN,
+//! to port 6081 as Geneve.
 //!
 //! For the first fragment of a datagram the length field describes the
 //! whole datagram, so it is not checked and the payload runs to the end of
@@ -19,6 +20,7 @@ use crate::{UdpInfo, L4};
 
 const UDP_HEADER_LEN: usize = 8;
 const VXLAN_PORT: u16 = 4789;
+const GENEVE_PORT: u16 = 6081;
 
 impl Decoder<'_> {
     pub(crate) fn udp(&mut self, off: usize, end: usize, first_fragment: bool) {
@@ -47,8 +49,10 @@ impl Decoder<'_> {
         }
         let dgram_end = off + len;
         self.set_l4(L4::Udp(info), off..body, body..dgram_end);
-        if info.dst_port == VXLAN_PORT {
-            self.vxlan(body, dgram_end);
+        match info.dst_port {
+            VXLAN_PORT => self.vxlan(body, dgram_end),
+            GENEVE_PORT => self.geneve(body, dgram_end),
+            _ => {}
         }
     }
 }

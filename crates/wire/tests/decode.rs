@@ -1181,6 +1181,72 @@ fn vxlan() {
 }
 
 #[test]
+fn geneve() {
+    let inner = eth(0x0800, &ipv4(6, &tcp(5000, 80, 0x18, &[], b"gv")));
+    // Version 0, one 4-byte word of options (class, type, len 0), TEB.
+    let mut gv = vec![
+        0x01, 0, 0x65, 0x58, 0, 0x12, 0x34, 0, 0x01, 0x02, 0x03, 0x00,
+    ];
+    gv.extend_from_slice(&inner);
+    let p = decode(
+        linktype::ETHERNET,
+        &eth(0x0800, &ipv4(17, &udp(40000, 6081, &gv))),
+    );
+    check_ranges(&p);
+    assert!(p.events.is_empty(), "{:?}", p.events);
+    assert_eq!(p.payload(), b"gv");
+    assert_eq!(p.dst_port(), 80);
+    assert_eq!(p.outer_ip.as_ref().unwrap().proto, 17);
+
+    // A bare IPv4 packet (protocol 0x0800), no options.
+    let mut bare = vec![0x00, 0, 0x08, 0x00, 0, 0, 1, 0];
+    bare.extend_from_slice(&ipv4(17, &udp(53, 5353, b"in")));
+    let p = decode(
+        linktype::ETHERNET,
+        &eth(0x0800, &ipv4(17, &udp(40000, 6081, &bare))),
+    );
+    assert!(p.events.is_empty(), "{:?}", p.events);
+    assert_eq!(p.payload(), b"in");
+    assert_eq!(p.dst_port(), 5353);
+
+    // Version 1, or options longer than the datagram: plain UDP.
+    for bad in [
+        {
+            let mut g = gv.clone();
+            g[0] |= 0x40;
+            g
+        },
+        gv[..10].to_vec(),
+    ] {
+        let p = decode(
+            linktype::ETHERNET,
+            &eth(0x0800, &ipv4(17, &udp(40000, 6081, &bad))),
+        );
+        assert!(p.events.is_empty(), "{:?}", p.events);
+        assert_eq!(p.dst_port(), 6081);
+        assert_eq!(p.payload(), &bad[..]);
+    }
+
+    // An unknown protocol type, and an inner frame that is not IP.
+    let mut unknown = gv.clone();
+    unknown[2] = 0x12;
+    let p = decode(
+        linktype::ETHERNET,
+        &eth(0x0800, &ipv4(17, &udp(40000, 6081, &unknown))),
+    );
+    assert_eq!(names(&p), ["geneve.unknown_payload_type"]);
+    let mut lldp = gv.clone();
+    lldp[12 + 12] = 0x88;
+    lldp[12 + 13] = 0xcc;
+    let p = decode(
+        linktype::ETHERNET,
+        &eth(0x0800, &ipv4(17, &udp(40000, 6081, &lldp))),
+    );
+    assert_eq!(names(&p), ["geneve.unknown_payload_type"]);
+    assert_eq!(p.dst_port(), 6081);
+}
+
+#[test]
 fn nested_tunnels_hit_the_layer_limit() {
     let mut pkt = ipv4(17, &udp(1, 2, b"deep"));
     for _ in 0..20 {

@@ -79,6 +79,11 @@ fn seeds() -> Vec<(u32, Vec<u8>)> {
         vx.extend_from_slice(&eth(0x8100, &vlan(5, 0x86dd, &v6t)));
         ipv4(17, &udp(1, 4789, &vx))
     };
+    let geneve = {
+        let mut g = vec![0x01, 0, 0x65, 0x58, 0, 0, 1, 0, 0, 1, 2, 0];
+        g.extend_from_slice(&eth(0x0800, &v4t));
+        ipv4(17, &udp(1, 6081, &g))
+    };
     let mpls = {
         let mut m = vec![0, 1, 0, 0x40, 0, 1, 1, 0x40];
         m.extend_from_slice(&v4t);
@@ -109,6 +114,7 @@ fn seeds() -> Vec<(u32, Vec<u8>)> {
         (linktype::ETHERNET, eth(0x86dd, &icmp6)),
         (linktype::ETHERNET, eth(0x0800, &gre)),
         (linktype::ETHERNET, eth(0x0800, &vxlan)),
+        (linktype::ETHERNET, eth(0x0800, &geneve)),
         (linktype::ETHERNET, eth(0x8847, &mpls)),
         (linktype::ETHERNET, eth(0x8864, &pppoe)),
         (linktype::ETHERNET, eth(0x0800, &frag)),

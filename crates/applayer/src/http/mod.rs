@@ -1224,12 +1224,24 @@ impl HttpState {
         }
     }
 
-    /// A gap in one direction: the message in progress is closed as far as
-    /// it got and the parser waits for the start of a new message.
-    pub fn on_gap(&mut self, dir: Direction, ev: &mut Vec<AppLayerEvent>) {
+    /// A gap of `len` bytes in one direction (`None`: of unknown size).
+    /// Inside an identity body of known extent (a Content-Length body, a
+    /// chunk's data, a body delimited by the connection's close) the gap is
+    /// consumed as body bytes that were never seen, as libhtp does for
+    /// parsers that accept gaps: the message goes on and the body buffer
+    /// keeps what arrived on both sides of the hole. Anywhere else (in a
+    /// line, a chunk header, a compressed body, past the body's end) the
+    /// message in progress is closed as far as it got and the parser waits
+    /// for the start of a new message.
+    pub fn on_gap(&mut self, dir: Direction, len: Option<u64>, ev: &mut Vec<AppLayerEvent>) {
         let d = dir.index();
         if self.dirs[d].state == DirState::Tunnel {
             return;
+        }
+        if let (Some(n), None) = (len, self.dirs[d].decoder.as_ref()) {
+            if n > 0 && self.skip_body(dir, n, ev) {
+                return;
+            }
         }
         let tx = self.dirs[d].tx;
         ev.push(AppLayerEvent::Http(HttpEvent::StreamGap, tx));
@@ -1238,6 +1250,36 @@ impl HttpState {
         self.dirs[d].line_tail.clear();
         self.dirs[d].line_overflow = false;
         self.dirs[d].state = DirState::Resync;
+    }
+
+    /// Consumes `n` missing bytes inside the current body; false when they
+    /// do not fit in it.
+    fn skip_body(&mut self, dir: Direction, n: u64, ev: &mut Vec<AppLayerEvent>) -> bool {
+        let d = dir.index();
+        let next = match self.dirs[d].state {
+            DirState::Length(rem) if n <= rem => (rem > n).then_some(DirState::Length(rem - n)),
+            DirState::ChunkData(rem) if n <= rem => Some(if rem > n {
+                DirState::ChunkData(rem - n)
+            } else {
+                DirState::ChunkDataEnd
+            }),
+            DirState::UntilClose => Some(DirState::UntilClose),
+            _ => return false,
+        };
+        if let Some(id) = self.dirs[d].tx {
+            if let Some(tx) = self.tx_mut(id) {
+                let msg_len = match dir {
+                    Direction::ToServer => &mut tx.request_message_len,
+                    Direction::ToClient => &mut tx.response_message_len,
+                };
+                *msg_len = msg_len.saturating_add(n);
+            }
+        }
+        match next {
+            Some(st) => self.dirs[d].state = st,
+            None => self.message_done(dir, ev),
+        }
+        true
     }
 
     /// The direction ended (FIN/RST): a body delimited by the connection
