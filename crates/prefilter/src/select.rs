@@ -109,6 +109,36 @@ pub const AUTO_BMH_MAX_PATTERNS: usize = 8;
 pub const AUTO_E2XB_MAX_PATTERNS: usize = 4000;
 /// Bytes of the sample measured per group.
 const SAMPLE_BYTES: usize = 96 << 10;
+/// Bytes of the sample the whole-configuration check scans through the
+/// groups (larger: it must reach the groups that carry the traffic).
+pub const WHOLE_SAMPLE_BYTES: usize = 1 << 20;
+
+/// Indices of the non-empty payloads to keep so that about `max` bytes
+/// remain, spread evenly over the whole list (which is in capture order)
+/// rather than its beginning; all of them when they fit.
+fn spread(payloads: &[Vec<u8>], max: usize) -> Vec<usize> {
+    let total: usize = payloads.iter().map(Vec::len).sum();
+    let ratio = if total <= max {
+        1.0
+    } else {
+        max as f64 / total as f64
+    };
+    let mut credit = 0f64;
+    let mut kept = 0usize;
+    let mut out = Vec::new();
+    for (i, p) in payloads.iter().enumerate() {
+        if p.is_empty() {
+            continue;
+        }
+        credit += p.len() as f64 * ratio;
+        if credit >= p.len() as f64 && kept + p.len() <= max {
+            credit -= p.len() as f64;
+            kept += p.len();
+            out.push(i);
+        }
+    }
+    out
+}
 
 /// How a group's engine was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,8 +309,11 @@ pub struct Selector {
     shapes: HashMap<(u32, u8), Vec<Cost>>,
     ac_full_bytes: usize,
     spent: Duration,
+    /// Payloads each group's candidates are measured on.
     sample: Vec<Vec<u8>>,
-    /// Headers of `sample`'s packets (same order), when given.
+    /// Payloads of the whole-configuration check (a larger spread of the
+    /// same traffic), and their headers (same order), when given.
+    whole_sample: Vec<Vec<u8>>,
     sample_traffic: Vec<TrafficSample>,
     /// Whole-configuration winners by sampled-sets hash (`None`: the
     /// per-group choices).
@@ -345,6 +378,7 @@ impl Selector {
         let mut cache = BTreeMap::new();
         let mut whole_cache = BTreeMap::new();
         let mut sample = Vec::new();
+        let mut whole_sample = Vec::new();
         let mut sample_traffic = Vec::new();
         match &selection {
             Selection::Fixed(k) => report.mode = k.name().to_string(),
@@ -354,23 +388,17 @@ impl Selector {
                 if let Some(f) = &cfg.cache_file {
                     (cache, whole_cache) = read_cache(f);
                 }
-                // Bound the measured bytes, keeping the size mix.
-                let mut total = 0;
-                for (i, p) in cfg.sample.iter().enumerate() {
-                    if p.is_empty() {
-                        continue;
+                // Bound the measured bytes, keeping the size mix and the
+                // spread over the capture.
+                sample = spread(&cfg.sample, SAMPLE_BYTES)
+                    .into_iter()
+                    .map(|i| cfg.sample[i].clone())
+                    .collect();
+                if cfg.traffic.len() == cfg.sample.len() {
+                    for i in spread(&cfg.sample, WHOLE_SAMPLE_BYTES) {
+                        whole_sample.push(cfg.sample[i].clone());
+                        sample_traffic.push(cfg.traffic[i]);
                     }
-                    if total + p.len() > SAMPLE_BYTES {
-                        break;
-                    }
-                    total += p.len();
-                    sample.push(p.clone());
-                    if let Some(t) = cfg.traffic.get(i) {
-                        sample_traffic.push(*t);
-                    }
-                }
-                if sample_traffic.len() != sample.len() {
-                    sample_traffic.clear();
                 }
             }
         }
@@ -383,6 +411,7 @@ impl Selector {
             ac_full_bytes: 0,
             spent: Duration::ZERO,
             sample,
+            whole_sample,
             sample_traffic,
             whole_cache,
             report,
@@ -408,7 +437,7 @@ impl Selector {
         }
     }
 
-    /// Headers of the measured sample's packets, in the order of the
+    /// Headers of the whole-configuration sample's packets, in the order of the
     /// payloads [`Route::sample`] indexes (`auto` with traffic only).
     pub fn sampled_traffic(&self) -> &[TrafficSample] {
         &self.sample_traffic
@@ -492,9 +521,9 @@ impl Selector {
         let Selection::Auto(cfg) = self.selection.clone() else {
             return None;
         };
-        let sample = std::mem::take(&mut self.sample);
+        let sample = std::mem::take(&mut self.whole_sample);
         let out = self.check_whole_on(&cfg, &sample, sets, routes);
-        self.sample = sample;
+        self.whole_sample = sample;
         out
     }
 
@@ -1273,6 +1302,22 @@ mod tests {
         assert!(second.measured.is_empty(), "second run reads the cache");
         assert_eq!(first.winner, second.winner);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn spread_keeps_all_that_fits_and_samples_evenly_otherwise() {
+        let small: Vec<Vec<u8>> = vec![vec![1; 10], Vec::new(), vec![2; 20]];
+        assert_eq!(spread(&small, 1000), vec![0, 2]);
+        // 1,000 payloads of 100 bytes, 10 KB wanted: about every tenth,
+        // from the start to the end of the list, never over the bound.
+        let many: Vec<Vec<u8>> = (0..1000).map(|i| vec![i as u8; 100]).collect();
+        let kept = spread(&many, 10_000);
+        assert!(kept.len() >= 95 && kept.len() <= 100, "{}", kept.len());
+        assert!(kept.iter().map(|&i| many[i].len()).sum::<usize>() <= 10_000);
+        assert!(kept[0] < 20 && *kept.last().unwrap() > 980, "{kept:?}");
+        assert!(kept
+            .windows(2)
+            .all(|w| w[1] - w[0] >= 5 && w[1] - w[0] <= 15));
     }
 
     #[test]

@@ -337,7 +337,8 @@ pub fn run_selector(
     }
     // Payloads spread over the whole capture: to measure on, and (with
     // their headers) to split the capture's volume between the groups.
-    let sample = payloads::spread_from_pcap(pcap, 96 << 10).unwrap_or_default();
+    let sample = payloads::spread_from_pcap(pcap, vigil_prefilter::select::WHOLE_SAMPLE_BYTES)
+        .unwrap_or_default();
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut eat = |bytes: &[u8]| {
         for &b in bytes {
