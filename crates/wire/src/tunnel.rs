@@ -179,12 +179,19 @@ impl Decoder<'_> {
         }
         let ethertype = be16([h[20], h[21]]);
         let inner = off + VXLAN_HEADER_LEN + ETHERNET_HEADER_LEN;
+        self.overlay_frame(ethertype, inner, end, E::VxlanUnknownPayloadType);
+    }
+
+    /// The payload of an overlay's inner Ethernet frame (VXLAN, Geneve),
+    /// as Suricata decodes it: IPv4, IPv6 or 802.1Q as a tunnelled packet,
+    /// ARP ignored, anything else the overlay's `unknown` event.
+    fn overlay_frame(&mut self, ethertype: u16, inner: usize, end: usize, unknown: E) {
         match ethertype {
             ETHERTYPE_IPV4 | ETHERTYPE_IPV6 | ETHERTYPE_VLAN => self.tunnel(|d| {
                 d.network(ethertype, inner, end);
             }),
             ETHERTYPE_ARP => {}
-            _ => self.event(E::VxlanUnknownPayloadType),
+            _ => self.event(unknown),
         }
     }
 
@@ -211,13 +218,12 @@ impl Decoder<'_> {
                     return;
                 };
                 let ethertype = be16([eth[12], eth[13]]);
-                match ethertype {
-                    ETHERTYPE_IPV4 | ETHERTYPE_IPV6 | ETHERTYPE_VLAN => self.tunnel(|d| {
-                        d.network(ethertype, inner + ETHERNET_HEADER_LEN, end);
-                    }),
-                    ETHERTYPE_ARP => {}
-                    _ => self.event(E::GeneveUnknownPayloadType),
-                }
+                self.overlay_frame(
+                    ethertype,
+                    inner + ETHERNET_HEADER_LEN,
+                    end,
+                    E::GeneveUnknownPayloadType,
+                );
             }
             ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => self.tunnel(|d| {
                 d.network(proto, inner, end);
