@@ -598,27 +598,11 @@ impl HttpState {
                         }
                     }
                 }
-                DirState::Length(remaining) => {
+                DirState::Length(remaining) | DirState::ChunkData(remaining) => {
                     let n = (remaining.min(rest.len() as u64)) as usize;
                     self.body_data(dir, &rest[..n], n as u64, ev);
                     pos += n;
-                    let left = remaining - n as u64;
-                    if left == 0 {
-                        self.message_done(dir, ev);
-                    } else {
-                        self.dirs[d].state = DirState::Length(left);
-                    }
-                }
-                DirState::ChunkData(remaining) => {
-                    let n = (remaining.min(rest.len() as u64)) as usize;
-                    self.body_data(dir, &rest[..n], n as u64, ev);
-                    pos += n;
-                    let left = remaining - n as u64;
-                    self.dirs[d].state = if left == 0 {
-                        DirState::ChunkDataEnd
-                    } else {
-                        DirState::ChunkData(left)
-                    };
+                    self.body_consumed(dir, n as u64, ev);
                 }
                 DirState::UntilClose => {
                     self.body_data(dir, rest, rest.len() as u64, ev);
@@ -1255,31 +1239,31 @@ impl HttpState {
     /// Consumes `n` missing bytes inside the current body; false when they
     /// do not fit in it.
     fn skip_body(&mut self, dir: Direction, n: u64, ev: &mut Vec<AppLayerEvent>) -> bool {
-        let d = dir.index();
-        let next = match self.dirs[d].state {
-            DirState::Length(rem) if n <= rem => (rem > n).then_some(DirState::Length(rem - n)),
-            DirState::ChunkData(rem) if n <= rem => Some(if rem > n {
-                DirState::ChunkData(rem - n)
-            } else {
-                DirState::ChunkDataEnd
-            }),
-            DirState::UntilClose => Some(DirState::UntilClose),
-            _ => return false,
+        let fits = match self.dirs[dir.index()].state {
+            DirState::Length(rem) | DirState::ChunkData(rem) => n <= rem,
+            DirState::UntilClose => true,
+            _ => false,
         };
-        if let Some(id) = self.dirs[d].tx {
-            if let Some(tx) = self.tx_mut(id) {
-                let msg_len = match dir {
-                    Direction::ToServer => &mut tx.request_message_len,
-                    Direction::ToClient => &mut tx.response_message_len,
-                };
-                *msg_len = msg_len.saturating_add(n);
-            }
+        if fits {
+            // No bytes to keep, but the message length counts them.
+            self.body_data(dir, &[], n, ev);
+            self.body_consumed(dir, n, ev);
         }
-        match next {
-            Some(st) => self.dirs[d].state = st,
-            None => self.message_done(dir, ev),
+        fits
+    }
+
+    /// After `n` bytes of a body (at most what is left of it): the state
+    /// that follows (the message ends with a Content-Length body, a chunk
+    /// waits for its CRLF, a body until close goes on).
+    fn body_consumed(&mut self, dir: Direction, n: u64, ev: &mut Vec<AppLayerEvent>) {
+        let d = dir.index();
+        match self.dirs[d].state {
+            DirState::Length(rem) if rem == n => self.message_done(dir, ev),
+            DirState::Length(rem) => self.dirs[d].state = DirState::Length(rem - n),
+            DirState::ChunkData(rem) if rem == n => self.dirs[d].state = DirState::ChunkDataEnd,
+            DirState::ChunkData(rem) => self.dirs[d].state = DirState::ChunkData(rem - n),
+            _ => {}
         }
-        true
     }
 
     /// The direction ended (FIN/RST): a body delimited by the connection
