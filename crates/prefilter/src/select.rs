@@ -47,7 +47,8 @@ pub enum Selection {
 #[derive(Debug, Clone)]
 pub struct AutoConfig {
     /// Payloads to measure on: a sample of the traffic to inspect, so that
-    /// its packet-size mix and content drive the choice.
+    /// its packet-size mix and content drive the choice ([`Selector::new`]
+    /// takes them out of the config).
     pub sample: Vec<Vec<u8>>,
     /// Bytes a group is expected to scan (offline: the capture's size),
     /// to weigh build time against scan time; `None`: scan cost only.
@@ -373,14 +374,14 @@ fn shape(distinct: usize, patterns: &[Pattern]) -> (u32, u8) {
 }
 
 impl Selector {
-    pub fn new(selection: Selection) -> Selector {
+    pub fn new(mut selection: Selection) -> Selector {
         let mut report = SelectionReport::default();
         let mut cache = BTreeMap::new();
         let mut whole_cache = BTreeMap::new();
         let mut sample = Vec::new();
         let mut whole_sample = Vec::new();
         let mut sample_traffic = Vec::new();
-        match &selection {
+        match &mut selection {
             Selection::Fixed(k) => report.mode = k.name().to_string(),
             Selection::Auto(cfg) => {
                 report.mode = "auto".into();
@@ -389,14 +390,16 @@ impl Selector {
                     (cache, whole_cache) = read_cache(f);
                 }
                 // Bound the measured bytes, keeping the size mix and the
-                // spread over the capture.
-                sample = spread(&cfg.sample, SAMPLE_BYTES)
+                // spread over the capture. The payloads move out of the
+                // config, which is cloned for every group built.
+                let all = std::mem::take(&mut cfg.sample);
+                sample = spread(&all, SAMPLE_BYTES)
                     .into_iter()
-                    .map(|i| cfg.sample[i].clone())
+                    .map(|i| all[i].clone())
                     .collect();
-                if cfg.traffic.len() == cfg.sample.len() {
-                    for i in spread(&cfg.sample, WHOLE_SAMPLE_BYTES) {
-                        whole_sample.push(cfg.sample[i].clone());
+                if cfg.traffic.len() == all.len() {
+                    for i in spread(&all, WHOLE_SAMPLE_BYTES) {
+                        whole_sample.push(all[i].clone());
                         sample_traffic.push(cfg.traffic[i]);
                     }
                 }
