@@ -62,7 +62,7 @@ impl StudyConfig {
             engines: EngineKind::available_kinds(),
             baseline: EngineKind::Ac,
             bytes_per_cell: 192 << 10,
-            reps: 5,
+            reps: 15,
             bmh_max_rules: 200,
             e2xb_max_rules: 10000,
             seed: 0x5eed,
@@ -76,7 +76,7 @@ impl StudyConfig {
             rule_counts: vec![1, 10, 100, 1000, 10000],
             set_kinds: vec![SetKind::Permuted],
             bytes_per_cell: 48 << 10,
-            reps: 3,
+            reps: 9,
             bmh_max_rules: 10,
             e2xb_max_rules: 1000,
             ..StudyConfig::full()
