@@ -901,11 +901,15 @@ impl TxGroups {
                 _ => groups[g].always.push(i as u32),
             }
         }
+        let mut samples = buffer_samples(&lists, selector.sampled_packets());
         for (g, items) in pending.into_iter().enumerate() {
             for (key, pats, rs) in items {
                 // Application buffers are a part of the traffic of their
-                // own; `auto` weighs them as the whole volume.
-                match selector.build_for(&pats, None) {
+                // own; `auto` weighs them as the whole volume, and measures
+                // on the buffers of the sampled packets where it has some.
+                let sample = samples.remove(&(g, key)).unwrap_or_default();
+                let tag = sample_tag(g, &lists[key as usize]);
+                match selector.build_on(&pats, tag, &sample) {
                     Ok(engine) => groups[g].prefilters.push(TxPrefilter {
                         key,
                         engine,
@@ -927,6 +931,112 @@ impl TxGroups {
     pub fn rule_count(&self) -> usize {
         self.groups.iter().map(TxGroup::rule_count).sum()
     }
+}
+
+/// Largest sample of one buffer list (bytes).
+const BUFFER_SAMPLE_BYTES: usize = 64 << 10;
+
+/// Samples of the application-layer buffers, per (transaction group,
+/// list key), from sampled packets: each packet whose payload the
+/// protocol probes recognise as the start of an HTTP, DNS or TLS message
+/// is parsed alone by a fresh parser, and the buffers of the transactions
+/// it yields (transforms applied) are kept, up to
+/// [`BUFFER_SAMPLE_BYTES`] per list. Packets that continue a message
+/// (the middle of a body, a later TLS record) yield nothing, so the
+/// sample holds what starts in one packet: request and response lines
+/// and headers, DNS names, TLS hellos.
+pub(crate) fn buffer_samples<'a>(
+    lists: &[TxListKey],
+    packets: impl Iterator<Item = (&'a vigil_prefilter::TrafficSample, &'a [u8])>,
+) -> HashMap<(usize, u32), Vec<Vec<u8>>> {
+    /// Bytes kept so far, and the buffers.
+    type Kept = (usize, Vec<Vec<u8>>);
+    use vigil_applayer::probe::{probe, probe_udp};
+    use vigil_applayer::Transport;
+    let mut out: HashMap<(usize, u32), Kept> = HashMap::new();
+    for (t, payload) in packets {
+        let (transport, found) = match t.proto {
+            6 => {
+                let first = probe(AppDir::ToServer, payload, t.dp)
+                    .proto()
+                    .map(|p| (p, AppDir::ToServer))
+                    .or_else(|| {
+                        probe(AppDir::ToClient, payload, t.sp)
+                            .proto()
+                            .map(|p| (p, AppDir::ToClient))
+                    });
+                (Transport::Tcp, first)
+            }
+            17 => {
+                let first = probe_udp(AppDir::ToServer, payload, t.dp)
+                    .proto()
+                    .map(|p| (p, AppDir::ToServer))
+                    .or_else(|| {
+                        probe_udp(AppDir::ToClient, payload, t.sp)
+                            .proto()
+                            .map(|p| (p, AppDir::ToClient))
+                    });
+                (Transport::Udp, first)
+            }
+            _ => continue,
+        };
+        let Some((proto, mut dir)) = found else {
+            continue;
+        };
+        if proto == AppProto::Tls {
+            // TLS records look alike both ways: a client hello goes to the
+            // server, any other handshake to the client.
+            dir = if payload.get(5) == Some(&1) {
+                AppDir::ToServer
+            } else {
+                AppDir::ToClient
+            };
+        } else if proto == AppProto::Dns && transport == Transport::Udp {
+            // The QR bit tells a response.
+            dir = if payload.get(2).is_some_and(|b| b & 0x80 != 0) {
+                AppDir::ToClient
+            } else {
+                AppDir::ToServer
+            };
+        }
+        let mut state = AppLayerState::new(proto, transport);
+        state.feed(dir, payload, 0);
+        let g = group_index(proto, dir);
+        for tx in state.transactions() {
+            for (key, l) in lists.iter().enumerate() {
+                if l.buffer.proto() != proto {
+                    continue;
+                }
+                let (bytes, bufs) = out.entry((g, key as u32)).or_default();
+                for b in state.buffers(tx.id, l.buffer, dir) {
+                    if *bytes >= BUFFER_SAMPLE_BYTES || b.is_empty() {
+                        continue;
+                    }
+                    let b = if l.xf.is_empty() {
+                        b.to_vec()
+                    } else {
+                        vigil_applayer::transforms::apply_all(&l.xf, b)
+                    };
+                    let b = b[..b.len().min(BUFFER_SAMPLE_BYTES - *bytes)].to_vec();
+                    *bytes += b.len();
+                    bufs.push(b);
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .filter(|(_, (_, v))| !v.is_empty())
+        .map(|(k, (_, v))| (k, v))
+        .collect()
+}
+
+/// Names the data a transaction list's sample is made of (its group and
+/// buffer with transforms), for [`Selector::build_on`]'s cache.
+fn sample_tag(group: usize, list: &TxListKey) -> u64 {
+    let text = format!("{group}/{:?}/{:?}", list.buffer, list.transforms);
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    }) | 1
 }
 
 /// The bytes of each list of one transaction direction, computed on
@@ -1084,5 +1194,96 @@ impl DetectEngine {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vigil_prefilter::TrafficSample;
+
+    fn list(buffer: BufferId) -> TxListKey {
+        TxListKey {
+            buffer,
+            transforms: Vec::new(),
+            xf: Vec::new(),
+        }
+    }
+
+    fn pkt(proto: u8, sp: u16, dp: u16, payload: &[u8]) -> (TrafficSample, Vec<u8>) {
+        let t = TrafficSample {
+            proto,
+            sp,
+            dp,
+            bytes: payload.len() as u32,
+        };
+        (t, payload.to_vec())
+    }
+
+    #[test]
+    fn buffer_samples_come_from_the_messages_starting_in_sampled_packets() {
+        let lists = [
+            list(BufferId::HttpUri),
+            list(BufferId::HttpHost),
+            list(BufferId::HttpStatCode),
+            list(BufferId::DnsQuery),
+            list(BufferId::TlsSni),
+        ];
+        let packets = [
+            pkt(
+                6,
+                40000,
+                80,
+                b"GET /a/index.html HTTP/1.1\r\nHost: example.org\r\n\r\n",
+            ),
+            pkt(
+                6,
+                80,
+                40000,
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+            ),
+            // The middle of a body, and bytes that are no protocol at all.
+            pkt(6, 80, 40000, b"function(x) { return x + 1; }"),
+            pkt(17, 5000, 9999, &[0xde, 0xad, 0xbe, 0xef]),
+            pkt(
+                17,
+                40000,
+                53,
+                &vigil_craft::demo::dns_query(7, "www.vigil.test", 1),
+            ),
+        ];
+        let s = buffer_samples(&lists, packets.iter().map(|(t, p)| (t, p.as_slice())));
+        let req = group_index(AppProto::Http, AppDir::ToServer);
+        let resp = group_index(AppProto::Http, AppDir::ToClient);
+        let dns = group_index(AppProto::Dns, AppDir::ToServer);
+        assert_eq!(s[&(req, 0)], vec![b"/a/index.html".to_vec()]);
+        assert_eq!(s[&(req, 1)], vec![b"example.org".to_vec()]);
+        assert_eq!(s[&(resp, 2)], vec![b"404".to_vec()]);
+        assert_eq!(s[&(dns, 3)], vec![b"www.vigil.test".to_vec()]);
+        // Nothing for the lists no sampled message has, nor from the
+        // packets that start none.
+        assert!(!s.keys().any(|k| k.1 == 4));
+        assert_eq!(s.len(), 4, "{:?}", s.keys().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn buffer_samples_are_bounded_per_list() {
+        let lists = [list(BufferId::HttpUri)];
+        let long = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(3000));
+        let packets: Vec<_> = (0..100)
+            .map(|_| pkt(6, 40000, 80, long.as_bytes()))
+            .collect();
+        let s = buffer_samples(&lists, packets.iter().map(|(t, p)| (t, p.as_slice())));
+        let total: usize = s.values().flatten().map(|b| b.len()).sum();
+        assert_eq!(total, BUFFER_SAMPLE_BYTES);
+    }
+
+    #[test]
+    fn sample_tags_tell_lists_and_groups_apart() {
+        let a = sample_tag(0, &list(BufferId::HttpUri));
+        assert_eq!(a, sample_tag(0, &list(BufferId::HttpUri)));
+        assert_ne!(a, sample_tag(1, &list(BufferId::HttpUri)));
+        assert_ne!(a, sample_tag(0, &list(BufferId::HttpHost)));
+        assert_ne!(a, 0, "0 is the payload sample's tag");
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! Groups with identical pattern lists share one engine.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -217,18 +217,41 @@ pub struct SelectionReport {
     pub whole: Option<WholeCheck>,
 }
 
+/// A configuration of the whole-configuration check, over the sampled
+/// pattern sets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum WholeChoice {
+    /// Every set keeps its per-group choice.
+    #[default]
+    PerGroup,
+    /// This engine on every sampled set it may serve.
+    Single(EngineKind),
+    /// Per sampled set (by [`pattern_set_hash`]), the engine fastest on
+    /// the sampled packets that set scans.
+    PerSet(BTreeMap<u64, EngineKind>),
+}
+
+impl WholeChoice {
+    pub fn name(&self) -> &'static str {
+        match self {
+            WholeChoice::PerGroup => "per-group",
+            WholeChoice::Single(k) => k.name(),
+            WholeChoice::PerSet(_) => "per-set",
+        }
+    }
+}
+
 /// Outcome of the whole-configuration check (see [`Selector::check_whole`]).
 #[derive(Debug, Clone, Default)]
 pub struct WholeCheck {
     /// Distinct pattern sets the sampled traffic reaches.
     pub sets: usize,
-    /// `None`: the per-group choices were kept; `Some(kind)`: `kind`
-    /// replaced them on every sampled set it may serve.
-    pub winner: Option<EngineKind>,
-    /// Simulated run time of each configuration measured, in ns per pass
-    /// over the sample (`None`: the per-group choices); empty when the
-    /// winner came from the cache.
-    pub measured: Vec<(Option<EngineKind>, f64)>,
+    /// The configuration kept.
+    pub winner: WholeChoice,
+    /// Simulated run time of each configuration measured (by
+    /// [`WholeChoice::name`]), in ns per pass over the sample; empty when
+    /// the winner came from the cache.
+    pub measured: Vec<(String, f64)>,
     /// Time the check took (building included).
     pub time: Duration,
 }
@@ -273,17 +296,16 @@ impl SelectionReport {
             ));
         }
         if let Some(w) = &self.whole {
-            let name = |k: &Option<EngineKind>| k.map_or("per-group", |k| k.name());
             s.push_str(&format!(
                 "; whole-run check over {} sampled sets: {} ({}",
                 w.sets,
-                name(&w.winner),
+                w.winner.name(),
                 if w.measured.is_empty() {
                     "cached".to_string()
                 } else {
                     w.measured
                         .iter()
-                        .map(|(k, ns)| format!("{} {:.2} ms", name(k), ns / 1e6))
+                        .map(|(k, ns)| format!("{k} {:.2} ms", ns / 1e6))
                         .collect::<Vec<_>>()
                         .join(", ")
                 }
@@ -306,8 +328,8 @@ pub struct Selector {
     /// Measurements by pattern-set hash (from the cache file, and new).
     cache: BTreeMap<u64, Vec<Cost>>,
     cache_dirty: bool,
-    /// Measurements by group shape.
-    shapes: HashMap<(u32, u8), Vec<Cost>>,
+    /// Measurements by group shape and data tag (0: packet payloads).
+    shapes: HashMap<(u32, u8, u64), Vec<Cost>>,
     ac_full_bytes: usize,
     spent: Duration,
     /// Payloads each group's candidates are measured on.
@@ -316,9 +338,8 @@ pub struct Selector {
     /// same traffic), and their headers (same order), when given.
     whole_sample: Vec<Vec<u8>>,
     sample_traffic: Vec<TrafficSample>,
-    /// Whole-configuration winners by sampled-sets hash (`None`: the
-    /// per-group choices).
-    whole_cache: BTreeMap<u64, Option<EngineKind>>,
+    /// Whole-configuration winners by sampled-sets hash.
+    whole_cache: WholeCache,
     report: SelectionReport,
 }
 
@@ -446,6 +467,15 @@ impl Selector {
         &self.sample_traffic
     }
 
+    /// The whole-configuration sample: each sampled packet's headers and
+    /// payload (`auto` with traffic only), for callers that derive other
+    /// samples from the traffic (see [`Selector::build_on`]).
+    pub fn sampled_packets(&self) -> impl Iterator<Item = (&TrafficSample, &[u8])> + '_ {
+        self.sample_traffic
+            .iter()
+            .zip(self.whole_sample.iter().map(|p| p.as_slice()))
+    }
+
     /// [`Selector::build`] for a group that scans `share` (0..[`MAX_SHARE`])
     /// of the sampled payload bytes: `auto` weighs build time against that
     /// share of the expected volume (at least [`MIN_SHARE`]); `None`: all of it.
@@ -453,6 +483,33 @@ impl Selector {
         &mut self,
         patterns: &[Pattern],
         share: Option<f64>,
+    ) -> Result<Arc<dyn PrefilterEngine>, BuildError> {
+        self.build_sampled(patterns, share, None)
+    }
+
+    /// [`Selector::build`] for a group that scans other data than packet
+    /// payloads (an application-layer buffer): `auto` measures its
+    /// candidates on `sample` (that data, as seen in the sampled traffic)
+    /// instead of the payload sample, and caches the result under `tag`
+    /// (which names the kind of data) as well as the pattern set. An
+    /// empty `sample` falls back to the payload sample.
+    pub fn build_on(
+        &mut self,
+        patterns: &[Pattern],
+        tag: u64,
+        sample: &[Vec<u8>],
+    ) -> Result<Arc<dyn PrefilterEngine>, BuildError> {
+        if sample.is_empty() {
+            return self.build_for(patterns, None);
+        }
+        self.build_sampled(patterns, None, Some((tag, sample)))
+    }
+
+    fn build_sampled(
+        &mut self,
+        patterns: &[Pattern],
+        share: Option<f64>,
+        on: Option<(u64, &[Vec<u8>])>,
     ) -> Result<Arc<dyn PrefilterEngine>, BuildError> {
         self.report.groups += 1;
         if let Some((e, _)) = self.memo.get(patterns) {
@@ -464,7 +521,7 @@ impl Selector {
                 let expected = cfg
                     .expected_bytes
                     .map(|b| (b as f64 * share.unwrap_or(1.0).clamp(MIN_SHARE, MAX_SHARE)) as u64);
-                self.build_auto(&cfg, expected, patterns)?
+                self.build_auto(&cfg, expected, patterns, on)?
             }
         };
         if std::env::var_os("VIGIL_PREFILTER_DEBUG").is_some() {
@@ -567,42 +624,77 @@ impl Selector {
         if distinct.is_empty() {
             return None;
         }
-        let mut keys: Vec<u64> = distinct.iter().map(|s| pattern_set_hash(s)).collect();
+        let hashes: Vec<u64> = distinct.iter().map(|s| pattern_set_hash(s)).collect();
+        let mut keys = hashes.clone();
         keys.sort_unstable();
         let key = keys.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, k| {
             (h ^ k).wrapping_mul(0x0100_0000_01b3)
         });
         let current: Vec<(Arc<dyn PrefilterEngine>, usize)> =
             distinct.iter().map(|s| self.memo[*s].clone()).collect();
-        let current_kind = |d: usize, me: &Selector| me.report.choices[current[d].1].kind;
-        let cached = self.whole_cache.get(&key).copied();
-        let kinds: Vec<EngineKind> = match cached {
-            Some(None) => Vec::new(),
-            Some(Some(k)) => vec![k],
+        let current_kind: Vec<EngineKind> = current
+            .iter()
+            .map(|c| self.report.choices[c.1].kind)
+            .collect();
+        let cached = self.whole_cache.get(&key).cloned();
+        // Engine wanted per distinct set for each kind to build: every
+        // candidate where it may serve the set (measuring), or what the
+        // cached winner recorded.
+        let wants: Vec<(EngineKind, Vec<bool>)> = match &cached {
+            Some(WholeChoice::PerGroup) => Vec::new(),
+            Some(WholeChoice::Single(k)) => vec![(
+                *k,
+                distinct
+                    .iter()
+                    .zip(&current_kind)
+                    .map(|(set, &ck)| ck != *k && auto_candidates(set, &cfg.candidates).contains(k))
+                    .collect(),
+            )],
+            Some(WholeChoice::PerSet(m)) => {
+                let kinds: BTreeSet<EngineKind> = m.values().copied().collect();
+                kinds
+                    .into_iter()
+                    .map(|k| {
+                        let w = hashes
+                            .iter()
+                            .zip(&current_kind)
+                            .map(|(h, &ck)| ck != k && m.get(h) == Some(&k))
+                            .collect();
+                        (k, w)
+                    })
+                    .collect()
+            }
             None => cfg
                 .candidates
                 .iter()
                 .copied()
                 .filter(|k| k.available())
+                .map(|k| {
+                    let w = distinct
+                        .iter()
+                        .zip(&current_kind)
+                        .map(|(set, &ck)| {
+                            ck != k && auto_candidates(set, &cfg.candidates).contains(&k)
+                        })
+                        .collect();
+                    (k, w)
+                })
                 .collect(),
         };
-        // Each candidate's configuration: its own engine where it may
-        // serve the set, else the per-group choice.
         let mut alternatives: Vec<(EngineKind, Engines)> = Vec::new();
-        for kind in kinds {
-            let mut wanted = Vec::new();
-            for (d, set) in distinct.iter().enumerate() {
-                let mut may = current_kind(d, self) != kind
-                    && auto_candidates(set, &cfg.candidates).contains(&kind);
-                if may && kind == EngineKind::AcFull {
-                    // Reserve AC-Full's memory budget before building.
-                    let bytes = AcFullEngine::table_bytes_for(crate::automaton_size(set).states);
-                    may = self.ac_full_bytes + bytes <= AC_FULL_TOTAL_BYTES;
-                    if may {
-                        self.ac_full_bytes += bytes;
+        for (kind, mut wanted) in wants {
+            if kind == EngineKind::AcFull {
+                // Reserve AC-Full's memory budget before building.
+                for (w, set) in wanted.iter_mut().zip(&distinct) {
+                    if *w {
+                        let bytes =
+                            AcFullEngine::table_bytes_for(crate::automaton_size(set).states);
+                        *w = self.ac_full_bytes + bytes <= AC_FULL_TOTAL_BYTES;
+                        if *w {
+                            self.ac_full_bytes += bytes;
+                        }
                     }
                 }
-                wanted.push(may);
             }
             let engines = build_parallel(kind, &distinct, &wanted);
             if kind == EngineKind::AcFull {
@@ -619,78 +711,146 @@ impl Selector {
             }
             if engines.iter().any(|e| e.is_some()) {
                 alternatives.push((kind, engines));
-            } else {
-                self.release(kind, &engines, &distinct);
             }
         }
+        // The configuration kept: per set, the alternative whose engine
+        // replaces the per-group one (`None`: keep it).
+        let single = |a: usize, alts: &[(EngineKind, Engines)]| -> Vec<Option<usize>> {
+            alts[a].1.iter().map(|e| e.as_ref().map(|_| a)).collect()
+        };
         let mut measured = Vec::new();
-        let winner = if cached.is_some() {
-            alternatives.first().map(|a| a.0)
-        } else {
-            let mut configs: Vec<Vec<&dyn PrefilterEngine>> =
-                vec![current.iter().map(|c| c.0.as_ref()).collect()];
-            for (_, engines) in &alternatives {
-                configs.push(
-                    engines
+        let (choice, assignment) = match &cached {
+            Some(WholeChoice::PerGroup) => (WholeChoice::PerGroup, vec![None; distinct.len()]),
+            Some(WholeChoice::Single(k)) => {
+                let a = if alternatives.is_empty() {
+                    vec![None; distinct.len()]
+                } else {
+                    single(0, &alternatives)
+                };
+                (WholeChoice::Single(*k), a)
+            }
+            Some(WholeChoice::PerSet(m)) => {
+                let a = (0..distinct.len())
+                    .map(|d| {
+                        alternatives
+                            .iter()
+                            .position(|(k, e)| m.get(&hashes[d]) == Some(k) && e[d].is_some())
+                    })
+                    .collect();
+                (WholeChoice::PerSet(m.clone()), a)
+            }
+            None => {
+                // Per set: the fastest engine on the sampled packets that
+                // set scans, measured alone.
+                let mut per_set: Vec<Option<usize>> = vec![None; distinct.len()];
+                for (d, slot) in per_set.iter_mut().enumerate() {
+                    let mut payloads: Vec<&[u8]> = Vec::new();
+                    for (payload, ds, stream) in &packets {
+                        if ds.contains(&Some(d)) {
+                            for _ in 0..1 + *stream as usize {
+                                payloads.push(payload);
+                            }
+                        }
+                    }
+                    let mut options: Vec<(Option<usize>, &dyn PrefilterEngine)> =
+                        vec![(None, current[d].0.as_ref())];
+                    for (a, (_, engines)) in alternatives.iter().enumerate() {
+                        if let Some(e) = &engines[d] {
+                            options.push((Some(a), e.as_ref()));
+                        }
+                    }
+                    if options.len() < 2 {
+                        continue;
+                    }
+                    let engines: Vec<&dyn PrefilterEngine> = options.iter().map(|o| o.1).collect();
+                    let ns = measure_interleaved_for(&engines, &payloads, PER_SET_REPS, 5e5);
+                    let best = ns
                         .iter()
-                        .zip(&current)
-                        .map(|(e, c)| e.as_deref().unwrap_or(c.0.as_ref()))
-                        .collect(),
-                );
-            }
-            let ns = simulate_run(&configs, &packets, WHOLE_REPS);
-            measured.push((None, ns[0]));
-            let mut best = (None, ns[0]);
-            for ((kind, _), &t) in alternatives.iter().zip(&ns[1..]) {
-                measured.push((Some(*kind), t));
-                if t < best.1 {
-                    best = (Some(*kind), t);
+                        .enumerate()
+                        .min_by(|x, y| x.1.total_cmp(y.1))
+                        .map_or(0, |b| b.0);
+                    *slot = options[best].0;
                 }
+                let mut assignments: Vec<(WholeChoice, Vec<Option<usize>>)> =
+                    vec![(WholeChoice::PerGroup, vec![None; distinct.len()])];
+                for (a, (kind, _)) in alternatives.iter().enumerate() {
+                    assignments.push((WholeChoice::Single(*kind), single(a, &alternatives)));
+                }
+                if !assignments.iter().any(|x| x.1 == per_set) {
+                    let m = per_set
+                        .iter()
+                        .enumerate()
+                        .map(|(d, a)| (hashes[d], a.map_or(current_kind[d], |a| alternatives[a].0)))
+                        .collect();
+                    assignments.push((WholeChoice::PerSet(m), per_set));
+                }
+                let configs: Vec<Vec<&dyn PrefilterEngine>> = assignments
+                    .iter()
+                    .map(|(_, asg)| {
+                        asg.iter()
+                            .enumerate()
+                            .map(|(d, a)| match a {
+                                Some(a) => alternatives[*a].1[d].as_deref().expect("built"),
+                                None => current[d].0.as_ref(),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let ns = simulate_run(&configs, &packets, WHOLE_REPS);
+                let mut best = 0;
+                for (i, (c, _)) in assignments.iter().enumerate() {
+                    measured.push((c.name().to_string(), ns[i]));
+                    if ns[i] < ns[best] {
+                        best = i;
+                    }
+                }
+                let winner = assignments.swap_remove(best);
+                self.whole_cache.insert(key, winner.0.clone());
+                self.cache_dirty = true;
+                winner
             }
-            self.whole_cache.insert(key, best.0);
-            self.cache_dirty = true;
-            best.0
         };
         if std::env::var_os("VIGIL_PREFILTER_DEBUG").is_some() {
             eprintln!(
-                "prefilter whole-run check: {} sampled sets, {} packets: {:?} -> {:?}",
+                "prefilter whole-run check: {} sampled sets, {} packets: {:?} -> {}",
                 distinct.len(),
                 packets.len(),
                 measured,
-                winner
+                choice.name()
             );
         }
         let mut changed = false;
-        for (kind, engines) in alternatives {
-            if Some(kind) != winner {
-                self.release(kind, &engines, &distinct);
+        for (d, a) in assignment.iter().enumerate() {
+            let Some(a) = *a else { continue };
+            let kind = alternatives[a].0;
+            let Some(e) = alternatives[a].1[d].take() else {
                 continue;
+            };
+            let e: Arc<dyn PrefilterEngine> = Arc::from(e);
+            let (old, ci) = self.memo[distinct[d]].clone();
+            if old.name() == "ac-full" {
+                self.ac_full_bytes =
+                    self.ac_full_bytes
+                        .saturating_sub(crate::AcFullEngine::table_bytes_for(
+                            crate::automaton_size(distinct[d]).states,
+                        ));
             }
-            for (d, e) in engines.into_iter().enumerate() {
-                let Some(e) = e else { continue };
-                let e: Arc<dyn PrefilterEngine> = Arc::from(e);
-                let (old, ci) = self.memo[distinct[d]].clone();
-                if old.name() == "ac-full" {
-                    self.ac_full_bytes =
-                        self.ac_full_bytes
-                            .saturating_sub(crate::AcFullEngine::table_bytes_for(
-                                crate::automaton_size(distinct[d]).states,
-                            ));
-                }
-                self.report.heap_bytes =
-                    self.report.heap_bytes.saturating_sub(old.heap_bytes()) + e.heap_bytes();
-                let c = &mut self.report.choices[ci];
-                c.kind = kind;
-                c.source = Source::Whole;
-                self.memo.insert(distinct[d].to_vec(), (e, ci));
-                changed = true;
-            }
+            self.report.heap_bytes =
+                self.report.heap_bytes.saturating_sub(old.heap_bytes()) + e.heap_bytes();
+            let c = &mut self.report.choices[ci];
+            c.kind = kind;
+            c.source = Source::Whole;
+            self.memo.insert(distinct[d].to_vec(), (e, ci));
+            changed = true;
+        }
+        for (kind, engines) in &alternatives {
+            self.release(*kind, engines, &distinct);
         }
         let time = start.elapsed();
         self.spent += time;
         self.report.whole = Some(WholeCheck {
             sets: distinct.len(),
-            winner,
+            winner: choice,
             measured,
             time,
         });
@@ -776,9 +936,16 @@ impl Selector {
         ))
     }
 
-    fn static_choice(distinct: usize) -> EngineKind {
+    /// The engine for a group `auto` has no time left to measure, from
+    /// the study's headline (`docs/prefilter-study.md`): BMH for one
+    /// pattern, Hyperscan for more where it is built in and a candidate
+    /// (the fastest from 20 patterns up at every packet size, and at
+    /// every set size from 500-byte packets up), else AC.
+    fn static_choice(distinct: usize, candidates: &[EngineKind]) -> EngineKind {
         if distinct == 1 {
             EngineKind::Bmh
+        } else if EngineKind::Hs.available() && candidates.contains(&EngineKind::Hs) {
+            EngineKind::Hs
         } else {
             EngineKind::Ac
         }
@@ -789,11 +956,18 @@ impl Selector {
         cfg: &AutoConfig,
         expected: Option<u64>,
         patterns: &[Pattern],
+        on: Option<(u64, &[Vec<u8>])>,
     ) -> Result<(Box<dyn PrefilterEngine>, GroupChoice), BuildError> {
         let n = patterns.len();
-        let key = pattern_set_hash(patterns);
+        let tag = on.map_or(0, |o| o.0);
+        // Measurements on other data are kept apart from the payload ones.
+        let key = match on {
+            None => pattern_set_hash(patterns),
+            Some((tag, _)) => (pattern_set_hash(patterns) ^ tag).wrapping_mul(0x0100_0000_01b3),
+        };
         let size = crate::automaton_size(patterns);
-        let shape = shape(size.distinct, patterns);
+        let (bucket, min) = shape(size.distinct, patterns);
+        let shape = (bucket, min, tag);
         let usable = |k: EngineKind, me: &Selector| {
             k.available()
                 && cfg.candidates.contains(&k)
@@ -830,8 +1004,8 @@ impl Selector {
                 }
             }
         }
-        if self.spent >= cfg.budget || self.sample.is_empty() {
-            let kind = Self::static_choice(size.distinct);
+        if self.spent >= cfg.budget || (on.is_none() && self.sample.is_empty()) {
+            let kind = Self::static_choice(size.distinct, &cfg.candidates);
             let e = self.build_kind(kind, patterns)?;
             return Ok((
                 e,
@@ -850,7 +1024,11 @@ impl Selector {
             .filter(|&k| usable(k, self))
             .collect();
         let owned = std::mem::take(&mut self.sample);
-        let sample: Vec<&[u8]> = owned.iter().map(|s| s.as_slice()).collect();
+        let sample: Vec<&[u8]> = on
+            .map_or(&owned[..], |o| o.1)
+            .iter()
+            .map(|s| s.as_slice())
+            .collect();
         let debug = std::env::var_os("VIGIL_PREFILTER_DEBUG").is_some();
         let mut built: Vec<(EngineKind, Box<dyn PrefilterEngine>)> = Vec::new();
         let mut build_ms = Vec::new();
@@ -967,6 +1145,9 @@ pub fn calibrate(
 pub const CALIBRATION_REPS: usize = 5;
 /// Timed passes per configuration in the whole-configuration check.
 pub const WHOLE_REPS: usize = 9;
+/// Timed passes per engine when the whole-configuration check measures
+/// each sampled set alone on its own packets.
+pub const PER_SET_REPS: usize = 3;
 
 /// One sampled packet as the run scans it (see [`Selector::check_whole`]):
 /// its payload (index into [`Selector::sampled_traffic`]), the rule groups
@@ -1069,7 +1250,16 @@ pub fn measure_interleaved(
     sample: &[&[u8]],
     reps: usize,
 ) -> Vec<f64> {
-    const PASS_NS: f64 = 2e6;
+    measure_interleaved_for(engines, sample, reps, 2e6)
+}
+
+/// [`measure_interleaved`] with passes of about `pass_ns`.
+fn measure_interleaved_for(
+    engines: &[&dyn PrefilterEngine],
+    sample: &[&[u8]],
+    reps: usize,
+    pass_ns: f64,
+) -> Vec<f64> {
     let bytes: usize = sample.iter().map(|s| s.len()).sum::<usize>().max(1);
     let mut hits = 0u64;
     let mut pass = |e: &dyn PrefilterEngine, loops: usize| {
@@ -1092,7 +1282,7 @@ pub fn measure_interleaved(
             best[i] = ns;
             loops[i] = 0;
         } else {
-            loops[i] = ((PASS_NS / total.max(1.0)).ceil() as usize).clamp(1, 1000);
+            loops[i] = ((pass_ns / total.max(1.0)).ceil() as usize).clamp(1, 1000);
         }
     }
     for _ in 0..reps.max(1) {
@@ -1106,14 +1296,15 @@ pub fn measure_interleaved(
     best
 }
 
-const CACHE_HEADER: &str = "# vigil prefilter calibration v3";
+const CACHE_HEADER: &str = "# vigil prefilter calibration v4";
 
 type CostCache = BTreeMap<u64, Vec<Cost>>;
-type WholeCache = BTreeMap<u64, Option<EngineKind>>;
+type WholeCache = BTreeMap<u64, WholeChoice>;
 
 /// One line per pattern set: `hash<TAB>kind=ns_per_byte/build_ms...`,
 /// and one per whole-configuration check: `whole<TAB>hash<TAB>kind`
-/// (`per-group`: the per-group choices won).
+/// (`per-group`: the per-group choices won; `per-set` followed by
+/// `<TAB>set-hash=kind` for each sampled set).
 fn read_cache(path: &std::path::Path) -> (CostCache, WholeCache) {
     let mut out = BTreeMap::new();
     let mut whole = BTreeMap::new();
@@ -1126,18 +1317,24 @@ fn read_cache(path: &std::path::Path) -> (CostCache, WholeCache) {
     }
     for line in lines {
         if let Some(rest) = line.strip_prefix("whole\t") {
-            if let Some((h, k)) = rest.split_once('\t') {
-                if let Ok(h) = u64::from_str_radix(h, 16) {
-                    match (k, EngineKind::parse(k)) {
-                        ("per-group", _) => {
-                            whole.insert(h, None);
-                        }
-                        (_, Some(k)) => {
-                            whole.insert(h, Some(k));
-                        }
-                        _ => {}
-                    }
-                }
+            let mut f = rest.split('\t');
+            let (Some(Ok(h)), Some(k)) = (f.next().map(|h| u64::from_str_radix(h, 16)), f.next())
+            else {
+                continue;
+            };
+            let choice = match k {
+                "per-group" => Some(WholeChoice::PerGroup),
+                "per-set" => f
+                    .map(|e| {
+                        let (h, k) = e.split_once('=')?;
+                        Some((u64::from_str_radix(h, 16).ok()?, EngineKind::parse(k)?))
+                    })
+                    .collect::<Option<BTreeMap<_, _>>>()
+                    .map(WholeChoice::PerSet),
+                k => EngineKind::parse(k).map(WholeChoice::Single),
+            };
+            if let Some(c) = choice {
+                whole.insert(h, c);
             }
             continue;
         }
@@ -1182,12 +1379,14 @@ fn write_cache(
             }
             writeln!(w)?;
         }
-        for (h, k) in whole {
-            writeln!(
-                w,
-                "whole\t{h:016x}\t{}",
-                k.map_or("per-group", |k| k.name())
-            )?;
+        for (h, c) in whole {
+            write!(w, "whole\t{h:016x}\t{}", c.name())?;
+            if let WholeChoice::PerSet(m) = c {
+                for (s, k) in m {
+                    write!(w, "\t{s:016x}={k}")?;
+                }
+            }
+            writeln!(w)?;
         }
         w.flush()?;
     }
@@ -1246,9 +1445,51 @@ mod tests {
     }
 
     #[test]
+    fn build_on_measures_on_its_own_sample_and_caches_apart() {
+        let dir = std::env::temp_dir().join(format!("vigil-on-{}", std::process::id()));
+        let file = dir.join("cache.tsv");
+        let payloads: Vec<Vec<u8>> = (0..20)
+            .map(|i| format!("GET /index{i}.html HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes())
+            .collect();
+        let uris: Vec<Vec<u8>> = (0..20)
+            .map(|i| format!("/index{i}.html").into_bytes())
+            .collect();
+        let mut cfg = AutoConfig::new(payloads);
+        cfg.cache_file = Some(file.clone());
+        let p = pats(&["index", "host:", "passwd"]);
+        let mut s = Selector::new(Selection::Auto(cfg.clone()));
+        s.build_on(&p, 0x55, &uris).unwrap();
+        let r = s.finish();
+        assert_eq!(r.count(Source::Calibrated), 1);
+        // The same set on packet payloads is measured again (another key),
+        // and on the same data it comes from the cache.
+        let mut s = Selector::new(Selection::Auto(cfg.clone()));
+        s.build(&p).unwrap();
+        assert_eq!(s.finish().count(Source::Calibrated), 1);
+        let mut s = Selector::new(Selection::Auto(cfg.clone()));
+        s.build_on(&p, 0x55, &uris).unwrap();
+        assert_eq!(s.finish().count(Source::Cached), 1);
+        // An empty sample falls back to the payload sample.
+        let mut s = Selector::new(Selection::Auto(cfg));
+        s.build_on(&p, 0x77, &[]).unwrap();
+        assert_eq!(s.finish().count(Source::Cached), 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn auto_without_sample_uses_the_static_rule() {
         let mut s = Selector::new(Selection::Auto(AutoConfig::new(Vec::new())));
         assert_eq!(s.build(&pats(&["one"])).unwrap().name(), "bmh");
+        let many = if EngineKind::Hs.available() {
+            "hs"
+        } else {
+            "ac"
+        };
+        assert_eq!(s.build(&pats(&["one", "two"])).unwrap().name(), many);
+        // Without Hyperscan among the candidates: AC.
+        let mut cfg = AutoConfig::new(Vec::new());
+        cfg.candidates.retain(|&k| k != EngineKind::Hs);
+        let mut s = Selector::new(Selection::Auto(cfg));
         assert_eq!(s.build(&pats(&["one", "two"])).unwrap().name(), "ac");
     }
 
@@ -1289,10 +1530,20 @@ mod tests {
             assert_eq!(w.sets, 2);
             if let Some(engines) = after {
                 assert!(engines[2].is_none());
-                let kind = w.winner.expect("a winner replaced engines");
-                assert!(engines[..2]
-                    .iter()
-                    .any(|e| e.as_ref().unwrap().name() == kind.name()));
+                match &w.winner {
+                    WholeChoice::PerGroup => panic!("per-group kept, yet engines replaced"),
+                    WholeChoice::Single(kind) => {
+                        assert!(engines[..2]
+                            .iter()
+                            .any(|e| e.as_ref().unwrap().name() == kind.name()))
+                    }
+                    WholeChoice::PerSet(m) => {
+                        for (e, set) in engines.iter().zip([&a, &b]) {
+                            let kind = m[&pattern_set_hash(set)];
+                            assert_eq!(e.as_ref().unwrap().name(), kind.name());
+                        }
+                    }
+                }
             } else {
                 let _ = before;
             }
@@ -1321,6 +1572,40 @@ mod tests {
         assert!(kept
             .windows(2)
             .all(|w| w[1] - w[0] >= 5 && w[1] - w[0] <= 15));
+    }
+
+    #[test]
+    fn whole_choices_round_trip_through_the_cache_file() {
+        let dir = std::env::temp_dir().join(format!("vigil-wcache-{}", std::process::id()));
+        let file = dir.join("cache.tsv");
+        let mut costs = CostCache::new();
+        costs.insert(
+            7,
+            vec![Cost {
+                kind: EngineKind::Wm,
+                ns_per_byte: 0.5,
+                build_ms: 1.25,
+            }],
+        );
+        let mut whole = WholeCache::new();
+        whole.insert(1, WholeChoice::PerGroup);
+        whole.insert(2, WholeChoice::Single(EngineKind::E2xb));
+        let m: BTreeMap<u64, EngineKind> =
+            [(0xabc, EngineKind::Bmh), (u64::MAX, EngineKind::AcCompact)]
+                .into_iter()
+                .collect();
+        whole.insert(3, WholeChoice::PerSet(m));
+        write_cache(&file, &costs, &whole).unwrap();
+        let (c2, w2) = read_cache(&file);
+        assert_eq!(c2, costs);
+        assert_eq!(w2, whole);
+        // A damaged per-set line is dropped, not half read.
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("=bmh", "=nosuch")).unwrap();
+        let (_, w3) = read_cache(&file);
+        assert!(!w3.contains_key(&3));
+        assert_eq!(w3.len(), 2);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
