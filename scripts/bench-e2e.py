@@ -3,8 +3,12 @@
 
 Runs every configuration over the same capture and ruleset, interleaved
 round by round (the machine is shared and noisy, so each round runs every
-configuration once, back to back), and prints the median run and load time
-of each with its ratio against the first configuration (the baseline).
+configuration once, back to back, in reverse order every other round so
+that no configuration always goes first), and prints the median run and
+load time of each with its ratio against the first configuration (the
+baseline), the median of the per-round ratios (each run against the
+baseline's run in the same round), and in how many rounds the
+configuration ran at most as long as the baseline.
 Every configuration's eve.json must be byte-identical to the baseline's
 unless --allow-different is given (for comparing different versions).
 
@@ -47,7 +51,8 @@ def main():
         configs.append((label, binary, shlex.split(args)))
     times = {label: ([], []) for label, _, _ in configs}
     for r in range(a.rounds):
-        for label, binary, args in configs:
+        order = configs if r % 2 == 0 else configs[::-1]
+        for label, binary, args in order:
             out = os.path.join(a.out, label)
             cmd = [binary, "run", "-r", a.pcap, "-S", a.rules, "-l", out,
                    "--workers", str(a.workers), "--quiet", *args]
@@ -65,8 +70,9 @@ def main():
     base_eve = os.path.join(a.out, base, "eve.json")
     base_run = statistics.median(times[base][0])
     print(f"{a.rounds} interleaved rounds, --workers {a.workers}, baseline {base}")
-    print("| configuration | run (median) | run / baseline | runs | load (median) | eve.json |")
-    print("|---|---|---|---|---|---|")
+    print("| configuration | run (median) | run / baseline | paired ratio (median) | "
+          "rounds at most baseline | runs | load (median) | eve.json |")
+    print("|---|---|---|---|---|---|---|---|")
     differs = False
     for label, _, _ in configs:
         runs, loads = times[label]
@@ -74,7 +80,10 @@ def main():
         differs |= not same
         med = statistics.median(runs)
         span = f"{min(runs):.3f}-{max(runs):.3f}s"
-        print(f"| {label} | {med:.3f} s | {med / base_run:.2f} | {span} | "
+        paired = [x / b for x, b in zip(runs, times[base][0])]
+        wins = sum(1 for x, b in zip(runs, times[base][0]) if x <= b)
+        print(f"| {label} | {med:.3f} s | {med / base_run:.2f} | "
+              f"{statistics.median(paired):.3f} | {wins}/{len(runs)} | {span} | "
               f"{statistics.median(loads):.2f} s | {'identical' if same else 'DIFFERENT'} |")
     if differs and not a.allow_different:
         sys.exit("eve.json differs between configurations")
