@@ -99,6 +99,14 @@ pub const MAX_SHARE: f64 = 2.0;
 
 /// Largest AC-Full table `auto` considers for one group.
 pub const AUTO_AC_FULL_MAX_BYTES: usize = 64 << 20;
+
+/// Largest AC-Full table `auto` considers for a group measured on its
+/// own data ([`Selector::build_on`]): such groups are measured alone and
+/// never in the whole-configuration check, and a measurement alone keeps
+/// the table in the cache, which a run with hundreds of other groups
+/// does not; a table that stays cache-resident (an L2's worth) is
+/// measured at about the cost it has in the run.
+pub const AUTO_AC_FULL_ALONE_MAX_BYTES: usize = 1 << 20;
 /// AC-Full tables of all groups together, beyond which further groups get
 /// AC-Compact (fixed `ac-full`) or are not offered AC-Full (`auto`).
 pub const AC_FULL_TOTAL_BYTES: usize = 4 << 30;
@@ -1022,6 +1030,11 @@ impl Selector {
         let candidates: Vec<EngineKind> = auto_candidates(patterns, &cfg.candidates)
             .into_iter()
             .filter(|&k| usable(k, self))
+            .filter(|&k| {
+                on.is_none()
+                    || k != EngineKind::AcFull
+                    || AcFullEngine::table_bytes_for(size.states) <= AUTO_AC_FULL_ALONE_MAX_BYTES
+            })
             .collect();
         let owned = std::mem::take(&mut self.sample);
         let sample: Vec<&[u8]> = on
