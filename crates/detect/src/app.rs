@@ -955,31 +955,16 @@ pub(crate) fn buffer_samples<'a>(
     use vigil_applayer::Transport;
     let mut out: HashMap<(usize, u32), Kept> = HashMap::new();
     for (t, payload) in packets {
-        let (transport, found) = match t.proto {
-            6 => {
-                let first = probe(AppDir::ToServer, payload, t.dp)
-                    .proto()
-                    .map(|p| (p, AppDir::ToServer))
-                    .or_else(|| {
-                        probe(AppDir::ToClient, payload, t.sp)
-                            .proto()
-                            .map(|p| (p, AppDir::ToClient))
-                    });
-                (Transport::Tcp, first)
-            }
-            17 => {
-                let first = probe_udp(AppDir::ToServer, payload, t.dp)
-                    .proto()
-                    .map(|p| (p, AppDir::ToServer))
-                    .or_else(|| {
-                        probe_udp(AppDir::ToClient, payload, t.sp)
-                            .proto()
-                            .map(|p| (p, AppDir::ToClient))
-                    });
-                (Transport::Udp, first)
-            }
+        // The probe of the packet's transport, tried as the start of the
+        // client's side (server port: destination), then of the server's.
+        let (transport, probe): (_, fn(AppDir, &[u8], u16) -> _) = match t.proto {
+            6 => (Transport::Tcp, probe),
+            17 => (Transport::Udp, probe_udp),
             _ => continue,
         };
+        let found = [(AppDir::ToServer, t.dp), (AppDir::ToClient, t.sp)]
+            .into_iter()
+            .find_map(|(dir, port)| probe(dir, payload, port).proto().map(|p| (p, dir)));
         let Some((proto, mut dir)) = found else {
             continue;
         };
@@ -1034,9 +1019,7 @@ pub(crate) fn buffer_samples<'a>(
 /// buffer with transforms), for [`Selector::build_on`]'s cache.
 fn sample_tag(group: usize, list: &TxListKey) -> u64 {
     let text = format!("{group}/{:?}/{:?}", list.buffer, list.transforms);
-    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    }) | 1
+    vigil_prefilter::select::fnv1a(vigil_prefilter::select::FNV_OFFSET, text.as_bytes()) | 1
 }
 
 /// The bytes of each list of one transaction direction, computed on

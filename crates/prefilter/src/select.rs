@@ -366,26 +366,32 @@ impl Default for Selector {
     }
 }
 
+/// FNV-1a's offset basis: the hash of no bytes (see [`fnv1a`]).
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// `h` (an FNV-1a hash, [`FNV_OFFSET`] to start) with `bytes` fed in:
+/// the stable hash the calibration cache is keyed by.
+pub fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
+}
+
+/// `h` with a whole 64-bit word mixed in (one FNV step), to combine
+/// hashes.
+fn fnv_mix(h: u64, word: u64) -> u64 {
+    (h ^ word).wrapping_mul(FNV_PRIME)
+}
+
 /// Stable 64-bit hash of a pattern list (FNV-1a).
 pub fn pattern_set_hash(patterns: &[Pattern]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut eat = |b: u8| {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    };
-    for p in patterns {
-        for b in p.id.to_le_bytes() {
-            eat(b);
-        }
-        for b in (p.bytes.len() as u32).to_le_bytes() {
-            eat(b);
-        }
-        for &b in &p.bytes {
-            eat(b);
-        }
-        eat(p.nocase as u8);
-    }
-    h
+    patterns.iter().fold(FNV_OFFSET, |h, p| {
+        let h = fnv1a(h, &p.id.to_le_bytes());
+        let h = fnv1a(h, &(p.bytes.len() as u32).to_le_bytes());
+        let h = fnv1a(h, &p.bytes);
+        fnv1a(h, &[p.nocase as u8])
+    })
 }
 
 /// Shape of a pattern set: distinct-count bucket (25% wide) and shortest
@@ -635,9 +641,7 @@ impl Selector {
         let hashes: Vec<u64> = distinct.iter().map(|s| pattern_set_hash(s)).collect();
         let mut keys = hashes.clone();
         keys.sort_unstable();
-        let key = keys.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, k| {
-            (h ^ k).wrapping_mul(0x0100_0000_01b3)
-        });
+        let key = keys.iter().fold(FNV_OFFSET, |h, &k| fnv_mix(h, k));
         let current: Vec<(Arc<dyn PrefilterEngine>, usize)> =
             distinct.iter().map(|s| self.memo[*s].clone()).collect();
         let current_kind: Vec<EngineKind> = current
@@ -648,16 +652,17 @@ impl Selector {
         // Engine wanted per distinct set for each kind to build: every
         // candidate where it may serve the set (measuring), or what the
         // cached winner recorded.
+        let may_serve = |k: EngineKind| -> (EngineKind, Vec<bool>) {
+            let w = distinct
+                .iter()
+                .zip(&current_kind)
+                .map(|(set, &ck)| ck != k && auto_candidates(set, &cfg.candidates).contains(&k))
+                .collect();
+            (k, w)
+        };
         let wants: Vec<(EngineKind, Vec<bool>)> = match &cached {
             Some(WholeChoice::PerGroup) => Vec::new(),
-            Some(WholeChoice::Single(k)) => vec![(
-                *k,
-                distinct
-                    .iter()
-                    .zip(&current_kind)
-                    .map(|(set, &ck)| ck != *k && auto_candidates(set, &cfg.candidates).contains(k))
-                    .collect(),
-            )],
+            Some(WholeChoice::Single(k)) => vec![may_serve(*k)],
             Some(WholeChoice::PerSet(m)) => {
                 let kinds: BTreeSet<EngineKind> = m.values().copied().collect();
                 kinds
@@ -677,16 +682,7 @@ impl Selector {
                 .iter()
                 .copied()
                 .filter(|k| k.available())
-                .map(|k| {
-                    let w = distinct
-                        .iter()
-                        .zip(&current_kind)
-                        .map(|(set, &ck)| {
-                            ck != k && auto_candidates(set, &cfg.candidates).contains(&k)
-                        })
-                        .collect();
-                    (k, w)
-                })
+                .map(may_serve)
                 .collect(),
         };
         let mut alternatives: Vec<(EngineKind, Engines)> = Vec::new();
@@ -694,14 +690,7 @@ impl Selector {
             if kind == EngineKind::AcFull {
                 // Reserve AC-Full's memory budget before building.
                 for (w, set) in wanted.iter_mut().zip(&distinct) {
-                    if *w {
-                        let bytes =
-                            AcFullEngine::table_bytes_for(crate::automaton_size(set).states);
-                        *w = self.ac_full_bytes + bytes <= AC_FULL_TOTAL_BYTES;
-                        if *w {
-                            self.ac_full_bytes += bytes;
-                        }
-                    }
+                    *w = *w && self.reserve_ac_full(crate::automaton_size(set).states);
                 }
             }
             let engines = build_parallel(kind, &distinct, &wanted);
@@ -709,11 +698,7 @@ impl Selector {
                 // Give back the reservations of builds that failed.
                 for ((e, w), set) in engines.iter().zip(&wanted).zip(&distinct) {
                     if *w && e.is_none() {
-                        self.ac_full_bytes =
-                            self.ac_full_bytes
-                                .saturating_sub(AcFullEngine::table_bytes_for(
-                                    crate::automaton_size(set).states,
-                                ));
+                        self.give_back_ac_full(crate::automaton_size(set).states);
                     }
                 }
             }
@@ -837,11 +822,7 @@ impl Selector {
             let e: Arc<dyn PrefilterEngine> = Arc::from(e);
             let (old, ci) = self.memo[distinct[d]].clone();
             if old.name() == "ac-full" {
-                self.ac_full_bytes =
-                    self.ac_full_bytes
-                        .saturating_sub(crate::AcFullEngine::table_bytes_for(
-                            crate::automaton_size(distinct[d]).states,
-                        ));
+                self.give_back_ac_full(crate::automaton_size(distinct[d]).states);
             }
             self.report.heap_bytes =
                 self.report.heap_bytes.saturating_sub(old.heap_bytes()) + e.heap_bytes();
@@ -881,13 +862,28 @@ impl Selector {
         }
         for (e, set) in engines.iter().zip(sets) {
             if e.is_some() {
-                self.ac_full_bytes =
-                    self.ac_full_bytes
-                        .saturating_sub(AcFullEngine::table_bytes_for(
-                            crate::automaton_size(set).states,
-                        ));
+                self.give_back_ac_full(crate::automaton_size(set).states);
             }
         }
+    }
+
+    /// Counts an AC-Full table of `states` states against
+    /// [`AC_FULL_TOTAL_BYTES`]; false (nothing counted) when it would not
+    /// fit.
+    fn reserve_ac_full(&mut self, states: usize) -> bool {
+        let bytes = AcFullEngine::table_bytes_for(states);
+        let fits = self.ac_full_bytes + bytes <= AC_FULL_TOTAL_BYTES;
+        if fits {
+            self.ac_full_bytes += bytes;
+        }
+        fits
+    }
+
+    /// Gives back what [`Selector::reserve_ac_full`] counted.
+    fn give_back_ac_full(&mut self, states: usize) {
+        self.ac_full_bytes = self
+            .ac_full_bytes
+            .saturating_sub(AcFullEngine::table_bytes_for(states));
     }
 
     fn build_kind(
@@ -896,17 +892,20 @@ impl Selector {
         patterns: &[Pattern],
     ) -> Result<Box<dyn PrefilterEngine>, BuildError> {
         if kind == EngineKind::AcFull {
-            let size = crate::automaton_size(patterns);
-            let bytes = AcFullEngine::table_bytes_for(size.states);
-            if self.ac_full_bytes + bytes > AC_FULL_TOTAL_BYTES {
+            let states = crate::automaton_size(patterns).states;
+            if !self.reserve_ac_full(states) {
                 return Err(BuildError(format!(
                     "AC-Full memory budget ({} MB) spent",
                     AC_FULL_TOTAL_BYTES >> 20
                 )));
             }
-            let e = AcFullEngine::new(patterns)?;
-            self.ac_full_bytes += bytes;
-            return Ok(Box::new(e));
+            return match AcFullEngine::new(patterns) {
+                Ok(e) => Ok(Box::new(e)),
+                Err(e) => {
+                    self.give_back_ac_full(states);
+                    Err(e)
+                }
+            };
         }
         kind.build(patterns)
     }
@@ -971,7 +970,7 @@ impl Selector {
         // Measurements on other data are kept apart from the payload ones.
         let key = match on {
             None => pattern_set_hash(patterns),
-            Some((tag, _)) => (pattern_set_hash(patterns) ^ tag).wrapping_mul(0x0100_0000_01b3),
+            Some((tag, _)) => fnv_mix(pattern_set_hash(patterns), tag),
         };
         let size = crate::automaton_size(patterns);
         let (bucket, min) = shape(size.distinct, patterns);
@@ -1078,9 +1077,7 @@ impl Selector {
             if k == kind {
                 chosen = Some(e);
             } else if k == EngineKind::AcFull {
-                self.ac_full_bytes = self
-                    .ac_full_bytes
-                    .saturating_sub(AcFullEngine::table_bytes_for(size.states));
+                self.give_back_ac_full(size.states);
             }
         }
         let e = match chosen {
@@ -1410,6 +1407,13 @@ fn write_cache(
 mod tests {
     use super::*;
 
+    /// `n` small HTTP requests, a payload sample.
+    fn requests(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| format!("GET /index{i}.html HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes())
+            .collect()
+    }
+
     fn pats(words: &[&str]) -> Vec<Pattern> {
         words
             .iter()
@@ -1437,9 +1441,7 @@ mod tests {
     fn auto_calibrates_then_reads_its_cache() {
         let dir = std::env::temp_dir().join(format!("vigil-sel-{}", std::process::id()));
         let file = dir.join("cache.tsv");
-        let sample: Vec<Vec<u8>> = (0..20)
-            .map(|i| format!("GET /index{i}.html HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes())
-            .collect();
+        let sample = requests(20);
         let mut cfg = AutoConfig::new(sample);
         cfg.cache_file = Some(file.clone());
         let p = pats(&["index", "host:", "passwd"]);
@@ -1461,9 +1463,7 @@ mod tests {
     fn build_on_measures_on_its_own_sample_and_caches_apart() {
         let dir = std::env::temp_dir().join(format!("vigil-on-{}", std::process::id()));
         let file = dir.join("cache.tsv");
-        let payloads: Vec<Vec<u8>> = (0..20)
-            .map(|i| format!("GET /index{i}.html HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes())
-            .collect();
+        let payloads = requests(20);
         let uris: Vec<Vec<u8>> = (0..20)
             .map(|i| format!("/index{i}.html").into_bytes())
             .collect();
@@ -1510,9 +1510,7 @@ mod tests {
     fn whole_check_runs_then_reads_its_cache() {
         let dir = std::env::temp_dir().join(format!("vigil-whole-{}", std::process::id()));
         let file = dir.join("cache.tsv");
-        let sample: Vec<Vec<u8>> = (0..40)
-            .map(|i| format!("GET /index{i}.html HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes())
-            .collect();
+        let sample = requests(40);
         let mut cfg = AutoConfig::new(sample.clone());
         cfg.traffic = (0..sample.len())
             .map(|i| TrafficSample {

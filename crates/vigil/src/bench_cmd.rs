@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use vigil_bench::study::{self, StudyConfig};
 use vigil_bench::{payloads, synth, table2};
 use vigil_detect::DetectEngine;
-use vigil_prefilter::select::AutoConfig;
+use vigil_prefilter::select::{fnv1a, AutoConfig, FNV_OFFSET};
 use vigil_prefilter::{EngineKind, Pattern, Selection, Selector, TrafficSample};
 
 use crate::config::Config;
@@ -339,13 +339,8 @@ pub fn run_selector(
     // their headers) to split the capture's volume between the groups.
     let sample = payloads::spread_from_pcap(pcap, vigil_prefilter::select::WHOLE_SAMPLE_BYTES)
         .unwrap_or_default();
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
+    let mut h = FNV_OFFSET;
+    let mut eat = |bytes: &[u8]| h = fnv1a(h, bytes);
     for f in rule_files {
         eat(f.to_string_lossy().as_bytes());
         eat(&std::fs::read(f).unwrap_or_default());
