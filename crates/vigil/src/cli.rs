@@ -108,11 +108,12 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Prefilter engine of the rule groups: auto (measured per group at
-    /// load, cached), ac, ac-full, ac-compact, wm, e2xb, bmh, hs (with
-    /// the hyperscan feature). Output is the same whichever is used.
-    #[arg(long, value_name = "ENGINE", default_value = "ac")]
-    pub prefilter: String,
+    /// Prefilter engine of the rule groups: hs (the default, Hyperscan/
+    /// Vectorscan; ac when built without it), auto (measured per group
+    /// at load, cached), ac, ac-full, ac-compact, wm, e2xb, bmh. Output
+    /// is the same whichever is used.
+    #[arg(long, value_name = "ENGINE")]
+    pub prefilter: Option<String>,
     #[command(flatten)]
     pub device: DeviceArgs,
 }

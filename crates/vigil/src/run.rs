@@ -444,8 +444,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let loaded = load_rule_files(&rule_files, &vars)?;
     let use_device = !rule_files.is_empty() && crate::device::wanted(&args.device)?;
+    let prefilter_name = default_prefilter(args.prefilter.as_deref(), !rule_files.is_empty());
     let mut selector = crate::bench_cmd::run_selector(
-        crate::device::engine_name(&args.prefilter, use_device),
+        crate::device::engine_name(&prefilter_name, use_device),
         &rule_files,
         pcap,
         &args.log_dir,
@@ -664,6 +665,25 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The prefilter engine: the one asked for, else Hyperscan (the fastest
+/// on real traffic) when this build has it, else Aho-Corasick, with a
+/// word on stderr that the build lacks the fast engine.
+pub fn default_prefilter(asked: Option<&str>, have_rules: bool) -> String {
+    if let Some(a) = asked {
+        return a.to_string();
+    }
+    if vigil_prefilter::EngineKind::Hs.available() {
+        return "hs".to_string();
+    }
+    if have_rules {
+        eprintln!(
+            "vigil: note: built without Hyperscan (the hyperscan feature, on by default): \
+             prefilter ac, several times slower; see README"
+        );
+    }
+    "ac".to_string()
 }
 
 fn stats_last_ts(s: &RunStats) -> Option<i64> {

@@ -110,3 +110,40 @@ fn unknown_or_missing_engines_are_errors() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// With no `--prefilter`, a default build runs Hyperscan (the fast path is
+/// the default); a build without the feature runs `ac` and says why.
+#[test]
+fn the_default_prefilter_is_hyperscan_when_built_in() {
+    let dir = tmpdir("default");
+    let pcap = dir.join("demo.pcap");
+    vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let rules = demo_rules();
+    let out = dir.join("out");
+    let o = vigil(
+        &[
+            "run",
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+            "-l",
+            out.to_str().unwrap(),
+        ],
+        &dir.join("cache"),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let stats = std::fs::read_to_string(out.join("stats.log")).unwrap();
+    if cfg!(feature = "hyperscan") {
+        assert!(stderr.contains("prefilter hs:"), "{stderr}");
+        assert!(!stderr.contains("built without Hyperscan"), "{stderr}");
+        assert!(
+            stats.contains("vigil.prefilter") && stats.contains("hs"),
+            "{stats}"
+        );
+    } else {
+        assert!(stderr.contains("prefilter ac:"), "{stderr}");
+        assert!(stderr.contains("built without Hyperscan"), "{stderr}");
+    }
+}
