@@ -51,6 +51,28 @@ pub struct FlowDetectState {
 }
 
 impl FlowDetectState {
+    /// The state carried over to another detection engine (a rule
+    /// reload): `bits[i]` / `ints[i]` give the new index of old variable
+    /// `i`, `None` for a name the new rules do not use (dropped).
+    pub fn remap(&mut self, bits: &[Option<u32>], ints: &[Option<u32>]) {
+        let old_bits = std::mem::take(&mut self.bits);
+        for (w, word) in old_bits.iter().enumerate() {
+            for b in 0..64 {
+                if word & (1 << b) != 0 {
+                    if let Some(Some(n)) = bits.get(w * 64 + b) {
+                        self.set(*n, true);
+                    }
+                }
+            }
+        }
+        let old_ints = std::mem::take(&mut self.ints);
+        for (i, v) in old_ints.into_iter().enumerate() {
+            if let (Some(v), Some(Some(n))) = (v, ints.get(i)) {
+                self.set_flowint(*n, v);
+            }
+        }
+    }
+
     pub fn is_set(&self, bit: u32) -> bool {
         self.bits
             .get(bit as usize / 64)

@@ -67,9 +67,29 @@ pub struct DetectEngine {
     /// Transaction rules by application protocol and direction.
     pub tx: app::TxGroups,
     pub flowbit_names: Vec<String>,
+    /// `flowint` variable names by index.
+    pub flowint_names: Vec<String>,
 }
 
 impl DetectEngine {
+    /// Index maps from this engine's flow variables to `new`'s, by name
+    /// (flowbits, flowints), for [`FlowDetectState::remap`] on a rule
+    /// reload.
+    pub fn var_maps_to(&self, new: &DetectEngine) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
+        let map = |old: &[String], new: &[String]| -> Vec<Option<u32>> {
+            let idx: std::collections::HashMap<&str, u32> = new
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.as_str(), i as u32))
+                .collect();
+            old.iter().map(|n| idx.get(n.as_str()).copied()).collect()
+        };
+        (
+            map(&self.flowbit_names, &new.flowbit_names),
+            map(&self.flowint_names, &new.flowint_names),
+        )
+    }
+
     /// Compiles rules; those that cannot be evaluated are reported and left
     /// out. Duplicate (gid, sid) pairs keep the later revision, as
     /// Suricata does.
@@ -150,6 +170,7 @@ impl DetectEngine {
                 groups,
                 tx,
                 flowbit_names: names.names,
+                flowint_names: names.int_names,
             },
             report,
         )

@@ -19,6 +19,7 @@
 
 mod app;
 mod batch;
+mod live;
 mod worker;
 
 use std::collections::VecDeque;
@@ -34,7 +35,12 @@ use vigil_stream::StreamConfig;
 use vigil_wire::{decode, Packet};
 
 pub use batch::{Batch, BatchPool, PacketRecord};
+pub use live::{
+    run_live, InputCounters, InputError, LiveConfig, LiveControl, LiveFrame, LiveInput, LiveSink,
+    LiveSnapshot,
+};
 pub use vigil_defrag::{DefragConfig, FragPolicy};
+pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
@@ -86,6 +92,13 @@ pub struct EngineConfig {
     pub xff: Option<(String, bool)>,
     /// Prefilter on an OpenCL device (`None`: CPU engines only).
     pub device: Option<DeviceSetup>,
+    /// Flow idle timeouts (`flow-timeouts`).
+    pub timeouts: TimeoutTable,
+    /// Pseudo-real-time replay: packets are read at their timestamps'
+    /// pace times this factor (1: real time), and the clock markers that
+    /// time flows out follow that clock while the reader waits; 0 reads
+    /// as fast as possible.
+    pub replay_speed: f64,
 }
 
 impl Default for EngineConfig {
@@ -107,6 +120,8 @@ impl Default for EngineConfig {
             tls_stop_after_handshake: true,
             xff: None,
             device: None,
+            timeouts: TimeoutTable::default(),
+            replay_speed: 0.0,
         }
     }
 }
@@ -187,19 +202,7 @@ pub fn run_offline(
     let pool = BatchPool::new();
     let (report_tx, report_rx) = bounded::<Report>(n * cfg.queue_depth.max(1) * 2);
     let mut batch_txs: Vec<Sender<Batch>> = Vec::with_capacity(n);
-    let wcfg = WorkerConfig {
-        max_flows: (cfg.max_flows / n).max(1024),
-        log_payload: cfg.log_payload,
-        log_packet: cfg.log_packet,
-        stream: cfg.stream.clone(),
-        stream_memcap: (cfg.stream_memcap / n).max(64 << 10),
-        payload_max: cfg.payload_max,
-        app: cfg.app.clone(),
-        log_tx: cfg.log_tx,
-        alert_app: cfg.alert_app,
-        xff: cfg.xff.clone(),
-        tls_stop_after_handshake: cfg.tls_stop_after_handshake,
-    };
+    let wcfg = worker_config(cfg, n);
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);
         for w in 0..n {
@@ -271,6 +274,24 @@ pub fn run_offline(
     })
 }
 
+/// Each worker's settings when `n` workers share `cfg`'s memory caps.
+pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
+    WorkerConfig {
+        max_flows: (cfg.max_flows / n).max(1024),
+        log_payload: cfg.log_payload,
+        log_packet: cfg.log_packet,
+        stream: cfg.stream.clone(),
+        stream_memcap: (cfg.stream_memcap / n).max(64 << 10),
+        payload_max: cfg.payload_max,
+        app: cfg.app.clone(),
+        log_tx: cfg.log_tx,
+        alert_app: cfg.alert_app,
+        xff: cfg.xff.clone(),
+        tls_stop_after_handshake: cfg.tls_stop_after_handshake,
+        timeouts: cfg.timeouts,
+    }
+}
+
 fn read_loop(
     source: &mut PcapSource,
     txs: &[Sender<Batch>],
@@ -296,10 +317,45 @@ fn read_loop(
             .send(b)
             .map_err(|_| RunError::Worker(format!("worker {w} stopped early")))
     };
+    // Replay pacing: (first packet's time, when it was read).
+    let mut origin: Option<(i64, Instant)> = None;
     while let Some(pkt) = source.next_packet()? {
         packets += 1;
         bytes += pkt.data.len() as u64;
         let ts_ns = pkt.ts.secs.saturating_mul(1_000_000_000) + pkt.ts.nanos as i64;
+        if cfg.replay_speed > 0.0 {
+            let speed = cfg.replay_speed;
+            let (t0, i0) = *origin.get_or_insert((ts_ns, Instant::now()));
+            let due = i0 + Duration::from_secs_f64((ts_ns - t0).max(0) as f64 / 1e9 / speed);
+            loop {
+                let now = Instant::now();
+                // The replay clock: packet time that has passed so far.
+                let clock_ns = t0 + ((now - i0).as_secs_f64() * speed * 1e9) as i64;
+                let sec = clock_ns.min(ts_ns).div_euclid(1_000_000_000);
+                if clock_sec.is_some_and(|c| sec > c) {
+                    // A quiet second of the replay: workers time their
+                    // flows out now, not when the next packet comes.
+                    for (w, slot) in pending.iter_mut().enumerate() {
+                        slot.push_marker(pkt.index, clock_ns.min(ts_ns));
+                        let mut b = std::mem::replace(slot, pool.get());
+                        b.upto = last;
+                        send(w, b)?;
+                    }
+                    clock_sec = Some(sec);
+                }
+                if now >= due {
+                    break;
+                }
+                if pending.iter().any(|b| !b.is_empty()) {
+                    for (w, slot) in pending.iter_mut().enumerate() {
+                        let mut b = std::mem::replace(slot, pool.get());
+                        b.upto = last;
+                        send(w, b)?;
+                    }
+                }
+                std::thread::sleep((due - now).min(Duration::from_millis(50)));
+            }
+        }
         last_ts = Some(ts_ns);
         last = pkt.index;
         // Packet time entered a new second: every worker times its flows

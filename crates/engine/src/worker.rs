@@ -24,7 +24,7 @@ use vigil_detect::{
     DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput, StreamChunk,
 };
 use vigil_flow::{
-    bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, FlowTimeouts, Lifecycle,
+    bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle, TimeoutTable,
 };
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
 use vigil_wire::{decode, linktype, DecoderEvent, Packet, L4};
@@ -288,6 +288,8 @@ pub struct WorkerConfig {
     /// and whether the last address of its list is used (`reverse`
     /// deployment) rather than the first (`forward`).
     pub xff: Option<(String, bool)>,
+    /// Flow idle timeouts (`flow-timeouts`).
+    pub timeouts: TimeoutTable,
 }
 
 impl Default for WorkerConfig {
@@ -304,6 +306,7 @@ impl Default for WorkerConfig {
             alert_app: true,
             tls_stop_after_handshake: true,
             xff: None,
+            timeouts: TimeoutTable::default(),
         }
     }
 }
@@ -349,7 +352,7 @@ struct PktCtx<'r> {
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         Worker {
-            flows: FlowTable::new(cfg.max_flows),
+            flows: FlowTable::new(cfg.max_flows).with_timeouts(cfg.timeouts),
             ctx: Ctx {
                 detect,
                 scratch: DetectScratch::default(),
@@ -482,12 +485,12 @@ impl Worker {
             .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
         // Reindex the flow by its new idle deadline (at most once per
         // second of packet time for a busy flow).
-        let t = FlowTimeouts::suricata_default(flow.key.proto);
-        let secs = match flow.lifecycle {
-            Lifecycle::New => t.new,
-            Lifecycle::Established => t.established,
-            Lifecycle::Closed => t.closed,
-        };
+        let secs = self
+            .ctx
+            .cfg
+            .timeouts
+            .for_proto(flow.key.proto)
+            .for_state(flow.lifecycle);
         let due = flow.last_ns.saturating_add(i64::from(secs) * 1_000_000_000);
         let key = (due.div_euclid(1_000_000_000), flow.first_index);
         if flow.state.deadline != Some(key) {
@@ -552,6 +555,47 @@ impl Worker {
             self.ctx.flush_ended((rec.index, 0), alerts);
         }
         look.slot
+    }
+
+    /// Counters so far (the flow figures from the table now), without
+    /// ending anything: live runs publish these every second.
+    pub fn snapshot(&self) -> WorkerStats {
+        let c = self.flows.counters();
+        let mut s = self.ctx.stats.clone();
+        s.flows_created = c.created;
+        s.flows_timed_out = c.timed_out + self.ctx.clock_timeouts;
+        s.flows_evicted = c.memcap_evictions;
+        s.flows_active_at_end = c.active;
+        s.flows_peak = c.peak_active;
+        s.prefilter_hits = self.ctx.scratch.prefilter_hits;
+        s.rules_checked = self.ctx.scratch.rules_checked;
+        s.stream_mem_peak = self.ctx.mem.peak() as u64;
+        s
+    }
+
+    /// The detection engine in use.
+    pub fn detect(&self) -> &Arc<DetectEngine> {
+        &self.ctx.detect
+    }
+
+    /// Swaps in another detection engine (a rule reload) between
+    /// batches. Flows, streams and app-layer state are kept; each flow's
+    /// flowbits and flowints are carried over by name (a variable the
+    /// new rules do not use is dropped), and the per-transaction record
+    /// of which rules fired is cleared, since it names rules of the old
+    /// engine: a transaction still open is inspected by the new rules
+    /// from its current state.
+    pub fn set_detect(&mut self, new: Arc<DetectEngine>) {
+        let (bits, ints) = self.ctx.detect.var_maps_to(&new);
+        self.flows.for_each_mut(|f| {
+            f.state.detect.remap(&bits, &ints);
+            if let Some(app) = f.state.app.as_mut() {
+                for t in app.txd.values_mut() {
+                    t.fired.clear();
+                }
+            }
+        });
+        self.ctx.detect = new;
     }
 
     /// End of input: every flow ends (what is left of its streams is

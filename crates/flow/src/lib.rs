@@ -17,4 +17,5 @@ mod table;
 pub use hash::{addr_bits, bits_addr, flow_hash, pair_hash, FlowKey};
 pub use table::{
     Direction, EndReason, Flow, FlowCounters, FlowLookup, FlowTable, FlowTimeouts, Lifecycle,
+    TimeoutTable,
 };

@@ -48,11 +48,44 @@ impl FlowTimeouts {
         }
     }
 
-    fn for_state(&self, s: Lifecycle) -> u32 {
+    pub fn for_state(&self, s: Lifecycle) -> u32 {
         match s {
             Lifecycle::New => self.new,
             Lifecycle::Established => self.established,
             Lifecycle::Closed => self.closed,
+        }
+    }
+}
+
+/// Idle timeouts by protocol (Suricata's `flow-timeouts` section: `tcp`,
+/// `udp`, `icmp`, and `default` for the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeoutTable {
+    pub default: FlowTimeouts,
+    pub tcp: FlowTimeouts,
+    pub udp: FlowTimeouts,
+    pub icmp: FlowTimeouts,
+}
+
+impl Default for TimeoutTable {
+    fn default() -> Self {
+        let other = FlowTimeouts::suricata_default(17);
+        TimeoutTable {
+            default: other,
+            tcp: FlowTimeouts::suricata_default(6),
+            udp: other,
+            icmp: other,
+        }
+    }
+}
+
+impl TimeoutTable {
+    pub fn for_proto(&self, proto: u8) -> FlowTimeouts {
+        match proto {
+            6 => self.tcp,
+            17 => self.udp,
+            1 | 58 => self.icmp,
+            _ => self.default,
         }
     }
 }
@@ -126,7 +159,7 @@ pub struct FlowTable<T> {
     head: u32,
     tail: u32,
     max_flows: usize,
-    timeouts: fn(u8) -> FlowTimeouts,
+    timeouts: TimeoutTable,
     counters: FlowCounters,
 }
 
@@ -140,14 +173,18 @@ impl<T> FlowTable<T> {
             head: NIL,
             tail: NIL,
             max_flows: max_flows.max(1),
-            timeouts: FlowTimeouts::suricata_default,
+            timeouts: TimeoutTable::default(),
             counters: FlowCounters::default(),
         }
     }
 
-    pub fn with_timeouts(mut self, f: fn(u8) -> FlowTimeouts) -> Self {
-        self.timeouts = f;
+    pub fn with_timeouts(mut self, t: TimeoutTable) -> Self {
+        self.timeouts = t;
         self
+    }
+
+    pub fn timeouts(&self) -> &TimeoutTable {
+        &self.timeouts
     }
 
     pub fn len(&self) -> usize {
@@ -205,7 +242,7 @@ impl<T> FlowTable<T> {
     }
 
     fn expired(&self, f: &Flow<T>, now_ns: i64) -> bool {
-        let t = (self.timeouts)(f.key.proto).for_state(f.lifecycle) as i64;
+        let t = self.timeouts.for_proto(f.key.proto).for_state(f.lifecycle) as i64;
         now_ns.saturating_sub(f.last_ns) > t.saturating_mul(1_000_000_000)
     }
 
@@ -321,6 +358,16 @@ impl<T> FlowTable<T> {
             let f = self.remove_slot(h);
             self.counters.timed_out += 1;
             on_end(f, EndReason::Timeout);
+        }
+    }
+
+    /// Every flow in the table, mutably (in no particular order): state
+    /// that must change for all flows at once, such as a rule reload.
+    pub fn for_each_mut(&mut self, mut f: impl FnMut(&mut Flow<T>)) {
+        for s in &mut self.slots {
+            if let Some(fl) = s.flow.as_mut() {
+                f(fl);
+            }
         }
     }
 

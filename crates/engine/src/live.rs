@@ -1,0 +1,517 @@
+//! The live pipeline: every worker reads its own inputs (one capture ring
+//! per interface, all rings of an interface in one kernel fanout group
+//! that hashes flows symmetrically), so there is no reader thread and
+//! nothing is shared from the wire to the alert. Alerts go to one output
+//! thread, which applies thresholds and writes them as they come.
+//!
+//! ```text
+//!  ring(if0,w0) ring(if1,w0) ─► worker 0 ─┐
+//!  ring(if0,w1) ring(if1,w1) ─► worker 1 ─┼─► output (thresholds, EVE,
+//!  ring(if0,wN) ...          ─► worker N ─┘   fast.log, stats, metrics)
+//! ```
+//!
+//! The worker is the offline [`Worker`]; what differs is where packets
+//! come from ([`LiveInput`]) and which clock drives timeouts: a worker puts
+//! a clock marker with the wall-clock time into its batch whenever the
+//! second changes, whether or not packets arrived, so an idle link still
+//! times its flows out. Each worker publishes its counters every second;
+//! the output thread turns them into `stats` events every
+//! `stats_interval`.
+//!
+//! Control ([`LiveControl`]): `stop` ends the run (workers drain their
+//! inputs, end every flow and exit); a new detection engine put in with
+//! [`LiveControl::swap_engine`] is taken by each worker between two
+//! batches (a rule reload without dropping packets).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use vigil_detect::{AlertKey, DetectEngine, ThresholdTracker};
+
+use crate::{AlertSink, Batch, EngineConfig, OutKind, RunError, RunStats, Worker, WorkerStats};
+
+/// One frame from a live input.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveFrame<'a> {
+    pub ts_ns: i64,
+    pub linktype: u32,
+    pub data: &'a [u8],
+    /// Length on the wire (more than `data.len()` for a truncated frame).
+    pub orig_len: u32,
+}
+
+/// Why an input could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The link went away (interface down or removed): the worker counts
+    /// it and tries [`LiveInput::reopen`] once a second.
+    #[error("link down: {0}")]
+    LinkDown(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Capture counters of one input, cumulative since it was opened.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct InputCounters {
+    /// Packets the kernel saw for this input, its drops included
+    /// (Suricata's `capture.kernel_packets`).
+    pub kernel_packets: u64,
+    /// Packets the kernel dropped because the ring was full.
+    pub kernel_drops: u64,
+    /// Drops by the interface itself (the same for every input of an
+    /// interface; Suricata's `capture.kernel_ifdrops`).
+    pub kernel_ifdrops: u64,
+    /// Frames longer than the snapshot length (cut, counted).
+    pub truncated: u64,
+    /// Times the link went down and was reopened.
+    pub link_down: u64,
+}
+
+/// A packet source read by one worker (an AF_PACKET ring, ...).
+pub trait LiveInput: Send {
+    /// The interface name (for counters).
+    fn name(&self) -> &str;
+    /// Waits at most `timeout` for frames and hands each to `f`; returns
+    /// how many there were.
+    fn poll(
+        &mut self,
+        timeout: Duration,
+        f: &mut dyn FnMut(LiveFrame<'_>),
+    ) -> Result<usize, InputError>;
+    fn counters(&mut self) -> InputCounters;
+    /// Opens the input again after [`InputError::LinkDown`].
+    fn reopen(&mut self) -> Result<(), InputError>;
+}
+
+/// Shared between the controlling thread and the live pipeline.
+#[derive(Debug)]
+pub struct LiveControl {
+    stop: AtomicBool,
+    generation: AtomicU64,
+    engine: Mutex<Arc<DetectEngine>>,
+}
+
+impl LiveControl {
+    pub fn new(engine: Arc<DetectEngine>) -> Arc<Self> {
+        Arc::new(LiveControl {
+            stop: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            engine: Mutex::new(engine),
+        })
+    }
+
+    /// Ends the run: workers drain their inputs, end their flows, and the
+    /// pipeline returns.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Puts a new detection engine in; workers take it between batches.
+    pub fn swap_engine(&self, e: Arc<DetectEngine>) {
+        *self.engine.lock().unwrap_or_else(|p| p.into_inner()) = e;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    pub fn engine(&self) -> Arc<DetectEngine> {
+        self.engine
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// What the output side is told every second.
+#[derive(Debug, Default, Clone)]
+pub struct LiveSnapshot {
+    /// Each worker's counters so far.
+    pub workers: Vec<WorkerStats>,
+    /// Each worker's inputs: (interface, counters).
+    pub inputs: Vec<Vec<(String, InputCounters)>>,
+    pub alerts_written: u64,
+    pub alerts_suppressed: u64,
+    pub uptime: Duration,
+    /// Wall-clock time now, nanoseconds since the epoch.
+    pub now_ns: i64,
+}
+
+impl LiveSnapshot {
+    /// Workers' counters summed.
+    pub fn totals(&self) -> WorkerStats {
+        let mut t = WorkerStats::default();
+        for w in &self.workers {
+            t.add(w);
+        }
+        t
+    }
+
+    /// Counters per interface, summed over the workers' inputs (the
+    /// interface drops are the interface's, not summed).
+    pub fn interfaces(&self) -> Vec<(String, InputCounters)> {
+        let mut out: Vec<(String, InputCounters)> = Vec::new();
+        for (name, c) in self.inputs.iter().flatten() {
+            let i = match out.iter().position(|(n, _)| n == name) {
+                Some(i) => i,
+                None => {
+                    out.push((name.clone(), InputCounters::default()));
+                    out.len() - 1
+                }
+            };
+            let t = &mut out[i].1;
+            t.kernel_packets += c.kernel_packets;
+            t.kernel_drops += c.kernel_drops;
+            t.kernel_ifdrops = t.kernel_ifdrops.max(c.kernel_ifdrops);
+            t.truncated += c.truncated;
+            t.link_down += c.link_down;
+        }
+        out
+    }
+}
+
+/// The output side of a live run.
+pub trait LiveSink: AlertSink {
+    /// Called about once a second with the counters so far, and once at
+    /// the end with `last` set; the sink writes stats events on its own
+    /// interval and flushes.
+    fn tick(&mut self, snap: &LiveSnapshot, last: bool) -> std::io::Result<()>;
+    /// Output written since the last call should reach the files now.
+    fn flush(&mut self) -> std::io::Result<()>;
+    /// A worker took a new detection engine after pausing this long.
+    fn swapped(&mut self, _worker: usize, _pause: Duration) {}
+}
+
+/// Live settings beyond [`EngineConfig`].
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// How long a worker waits for packets before it looks at the clock
+    /// and its control (the timer tick).
+    pub tick: Duration,
+    /// Largest number of frames one batch takes from an input poll.
+    pub batch_packets: usize,
+}
+
+impl Default for LiveConfig {
+    fn default() -> Self {
+        LiveConfig {
+            tick: Duration::from_millis(100),
+            batch_packets: 1024,
+        }
+    }
+}
+
+enum Msg {
+    Alerts(Arc<DetectEngine>, Vec<crate::AlertOut>),
+    Stats(usize, Box<WorkerStats>, Vec<(String, InputCounters)>),
+    Swapped(usize, Duration),
+    Done(usize, Box<WorkerStats>, Vec<(String, InputCounters)>),
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// Runs the live pipeline: worker `w` reads `inputs[w]`. Returns when
+/// `control` is stopped and every worker has ended its flows.
+pub fn run_live(
+    inputs: Vec<Vec<Box<dyn LiveInput>>>,
+    control: Arc<LiveControl>,
+    cfg: &EngineConfig,
+    live: &LiveConfig,
+    sink: &mut (dyn LiveSink + Send),
+) -> Result<RunStats, RunError> {
+    let start = Instant::now();
+    let n = inputs.len().max(1);
+    let wcfg = crate::worker_config(cfg, n);
+    let (tx, rx) = bounded::<Msg>(n * 64);
+    std::thread::scope(|scope| -> Result<RunStats, RunError> {
+        let mut handles = Vec::with_capacity(n);
+        for (w, ins) in inputs.into_iter().enumerate() {
+            let tx = tx.clone();
+            let control = control.clone();
+            let wcfg = wcfg.clone();
+            let live = live.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("vigil-w{w}"))
+                    .spawn_scoped(scope, move || {
+                        let worker = Worker::new(control.engine(), wcfg);
+                        live_worker(w, worker, ins, &control, &live, tx)
+                    })
+                    .map_err(RunError::Output)?,
+            );
+        }
+        drop(tx);
+        let out = output_loop(n, rx, sink, start);
+        let mut totals = RunStats::default();
+        for h in handles {
+            if h.join().is_err() {
+                return Err(RunError::Worker("a live worker panicked".into()));
+            }
+        }
+        let (stats, per_worker, written, suppressed) = out?;
+        totals.workers = stats;
+        totals.per_worker_pkts = per_worker;
+        totals.alerts_written = written;
+        totals.alerts_suppressed = suppressed;
+        totals.packets_read = totals.workers.pkts;
+        totals.bytes_read = totals.workers.bytes;
+        totals.last_ts_ns = Some(now_ns());
+        totals.wall = start.elapsed();
+        Ok(totals)
+    })
+}
+
+fn input_counters(ins: &mut [Box<dyn LiveInput>]) -> Vec<(String, InputCounters)> {
+    ins.iter_mut()
+        .map(|i| (i.name().to_string(), i.counters()))
+        .collect()
+}
+
+fn live_worker(
+    id: usize,
+    mut worker: Worker,
+    mut ins: Vec<Box<dyn LiveInput>>,
+    control: &LiveControl,
+    live: &LiveConfig,
+    tx: Sender<Msg>,
+) {
+    let mut batch = Batch::default();
+    let mut index = 0u64;
+    let mut generation = control.generation();
+    let mut clock_sec = now_ns().div_euclid(1_000_000_000);
+    let mut last_stats = Instant::now();
+    let mut down: Vec<Option<Instant>> = vec![None; ins.len()];
+    let mut link_downs: Vec<u64> = vec![0; ins.len()];
+    let max = live.batch_packets.max(1);
+    let mut draining = false;
+    loop {
+        if !draining && control.stopping() {
+            draining = true;
+        }
+        if control.generation() != generation {
+            let t = Instant::now();
+            generation = control.generation();
+            worker.set_detect(control.engine());
+            let _ = tx.send(Msg::Swapped(id, t.elapsed()));
+        }
+        batch.clear();
+        // The wall clock entered a new second: flows time out here even
+        // when nothing arrives.
+        let now = now_ns();
+        let sec = now.div_euclid(1_000_000_000);
+        if sec > clock_sec {
+            clock_sec = sec;
+            batch.push_marker(index + 1, now);
+        }
+        let k = ins.len().max(1) as u32;
+        let mut got = 0usize;
+        for (i, input) in ins.iter_mut().enumerate() {
+            if let Some(since) = down[i] {
+                if since.elapsed() < Duration::from_secs(1) {
+                    continue;
+                }
+                match input.reopen() {
+                    Ok(()) => down[i] = None,
+                    Err(_) => down[i] = Some(Instant::now()),
+                }
+                continue;
+            }
+            // Draining waits a little: a ring hands over a block of
+            // frames only when it is full or its retire timeout passed.
+            let timeout = if got > 0 {
+                Duration::ZERO
+            } else if draining {
+                Duration::from_millis(50) / k
+            } else {
+                live.tick / k
+            };
+            let mut taken = 0usize;
+            let r = input.poll(timeout, &mut |f: LiveFrame<'_>| {
+                index += 1;
+                taken += 1;
+                batch.push(index, f.ts_ns, f.linktype, f.data, f.orig_len);
+            });
+            got += taken;
+            if let Err(e) = r {
+                match e {
+                    InputError::LinkDown(_) => {
+                        link_downs[i] += 1;
+                        down[i] = Some(Instant::now());
+                    }
+                    InputError::Other(msg) => {
+                        eprintln!("vigil: worker {id}: {}: {msg}", input.name());
+                        down[i] = Some(Instant::now());
+                    }
+                }
+            }
+            if batch.len() >= max {
+                break;
+            }
+        }
+        if !batch.is_empty() {
+            let mut alerts = Vec::new();
+            worker.process(&batch, &mut alerts);
+            if !alerts.is_empty()
+                && tx
+                    .send(Msg::Alerts(worker.detect().clone(), alerts))
+                    .is_err()
+            {
+                return;
+            }
+        }
+        let counters = |ins: &mut [Box<dyn LiveInput>]| {
+            let mut c = input_counters(ins);
+            for (j, (_, cc)) in c.iter_mut().enumerate() {
+                cc.link_down += link_downs[j];
+            }
+            c
+        };
+        if draining && got == 0 {
+            // Inputs are empty: end every flow and report the last
+            // counters (read after the drain, so that every packet the
+            // kernel counted was decoded or counted as dropped).
+            let c = counters(&mut ins);
+            let (stats, alerts) = worker.finish();
+            if !alerts.is_empty() {
+                let _ = tx.send(Msg::Alerts(control.engine(), alerts));
+            }
+            let _ = tx.send(Msg::Done(id, Box::new(stats), c));
+            return;
+        }
+        if last_stats.elapsed() >= Duration::from_secs(1) {
+            last_stats = Instant::now();
+            let c = counters(&mut ins);
+            if tx
+                .send(Msg::Stats(id, Box::new(worker.snapshot()), c))
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+}
+
+type OutputTotals = (WorkerStats, Vec<u64>, u64, u64);
+
+fn output_loop(
+    n: usize,
+    rx: Receiver<Msg>,
+    sink: &mut (dyn LiveSink + Send),
+    start: Instant,
+) -> Result<OutputTotals, RunError> {
+    let mut snap = LiveSnapshot {
+        workers: vec![WorkerStats::default(); n],
+        inputs: vec![Vec::new(); n],
+        ..LiveSnapshot::default()
+    };
+    let mut done = vec![false; n];
+    let mut thresholds = ThresholdTracker::default();
+    let mut threshold_engine: Option<Arc<DetectEngine>> = None;
+    let mut last_tick = Instant::now();
+    let mut failed: Option<std::io::Error> = None;
+    loop {
+        let msg = rx.recv_timeout(Duration::from_millis(200));
+        let mut wrote = false;
+        match msg {
+            Ok(Msg::Alerts(engine, alerts)) => {
+                // Thresholds count by rule index: a new engine starts them
+                // afresh (as a rule reload does in Suricata).
+                if !threshold_engine
+                    .as_ref()
+                    .is_some_and(|e| Arc::ptr_eq(e, &engine))
+                {
+                    thresholds = ThresholdTracker::default();
+                    threshold_engine = Some(engine.clone());
+                }
+                for a in &alerts {
+                    if failed.is_some() {
+                        break;
+                    }
+                    let r = if a.kind == OutKind::TxLog {
+                        sink.tx_log(a)
+                    } else {
+                        let rule = &engine.rules[a.rule as usize];
+                        let allowed = (rule.threshold.is_none() && rule.detection_filter.is_none())
+                            || thresholds.allow(
+                                a.rule,
+                                rule.threshold.as_ref(),
+                                rule.detection_filter.as_ref(),
+                                &AlertKey {
+                                    src: a.src,
+                                    dst: a.dst,
+                                    flow_id: a.flow_id.unwrap_or(0),
+                                    ts_ns: a.ts_ns,
+                                    sp: a.sp.unwrap_or(0),
+                                    dp: a.dp.unwrap_or(0),
+                                },
+                            );
+                        if allowed {
+                            snap.alerts_written += 1;
+                            sink.alert(a, rule)
+                        } else {
+                            snap.alerts_suppressed += 1;
+                            Ok(())
+                        }
+                    };
+                    if let Err(e) = r {
+                        failed = Some(e);
+                    }
+                }
+                wrote = true;
+            }
+            Ok(Msg::Stats(w, s, c)) => {
+                snap.workers[w] = *s;
+                snap.inputs[w] = c;
+            }
+            Ok(Msg::Swapped(w, pause)) => sink.swapped(w, pause),
+            Ok(Msg::Done(w, s, c)) => {
+                snap.workers[w] = *s;
+                snap.inputs[w] = c;
+                done[w] = true;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if wrote && rx.is_empty() {
+            if let Err(e) = sink.flush() {
+                failed.get_or_insert(e);
+            }
+        }
+        if last_tick.elapsed() >= Duration::from_secs(1) && !done.iter().all(|d| *d) {
+            last_tick = Instant::now();
+            snap.uptime = start.elapsed();
+            snap.now_ns = now_ns();
+            if let Err(e) = sink.tick(&snap, false) {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+    snap.uptime = start.elapsed();
+    snap.now_ns = now_ns();
+    if failed.is_none() {
+        sink.tick(&snap, true)?;
+        sink.flush()?;
+    }
+    if let Some(e) = failed {
+        return Err(RunError::Output(e));
+    }
+    let per_worker = snap.workers.iter().map(|w| w.pkts).collect();
+    Ok((
+        snap.totals(),
+        per_worker,
+        snap.alerts_written,
+        snap.alerts_suppressed,
+    ))
+}
