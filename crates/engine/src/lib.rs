@@ -44,8 +44,8 @@ pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, DeviceSetup, OutKind, PendingBatch, SessionState as TcpState,
-    Worker, WorkerConfig, WorkerStats,
+    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, OutKind, PendingBatch,
+    SessionState as TcpState, Worker, WorkerConfig, WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -99,6 +99,8 @@ pub struct EngineConfig {
     /// time flows out follow that clock while the reader waits; 0 reads
     /// as fast as possible.
     pub replay_speed: f64,
+    /// TCP checksum validation (`-k`).
+    pub checksum: ChecksumMode,
 }
 
 impl Default for EngineConfig {
@@ -122,6 +124,7 @@ impl Default for EngineConfig {
             device: None,
             timeouts: TimeoutTable::default(),
             replay_speed: 0.0,
+            checksum: ChecksumMode::None,
         }
     }
 }
@@ -289,6 +292,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         xff: cfg.xff.clone(),
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,
         timeouts: cfg.timeouts,
+        checksum: cfg.checksum,
     }
 }
 

@@ -201,6 +201,10 @@ pub struct WorkerStats {
     /// Largest stream memory in use (bytes; summed over workers it is an
     /// upper bound of the total).
     pub stream_mem_peak: u64,
+    /// TCP packets kept from the stream engine for a wrong checksum.
+    pub tcp_invalid_checksum: u64,
+    /// Workers that turned checksum validation off (`-k auto`).
+    pub checksum_auto_off: u64,
 }
 
 impl WorkerStats {
@@ -240,7 +244,9 @@ impl WorkerStats {
             stream_depth_dropped,
             stream_memcap_dropped,
             stream_overlaps,
-            stream_mem_peak
+            stream_mem_peak,
+            tcp_invalid_checksum,
+            checksum_auto_off
         );
         for (k, v) in &o.events {
             *self.events.entry(k).or_default() += v;
@@ -290,7 +296,45 @@ pub struct WorkerConfig {
     pub xff: Option<(String, bool)>,
     /// Flow idle timeouts (`flow-timeouts`).
     pub timeouts: TimeoutTable,
+    /// TCP checksum validation (Suricata's `-k`).
+    pub checksum: ChecksumMode,
 }
+
+/// Suricata's checksum modes (`-k`). With validation on, a TCP packet
+/// whose checksum is wrong is not given to the stream engine (its payload
+/// is not reassembled, it does not move the session) and is counted in
+/// `tcp.invalid_checksum`; it is still inspected as a packet. That keeps a
+/// sensor in step with the end host, which drops such packets (an
+/// attacker cannot slip data past it that the host never accepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChecksumMode {
+    /// No validation (capture files often hold offloaded, unfilled
+    /// checksums).
+    #[default]
+    None,
+    /// Validate every TCP packet.
+    All,
+    /// Validate, unless more than 10% of the first 1000 TCP packets with
+    /// a checksum fail: then the traffic is taken to have offloaded
+    /// checksums and validation is turned off (per worker).
+    Auto,
+}
+
+impl ChecksumMode {
+    pub fn from_name(s: &str) -> Option<ChecksumMode> {
+        match s {
+            "none" | "no" => Some(ChecksumMode::None),
+            "all" | "yes" => Some(ChecksumMode::All),
+            "auto" => Some(ChecksumMode::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// [`ChecksumMode::Auto`]: packets looked at, and the failure share (per
+/// ten) above which validation is turned off.
+const CHECKSUM_AUTO_SAMPLE: u64 = 1000;
+const CHECKSUM_AUTO_TENTHS: u64 = 1;
 
 impl Default for WorkerConfig {
     fn default() -> Self {
@@ -307,6 +351,7 @@ impl Default for WorkerConfig {
             tls_stop_after_handshake: true,
             xff: None,
             timeouts: TimeoutTable::default(),
+            checksum: ChecksumMode::None,
         }
     }
 }
@@ -330,6 +375,10 @@ struct Ctx {
     /// Flows by the second their idle timeout expires (packet time).
     deadlines: BTreeMap<(i64, u64), u32>,
     clock_timeouts: u64,
+    /// Checksum validation on now, and (auto) packets judged / failed.
+    checksum_on: bool,
+    checksum_seen: u64,
+    checksum_bad: u64,
 }
 
 pub struct Worker {
@@ -351,6 +400,7 @@ struct PktCtx<'r> {
 
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
+        let checksum_on = cfg.checksum != ChecksumMode::None;
         Worker {
             flows: FlowTable::new(cfg.max_flows).with_timeouts(cfg.timeouts),
             ctx: Ctx {
@@ -369,6 +419,9 @@ impl Worker {
                 ended: Vec::new(),
                 deadlines: BTreeMap::new(),
                 clock_timeouts: 0,
+                checksum_on,
+                checksum_seen: 0,
+                checksum_bad: 0,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
@@ -634,6 +687,32 @@ struct Emit {
 }
 
 impl Ctx {
+    /// Validation is on and the packet's TCP checksum is wrong.
+    fn checksum_bad(&mut self, p: &Packet<'_>) -> bool {
+        if !self.checksum_on {
+            return false;
+        }
+        let Some(ok) = p.transport_checksum_ok() else {
+            return false;
+        };
+        if self.cfg.checksum == ChecksumMode::Auto && self.checksum_seen < CHECKSUM_AUTO_SAMPLE {
+            self.checksum_seen += 1;
+            self.checksum_bad += u64::from(!ok);
+            if self.checksum_seen == CHECKSUM_AUTO_SAMPLE
+                && self.checksum_bad * 10 > CHECKSUM_AUTO_SAMPLE * CHECKSUM_AUTO_TENTHS
+            {
+                self.checksum_on = false;
+                self.stats.checksum_auto_off = 1;
+                eprintln!(
+                    "vigil: {} of the first {CHECKSUM_AUTO_SAMPLE} TCP packets of a worker had \
+                     invalid checksums (offloaded?): checksum validation off there (-k auto)",
+                    self.checksum_bad
+                );
+            }
+        }
+        !ok
+    }
+
     fn count_decode(&mut self, p: &Packet<'_>, rec: &PacketRecord) {
         let s = &mut self.stats;
         if rec.rebuilt {
@@ -732,6 +811,12 @@ impl Ctx {
         let mut chunk_ready = false;
         let mut tcp_sizes = None;
         let established = match p.l4 {
+            L4::Tcp(_) if self.checksum_bad(p) => {
+                // Not for the stream engine (Suricata's
+                // tcp.invalid_checksum); still inspected as a packet.
+                self.stats.tcp_invalid_checksum += 1;
+                flow.state.tcp.flow_established()
+            }
             L4::Tcp(t) => {
                 let st = &mut flow.state;
                 let before = st.tcp.state;

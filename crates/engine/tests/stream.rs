@@ -258,3 +258,49 @@ fn output_identical_for_any_worker_count() {
     assert_eq!(outs[0], outs[1]);
     assert_eq!(outs[0], outs[2]);
 }
+
+/// An insertion attempt: the first copy of the data has a wrong checksum
+/// (the end host drops it), the retransmission carries other bytes. With
+/// validation (`-k all`) the stream holds what the host accepted and the
+/// bad segment is counted; without it (`none`) the bad copy is reassembled.
+#[test]
+fn checksum_validation_keeps_bad_segments_out_of_the_stream() {
+    use vigil_engine::ChecksumMode;
+    let mut s = session(7);
+    s.handshake();
+    let base = s.client_next_seq();
+    let mut evil = client_seg(&s, base, 0, b"EVIL", 10);
+    // TCP checksum at Ethernet 14 + IPv4 20 + 16.
+    evil.1[14 + 20 + 16] ^= 0x5a;
+    let good = client_seg(&s, base, 0, b"GOOD", 20);
+    let mut frames = s.take_frames();
+    frames.push(evil);
+    frames.push(good);
+    frames.push(server_ack(&s, base.wrapping_add(4), 30));
+    let rules = "alert tcp any any -> any any (content:\"EVIL\"; flow:only_stream; sid:1;)\n\
+                 alert tcp any any -> any any (content:\"GOOD\"; flow:only_stream; sid:2;)\n\
+                 alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:3;)\n";
+    let none = EngineConfig::default();
+    let (a, st) = run("cksum-none", frames.clone(), rules, &none);
+    let mut got = sids(&a);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![1, 3],
+        "without validation the bad copy is reassembled"
+    );
+    assert_eq!(st.workers.tcp_invalid_checksum, 0);
+    let all = EngineConfig {
+        checksum: ChecksumMode::All,
+        ..EngineConfig::default()
+    };
+    let (a, st) = run("cksum-all", frames, rules, &all);
+    let mut got = sids(&a);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![2, 3],
+        "with validation the stream holds what the host took"
+    );
+    assert_eq!(st.workers.tcp_invalid_checksum, 1);
+}

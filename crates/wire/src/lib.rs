@@ -60,6 +60,7 @@ use std::net::IpAddr;
 use std::ops::Range;
 
 mod bytes;
+mod checksum;
 mod decoder;
 mod ethernet;
 mod events;

@@ -1,0 +1,101 @@
+//! Transport checksum validation (TCP and UDP over IPv4 and IPv6), for
+//! Suricata's checksum modes (`-k`): the decoder itself never checks, the
+//! worker asks when validation is on.
+//!
+//! A checksum that cannot be judged (a truncated frame, a fragment, an
+//! IPv4 UDP datagram without a checksum) is reported as `None`, never as
+//! invalid.
+
+use std::net::IpAddr;
+
+use crate::{Packet, L4};
+
+/// One's complement sum of `data` added to `acc` (RFC 1071), unfolded.
+fn sum(mut acc: u64, data: &[u8]) -> u64 {
+    let mut chunks = data.chunks_exact(2);
+    for c in &mut chunks {
+        acc += u64::from(u16::from_be_bytes([c[0], c[1]]));
+    }
+    if let [last] = chunks.remainder() {
+        acc += u64::from(*last) << 8;
+    }
+    acc
+}
+
+fn fold(mut acc: u64) -> u16 {
+    while acc >> 16 != 0 {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    acc as u16
+}
+
+fn pseudo_header(src: IpAddr, dst: IpAddr, proto: u8, len: usize) -> u64 {
+    let mut acc = 0;
+    match (src, dst) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            acc = sum(acc, &s.octets());
+            acc = sum(acc, &d.octets());
+        }
+        (s, d) => {
+            let b = |a: IpAddr| match a {
+                IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
+                IpAddr::V6(v) => v.octets(),
+            };
+            acc = sum(acc, &b(s));
+            acc = sum(acc, &b(d));
+        }
+    }
+    acc + u64::from(proto) + len as u64
+}
+
+impl Packet<'_> {
+    /// Whether the TCP or UDP checksum is right: `Some(false)` only when
+    /// the whole segment was captured and its checksum is wrong.
+    pub fn transport_checksum_ok(&self) -> Option<bool> {
+        let ip = self.ip.as_ref()?;
+        if ip.fragment.is_some() {
+            return None;
+        }
+        let proto = match self.l4 {
+            L4::Tcp(_) => 6,
+            L4::Udp(_) => 17,
+            _ => return None,
+        };
+        // The segment's extent from the IP length, not from what was
+        // captured: a frame cut short cannot be judged.
+        let end = if ip.version == 4 {
+            let h = self.data.get(ip.header.start..ip.header.start + 4)?;
+            ip.header.start + usize::from(u16::from_be_bytes([h[2], h[3]]))
+        } else {
+            let h = self
+                .data
+                .get(ip.fixed_header.start + 4..ip.fixed_header.start + 6)?;
+            ip.fixed_header.start + 40 + usize::from(u16::from_be_bytes([h[0], h[1]]))
+        };
+        let start = self.l4_header.start;
+        let seg = self.data.get(start..end)?;
+        if proto == 17 && ip.version == 4 && seg.get(6..8) == Some(&[0, 0]) {
+            // IPv4 UDP without a checksum.
+            return None;
+        }
+        let acc = sum(pseudo_header(ip.src, ip.dst, proto, seg.len()), seg);
+        Some(fold(acc) == 0xffff)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc1071_example_sums_as_documented() {
+        // RFC 1071, section 3: 0001 f203 f4f5 f6f7 sums to ddf2 (folded).
+        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+        assert_eq!(fold(sum(0, &data)), 0xddf2);
+    }
+
+    #[test]
+    fn odd_length_pads_with_zero() {
+        assert_eq!(fold(sum(0, &[0x12, 0x34, 0x56])), 0x6834);
+    }
+}
