@@ -14,7 +14,9 @@ use crate::{Packet, L4};
 fn sum(mut acc: u64, data: &[u8]) -> u64 {
     let mut chunks = data.chunks_exact(2);
     for c in &mut chunks {
-        acc += u64::from(u16::from_be_bytes([c[0], c[1]]));
+        if let [a, b] = c {
+            acc += u64::from(u16::from_be_bytes([*a, *b]));
+        }
     }
     if let [last] = chunks.remainder() {
         acc += u64::from(*last) << 8;
@@ -63,14 +65,16 @@ impl Packet<'_> {
         };
         // The segment's extent from the IP length, not from what was
         // captured: a frame cut short cannot be judged.
+        let be16 = |at: usize| -> Option<usize> {
+            match self.data.get(at..at + 2)? {
+                [a, b] => Some(usize::from(u16::from_be_bytes([*a, *b]))),
+                _ => None,
+            }
+        };
         let end = if ip.version == 4 {
-            let h = self.data.get(ip.header.start..ip.header.start + 4)?;
-            ip.header.start + usize::from(u16::from_be_bytes([h[2], h[3]]))
+            ip.header.start + be16(ip.header.start + 2)?
         } else {
-            let h = self
-                .data
-                .get(ip.fixed_header.start + 4..ip.fixed_header.start + 6)?;
-            ip.fixed_header.start + 40 + usize::from(u16::from_be_bytes([h[0], h[1]]))
+            ip.fixed_header.start + 40 + be16(ip.fixed_header.start + 4)?
         };
         let start = self.l4_header.start;
         let seg = self.data.get(start..end)?;
