@@ -296,6 +296,76 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
     }
 }
 
+/// Feeds a fragment to the defragmenter: the findings about it
+/// ([`batch::DEFRAG_OVERLAP`] ...) and whether it completed a datagram,
+/// which is then in `datagram` (the first fragment's link layers and the
+/// rebuilt IP packet, Suricata's layout). Not a fragment: `(0, false)`.
+pub(crate) fn defrag_packet(
+    d: &mut Defragmenter,
+    p: &Packet<'_>,
+    data: &[u8],
+    ts_ns: i64,
+    datagram: &mut Vec<u8>,
+) -> (u8, bool) {
+    let Some(ip) = p.ip.as_ref() else {
+        return (0, false);
+    };
+    let Some(frag) = &ip.fragment else {
+        return (0, false);
+    };
+    let ip_start = if ip.version == 4 {
+        ip.header.start
+    } else {
+        ip.fixed_header.start
+    };
+    let header = if ip.version == 4 {
+        data.get(ip.header.clone())
+    } else {
+        data.get(ip.fixed_header.start..frag.data.start.saturating_sub(8))
+    };
+    let next = if ip.version == 4 {
+        Some(ip.proto)
+    } else {
+        data.get(frag.data.start.saturating_sub(8)).copied()
+    };
+    let (Some(header), Some(next), Some(fdata), Some(link)) = (
+        header,
+        next,
+        data.get(frag.data.clone()),
+        data.get(..ip_start),
+    ) else {
+        return (0, false);
+    };
+    let vlan = p.vlans().last().copied().unwrap_or(0);
+    let r = d.insert(
+        &Fragment {
+            src: ip.src,
+            dst: ip.dst,
+            id: frag.id,
+            proto: next,
+            vlan,
+            offset: frag.offset,
+            more: frag.more_fragments,
+            link,
+            header,
+            data: fdata,
+            ts_ns,
+        },
+        datagram,
+    );
+    let mut flags = 0u8;
+    if r.overlap {
+        flags |= batch::DEFRAG_OVERLAP;
+    }
+    if r.too_large {
+        flags |= batch::DEFRAG_TOO_LARGE;
+    }
+    if r.ignored && !r.too_large {
+        flags |= batch::DEFRAG_IGNORED;
+    }
+    (flags, r.reassembled)
+}
+
 fn read_loop(
     source: &mut PcapSource,
     txs: &[Sender<Batch>],
@@ -385,73 +455,20 @@ fn read_loop(
         // rebuilt datagram goes to the worker of its own flow (like a
         // NIC's fanout with defragmentation). It is single-owner state
         // fed in input order: the same for any worker count.
-        let mut flags = 0u8;
-        let mut rebuilt_to = None;
-        if let (Some(d), Some(ip)) = (defrag.as_mut(), p.ip.as_ref()) {
-            if let Some(frag) = &ip.fragment {
-                let ip_start = if ip.version == 4 {
-                    ip.header.start
-                } else {
-                    ip.fixed_header.start
-                };
-                let header = if ip.version == 4 {
-                    pkt.data.get(ip.header.clone())
-                } else {
-                    pkt.data
-                        .get(ip.fixed_header.start..frag.data.start.saturating_sub(8))
-                };
-                let next = if ip.version == 4 {
-                    Some(ip.proto)
-                } else {
-                    pkt.data.get(frag.data.start.saturating_sub(8)).copied()
-                };
-                if let (Some(header), Some(next), Some(data), Some(link)) = (
-                    header,
-                    next,
-                    pkt.data.get(frag.data.clone()),
-                    pkt.data.get(..ip_start),
-                ) {
-                    let vlan = p.vlans().last().copied().unwrap_or(0);
-                    let r = d.insert(
-                        &Fragment {
-                            src: ip.src,
-                            dst: ip.dst,
-                            id: frag.id,
-                            proto: next,
-                            vlan,
-                            offset: frag.offset,
-                            more: frag.more_fragments,
-                            link,
-                            header,
-                            data,
-                            ts_ns,
-                        },
-                        &mut datagram,
-                    );
-                    flags |= if r.overlap { batch::DEFRAG_OVERLAP } else { 0 };
-                    flags |= if r.too_large {
-                        batch::DEFRAG_TOO_LARGE
-                    } else {
-                        0
-                    };
-                    flags |= if r.ignored && !r.too_large {
-                        batch::DEFRAG_IGNORED
-                    } else {
-                        0
-                    };
-                    if r.reassembled {
-                        // The rebuilt packet keeps the first fragment's
-                        // link layers and link type.
-                        let rw = if n == 1 {
-                            0
-                        } else {
-                            (packet_hash(&decode(pkt.linktype, &datagram)) % n as u64) as usize
-                        };
-                        rebuilt_to = Some((rw, pkt.linktype));
-                    }
-                }
-            }
-        }
+        let (flags, rebuilt) = match defrag.as_mut() {
+            Some(d) => defrag_packet(d, &p, pkt.data, ts_ns, &mut datagram),
+            None => (0, false),
+        };
+        // The rebuilt packet keeps the first fragment's link layers and
+        // link type, and goes to the worker of its own flow.
+        let rebuilt_to = rebuilt.then(|| {
+            let rw = if n == 1 {
+                0
+            } else {
+                (packet_hash(&decode(pkt.linktype, &datagram)) % n as u64) as usize
+            };
+            (rw, pkt.linktype)
+        });
         pending[w].push_record(
             pkt.index,
             ts_ns,

@@ -30,6 +30,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use vigil_detect::{AlertKey, DetectEngine, ThresholdTracker};
 
+use vigil_defrag::{DefragStats, Defragmenter};
+
 use crate::{AlertSink, Batch, EngineConfig, OutKind, RunError, RunStats, Worker, WorkerStats};
 
 /// One frame from a live input.
@@ -138,6 +140,8 @@ pub struct LiveSnapshot {
     pub workers: Vec<WorkerStats>,
     /// Each worker's inputs: (interface, counters).
     pub inputs: Vec<Vec<(String, InputCounters)>>,
+    /// Each worker's defragmentation counters.
+    pub defrag: Vec<DefragStats>,
     pub alerts_written: u64,
     pub alerts_suppressed: u64,
     pub uptime: Duration,
@@ -151,6 +155,22 @@ impl LiveSnapshot {
         let mut t = WorkerStats::default();
         for w in &self.workers {
             t.add(w);
+        }
+        t
+    }
+
+    /// Defragmentation counters summed over workers.
+    pub fn defrag_totals(&self) -> DefragStats {
+        let mut t = DefragStats::default();
+        for d in &self.defrag {
+            t.fragments += d.fragments;
+            t.reassembled += d.reassembled;
+            t.overlaps += d.overlaps;
+            t.timeouts += d.timeouts;
+            t.evicted += d.evicted;
+            t.ignored += d.ignored;
+            t.peak_trackers += d.peak_trackers;
+            t.peak_bytes += d.peak_bytes;
         }
         t
     }
@@ -209,11 +229,18 @@ impl Default for LiveConfig {
     }
 }
 
+/// A worker's counters: its own, its inputs', its defragmenter's.
+struct Counters {
+    worker: WorkerStats,
+    inputs: Vec<(String, InputCounters)>,
+    defrag: DefragStats,
+}
+
 enum Msg {
     Alerts(Arc<DetectEngine>, Vec<crate::AlertOut>),
-    Stats(usize, Box<WorkerStats>, Vec<(String, InputCounters)>),
+    Stats(usize, Box<Counters>),
     Swapped(usize, Duration),
-    Done(usize, Box<WorkerStats>, Vec<(String, InputCounters)>),
+    Done(usize, Box<Counters>),
 }
 
 fn now_ns() -> i64 {
@@ -242,12 +269,20 @@ pub fn run_live(
             let control = control.clone();
             let wcfg = wcfg.clone();
             let live = live.clone();
+            // Fragments the kernel did not reassemble (IPv6; IPv4 when
+            // fanout defrag is off) are rebuilt here: a datagram's
+            // fragments share an address pair, so they reach one worker.
+            let defrag = cfg.defrag.clone().map(|mut d| {
+                d.memcap = (d.memcap / n).max(64 << 10);
+                d.max_trackers = (d.max_trackers / n).max(64);
+                Defragmenter::new(d)
+            });
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("vigil-w{w}"))
                     .spawn_scoped(scope, move || {
                         let worker = Worker::new(control.engine(), wcfg);
-                        live_worker(w, worker, ins, &control, &live, tx)
+                        live_worker(w, worker, ins, defrag, &control, &live, tx)
                     })
                     .map_err(RunError::Output)?,
             );
@@ -260,8 +295,9 @@ pub fn run_live(
                 return Err(RunError::Worker("a live worker panicked".into()));
             }
         }
-        let (stats, per_worker, written, suppressed) = out?;
+        let (stats, defrag, per_worker, written, suppressed) = out?;
         totals.workers = stats;
+        totals.defrag = defrag;
         totals.per_worker_pkts = per_worker;
         totals.alerts_written = written;
         totals.alerts_suppressed = suppressed;
@@ -279,10 +315,12 @@ fn input_counters(ins: &mut [Box<dyn LiveInput>]) -> Vec<(String, InputCounters)
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn live_worker(
     id: usize,
     mut worker: Worker,
     mut ins: Vec<Box<dyn LiveInput>>,
+    mut defrag: Option<Defragmenter>,
     control: &LiveControl,
     live: &LiveConfig,
     tx: Sender<Msg>,
@@ -296,6 +334,7 @@ fn live_worker(
     let mut link_downs: Vec<u64> = vec![0; ins.len()];
     let max = live.batch_packets.max(1);
     let mut draining = false;
+    let mut datagram = Vec::new();
     loop {
         if !draining && control.stopping() {
             draining = true;
@@ -314,6 +353,9 @@ fn live_worker(
         if sec > clock_sec {
             clock_sec = sec;
             batch.push_marker(index + 1, now);
+            if let Some(d) = defrag.as_mut() {
+                d.expire(now);
+            }
         }
         let k = ins.len().max(1) as u32;
         let mut got = 0usize;
@@ -341,7 +383,25 @@ fn live_worker(
             let r = input.poll(timeout, &mut |f: LiveFrame<'_>| {
                 index += 1;
                 taken += 1;
-                batch.push(index, f.ts_ns, f.linktype, f.data, f.orig_len);
+                let (flags, rebuilt) = match defrag.as_mut() {
+                    Some(d) => {
+                        let p = vigil_wire::decode(f.linktype, f.data);
+                        crate::defrag_packet(d, &p, f.data, f.ts_ns, &mut datagram)
+                    }
+                    None => (0, false),
+                };
+                batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
+                if rebuilt {
+                    batch.push_record(
+                        index,
+                        f.ts_ns,
+                        f.linktype,
+                        &datagram,
+                        datagram.len() as u32,
+                        true,
+                        0,
+                    );
+                }
             });
             got += taken;
             if let Err(e) = r {
@@ -371,39 +431,42 @@ fn live_worker(
                 return;
             }
         }
-        let counters = |ins: &mut [Box<dyn LiveInput>]| {
-            let mut c = input_counters(ins);
-            for (j, (_, cc)) in c.iter_mut().enumerate() {
-                cc.link_down += link_downs[j];
-            }
-            c
-        };
+        let counters =
+            |ins: &mut [Box<dyn LiveInput>], worker: WorkerStats, d: &Option<Defragmenter>| {
+                let mut c = input_counters(ins);
+                for (j, (_, cc)) in c.iter_mut().enumerate() {
+                    cc.link_down += link_downs[j];
+                }
+                Box::new(Counters {
+                    worker,
+                    inputs: c,
+                    defrag: d.as_ref().map(|d| d.stats).unwrap_or_default(),
+                })
+            };
         if draining && got == 0 {
             // Inputs are empty: end every flow and report the last
             // counters (read after the drain, so that every packet the
             // kernel counted was decoded or counted as dropped).
-            let c = counters(&mut ins);
+            let engine = worker.detect().clone();
             let (stats, alerts) = worker.finish();
+            let c = counters(&mut ins, stats, &defrag);
             if !alerts.is_empty() {
-                let _ = tx.send(Msg::Alerts(control.engine(), alerts));
+                let _ = tx.send(Msg::Alerts(engine, alerts));
             }
-            let _ = tx.send(Msg::Done(id, Box::new(stats), c));
+            let _ = tx.send(Msg::Done(id, c));
             return;
         }
         if last_stats.elapsed() >= Duration::from_secs(1) {
             last_stats = Instant::now();
-            let c = counters(&mut ins);
-            if tx
-                .send(Msg::Stats(id, Box::new(worker.snapshot()), c))
-                .is_err()
-            {
+            let c = counters(&mut ins, worker.snapshot(), &defrag);
+            if tx.send(Msg::Stats(id, c)).is_err() {
                 return;
             }
         }
     }
 }
 
-type OutputTotals = (WorkerStats, Vec<u64>, u64, u64);
+type OutputTotals = (WorkerStats, DefragStats, Vec<u64>, u64, u64);
 
 fn output_loop(
     n: usize,
@@ -414,6 +477,7 @@ fn output_loop(
     let mut snap = LiveSnapshot {
         workers: vec![WorkerStats::default(); n],
         inputs: vec![Vec::new(); n],
+        defrag: vec![DefragStats::default(); n],
         ..LiveSnapshot::default()
     };
     let mut done = vec![false; n];
@@ -471,14 +535,18 @@ fn output_loop(
                 }
                 wrote = true;
             }
-            Ok(Msg::Stats(w, s, c)) => {
-                snap.workers[w] = *s;
-                snap.inputs[w] = c;
+            Ok(Msg::Stats(w, c)) => {
+                let c = *c;
+                snap.workers[w] = c.worker;
+                snap.inputs[w] = c.inputs;
+                snap.defrag[w] = c.defrag;
             }
             Ok(Msg::Swapped(w, pause)) => sink.swapped(w, pause),
-            Ok(Msg::Done(w, s, c)) => {
-                snap.workers[w] = *s;
-                snap.inputs[w] = c;
+            Ok(Msg::Done(w, c)) => {
+                let c = *c;
+                snap.workers[w] = c.worker;
+                snap.inputs[w] = c.inputs;
+                snap.defrag[w] = c.defrag;
                 done[w] = true;
             }
             Err(RecvTimeoutError::Timeout) => {}
@@ -510,6 +578,7 @@ fn output_loop(
     let per_worker = snap.workers.iter().map(|w| w.pkts).collect();
     Ok((
         snap.totals(),
+        snap.defrag_totals(),
         per_worker,
         snap.alerts_written,
         snap.alerts_suppressed,

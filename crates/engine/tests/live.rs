@@ -382,3 +382,52 @@ fn replay_speed_paces_a_capture_by_its_timestamps() {
     assert_eq!(fast_alerts, alerts);
     assert_eq!(fast_stats.workers.flows_timed_out, 1);
 }
+
+#[test]
+fn fragments_the_kernel_left_are_reassembled_by_the_worker() {
+    use std::net::IpAddr;
+    let (src, dst): (IpAddr, IpAddr) = ("10.5.0.1".parse().unwrap(), "10.5.0.2".parse().unwrap());
+    let seg = PacketBuilder::default().mss(1460).tcp_segment(
+        src,
+        33000,
+        dst,
+        80,
+        77,
+        0,
+        vigil_craft::SYN,
+        &[],
+    );
+    let b = PacketBuilder::default().ip_id(4242);
+    let first = b
+        .clone()
+        .mf(true)
+        .frag_offset(0)
+        .eth_ip(src, dst, 6, &seg[..16]);
+    let second = b.clone().frag_offset(2).eth_ip(src, dst, 6, &seg[16..]);
+    let cfg = EngineConfig {
+        workers: 1,
+        ..EngineConfig::default()
+    };
+    let released = Arc::new(AtomicUsize::new(usize::MAX));
+    let (ins, queues) = inputs(&[first, second], 1, &released);
+    let control = LiveControl::new(engine(
+        "alert tcp any any -> any 80 (flags:S; flow:only_frag; sid:8;)",
+    ));
+    let sink = Collect::default();
+    let h = run_in_background(ins, control.clone(), cfg, sink.clone());
+    assert!(wait_until(Duration::from_secs(5), || queues[0]
+        .lock()
+        .unwrap()
+        .is_empty()));
+    assert!(wait_until(Duration::from_secs(5), || !sink
+        .0
+        .lock()
+        .unwrap()
+        .alerts
+        .is_empty()));
+    control.stop();
+    let stats = h.join().unwrap();
+    assert_eq!(sink.0.lock().unwrap().alerts[0].0, 8);
+    assert_eq!(stats.defrag.reassembled, 1);
+    assert_eq!(stats.defrag.fragments, 2);
+}
