@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the build needs on a fresh Debian machine: a Rust toolchain
 # (if missing), a C compiler for the vendored PCRE2, libhs (Vectorscan)
-# for the prefilter's optional Hyperscan engine, and the OpenCL loader and
-# PoCL for the device path. Idempotent.
+# for the Hyperscan prefilter (the default engine), the OpenCL loader and
+# PoCL for the device path, libpcap (BPF compilation) and tcpreplay and
+# iproute2 for the live-capture tests. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -16,6 +17,13 @@ command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 ' || need_apt+=(ocl-icd-libopencl1)
 [ -e /etc/OpenCL/vendors/pocl.icd ] || need_apt+=(pocl-opencl-icd)
 command -v clinfo >/dev/null 2>&1 || need_apt+=(clinfo)
+# Live capture: libpcap compiles BPF filters (-F / expression); the
+# network tests replay captures with tcpreplay into veth pairs inside
+# network namespaces they create (iproute2).
+[ -e /usr/include/pcap/pcap.h ] || need_apt+=(libpcap-dev)
+command -v tcpreplay >/dev/null 2>&1 || need_apt+=(tcpreplay)
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

@@ -273,11 +273,22 @@ impl Ring {
         timeout: Duration,
         f: &mut dyn FnMut(&LivePacket<'_>),
     ) -> Result<usize, CaptureError> {
+        self.poll_blocks(timeout, self.block_count, f)
+    }
+
+    /// [`Ring::poll`] handing over at most `max_blocks` blocks (at least
+    /// one), so that a caller copying frames out bounds its own buffer.
+    pub fn poll_blocks(
+        &mut self,
+        timeout: Duration,
+        max_blocks: usize,
+        f: &mut dyn FnMut(&LivePacket<'_>),
+    ) -> Result<usize, CaptureError> {
         if !self.block_ready(self.next_block) {
             self.wait(timeout)?;
         }
         let mut count = 0;
-        for _ in 0..self.block_count {
+        for _ in 0..self.block_count.min(max_blocks.max(1)) {
             let block = self.next_block;
             if !self.block_ready(block) {
                 break;
@@ -287,6 +298,22 @@ impl Ring {
             self.next_block = (block + 1) % self.block_count;
         }
         Ok(count)
+    }
+
+    /// Stops the intake: a filter that accepts nothing replaces the
+    /// ring's, so the kernel neither queues nor counts new packets for
+    /// it, while what is already in the ring can still be read. For a
+    /// clean stop: close the intake, drain, then read [`Ring::stats`], and
+    /// every packet counted was delivered or counted as dropped.
+    pub fn close_intake(&mut self) -> Result<(), CaptureError> {
+        let none = [SockFilter {
+            code: sys::BPF_RET_K,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        }];
+        attach_filter(&self.fd, &none)
+            .map_err(|e| CaptureError::Filter(format!("SO_ATTACH_FILTER on {}: {e}", self.iface)))
     }
 
     /// Kernel counters since open. Each `PACKET_STATISTICS` read resets the

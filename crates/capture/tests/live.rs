@@ -465,3 +465,72 @@ fn a_full_ring_counts_drops() {
     assert_eq!(s.packets, sent, "{s:?}");
     assert!(got[0].iter().all(|g| g.data == frame));
 }
+
+#[test]
+fn a_closed_intake_neither_queues_nor_counts_new_frames() {
+    let ns = Netns::new();
+    let mut ring = ns.open_ring("va", &test_config(1));
+    let tx = ns.sender("vb");
+    let frame = |i: u16| l4_frame(UDP, [10, 0, 0, 1], [10, 0, 0, 2], 4000 + i, 53, b"before");
+    for i in 0..20 {
+        tx.send(&frame(i));
+    }
+    // Let the kernel take them in, then close: what is queued stays
+    // readable, what comes after is neither queued nor counted.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    ring.close_intake().unwrap();
+    for i in 20..40 {
+        tx.send(&frame(i));
+    }
+    let got = collect(
+        &mut [&mut ring],
+        40,
+        std::time::Duration::from_millis(500),
+        LINGER,
+    )
+    .remove(0);
+    assert_eq!(got.len(), 20, "only the frames sent before the close");
+    let s = ring.stats().unwrap();
+    assert_eq!(s.packets, 20, "{s:?}");
+    assert_eq!(s.packets, got.len() as u64 + s.drops);
+}
+
+#[test]
+fn poll_blocks_hands_over_at_most_that_many_blocks() {
+    let ns = Netns::new();
+    let mut cfg = test_config(1);
+    cfg.block_size = 4096;
+    cfg.block_count = 16;
+    let mut ring = ns.open_ring("va", &cfg);
+    let tx = ns.sender("vb");
+    // About one 1000-byte frame per 4 KiB block is impossible: ~3 a block.
+    for i in 0..30u16 {
+        tx.send(&l4_frame(
+            UDP,
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            4000 + i,
+            53,
+            &[7u8; 1000],
+        ));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut first = 0;
+    let n = ring
+        .poll_blocks(std::time::Duration::from_millis(100), 1, &mut |_| {
+            first += 1
+        })
+        .unwrap();
+    assert_eq!(n, first);
+    assert!(
+        first > 0 && first <= 4,
+        "one block holds at most 4 such frames: {first}"
+    );
+    let mut rest = 0;
+    for _ in 0..20 {
+        rest += ring
+            .poll_blocks(std::time::Duration::from_millis(50), 16, &mut |_| {})
+            .unwrap();
+    }
+    assert_eq!(first + rest, 30);
+}

@@ -84,6 +84,10 @@ pub trait LiveInput: Send {
         f: &mut dyn FnMut(LiveFrame<'_>),
     ) -> Result<usize, InputError>;
     fn counters(&mut self) -> InputCounters;
+    /// Stop taking new packets in (what is queued can still be read):
+    /// at a stop, so that after the drain every packet the input counted
+    /// was delivered or counted as dropped.
+    fn close_intake(&mut self) {}
     /// Opens the input again after [`InputError::LinkDown`].
     fn reopen(&mut self) -> Result<(), InputError>;
 }
@@ -338,6 +342,9 @@ fn live_worker(
     loop {
         if !draining && control.stopping() {
             draining = true;
+            for input in ins.iter_mut() {
+                input.close_intake();
+            }
         }
         if control.generation() != generation {
             let t = Instant::now();

@@ -25,9 +25,34 @@ pub enum Command {
     /// Rule tools.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Control a running live instance: `vigil ctl reload-rules --pidfile F`.
+    #[command(subcommand)]
+    Ctl(CtlCommand),
     /// Benchmarks: `vigil bench prefilter --out DIR [--quick]`.
     #[command(subcommand)]
     Bench(crate::bench_cmd::BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CtlCommand {
+    /// Reload the rule files and config of a running `vigil run -i`
+    /// (sends it SIGUSR2, as Suricata's signal; the old rules stay when
+    /// the new ones fail to load).
+    ReloadRules(CtlArgs),
+    /// Reopen its output files (SIGHUP; what logrotate does).
+    ReopenLogs(CtlArgs),
+    /// Stop it cleanly (SIGTERM).
+    Stop(CtlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// The pid file the instance was started with (--pidfile).
+    #[arg(long, value_name = "FILE", required_unless_present = "pid")]
+    pub pidfile: Option<PathBuf>,
+    /// Its process id.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,8 +90,46 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// pcap or pcapng file, or a directory of them (read in name order).
-    #[arg(short = 'r', value_name = "PATH")]
+    #[arg(short = 'r', value_name = "PATH", conflicts_with = "interfaces")]
     pub pcap: Option<PathBuf>,
+    /// Capture live from this interface (repeatable): one AF_PACKET
+    /// TPACKET_V3 ring per worker and interface, joined in a fanout group.
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub interfaces: Vec<String>,
+    /// Live: how the kernel spreads packets over the workers' rings:
+    /// hash (symmetric flow hash; default), lb, cpu, qm.
+    #[arg(long, value_name = "MODE", default_value = "hash")]
+    pub fanout: String,
+    /// Live: BPF filter read from a file (else the expression after the
+    /// options, as with Suricata).
+    #[arg(short = 'F', value_name = "FILE")]
+    pub bpf_file: Option<PathBuf>,
+    /// Live: BPF filter expression (e.g. `not port 22`).
+    #[arg(value_name = "BPF", trailing_var_arg = true)]
+    pub bpf: Vec<String>,
+    /// Live: ring block size in bytes (a multiple of the page size).
+    #[arg(long = "ring-block-size", value_name = "BYTES")]
+    pub ring_block_size: Option<usize>,
+    /// Live: ring blocks per worker and interface.
+    #[arg(long = "ring-blocks", value_name = "N")]
+    pub ring_blocks: Option<usize>,
+    /// Live: ring frame size hint (bytes).
+    #[arg(long = "ring-frame-size", value_name = "BYTES")]
+    pub ring_frame_size: Option<usize>,
+    /// Live: do not put the interfaces in promiscuous mode.
+    #[arg(long = "no-promisc")]
+    pub no_promisc: bool,
+    /// Write the process id to this file (removed at exit).
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<PathBuf>,
+    /// Serve Prometheus metrics on ADDR:PORT (live runs).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// Pace a capture by its timestamps (1: real time, 2: twice as fast;
+    /// 0: as fast as possible, the default) and drive timeouts from
+    /// that clock.
+    #[arg(long = "replay-speed", value_name = "X")]
+    pub replay_speed: Option<f64>,
     /// Rule file (repeatable). Replaces the config's rule-files.
     #[arg(short = 'S', value_name = "FILE")]
     pub rules: Vec<PathBuf>,
@@ -86,8 +149,9 @@ pub struct RunArgs {
     /// Worker threads (default: number of cores).
     #[arg(long)]
     pub workers: Option<usize>,
-    /// Checksum validation mode (accepted for Suricata compatibility;
-    /// Vigil does not drop packets on bad checksums).
+    /// TCP checksum validation, as Suricata's -k: all, none (default for
+    /// -r), auto (default live: off in a worker when over 10% of its first
+    /// 1000 TCP packets fail). Bad segments are kept out of reassembly.
     #[arg(short = 'k', value_name = "MODE")]
     pub checksum: Option<String>,
     /// Suricata run mode (accepted; Vigil always runs its worker pipeline).

@@ -5,6 +5,7 @@ mod bench_device;
 mod cli;
 mod config;
 mod device;
+mod live;
 mod rules_cmd;
 mod run;
 
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Rules(cli::RulesCommand::Check(args)) => rules_cmd::check(args),
         cli::Command::Bench(cmd) => bench_cmd::bench(cmd),
+        cli::Command::Ctl(cmd) => live::ctl(cmd),
     };
     match result {
         Ok(code) => code,

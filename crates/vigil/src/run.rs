@@ -103,9 +103,9 @@ pub fn load_rule_files(files: &[PathBuf], vars: &Vars) -> Result<LoadedRules> {
     Ok(LoadedRules { rules, diagnostics })
 }
 
-struct Sink {
-    eve: EveWriter<BufWriter<File>>,
-    fast: Option<FastLogWriter<BufWriter<File>>>,
+pub struct Sink {
+    pub eve: EveWriter<BufWriter<File>>,
+    pub fast: Option<FastLogWriter<BufWriter<File>>>,
     log_payload: bool,
     log_packet: bool,
     /// Transaction record types the eve-log output writes.
@@ -113,6 +113,8 @@ struct Sink {
     /// XFF mode: `Some(true)` overwrites the alert's client address with
     /// the proxied one, `Some(false)` adds `alert.xff`.
     xff_overwrite: Option<bool>,
+    /// Live: packets have no `pcap_cnt`.
+    live: bool,
 }
 
 impl AlertSink for Sink {
@@ -133,8 +135,9 @@ impl AlertSink for Sink {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
             flow_id: a.flow_id,
-            // Suricata logs no pcap_cnt for flow-end pseudo packets.
-            pcap_cnt: (!a.pseudo).then_some(a.index),
+            // Suricata logs no pcap_cnt for flow-end pseudo packets, nor
+            // for packets that did not come from a capture file.
+            pcap_cnt: (!a.pseudo && !self.live).then_some(a.index),
             vlan,
             src_ip,
             src_port: a.sp,
@@ -207,7 +210,7 @@ impl AlertSink for Sink {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
             flow_id: a.flow_id,
-            pcap_cnt: (!a.pseudo).then_some(a.index),
+            pcap_cnt: (!a.pseudo && !self.live).then_some(a.index),
             vlan,
             src_ip: a.src,
             src_port: a.sp,
@@ -324,7 +327,7 @@ fn stream_settings(cfg: &Config, e: &mut EngineConfig) -> Result<()> {
     Ok(())
 }
 
-fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
+pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     let w = &s.workers;
     let mut t = StatsTree::new();
     let mut set = |k: &str, v: u64| {
@@ -355,6 +358,7 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("flow.passed", w.passed_flows);
     set("tcp.sessions", w.tcp_sessions);
     set("tcp.ssn_reuse", w.tcp_reuse);
+    set("tcp.invalid_checksum", w.tcp_invalid_checksum);
     set("tcp.pseudo", w.pseudo_packets);
     set("tcp.overlap", w.stream_overlaps);
     set("tcp.reassembly_depth_dropped_bytes", w.stream_depth_dropped);
@@ -417,8 +421,8 @@ fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     t
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let load_start = Instant::now();
+/// The config file with `--set` applied.
+pub fn load_config(args: &RunArgs) -> Result<Config> {
     let mut cfg = match &args.config {
         Some(p) => Config::load(p)?,
         None => Config::default(),
@@ -426,13 +430,31 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     for kv in &args.set {
         cfg.set(kv)?;
     }
-    let Some(pcap) = &args.pcap else {
-        bail!("no input: give a capture with -r FILE|DIR");
-    };
-    // Open the input first: a bad path is reported before rules load.
-    let source = PcapSource::open(pcap).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let vars = build_vars(&cfg)?;
-    let classes = load_classification(&cfg)?;
+    Ok(cfg)
+}
+
+/// Rules compiled into a detection engine, with what the summary needs.
+pub struct Detection {
+    pub detect: DetectEngine,
+    pub report: BuildReport,
+    pub prefilter: vigil_prefilter::select::SelectionReport,
+    pub rule_files: Vec<PathBuf>,
+    pub failed_to_parse: usize,
+}
+
+/// Loads the rule files (the command line's, else the config's) and
+/// compiles them with the prefilter engine asked for; `sample` is the
+/// capture `--prefilter auto` measures on (none live). Also used by a
+/// live rule reload.
+pub fn load_detection(
+    args: &RunArgs,
+    cfg: &Config,
+    sample: &std::path::Path,
+    use_device: bool,
+    print: bool,
+) -> Result<Detection> {
+    let vars = build_vars(cfg)?;
+    let classes = load_classification(cfg)?;
     let mut rule_files: Vec<PathBuf> = if args.rules.is_empty() {
         cfg.rule_files()
     } else {
@@ -443,45 +465,47 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         rule_files.clear();
     }
     let loaded = load_rule_files(&rule_files, &vars)?;
-    let use_device = !rule_files.is_empty() && crate::device::wanted(&args.device)?;
     let prefilter_name = default_prefilter(args.prefilter.as_deref(), !rule_files.is_empty());
     let mut selector = crate::bench_cmd::run_selector(
         crate::device::engine_name(&prefilter_name, use_device),
         &rule_files,
-        pcap,
+        sample,
         &args.log_dir,
     )?;
     let (mut detect, report) = DetectEngine::build_with(&loaded.rules, &classes, &mut selector);
     let prefilter = selector.finish();
-    if !rule_files.is_empty() {
+    if print && !rule_files.is_empty() {
         eprintln!("vigil: {}", prefilter.summary());
-    }
-    if !rule_files.is_empty() {
         print_load_summary(&loaded, &report, args.verbose);
     }
-    apply_threshold_file(&cfg, &vars, &mut detect)?;
+    apply_threshold_file(cfg, &vars, &mut detect)?;
     if args.init_errors_fatal && !loaded.diagnostics.is_empty() {
         bail!(
             "{} rule(s) failed to load and --init-errors-fatal is set",
             loaded.diagnostics.len()
         );
     }
-    let (device, device_lines) = if use_device {
-        crate::device::setup(&args.device, &detect, pcap)?
-    } else {
-        (None, Vec::new())
-    };
-    let load_time = load_start.elapsed();
+    Ok(Detection {
+        detect,
+        report,
+        prefilter,
+        rule_files,
+        failed_to_parse: loaded.diagnostics.len(),
+    })
+}
 
-    std::fs::create_dir_all(&args.log_dir)
-        .with_context(|| format!("cannot create log directory {}", args.log_dir.display()))?;
-    let open = |name: &str| -> Result<BufWriter<File>> {
-        let p = args.log_dir.join(name);
-        Ok(BufWriter::with_capacity(
-            1 << 16,
-            File::create(&p).with_context(|| format!("cannot create {}", p.display()))?,
-        ))
-    };
+/// Output settings read from the config.
+pub struct OutputSettings {
+    pub eve_name: String,
+    pub fast_enabled: bool,
+    pub eve_cfg: EveConfig,
+    pub log_payload: bool,
+    pub log_packet: bool,
+    pub log_types: Vec<&'static str>,
+    pub xff: Option<crate::config::XffSettings>,
+}
+
+pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
     let eve_name = cfg
         .output("eve-log")
         .and_then(|e| e.get("filename"))
@@ -498,28 +522,59 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         })
         .unwrap_or(true);
     let log_payload = cfg.eve_alert_flag("payload") || cfg.eve_alert_flag("payload-printable");
-    let log_packet = cfg.eve_alert_flag("packet");
-    let xff = cfg.eve_alert_xff()?;
-    let eve_cfg = EveConfig {
-        payload_base64: cfg.eve_alert_flag("payload"),
-        payload_printable: cfg.eve_alert_flag("payload-printable"),
-        payload_length: false,
-    };
-    let mut sink = Sink {
-        eve: EveWriter::with_config(open(&eve_name)?, eve_cfg),
-        fast: if fast_enabled {
-            Some(FastLogWriter::new(open("fast.log")?))
-        } else {
-            None
+    Ok(OutputSettings {
+        eve_name,
+        fast_enabled,
+        eve_cfg: EveConfig {
+            payload_base64: cfg.eve_alert_flag("payload"),
+            payload_printable: cfg.eve_alert_flag("payload-printable"),
+            payload_length: false,
         },
         log_payload,
-        log_packet,
+        log_packet: cfg.eve_alert_flag("packet"),
         log_types: ["http", "dns", "tls"]
             .into_iter()
             .filter(|t| cfg.eve_logs_type(t))
             .collect(),
-        xff_overwrite: xff.as_ref().map(|x| x.overwrite),
+        xff: cfg.eve_alert_xff()?,
+    })
+}
+
+/// Opens `eve.json` and `fast.log` in `dir` (appending: live runs and
+/// reopened files keep what is there; truncating: offline runs).
+pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Result<Sink> {
+    let open = |name: &str| -> Result<BufWriter<File>> {
+        let p = dir.join(name);
+        let f = if append {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+        } else {
+            File::create(&p)
+        };
+        Ok(BufWriter::with_capacity(
+            1 << 16,
+            f.with_context(|| format!("cannot create {}", p.display()))?,
+        ))
     };
+    Ok(Sink {
+        eve: EveWriter::with_config(open(&o.eve_name)?, o.eve_cfg),
+        fast: if o.fast_enabled {
+            Some(FastLogWriter::new(open("fast.log")?))
+        } else {
+            None
+        },
+        log_payload: o.log_payload,
+        log_packet: o.log_packet,
+        log_types: o.log_types.clone(),
+        xff_overwrite: o.xff.as_ref().map(|x| x.overwrite),
+        live: append,
+    })
+}
+
+/// The engine settings from the command line and config.
+pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result<EngineConfig> {
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -531,14 +586,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut ecfg = EngineConfig {
         workers,
         max_flows,
-        log_payload,
-        log_packet,
-        log_tx: !sink.log_types.is_empty(),
+        log_payload: o.log_payload,
+        log_packet: o.log_packet,
+        log_tx: !o.log_types.is_empty(),
         alert_app: ["http", "dns", "tls"]
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
-        xff: xff.map(|x| (x.header, x.reverse)),
-        device,
+        xff: o.xff.as_ref().map(|x| (x.header.clone(), x.reverse)),
         ..EngineConfig::default()
     };
     match cfg
@@ -557,7 +611,117 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     {
         ecfg.app = None;
     }
-    stream_settings(&cfg, &mut ecfg)?;
+    stream_settings(cfg, &mut ecfg)?;
+    flow_timeouts(cfg, &mut ecfg.timeouts)?;
+    ecfg.checksum = checksum_mode(args, cfg)?;
+    Ok(ecfg)
+}
+
+/// `-k`, else the config's `pcap-file.checksum-checks` (`-r`) or
+/// `af-packet.checksum-checks` (`-i`); by default `none` for capture
+/// files (they often hold offloaded checksums that were never filled in:
+/// 22% of dev-mix's TCP packets) and `auto` live.
+fn checksum_mode(args: &RunArgs, cfg: &Config) -> Result<vigil_engine::ChecksumMode> {
+    let live = !args.interfaces.is_empty();
+    let key = if live {
+        "af-packet.checksum-checks"
+    } else {
+        "pcap-file.checksum-checks"
+    };
+    let (what, v) = match (&args.checksum, cfg.get_str(key)) {
+        (Some(k), _) => ("-k", k.clone()),
+        (None, Some(v)) => (key, v),
+        (None, None) => {
+            return Ok(if live {
+                vigil_engine::ChecksumMode::Auto
+            } else {
+                vigil_engine::ChecksumMode::None
+            })
+        }
+    };
+    // Suricata's af-packet also has `kernel` (trust the kernel's offload
+    // flags); without them it validates as `auto` does.
+    let v = if v == "kernel" { "auto".to_string() } else { v };
+    vigil_engine::ChecksumMode::from_name(&v)
+        .with_context(|| format!("{what} {v}: expected auto, all or none"))
+}
+
+/// Suricata's `flow-timeouts` section: `default`, `tcp`, `udp`, `icmp`,
+/// each with `new`, `established` and `closed` seconds.
+fn flow_timeouts(cfg: &Config, t: &mut vigil_engine::TimeoutTable) -> Result<()> {
+    for (name, slot) in [
+        ("default", &mut t.default),
+        ("tcp", &mut t.tcp),
+        ("udp", &mut t.udp),
+        ("icmp", &mut t.icmp),
+    ] {
+        for (state, field) in [
+            ("new", &mut slot.new),
+            ("established", &mut slot.established),
+            ("closed", &mut slot.closed),
+        ] {
+            let key = format!("flow-timeouts.{name}.{state}");
+            if let Some(v) = cfg.get_str(&key) {
+                *field = v
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("{key}: '{v}' is not a number of seconds"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let load_start = Instant::now();
+    let cfg = load_config(&args)?;
+    if !args.interfaces.is_empty() {
+        return crate::live::run(args, cfg, load_start);
+    }
+    if !args.bpf.is_empty() || args.bpf_file.is_some() {
+        bail!("a BPF filter applies to live capture (-i IFACE), not to -r");
+    }
+    let Some(pcap) = &args.pcap else {
+        bail!("no input: give a capture with -r FILE|DIR or an interface with -i IFACE");
+    };
+    // Open the input first: a bad path is reported before rules load.
+    let source = PcapSource::open(pcap).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let use_device = !args.disable_detection && crate::device::wanted(&args.device)?;
+    let Detection {
+        detect,
+        report,
+        prefilter,
+        rule_files,
+        ..
+    } = load_detection(&args, &cfg, pcap, use_device, true)?;
+    let use_device = use_device && !rule_files.is_empty();
+    let (device, device_lines) = if use_device {
+        crate::device::setup(&args.device, &detect, pcap)?
+    } else {
+        (None, Vec::new())
+    };
+    let load_time = load_start.elapsed();
+
+    std::fs::create_dir_all(&args.log_dir)
+        .with_context(|| format!("cannot create log directory {}", args.log_dir.display()))?;
+    let open = |name: &str| -> Result<BufWriter<File>> {
+        let p = args.log_dir.join(name);
+        Ok(BufWriter::with_capacity(
+            1 << 16,
+            File::create(&p).with_context(|| format!("cannot create {}", p.display()))?,
+        ))
+    };
+    let osettings = output_settings(&cfg)?;
+    let mut sink = open_sink(&args.log_dir, &osettings, false)?;
+    let mut ecfg = engine_config(&args, &cfg, &osettings)?;
+    ecfg.device = device;
+    let workers = ecfg.workers;
+    if let Some(x) = args.replay_speed {
+        if !(x.is_finite() && x >= 0.0) {
+            bail!("--replay-speed must be a number >= 0");
+        }
+        ecfg.replay_speed = x;
+    }
     let bar = if !args.quiet && std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(source.total_bytes());
         b.set_style(

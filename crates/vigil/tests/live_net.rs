@@ -1,0 +1,516 @@
+//! Live capture end to end on a real (virtual) link: each test makes its
+//! own network namespace with a veth pair inside (no addresses, IPv6 off,
+//! no routes: no frame can leave it), runs `vigil run -i va` in it, and
+//! replays the demo capture into the other end with tcpreplay.
+//!
+//! They need root, `ip` and `tcpreplay`. Without them they are skipped
+//! with a note, unless `VIGIL_REQUIRE_NET=1` (CI sets it), when they fail.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn tool(name: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether the network tests can run here; panics when they must.
+fn can_run(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions and touches no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ok = root && tool("ip") && tool("tcpreplay");
+    if !ok {
+        let why = format!("{test}: needs root, ip and tcpreplay (root: {root})");
+        if std::env::var_os("VIGIL_REQUIRE_NET").is_some_and(|v| v == "1") {
+            panic!("VIGIL_REQUIRE_NET=1 but {why}");
+        }
+        eprintln!("skipped: {why}");
+    }
+    ok
+}
+
+fn sh(args: &[&str]) {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A namespace with veth `va` <-> `vb`, removed on drop.
+struct Netns {
+    name: String,
+}
+
+impl Netns {
+    fn new(tag: &str) -> Netns {
+        let name = format!("vigil-t{}-{tag}", std::process::id());
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        sh(&["ip", "netns", "add", &name]);
+        let ns = Netns { name };
+        // No addresses at all: IPv6 would give the veths link-local ones
+        // (and the kernel would send router solicitations).
+        for k in ["all", "default"] {
+            ns.exec_ok(&[
+                "sysctl",
+                "-qw",
+                &format!("net.ipv6.conf.{k}.disable_ipv6=1"),
+            ]);
+        }
+        ns.exec_ok(&[
+            "ip", "link", "add", "va", "type", "veth", "peer", "name", "vb",
+        ]);
+        for dev in ["va", "vb"] {
+            ns.exec_ok(&["ip", "link", "set", dev, "mtu", "65535", "up"]);
+        }
+        ns
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.name]).args(args);
+        c
+    }
+
+    fn exec_ok(&self, args: &[&str]) {
+        let mut full = vec!["ip", "netns", "exec", &self.name];
+        full.extend_from_slice(args);
+        sh(&full);
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vigil-live-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn demo_rules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../demo/demo.rules")
+}
+
+/// A running `vigil run -i va` and where its output goes.
+struct Vigil {
+    child: Child,
+    out: PathBuf,
+    stderr: PathBuf,
+    pidfile: PathBuf,
+}
+
+impl Vigil {
+    fn start(ns: &Netns, dir: &Path, rules: &Path, extra: &[&str]) -> Vigil {
+        let out = dir.join("out");
+        let stderr = dir.join("stderr.txt");
+        let pidfile = dir.join("vigil.pid");
+        let mut args = vec![
+            env!("CARGO_BIN_EXE_vigil"),
+            "run",
+            "-i",
+            "va",
+            "-S",
+            rules.to_str().unwrap(),
+            "-l",
+            out.to_str().unwrap(),
+            "--pidfile",
+            pidfile.to_str().unwrap(),
+            "--workers",
+            "2",
+            "--set",
+            "stats.interval=1",
+        ];
+        args.extend_from_slice(extra);
+        let child = ns
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("start vigil");
+        let v = Vigil {
+            child,
+            out,
+            stderr,
+            pidfile,
+        };
+        assert!(
+            v.wait_stderr("vigil: live on", Duration::from_secs(60)),
+            "vigil did not start: {}",
+            v.stderr_text()
+        );
+        v
+    }
+
+    fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    fn wait_stderr(&self, needle: &str, limit: Duration) -> bool {
+        wait_until(limit, || self.stderr_text().contains(needle))
+    }
+
+    fn pid(&self) -> i32 {
+        std::fs::read_to_string(&self.pidfile)
+            .expect("pid file")
+            .trim()
+            .parse()
+            .expect("pid")
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on the pid our child wrote; no memory involved.
+        assert_eq!(unsafe { libc::kill(self.pid(), sig) }, 0);
+    }
+
+    /// SIGTERM, then the exit status and how long it took.
+    fn stop(mut self) -> (ExitStatus, Duration, String) {
+        self.signal(libc::SIGTERM);
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if t.elapsed() > Duration::from_secs(20) {
+                let _ = self.child.kill();
+                panic!("vigil did not exit after SIGTERM: {}", self.stderr_text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = t.elapsed();
+        let text = self.stderr_text();
+        (status, took, text)
+    }
+
+    fn eve(&self) -> Vec<Value> {
+        eve_lines(&self.out.join("eve.json"))
+    }
+}
+
+impl Drop for Vigil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every line of an eve.json, each of which must be a whole JSON object.
+fn eve_lines(p: &Path) -> Vec<Value> {
+    let mut text = String::new();
+    if let Ok(mut f) = std::fs::File::open(p) {
+        f.read_to_string(&mut text).unwrap();
+    }
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "eve.json ends in a truncated line"
+    );
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad EVE line {l:?}: {e}")))
+        .collect()
+}
+
+fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    cond()
+}
+
+fn replay(ns: &Netns, pcap: &Path, extra: &[&str]) -> Child {
+    let mut args = vec!["tcpreplay", "-q", "-i", "vb"];
+    args.extend_from_slice(extra);
+    args.push(pcap.to_str().unwrap());
+    ns.cmd(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start tcpreplay")
+}
+
+fn replay_wait(ns: &Netns, pcap: &Path, extra: &[&str]) {
+    let mut c = replay(ns, pcap, extra);
+    let t = Instant::now();
+    loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            assert!(s.success(), "tcpreplay failed");
+            return;
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = c.kill();
+            panic!("tcpreplay did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alerts_by_sid(eve: &[Value]) -> BTreeMap<u64, usize> {
+    let mut m = BTreeMap::new();
+    for e in eve {
+        if e["event_type"] == "alert" {
+            *m.entry(e["alert"]["signature_id"].as_u64().unwrap())
+                .or_default() += 1;
+        }
+    }
+    m
+}
+
+fn last_stats(eve: &[Value]) -> &Value {
+    eve.iter()
+        .rev()
+        .find(|e| e["event_type"] == "stats")
+        .expect("a stats event")
+}
+
+fn offline(pcap: &Path, rules: &Path, dir: &Path) -> Vec<Value> {
+    let out = dir.join("offline");
+    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args([
+            "run",
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+        ])
+        .args(["-l", out.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    eve_lines(&out.join("eve.json"))
+}
+
+#[test]
+fn demo_capture_replayed_live_gives_the_offline_alerts_and_counts_every_packet() {
+    if !can_run("live demo") {
+        return;
+    }
+    let dir = tmpdir("demo");
+    let pcap = dir.join("demo.pcap");
+    let frames = vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let rules = demo_rules();
+    let expected = alerts_by_sid(&offline(&pcap, &rules, &dir));
+    assert!(!expected.is_empty());
+    let ns = Netns::new("demo");
+    let v = Vigil::start(&ns, &dir, &rules, &[]);
+    replay_wait(&ns, &pcap, &["--mbps=100"]);
+    // The packets are in the rings; give the workers a moment, then stop.
+    let total: usize = expected.values().sum();
+    wait_until(Duration::from_secs(5), || {
+        alerts_by_sid(&v.eve()).values().sum::<usize>() >= total
+    });
+    let eve_path = v.out.join("eve.json");
+    let (status, took, err) = v.stop();
+    assert!(status.success(), "exit {status:?}: {err}");
+    assert!(took < Duration::from_secs(5), "SIGTERM took {took:?}");
+    let eve = eve_lines(&eve_path);
+    assert_eq!(
+        alerts_by_sid(&eve),
+        expected,
+        "live alerts differ from offline"
+    );
+    // Live records carry no pcap_cnt.
+    assert!(eve.iter().all(|e| e.get("pcap_cnt").is_none()));
+    let s = &last_stats(&eve)["stats"];
+    let kp = s["capture"]["kernel_packets"].as_u64().unwrap();
+    let kd = s["capture"]["kernel_drops"].as_u64().unwrap();
+    let decoded = s["decoder"]["pkts"].as_u64().unwrap();
+    assert_eq!(kd, 0, "kernel drops at 100 Mbit/s");
+    assert_eq!(kp, decoded + kd, "kernel packets = decoded + drops");
+    assert_eq!(decoded, frames as u64, "every replayed frame was seen");
+}
+
+#[test]
+fn sigterm_mid_replay_exits_promptly_with_final_stats() {
+    if !can_run("live sigterm") {
+        return;
+    }
+    let dir = tmpdir("term");
+    let pcap = dir.join("demo.pcap");
+    vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let ns = Netns::new("term");
+    let v = Vigil::start(&ns, &dir, &demo_rules(), &[]);
+    let mut r = replay(&ns, &pcap, &["--mbps=20", "--loop=100000"]);
+    assert!(wait_until(Duration::from_secs(10), || v
+        .eve()
+        .iter()
+        .any(|e| e["event_type"] == "alert")));
+    let eve_path = v.out.join("eve.json");
+    let (status, took, err) = v.stop();
+    let _ = r.kill();
+    let _ = r.wait();
+    assert!(status.success(), "exit {status:?}: {err}");
+    assert!(took < Duration::from_secs(5), "SIGTERM took {took:?}");
+    let eve = eve_lines(&eve_path);
+    let last = eve.last().expect("output");
+    assert_eq!(
+        last["event_type"], "stats",
+        "the final stats event comes last"
+    );
+    assert!(last["stats"]["decoder"]["pkts"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn rules_reloaded_mid_replay_apply_after_the_reload() {
+    if !can_run("live reload") {
+        return;
+    }
+    let dir = tmpdir("reload");
+    let pcap = dir.join("demo.pcap");
+    vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let all = std::fs::read_to_string(demo_rules()).unwrap();
+    let rule_lines: Vec<&str> = all
+        .lines()
+        .filter(|l| l.trim_start().starts_with("alert"))
+        .collect();
+    // Start without the first rule; the reload adds it.
+    let added = rule_lines[0];
+    let sid: u64 = added
+        .split("sid:")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .and_then(|s| s.trim().parse().ok())
+        .expect("sid of the added rule");
+    let rules = dir.join("live.rules");
+    std::fs::write(&rules, rule_lines[1..].join("\n")).unwrap();
+    let ns = Netns::new("reload");
+    let v = Vigil::start(&ns, &dir, &rules, &[]);
+    let mut r = replay(&ns, &pcap, &["--mbps=20", "--loop=100000"]);
+    assert!(wait_until(Duration::from_secs(10), || v
+        .eve()
+        .iter()
+        .any(|e| e["event_type"] == "alert")));
+    std::fs::write(&rules, rule_lines.join("\n")).unwrap();
+    // Output is written as it happens: every line there now was written
+    // before the reload was asked for.
+    let before = v.eve().len();
+    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args([
+            "ctl",
+            "reload-rules",
+            "--pidfile",
+            v.pidfile.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        v.wait_stderr("took the new rules", Duration::from_secs(30)),
+        "{}",
+        v.stderr_text()
+    );
+    assert!(wait_until(Duration::from_secs(10), || v.eve()[before..]
+        .iter()
+        .any(
+            |e| e["event_type"] == "alert" && e["alert"]["signature_id"] == sid
+        )));
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    let _ = r.kill();
+    let _ = r.wait();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("rules reloaded"), "{err}");
+    let eve = eve_lines(&eve_path);
+    // The added rule fired only after the reload.
+    let first_new = eve
+        .iter()
+        .position(|e| e["event_type"] == "alert" && e["alert"]["signature_id"] == sid)
+        .expect("alerts of the added rule");
+    assert!(first_new >= before, "alerted before the reload");
+    let s = &last_stats(&eve)["stats"];
+    assert_eq!(s["capture"]["kernel_drops"].as_u64(), Some(0));
+    assert_eq!(s["detect"]["engines"]["reloads"].as_u64(), Some(1));
+}
+
+#[test]
+fn an_idle_flow_is_flushed_by_the_wall_clock() {
+    if !can_run("live idle timeout") {
+        return;
+    }
+    let dir = tmpdir("idle");
+    // A TCP session whose last data the server never acknowledges: raw
+    // stream inspection sees it only when the flow ends, here by its idle
+    // timeout on a quiet link.
+    let mut s = vigil_craft::TcpSession::new(
+        "10.9.0.1:40000".parse().unwrap(),
+        "10.9.0.2:8080".parse().unwrap(),
+    )
+    .start_at((1_700_000_000, 0))
+    .with_data_acks(false);
+    s.handshake().client_send(b"IDLE-SECRET-BYTES");
+    let pcap = dir.join("idle.pcap");
+    vigil_craft::write_pcap_file(&pcap, &s.into_frames()).unwrap();
+    let rules = dir.join("idle.rules");
+    std::fs::write(
+        &rules,
+        "alert tcp any any -> any any (msg:\"leftover\"; content:\"IDLE-SECRET\"; flow:only_stream; sid:77;)\n",
+    )
+    .unwrap();
+    let ns = Netns::new("idle");
+    let v = Vigil::start(
+        &ns,
+        &dir,
+        &rules,
+        &[
+            "--set",
+            "flow-timeouts.tcp.new=2",
+            "--set",
+            "flow-timeouts.tcp.established=2",
+        ],
+    );
+    replay_wait(&ns, &pcap, &[]);
+    let sent = Instant::now();
+    let alert = |v: &Vigil| {
+        v.eve()
+            .iter()
+            .any(|e| e["event_type"] == "alert" && e["alert"]["signature_id"] == 77)
+    };
+    let flushed = wait_until(Duration::from_secs(10), || alert(&v));
+    let after = sent.elapsed();
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    assert!(flushed, "the idle flow was not ended by the clock");
+    // Timeout 2 s, the clock's one-second granularity, one tick (0.1 s).
+    assert!(after < Duration::from_secs(4), "flushed after {after:?}");
+    assert!(
+        after >= Duration::from_millis(1500),
+        "flushed before its timeout: {after:?}"
+    );
+}
+
+#[test]
+fn a_missing_interface_is_a_one_line_error() {
+    if !can_run("live missing interface") {
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args(["run", "-i", "no-such-if0", "-l"])
+        .arg(tmpdir("noif"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no-such-if0"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
