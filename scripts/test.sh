@@ -8,6 +8,9 @@ scripts/setup.sh
 export CARGO_TERM_COLOR=never
 # Device tests fail, not skip, without an OpenCL platform (PoCL here).
 export VIGIL_REQUIRE_OPENCL=1
+# Network tests (live capture in network namespaces they create) fail, not
+# skip, without root, ip and tcpreplay.
+export VIGIL_REQUIRE_NET=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -55,6 +58,8 @@ if not m or float(m.group(1)) < float(sys.argv[2]) or float(m.group(2)) < float(
     sys.exit("alert agreement below the minimum")
 PY
     }
+    echo "== live: dev-mix replayed at 100 Mbit/s into a veth in a private netns, vigil -i --workers 2 vs offline"
+    scripts/live-devmix.sh 100 2
     check "all alerts" 0.85 0.95
     check "http, dns, tls" 0.93 0 --app-proto http,dns,tls
     if [ -f ../shared/rules/et-open/packet-stream-sids.txt ]; then
