@@ -539,6 +539,24 @@ fn control_loop(
             let r = crate::run::load_config(args).and_then(|cfg| {
                 crate::run::load_detection(args, &cfg, Path::new(""), false, false)
             });
+            // A reload is all or nothing: a rule file with an error
+            // keeps the running rules (at start the good rules load and
+            // the bad ones are reported; on a running sensor a typo must
+            // not silently drop rules).
+            let r = r.and_then(|d| {
+                if d.diagnostics.is_empty() {
+                    Ok(d)
+                } else {
+                    let shown: Vec<&str> =
+                        d.diagnostics.iter().take(5).map(String::as_str).collect();
+                    Err(anyhow::anyhow!(
+                        "{} rule(s) failed to load: {}{}",
+                        d.diagnostics.len(),
+                        shown.join("; "),
+                        if d.diagnostics.len() > 5 { "; ..." } else { "" }
+                    ))
+                }
+            });
             match r {
                 Ok(d) => {
                     let loaded = d.report.loaded;
@@ -548,8 +566,7 @@ fn control_loop(
                         i.rules_loaded = loaded as u64;
                     }
                     eprintln!(
-                        "vigil: rules reloaded: {loaded} loaded, {} failed to parse; built in {:.2}s",
-                        d.failed_to_parse,
+                        "vigil: rules reloaded: {loaded} loaded; built in {:.2}s",
                         t.elapsed().as_secs_f64()
                     );
                     report_skips(&d.report);

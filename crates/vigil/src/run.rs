@@ -439,7 +439,8 @@ pub struct Detection {
     pub report: BuildReport,
     pub prefilter: vigil_prefilter::select::SelectionReport,
     pub rule_files: Vec<PathBuf>,
-    pub failed_to_parse: usize,
+    /// `file:line: sid N: keyword K: message` of each rule that failed.
+    pub diagnostics: Vec<String>,
 }
 
 /// Loads the rule files (the command line's, else the config's) and
@@ -490,7 +491,7 @@ pub fn load_detection(
         report,
         prefilter,
         rule_files,
-        failed_to_parse: loaded.diagnostics.len(),
+        diagnostics: loaded.diagnostics.iter().map(|d| d.to_string()).collect(),
     })
 }
 

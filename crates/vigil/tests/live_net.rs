@@ -120,10 +120,16 @@ struct Vigil {
 
 impl Vigil {
     fn start(ns: &Netns, dir: &Path, rules: &Path, extra: &[&str]) -> Vigil {
+        Self::start_as(ns, dir, rules, extra, &[])
+    }
+
+    /// [`Vigil::start`] with `wrap` before the command (e.g. setpriv).
+    fn start_as(ns: &Netns, dir: &Path, rules: &Path, extra: &[&str], wrap: &[&str]) -> Vigil {
         let out = dir.join("out");
         let stderr = dir.join("stderr.txt");
         let pidfile = dir.join("vigil.pid");
-        let mut args = vec![
+        let mut args: Vec<&str> = wrap.to_vec();
+        args.extend_from_slice(&[
             env!("CARGO_BIN_EXE_vigil"),
             "run",
             "-i",
@@ -138,7 +144,7 @@ impl Vigil {
             "2",
             "--set",
             "stats.interval=1",
-        ];
+        ]);
         args.extend_from_slice(extra);
         let child = ns
             .cmd(&args)
@@ -355,12 +361,38 @@ fn sigterm_mid_replay_exits_promptly_with_final_stats() {
         .eve()
         .iter()
         .any(|e| e["event_type"] == "alert")));
+    // logrotate: move the file away, then SIGHUP (vigil ctl reopen-logs):
+    // new output goes to a new eve.json, the old one ends on whole lines.
     let eve_path = v.out.join("eve.json");
+    let rotated = v.out.join("eve.json.1");
+    std::fs::rename(&eve_path, &rotated).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args([
+            "ctl",
+            "reopen-logs",
+            "--pidfile",
+            v.pidfile.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        wait_until(Duration::from_secs(10), || v
+            .eve()
+            .iter()
+            .any(|e| e["event_type"] == "alert")),
+        "no alerts in the reopened eve.json: {}",
+        v.stderr_text()
+    );
     let (status, took, err) = v.stop();
     let _ = r.kill();
     let _ = r.wait();
     assert!(status.success(), "exit {status:?}: {err}");
     assert!(took < Duration::from_secs(5), "SIGTERM took {took:?}");
+    assert!(err.contains("output files reopened"), "{err}");
+    assert!(eve_lines(&rotated)
+        .iter()
+        .any(|e| e["event_type"] == "alert"));
     let eve = eve_lines(&eve_path);
     let last = eve.last().expect("output");
     assert_eq!(
@@ -400,6 +432,34 @@ fn rules_reloaded_mid_replay_apply_after_the_reload() {
         .eve()
         .iter()
         .any(|e| e["event_type"] == "alert")));
+    let ctl_reload = |v: &Vigil| {
+        let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+            .args([
+                "ctl",
+                "reload-rules",
+                "--pidfile",
+                v.pidfile.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    // A rule file with an error: the running rules stay, and the log
+    // says which rule and why.
+    let mut broken = rule_lines.clone();
+    broken.push("alert tcp any any -> any any (msg:\"typo\"; contnet:\"x\"; sid:999999;)");
+    std::fs::write(&rules, broken.join("\n")).unwrap();
+    ctl_reload(&v);
+    assert!(
+        v.wait_stderr("rule reload failed", Duration::from_secs(30)),
+        "{}",
+        v.stderr_text()
+    );
+    assert!(
+        v.stderr_text().contains("sid 999999"),
+        "{}",
+        v.stderr_text()
+    );
     std::fs::write(&rules, rule_lines.join("\n")).unwrap();
     // Output is written as it happens: every line there now was written
     // before the reload was asked for.
@@ -440,6 +500,7 @@ fn rules_reloaded_mid_replay_apply_after_the_reload() {
     let s = &last_stats(&eve)["stats"];
     assert_eq!(s["capture"]["kernel_drops"].as_u64(), Some(0));
     assert_eq!(s["detect"]["engines"]["reloads"].as_u64(), Some(1));
+    assert_eq!(s["detect"]["engines"]["reload_failures"].as_u64(), Some(1));
 }
 
 #[test]
@@ -513,4 +574,132 @@ fn a_missing_interface_is_a_one_line_error() {
     assert!(err.contains("no-such-if0"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_link_that_goes_down_is_counted_and_capture_resumes() {
+    if !can_run("live link down") {
+        return;
+    }
+    let dir = tmpdir("linkdown");
+    let pcap = dir.join("demo.pcap");
+    let frames = vigil_craft::demo::write_demo_pcap(&pcap).unwrap() as u64;
+    let ns = Netns::new("linkdown");
+    let v = Vigil::start(&ns, &dir, &demo_rules(), &[]);
+    replay_wait(&ns, &pcap, &["--mbps=100"]);
+    assert!(wait_until(Duration::from_secs(5), || v
+        .eve()
+        .iter()
+        .any(|e| e["event_type"] == "alert")));
+    ns.exec_ok(&["ip", "link", "set", "va", "down"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    ns.exec_ok(&["ip", "link", "set", "va", "up"]);
+    // The rings are reopened within a second or two of the link's return.
+    let eve_path = v.out.join("eve.json");
+    let stats_pkts = |v: &Vigil| {
+        v.eve()
+            .iter()
+            .rev()
+            .find(|e| e["event_type"] == "stats")
+            .and_then(|e| e["stats"]["decoder"]["pkts"].as_u64())
+            .unwrap_or(0)
+    };
+    let mut resumed = false;
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(500));
+        replay_wait(&ns, &pcap, &["--mbps=100"]);
+        if wait_until(Duration::from_secs(2), || stats_pkts(&v) > frames) {
+            resumed = true;
+            break;
+        }
+    }
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    assert!(
+        resumed,
+        "capture did not resume after the link came back: {err}"
+    );
+    let eve = eve_lines(&eve_path);
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["capture"]["link_down"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["decoder"]["pkts"].as_u64().unwrap() > frames);
+}
+
+/// The capabilities the systemd unit grants, and nothing else: a user
+/// that is not root captures with CAP_NET_RAW, CAP_NET_ADMIN and
+/// CAP_IPC_LOCK; metrics are served meanwhile.
+#[test]
+fn runs_unprivileged_with_the_three_capabilities_and_serves_metrics() {
+    if !can_run("live capabilities") || !tool("setpriv") {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1") || tool("setpriv"),
+            "VIGIL_REQUIRE_NET=1 but setpriv is missing"
+        );
+        return;
+    }
+    let dir = tmpdir("caps");
+    let pcap = dir.join("demo.pcap");
+    vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let rules = dir.join("demo.rules");
+    std::fs::copy(demo_rules(), &rules).unwrap();
+    // nobody must be able to write the output and read the rules.
+    sh(&["chmod", "-R", "a+rwX", dir.to_str().unwrap()]);
+    let mut d = dir.clone();
+    while let Some(p) = d.parent() {
+        let _ = Command::new("chmod")
+            .args(["a+x", d.to_str().unwrap()])
+            .status();
+        d = p.to_path_buf();
+    }
+    let ns = Netns::new("caps");
+    ns.exec_ok(&["ip", "link", "set", "lo", "up"]);
+    let caps = "+net_raw,+net_admin,+ipc_lock";
+    let v = Vigil::start_as(
+        &ns,
+        &dir,
+        &rules,
+        &["--metrics", "127.0.0.1:9917"],
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            &format!("--inh-caps={caps}"),
+            &format!("--ambient-caps={caps}"),
+            "--bounding-set=-all,+net_raw,+net_admin,+ipc_lock",
+        ],
+    );
+    replay_wait(&ns, &pcap, &["--mbps=100"]);
+    assert!(wait_until(Duration::from_secs(5), || v
+        .eve()
+        .iter()
+        .any(|e| e["event_type"] == "alert")));
+    // Scrape from inside the namespace (its loopback is its own).
+    let mut body = String::new();
+    let scraped = wait_until(Duration::from_secs(5), || {
+        let o = ns
+            .cmd(&[
+                "bash",
+                "-c",
+                "exec 3<>/dev/tcp/127.0.0.1/9917; printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' >&3; timeout 5 cat <&3",
+            ])
+            .output()
+            .unwrap();
+        body = String::from_utf8_lossy(&o.stdout).into_owned();
+        body.lines().any(|l| {
+            l.starts_with("vigil_packets_total{")
+                && l.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()) > Some(0)
+        })
+    });
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    assert!(scraped, "metrics: {body}");
+    assert!(
+        body.contains("vigil_kernel_packets_total{interface=\"va\"}"),
+        "{body}"
+    );
+    assert!(
+        body.contains("vigil_alerts_total{action=\"allowed\"}"),
+        "{body}"
+    );
 }
