@@ -703,3 +703,125 @@ fn runs_unprivileged_with_the_three_capabilities_and_serves_metrics() {
         "{body}"
     );
 }
+
+/// `dist/vigil.service` where there is no systemd: its `ExecStart` line
+/// as written (paths mapped to test ones, variables from a test
+/// environment file), run as an unprivileged user with exactly the unit's
+/// `AmbientCapabilities`; then its `ExecReload` signal, and the logrotate
+/// snippet's `postrotate` command, each doing what the unit promises.
+#[test]
+fn the_dist_unit_runs_as_written() {
+    if !can_run("dist unit") || !tool("setpriv") {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist");
+    let unit = std::fs::read_to_string(root.join("vigil.service")).unwrap();
+    let key = |k: &str| -> String {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k}= in the unit"))
+            .to_string()
+    };
+    let dir = tmpdir("unit");
+    let pcap = dir.join("demo.pcap");
+    vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let rules = dir.join("demo.rules");
+    std::fs::copy(demo_rules(), &rules).unwrap();
+    let config = dir.join("vigil.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "rule-files:\n  - {}\nstats:\n  interval: 1\n",
+            rules.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("log");
+    let run = dir.join("run");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::create_dir_all(&run).unwrap();
+    sh(&["chmod", "-R", "a+rwX", dir.to_str().unwrap()]);
+    // The environment file the unit reads, with the test's interface.
+    let env_opts = "--workers 2";
+    let exec = key("ExecStart")
+        .replace("/usr/local/bin/vigil", env!("CARGO_BIN_EXE_vigil"))
+        .replace("${VIGIL_IFACE}", "va")
+        .replace("$VIGIL_OPTS", env_opts)
+        .replace("/etc/vigil/vigil.yaml", config.to_str().unwrap())
+        .replace("/var/log/vigil", out.to_str().unwrap())
+        .replace("/run/vigil", run.to_str().unwrap());
+    assert!(!exec.contains('$'), "an unmapped variable in {exec}");
+    let caps: Vec<String> = key("AmbientCapabilities")
+        .split_whitespace()
+        .map(|c| format!("+{}", c.trim_start_matches("CAP_").to_lowercase()))
+        .collect();
+    let caps = caps.join(",");
+    let ns = Netns::new("unit");
+    let stderr = dir.join("stderr.txt");
+    let mut args = vec![
+        "setpriv".to_string(),
+        "--reuid=65534".into(),
+        "--regid=65534".into(),
+        "--clear-groups".into(),
+        format!("--inh-caps={caps}"),
+        format!("--ambient-caps={caps}"),
+        format!("--bounding-set=-all,{caps}"),
+    ];
+    args.extend(exec.split_whitespace().map(String::from));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = ns
+        .cmd(&argv)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let v = Vigil {
+        child,
+        out: out.clone(),
+        stderr,
+        pidfile: run.join("vigil.pid"),
+    };
+    assert!(
+        v.wait_stderr("vigil: live on", Duration::from_secs(60)),
+        "{}",
+        v.stderr_text()
+    );
+    assert_eq!(key("PIDFile"), "/run/vigil/vigil.pid");
+    replay_wait(&ns, &pcap, &["--mbps=100"]);
+    assert!(wait_until(Duration::from_secs(5), || v
+        .eve()
+        .iter()
+        .any(|e| e["event_type"] == "alert")));
+    // ExecReload: kill -USR2 $MAINPID.
+    let reload = key("ExecReload").replace("$MAINPID", &v.pid().to_string());
+    let r: Vec<&str> = reload.split_whitespace().collect();
+    sh(&r);
+    assert!(
+        v.wait_stderr("rules reloaded", Duration::from_secs(30)),
+        "{}",
+        v.stderr_text()
+    );
+    // logrotate's postrotate, with the unit's pid file path mapped.
+    let rotate = std::fs::read_to_string(root.join("vigil.logrotate")).unwrap();
+    let post: Vec<&str> = rotate
+        .lines()
+        .skip_while(|l| l.trim() != "postrotate")
+        .skip(1)
+        .take_while(|l| l.trim() != "endscript")
+        .collect();
+    let post = post.join("\n").replace("/run/vigil", run.to_str().unwrap());
+    std::fs::rename(out.join("eve.json"), out.join("eve.json.1")).unwrap();
+    sh(&["sh", "-c", &post]);
+    assert!(
+        v.wait_stderr("output files reopened", Duration::from_secs(10)),
+        "{}",
+        v.stderr_text()
+    );
+    let (status, took, err) = v.stop();
+    assert!(status.success(), "{err}");
+    assert!(took < Duration::from_secs(5));
+    // The final stats went to the reopened file, the pid file is gone.
+    let eve = eve_lines(&out.join("eve.json"));
+    assert_eq!(eve.last().unwrap()["event_type"], "stats");
+    assert!(!run.join("vigil.pid").exists());
+}
