@@ -44,8 +44,8 @@ pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, OutKind, PendingBatch,
-    SessionState as TcpState, Worker, WorkerConfig, WorkerStats,
+    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, OutKind, PendingBatch, RejectTo,
+    SessionState as TcpState, Verdict, Worker, WorkerConfig, WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -101,6 +101,9 @@ pub struct EngineConfig {
     pub replay_speed: f64,
     /// TCP checksum validation (`-k`).
     pub checksum: ChecksumMode,
+    /// Inline (IPS) semantics: drop and reject rules drop (see
+    /// [`WorkerConfig::inline`]); offline this is `--simulate-ips`.
+    pub inline: bool,
 }
 
 impl Default for EngineConfig {
@@ -125,6 +128,7 @@ impl Default for EngineConfig {
             timeouts: TimeoutTable::default(),
             replay_speed: 0.0,
             checksum: ChecksumMode::None,
+            inline: false,
         }
     }
 }
@@ -279,11 +283,15 @@ pub fn run_offline(
 
 /// Each worker's settings when `n` workers share `cfg`'s memory caps.
 pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
+    let mut stream = cfg.stream.clone();
+    // Inline, a packet is inspected with the stream data it completes
+    // before it is let through (Suricata's stream.inline).
+    stream.inline |= cfg.inline;
     WorkerConfig {
         max_flows: (cfg.max_flows / n).max(1024),
         log_payload: cfg.log_payload,
         log_packet: cfg.log_packet,
-        stream: cfg.stream.clone(),
+        stream,
         stream_memcap: (cfg.stream_memcap / n).max(64 << 10),
         payload_max: cfg.payload_max,
         app: cfg.app.clone(),
@@ -293,6 +301,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,
         timeouts: cfg.timeouts,
         checksum: cfg.checksum,
+        inline: cfg.inline,
     }
 }
 

@@ -60,6 +60,9 @@ pub struct FlowState {
     /// Payload is no longer inspected (TLS after its handshake, with
     /// `encryption-handling: default`).
     no_payload: bool,
+    /// Inline: a packet of this flow was dropped by a rule; every later
+    /// one is dropped without inspection.
+    pub dropped: bool,
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
@@ -110,6 +113,39 @@ pub struct AlertOut {
     /// The client address an HTTP proxy reported (X-Forwarded-For or the
     /// configured header), when XFF handling is on.
     pub xff: Option<String>,
+    /// Inline: the packet was dropped by this (drop or reject) rule
+    /// (EVE `"action":"blocked"`).
+    pub blocked: bool,
+}
+
+/// What happens to a packet when Vigil is inline (IPS mode): the packet
+/// is held until every rule that can see it was evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verdict {
+    #[default]
+    Accept,
+    /// A `drop` rule matched it.
+    Drop,
+    /// A `reject*` rule matched it: dropped, and the sender (or the other
+    /// side, or both) is told (TCP RST, else ICMP unreachable).
+    Reject(RejectTo),
+    /// Its flow was dropped before (the flow verdict table): dropped
+    /// without inspection.
+    FlowDropped,
+}
+
+impl Verdict {
+    pub fn is_drop(self) -> bool {
+        self != Verdict::Accept
+    }
+}
+
+/// Who gets the answer of a `reject` (`reject` is `rejectsrc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectTo {
+    Src,
+    Dst,
+    Both,
 }
 
 /// What an output item is.
@@ -205,6 +241,11 @@ pub struct WorkerStats {
     pub tcp_invalid_checksum: u64,
     /// Workers that turned checksum validation off (`-k auto`).
     pub checksum_auto_off: u64,
+    /// Inline: packets dropped by a `drop` rule, by a `reject` rule, and
+    /// because their flow was dropped before (the flow verdict table).
+    pub ips_drop_rule: u64,
+    pub ips_reject: u64,
+    pub ips_drop_flow: u64,
 }
 
 impl WorkerStats {
@@ -246,7 +287,10 @@ impl WorkerStats {
             stream_overlaps,
             stream_mem_peak,
             tcp_invalid_checksum,
-            checksum_auto_off
+            checksum_auto_off,
+            ips_drop_rule,
+            ips_reject,
+            ips_drop_flow
         );
         for (k, v) in &o.events {
             *self.events.entry(k).or_default() += v;
@@ -298,6 +342,10 @@ pub struct WorkerConfig {
     pub timeouts: TimeoutTable,
     /// TCP checksum validation (Suricata's `-k`).
     pub checksum: ChecksumMode,
+    /// Inline (IPS): `drop` and `reject` rules drop the packet and its
+    /// flow, and each packet gets a [`Verdict`]; otherwise they alert
+    /// only (`"action":"allowed"`).
+    pub inline: bool,
 }
 
 /// Suricata's checksum modes (`-k`). With validation on, a TCP packet
@@ -352,6 +400,7 @@ impl Default for WorkerConfig {
             xff: None,
             timeouts: TimeoutTable::default(),
             checksum: ChecksumMode::None,
+            inline: false,
         }
     }
 }
@@ -379,11 +428,15 @@ struct Ctx {
     checksum_on: bool,
     checksum_seen: u64,
     checksum_bad: u64,
+    /// Inline: the verdict of the packet being inspected.
+    verdict: Verdict,
 }
 
 pub struct Worker {
     flows: FlowTable<FlowState>,
     ctx: Ctx,
+    /// Inline: each record's verdict in the last batch.
+    verdicts: Vec<Verdict>,
     // Reused per batch.
     candidates: Vec<u32>,
     spans: Vec<(u32, u32)>,
@@ -422,11 +475,19 @@ impl Worker {
                 checksum_on,
                 checksum_seen: 0,
                 checksum_bad: 0,
+                verdict: Verdict::Accept,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
             sels: Vec::new(),
+            verdicts: Vec::new(),
         }
+    }
+
+    /// Inline: the verdict of each record of the last batch processed
+    /// (markers: `Accept`).
+    pub fn verdicts(&self) -> &[Verdict] {
+        &self.verdicts
     }
 
     /// Stream memory in use now (bytes).
@@ -469,10 +530,13 @@ impl Worker {
     /// over `packets` (decoded from `batch`) with pass 1's `candidates`,
     /// `spans` and `sels`.
     fn pass2(&mut self, batch: &Batch, packets: &mut [Packet<'_>], alerts: &mut Vec<AlertOut>) {
+        self.verdicts.clear();
         for (i, p) in packets.iter_mut().enumerate() {
             let rec = &batch.records[i];
+            self.ctx.verdict = Verdict::Accept;
             if rec.marker {
                 self.clock(rec, alerts);
+                self.verdicts.push(Verdict::Accept);
                 continue;
             }
             add_defrag_events(p, rec.defrag);
@@ -484,6 +548,14 @@ impl Worker {
                 sel: self.sels[i],
             };
             self.inspect(p, pk, s as usize..e as usize, alerts);
+            let v = self.ctx.verdict;
+            match v {
+                Verdict::Accept => {}
+                Verdict::Drop => self.ctx.stats.ips_drop_rule += 1,
+                Verdict::Reject(_) => self.ctx.stats.ips_reject += 1,
+                Verdict::FlowDropped => self.ctx.stats.ips_drop_flow += 1,
+            }
+            self.verdicts.push(v);
         }
         // Flows ended by a packet sort before its own alerts; keep the
         // batch in output order (stable: rule order within a packet).
@@ -534,8 +606,18 @@ impl Worker {
             return;
         };
         let candidates = &self.candidates[cand];
-        self.ctx
-            .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
+        if self.ctx.cfg.inline && flow.state.dropped {
+            // The flow verdict table: a dropped flow's packets are
+            // dropped here, before any further inspection.
+            self.ctx.verdict = Verdict::FlowDropped;
+            flow.last_ns = flow.last_ns.max(rec.ts_ns);
+        } else {
+            self.ctx
+                .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
+            if self.ctx.verdict.is_drop() {
+                flow.state.dropped = true;
+            }
+        }
         // Reindex the flow by its new idle deadline (at most once per
         // second of packet time for a busy flow).
         let secs = self
@@ -958,7 +1040,16 @@ impl Ctx {
             self.stats.stream_chunks += 1;
             self.stats.stream_chunk_bytes +=
                 self.chunk.blocks().map(|b| b.len() as u64).sum::<u64>();
-            tcp.raw_inspected(client, end, &mut self.mem);
+            if self.cfg.stream.inline {
+                let keep = if client {
+                    self.cfg.stream.toserver_chunk
+                } else {
+                    self.cfg.stream.toclient_chunk
+                };
+                tcp.raw_inspected_inline(client, end, keep, &mut self.mem);
+            } else {
+                tcp.raw_inspected(client, end, &mut self.mem);
+            }
         }
     }
 
@@ -1291,6 +1382,7 @@ impl Ctx {
                 app_proto: app.proto_name(),
                 app: Some(rec),
                 kind: OutKind::TxLog,
+                blocked: false,
                 xff: None,
             });
         }
@@ -1316,6 +1408,24 @@ impl Ctx {
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
             self.stats.alerts += 1;
+            let mut blocked = false;
+            if self.cfg.inline && !e.pseudo {
+                use vigil_rules::Action;
+                let v = match self.detect.rules[h.rule as usize].action {
+                    Action::Drop => Verdict::Drop,
+                    Action::Reject | Action::RejectSrc => Verdict::Reject(RejectTo::Src),
+                    Action::RejectDst => Verdict::Reject(RejectTo::Dst),
+                    Action::RejectBoth => Verdict::Reject(RejectTo::Both),
+                    _ => Verdict::Accept,
+                };
+                if v.is_drop() {
+                    blocked = true;
+                    // A reject answers; it wins over a plain drop.
+                    if !matches!(self.verdict, Verdict::Reject(_)) {
+                        self.verdict = v;
+                    }
+                }
+            }
             let stream = h.stream && chunk_ready;
             let payload = if !self.cfg.log_payload {
                 None
@@ -1355,6 +1465,7 @@ impl Ctx {
                     _ => None,
                 },
                 kind: OutKind::Alert,
+                blocked,
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
                     _ => None,

@@ -40,6 +40,14 @@ pub struct StreamConfig {
     pub policy: OverlapPolicy,
     /// Pick up sessions whose handshake was not seen.
     pub midstream: bool,
+    /// Inline (IPS) raw inspection, as Suricata's `stream.inline`: a
+    /// packet that adds data inspects its direction's data up to its own
+    /// end at once, acknowledged or not, in a window that reaches back a
+    /// chunk (`*-chunk-size`) into data already inspected, so a pattern
+    /// split over segments is seen by the packet that completes it (the
+    /// one an IPS must drop). A match that lies wholly in the reach-back
+    /// can be reported again, as in Suricata.
+    pub inline: bool,
 }
 
 impl Default for StreamConfig {
@@ -50,6 +58,7 @@ impl Default for StreamConfig {
             toclient_chunk: 2560,
             policy: OverlapPolicy::Bsd,
             midstream: false,
+            inline: false,
         }
     }
 }
@@ -610,12 +619,26 @@ impl TcpSession {
                 to: u64::MAX,
             });
         }
-        let acked = h.acked_offset();
         let chunk = if from_client {
             cfg.toserver_chunk
         } else {
             cfg.toclient_chunk
         };
+        if cfg.inline {
+            // Up to the end of the data present from the progress on (a
+            // gap waits for its data), reaching back a chunk.
+            let (s, e) = h.buf.ranges_in(h.raw_progress, u64::MAX).next()?;
+            if s > h.raw_progress || e <= h.raw_progress {
+                return None;
+            }
+            let from = h
+                .raw_progress
+                .saturating_sub(chunk)
+                .max(h.buf.base())
+                .max(h.buf.ranges_in(0, h.raw_progress).last().map_or(0, |r| r.0));
+            return Some(RawWindow { from, to: e });
+        }
+        let acked = h.acked_offset();
         let flush = h.depth_reached || self.state > TcpState::TimeWait;
         if !flush && acked < h.raw_progress.saturating_add(chunk) {
             return None;
@@ -637,6 +660,29 @@ impl TcpSession {
         if progress > h.raw_progress {
             h.raw_progress = progress;
             h.release_consumed(mem);
+        }
+    }
+
+    /// [`TcpSession::raw_inspected`] for inline inspection: data a chunk
+    /// back from the progress is kept for the next window's reach-back.
+    pub fn raw_inspected_inline(
+        &mut self,
+        from_client: bool,
+        progress: u64,
+        keep: u64,
+        mem: &mut StreamMemory,
+    ) {
+        let h = if from_client {
+            &mut self.client
+        } else {
+            &mut self.server
+        };
+        if progress > h.raw_progress {
+            h.raw_progress = progress;
+            let off = progress
+                .saturating_sub(keep)
+                .min(h.app_progress.unwrap_or(u64::MAX));
+            h.buf.release_before(off, mem);
         }
     }
 

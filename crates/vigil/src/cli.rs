@@ -166,7 +166,9 @@ pub struct RunArgs {
     /// Treat any rule that fails to load as a fatal error.
     #[arg(long = "init-errors-fatal")]
     pub init_errors_fatal: bool,
-    /// Accepted for Suricata compatibility (inline mode is not offered yet).
+    /// Inline verdicts on a capture file: drop and reject rules drop their
+    /// packet and the rest of its flow, alerts say "blocked", and stream
+    /// inspection runs as inline (deterministic).
     #[arg(long = "simulate-ips")]
     pub simulate_ips: bool,
     /// No progress bar.

@@ -148,7 +148,7 @@ impl AlertSink for Sink {
             icmp_code: a.icmp.map(|i| i.1),
             pkt_src: a.pkt_src(),
             tx_id: a.app.as_ref().map(|r| r.tx_id),
-            action: "allowed",
+            action: if a.blocked { "blocked" } else { "allowed" },
             rule_drop: matches!(
                 r.action,
                 Action::Drop
@@ -359,6 +359,13 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("tcp.sessions", w.tcp_sessions);
     set("tcp.ssn_reuse", w.tcp_reuse);
     set("tcp.invalid_checksum", w.tcp_invalid_checksum);
+    if w.ips_drop_rule + w.ips_reject + w.ips_drop_flow > 0 {
+        // Inline (or --simulate-ips) only, so that IDS records stay as
+        // they were.
+        set("ips.drop.rules", w.ips_drop_rule);
+        set("ips.drop.reject", w.ips_reject);
+        set("ips.drop.flow_table", w.ips_drop_flow);
+    }
     set("tcp.pseudo", w.pseudo_packets);
     set("tcp.overlap", w.stream_overlaps);
     set("tcp.reassembly_depth_dropped_bytes", w.stream_depth_dropped);
@@ -716,6 +723,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut sink = open_sink(&args.log_dir, &osettings, false)?;
     let mut ecfg = engine_config(&args, &cfg, &osettings)?;
     ecfg.device = device;
+    // The inline verdicts, offline: drop and reject rules drop packets
+    // and flows (deterministic; `"action":"blocked"`).
+    ecfg.inline = args.simulate_ips;
     let workers = ecfg.workers;
     if let Some(x) = args.replay_speed {
         if !(x.is_finite() && x >= 0.0) {

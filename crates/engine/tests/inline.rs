@@ -1,0 +1,202 @@
+//! Inline semantics offline (`--simulate-ips`): a drop rule blocks the
+//! packet that matches and, through the flow verdict table, every later
+//! packet of its flow; other flows go on; without inline mode the same
+//! rule only alerts.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use common::{engine, write_pcap};
+use vigil_craft::{TcpSession, TimedFrame};
+use vigil_detect::CompiledRule;
+use vigil_engine::{run_offline, AlertOut, AlertSink, EngineConfig, RunStats};
+use vigil_source::PcapSource;
+
+#[derive(Default)]
+struct Blocked(Vec<(u32, bool)>);
+
+impl AlertSink for Blocked {
+    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+        self.0.push((r.sid, a.blocked));
+        Ok(())
+    }
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+/// Two sessions: one sends an attack then more data, the other is benign.
+fn capture() -> Vec<TimedFrame> {
+    let mut bad =
+        TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:80")).start_at((1_700_000_000, 0));
+    bad.handshake()
+        .client_send(b"GET /index.html HTTP/1.1\r\n\r\n")
+        .client_send(b"GET /ATTACK HTTP/1.1\r\n\r\n")
+        .client_send(b"GET /after HTTP/1.1\r\n\r\n")
+        .close();
+    let mut good =
+        TcpSession::new(addr("10.0.0.2:40001"), addr("10.0.0.9:80")).start_at((1_700_000_001, 0));
+    good.handshake()
+        .client_send(b"GET /fine HTTP/1.1\r\n\r\n")
+        .close();
+    let mut f = bad.into_frames();
+    f.extend(good.into_frames());
+    f.sort_by_key(|x| x.0);
+    f
+}
+
+fn run(name: &str, inline: bool, rules: &str) -> (Vec<(u32, bool)>, RunStats) {
+    let path = write_pcap(&format!("inline-{name}"), capture());
+    let cfg = EngineConfig {
+        inline,
+        workers: 2,
+        ..EngineConfig::default()
+    };
+    let mut sink = Blocked::default();
+    let stats = run_offline(
+        PcapSource::open(&path).unwrap(),
+        engine(rules),
+        &cfg,
+        &mut sink,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&path);
+    (sink.0, stats)
+}
+
+const RULES: &str = "drop tcp any any -> any 80 (content:\"ATTACK\"; sid:1;)\n\
+                     alert tcp any any -> any 80 (content:\"GET /after\"; sid:2;)\n\
+                     alert tcp any any -> any 80 (content:\"GET /fine\"; sid:3;)\n";
+
+#[test]
+fn a_drop_rule_blocks_its_packet_and_the_rest_of_the_flow() {
+    let (alerts, stats) = run("drop", true, RULES);
+    // sid 1 blocked; sid 2 never seen (its packet belongs to the dropped
+    // flow); the other flow is untouched.
+    assert!(alerts.contains(&(1, true)), "{alerts:?}");
+    assert!(!alerts.iter().any(|a| a.0 == 2), "{alerts:?}");
+    assert!(alerts.contains(&(3, false)), "{alerts:?}");
+    let w = &stats.workers;
+    assert_eq!(w.ips_drop_rule, 1);
+    // After the attack: its ACK, the next request, its ACK, and the
+    // close (FIN, FIN, ACK) are dropped by the flow table.
+    assert!(w.ips_drop_flow >= 4, "{}", w.ips_drop_flow);
+    assert_eq!(w.ips_reject, 0);
+}
+
+#[test]
+fn without_inline_a_drop_rule_only_alerts() {
+    let (alerts, stats) = run("ids", false, RULES);
+    assert!(alerts.contains(&(1, false)), "{alerts:?}");
+    assert!(alerts.contains(&(2, false)), "{alerts:?}");
+    assert_eq!(stats.workers.ips_drop_rule + stats.workers.ips_drop_flow, 0);
+}
+
+#[test]
+fn a_reject_rule_is_counted_apart_and_wins_over_drop() {
+    let rules = "drop tcp any any -> any 80 (content:\"ATTACK\"; sid:1;)\n\
+                 reject tcp any any -> any 80 (content:\"/ATTACK\"; sid:4;)\n";
+    let (alerts, stats) = run("reject", true, rules);
+    assert!(
+        alerts.contains(&(1, true)) && alerts.contains(&(4, true)),
+        "{alerts:?}"
+    );
+    assert_eq!(stats.workers.ips_reject, 1);
+    assert_eq!(stats.workers.ips_drop_rule, 0);
+}
+
+#[test]
+fn inline_verdicts_are_the_same_for_any_worker_count() {
+    let one = {
+        let path = write_pcap("inline-w1", capture());
+        let cfg = EngineConfig {
+            inline: true,
+            workers: 1,
+            ..EngineConfig::default()
+        };
+        let mut sink = Blocked::default();
+        let s = run_offline(
+            PcapSource::open(&path).unwrap(),
+            engine(RULES),
+            &cfg,
+            &mut sink,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let _ = std::fs::remove_file(&path);
+        (sink.0, s.workers.ips_drop_rule, s.workers.ips_drop_flow)
+    };
+    let (a, s) = run("w2", true, RULES);
+    assert_eq!(one, (a, s.workers.ips_drop_rule, s.workers.ips_drop_flow));
+}
+
+/// Inline stream inspection: an attack split over two segments is caught
+/// by the segment that completes it, before any ACK, and that packet is
+/// the one dropped; everything before passes, everything after is
+/// dropped by the flow table.
+#[test]
+fn the_segment_completing_a_split_attack_is_the_one_dropped() {
+    use vigil_craft::{PacketBuilder, ACK, PSH};
+    use vigil_engine::{Batch, Verdict, Worker, WorkerConfig};
+    let mut s = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:80"))
+        .start_at((1_700_000_000, 0))
+        .with_data_acks(false);
+    s.handshake();
+    let (c, v) = (s.client(), s.server());
+    let seq = s.client_next_seq();
+    let ack = s.server_next_seq();
+    let seg = |seq: u32, data: &[u8]| {
+        PacketBuilder::default().tcp(
+            c.ip(),
+            c.port(),
+            v.ip(),
+            v.port(),
+            seq,
+            ack,
+            PSH | ACK,
+            data,
+        )
+    };
+    let mut frames: Vec<Vec<u8>> = s.take_frames().into_iter().map(|f| f.1).collect();
+    let first = frames.len();
+    frames.push(seg(seq, b"GET /AT"));
+    frames.push(seg(seq + 7, b"TACK HTTP/1.1\r\n"));
+    frames.push(seg(seq + 22, b"Host: x\r\n\r\n"));
+    let mut batch = Batch::default();
+    for (i, f) in frames.iter().enumerate() {
+        batch.push(
+            i as u64 + 1,
+            1_700_000_000_000_000_000 + i as i64 * 1000,
+            1,
+            f,
+            f.len() as u32,
+        );
+    }
+    let detect = engine("drop tcp any any -> any 80 (content:\"/ATTACK\"; sid:1;)");
+    let mut w = Worker::new(
+        detect,
+        WorkerConfig {
+            inline: true,
+            stream: vigil_engine::StreamSettings {
+                inline: true,
+                ..Default::default()
+            },
+            ..WorkerConfig::default()
+        },
+    );
+    let mut alerts = Vec::new();
+    w.process(&batch, &mut alerts);
+    let v = w.verdicts().to_vec();
+    assert_eq!(v.len(), frames.len());
+    assert!(
+        v[..first + 1].iter().all(|x| *x == Verdict::Accept),
+        "{v:?}"
+    );
+    assert_eq!(v[first + 1], Verdict::Drop, "{v:?}");
+    assert_eq!(v[first + 2], Verdict::FlowDropped, "{v:?}");
+    assert_eq!(alerts.len(), 1);
+    assert!(alerts[0].blocked && alerts[0].stream);
+}
