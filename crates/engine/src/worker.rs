@@ -415,6 +415,10 @@ struct Ctx {
     mem: StreamMemory,
     ins: InsertScratch,
     chunk: StreamChunk,
+    /// Inline: the reach-back part of the current window, and the stream
+    /// matches found in it alone.
+    old_chunk: StreamChunk,
+    old_hits: Vec<Hit>,
     stream_cands: Vec<u32>,
     merged: Vec<u32>,
     hits: Vec<Hit>,
@@ -464,6 +468,8 @@ impl Worker {
                 stats: WorkerStats::default(),
                 ins: InsertScratch::default(),
                 chunk: StreamChunk::default(),
+                old_chunk: StreamChunk::default(),
+                old_hits: Vec::new(),
                 stream_cands: Vec::new(),
                 merged: Vec::new(),
                 hits: Vec::new(),
@@ -891,6 +897,7 @@ impl Ctx {
         let mut stream_added = false;
         let mut stream_events = vigil_stream::StreamEvents::new();
         let mut chunk_ready = false;
+        let mut reach_back = false;
         let mut tcp_sizes = None;
         let established = match p.l4 {
             L4::Tcp(_) if self.checksum_bad(p) => {
@@ -947,6 +954,18 @@ impl Ctx {
                     if let Some(w) = st.tcp.raw_window(to_server, &self.cfg.stream, false) {
                         fill_chunk(&mut self.chunk, &st.tcp, to_server, w);
                         chunk_ready = !self.chunk.is_empty();
+                        let progress = st.tcp.half(to_server).raw_progress;
+                        if self.cfg.stream.inline && w.from < progress {
+                            // The window reaches back into data already
+                            // inspected: keep that part to tell old
+                            // matches from new ones.
+                            let old = vigil_stream::RawWindow {
+                                from: w.from,
+                                to: progress,
+                            };
+                            fill_chunk(&mut self.old_chunk, &st.tcp, to_server, old);
+                            reach_back = !self.old_chunk.is_empty();
+                        }
                     }
                 }
                 // Suricata: established once the session was, judged
@@ -998,6 +1017,31 @@ impl Ctx {
             &mut self.scratch,
             &mut self.hits,
         );
+        if reach_back && self.hits.iter().any(|h| h.stream) {
+            // Inline windows overlap: a stream match that the part
+            // already inspected holds on its own was reported then.
+            let old_rules: Vec<u32> = self
+                .hits
+                .iter()
+                .filter(|h| h.stream)
+                .map(|h| h.rule)
+                .collect();
+            let mut again = input;
+            again.stream = Some(&self.old_chunk);
+            again.stream_added = true;
+            let mut st = flow.state.detect.clone();
+            self.old_hits.clear();
+            self.detect.verify_hits(
+                again,
+                &old_rules,
+                Some(&mut st),
+                &mut self.scratch,
+                &mut self.old_hits,
+            );
+            let old = &self.old_hits;
+            self.hits
+                .retain(|h| !(h.stream && old.iter().any(|o| o.stream && o.rule == h.rule)));
+        }
         self.merged = merged;
         if !passed {
             passed = inspect_txs(
