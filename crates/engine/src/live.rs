@@ -42,6 +42,9 @@ pub struct LiveFrame<'a> {
     pub data: &'a [u8],
     /// Length on the wire (more than `data.len()` for a truncated frame).
     pub orig_len: u32,
+    /// Inline inputs: what [`LiveInput::verdict`] is given back for this
+    /// packet (an NFQUEUE packet id); 0 otherwise.
+    pub token: u64,
 }
 
 /// Why an input could not be read.
@@ -88,6 +91,12 @@ pub trait LiveInput: Send {
     /// at a stop, so that after the drain every packet the input counted
     /// was delivered or counted as dropped.
     fn close_intake(&mut self) {}
+    /// Inline inputs: the packet `token` may go (`Accept`) or not. Called
+    /// once for every frame the input handed over, after the worker
+    /// inspected it; passive inputs ignore it.
+    fn verdict(&mut self, _token: u64, _v: crate::Verdict) -> Result<(), InputError> {
+        Ok(())
+    }
     /// Opens the input again after [`InputError::LinkDown`].
     fn reopen(&mut self) -> Result<(), InputError>;
 }
@@ -339,6 +348,9 @@ fn live_worker(
     let max = live.batch_packets.max(1);
     let mut draining = false;
     let mut datagram = Vec::new();
+    // Per batch record: (input, token) of the frame, to give verdicts back
+    // (`usize::MAX` for markers and rebuilt datagrams).
+    let mut tokens: Vec<(usize, u64)> = Vec::new();
     loop {
         if !draining && control.stopping() {
             draining = true;
@@ -353,6 +365,7 @@ fn live_worker(
             let _ = tx.send(Msg::Swapped(id, t.elapsed()));
         }
         batch.clear();
+        tokens.clear();
         // The wall clock entered a new second: flows time out here even
         // when nothing arrives.
         let now = now_ns();
@@ -360,6 +373,7 @@ fn live_worker(
         if sec > clock_sec {
             clock_sec = sec;
             batch.push_marker(index + 1, now);
+            tokens.push((usize::MAX, 0));
             if let Some(d) = defrag.as_mut() {
                 d.expire(now);
             }
@@ -398,7 +412,9 @@ fn live_worker(
                     None => (0, false),
                 };
                 batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
+                tokens.push((i, f.token));
                 if rebuilt {
+                    tokens.push((usize::MAX, 0));
                     batch.push_record(
                         index,
                         f.ts_ns,
@@ -430,6 +446,15 @@ fn live_worker(
         if !batch.is_empty() {
             let mut alerts = Vec::new();
             worker.process(&batch, &mut alerts);
+            // Inline: each packet goes or not now that every rule that
+            // can see it has run (alerts are written after).
+            for (&(input, token), &v) in tokens.iter().zip(worker.verdicts()) {
+                if let Some(inp) = ins.get_mut(input) {
+                    if let Err(e) = inp.verdict(token, v) {
+                        eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());
+                    }
+                }
+            }
             if !alerts.is_empty()
                 && tx
                     .send(Msg::Alerts(worker.detect().clone(), alerts))

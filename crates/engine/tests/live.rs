@@ -55,6 +55,7 @@ impl LiveInput for QueueInput {
                 linktype: 1,
                 data: &frame,
                 orig_len: frame.len() as u32,
+                token: 0,
             });
         }
         if n == 0 {

@@ -72,6 +72,7 @@ impl LiveInput for RingInput {
                     linktype,
                     data: p.data,
                     orig_len: p.orig_len,
+                    token: 0,
                 })
             })
             .map_err(|e| match e {
