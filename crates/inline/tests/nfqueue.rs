@@ -360,3 +360,44 @@ fn queue_bypass_passes_traffic_when_no_one_is_bound() {
     let (seen, _) = worker.finish();
     assert!(seen.iter().any(|s| contains(&s.data, b"GET /bound")));
 }
+
+#[test]
+fn a_panicking_callback_unwinds_out_of_poll_and_the_queue_goes_on() {
+    let t = Topology::new();
+    t.queue_forward(9, false);
+    let mut q = t.open_queue(&cfg(9)).expect("bind");
+    t.udp_burst(8);
+    let mut first_id = None;
+    let mut got = 0;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for _ in 0..100 {
+            q.poll(Duration::from_millis(20), &mut |p| {
+                first_id = Some(p.id);
+                panic!("callback gave up on packet {}", p.id);
+            })
+            .unwrap();
+        }
+    }));
+    let payload = r.expect_err("the callback's panic comes out of poll");
+    let msg = payload.downcast_ref::<String>().expect("panic message");
+    let first = first_id.expect("a packet reached the callback");
+    assert_eq!(msg, &format!("callback gave up on packet {first}"));
+
+    // The queue still works: the other packets come, and every id, the one
+    // whose callback panicked included, takes a verdict.
+    let mut ids = vec![first];
+    for _ in 0..100 {
+        q.poll(Duration::from_millis(20), &mut |p| ids.push(p.id))
+            .unwrap();
+        got = ids.len();
+        if got == 8 {
+            break;
+        }
+    }
+    assert_eq!(got, 8, "all 8 datagrams held: {ids:?}");
+    for id in &ids {
+        q.verdict(*id, Verdict::Accept).unwrap();
+    }
+    let s = q.stats();
+    assert_eq!((s.received, s.accepted, s.held), (8, 8, 0), "{s:?}");
+}
