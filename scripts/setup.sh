@@ -3,7 +3,8 @@
 # (if missing), a C compiler for the vendored PCRE2, libhs (Vectorscan)
 # for the Hyperscan prefilter (the default engine), the OpenCL loader and
 # PoCL for the device path, libpcap (BPF compilation) and tcpreplay and
-# iproute2 for the live-capture tests. Idempotent.
+# iproute2 for the live-capture tests, libnetfilter_queue and iptables for
+# inline mode. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -24,6 +25,11 @@ command -v clinfo >/dev/null 2>&1 || need_apt+=(clinfo)
 command -v tcpreplay >/dev/null 2>&1 || need_apt+=(tcpreplay)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
+# Inline mode (NFQUEUE): vigil-inline links libnetfilter_queue; its
+# network tests add NFQUEUE rules with iptables inside the namespaces
+# they create.
+[ -e /usr/include/libnetfilter_queue/libnetfilter_queue.h ] || need_apt+=(libnetfilter-queue-dev)
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
