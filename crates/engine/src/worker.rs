@@ -1332,11 +1332,23 @@ impl Ctx {
                     Box::new(AppFlow::new(vigil_applayer::Transport::Tcp, server_port))
                 });
                 for client in [!to_server, to_server] {
-                    let acked = st.tcp.half(client).acked_offset();
+                    let h = st.tcp.half(client);
+                    let to = if self.cfg.stream.inline {
+                        // Inline: the parser gets the data as it arrives
+                        // (up to the first hole), so that a request's
+                        // rules run on the packet that completes it.
+                        let from = h.app_progress.unwrap_or(0);
+                        match h.buf.ranges_in(from, u64::MAX).next() {
+                            Some((s, e)) if s == from => e,
+                            _ => from,
+                        }
+                    } else {
+                        h.acked_offset()
+                    };
                     let o = app.feed_tcp(
                         &mut st.tcp,
                         client,
-                        acked,
+                        to,
                         false,
                         ts_us,
                         cfg,

@@ -200,3 +200,39 @@ fn the_segment_completing_a_split_attack_is_the_one_dropped() {
     assert_eq!(alerts.len(), 1);
     assert!(alerts[0].blocked && alerts[0].stream);
 }
+
+/// Inline, the application layer parses data as it arrives: an `http.uri`
+/// drop rule blocks the request's own packet, before the server could
+/// acknowledge (and so receive) it.
+#[test]
+fn an_http_uri_drop_rule_blocks_the_request_packet_itself() {
+    use vigil_engine::{Batch, Verdict, Worker, WorkerConfig};
+    let mut s = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:80"))
+        .start_at((1_700_000_000, 0))
+        .with_data_acks(false);
+    s.handshake()
+        .client_send(b"GET /ATTACK HTTP/1.1\r\nHost: x\r\n\r\n");
+    let frames: Vec<Vec<u8>> = s.into_frames().into_iter().map(|f| f.1).collect();
+    let mut batch = Batch::default();
+    for (i, f) in frames.iter().enumerate() {
+        batch.push(i as u64 + 1, 1_700_000_000_000_000_000 + i as i64 * 1000, 1, f, f.len() as u32);
+    }
+    let mut w = Worker::new(
+        engine("drop http any any -> any any (http.uri; content:\"/ATTACK\"; sid:5;)"),
+        WorkerConfig {
+            inline: true,
+            stream: vigil_engine::StreamSettings {
+                inline: true,
+                ..Default::default()
+            },
+            ..WorkerConfig::default()
+        },
+    );
+    let mut alerts = Vec::new();
+    w.process(&batch, &mut alerts);
+    let v = w.verdicts();
+    assert_eq!(v.last(), Some(&Verdict::Drop), "{v:?}");
+    assert!(v[..v.len() - 1].iter().all(|x| *x == Verdict::Accept), "{v:?}");
+    assert_eq!(alerts.len(), 1);
+    assert!(alerts[0].blocked);
+}
