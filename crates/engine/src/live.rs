@@ -157,6 +157,8 @@ pub struct LiveSnapshot {
     pub defrag: Vec<DefragStats>,
     pub alerts_written: u64,
     pub alerts_suppressed: u64,
+    /// Of the alerts written, those whose packet was dropped (inline).
+    pub alerts_blocked: u64,
     pub uptime: Duration,
     /// Wall-clock time now, nanoseconds since the epoch.
     pub now_ns: i64,
@@ -555,6 +557,7 @@ fn output_loop(
                             );
                         if allowed {
                             snap.alerts_written += 1;
+                            snap.alerts_blocked += u64::from(a.blocked);
                             sink.alert(a, rule)
                         } else {
                             snap.alerts_suppressed += 1;

@@ -215,7 +215,13 @@ fn an_http_uri_drop_rule_blocks_the_request_packet_itself() {
     let frames: Vec<Vec<u8>> = s.into_frames().into_iter().map(|f| f.1).collect();
     let mut batch = Batch::default();
     for (i, f) in frames.iter().enumerate() {
-        batch.push(i as u64 + 1, 1_700_000_000_000_000_000 + i as i64 * 1000, 1, f, f.len() as u32);
+        batch.push(
+            i as u64 + 1,
+            1_700_000_000_000_000_000 + i as i64 * 1000,
+            1,
+            f,
+            f.len() as u32,
+        );
     }
     let mut w = Worker::new(
         engine("drop http any any -> any any (http.uri; content:\"/ATTACK\"; sid:5;)"),
@@ -232,7 +238,10 @@ fn an_http_uri_drop_rule_blocks_the_request_packet_itself() {
     w.process(&batch, &mut alerts);
     let v = w.verdicts();
     assert_eq!(v.last(), Some(&Verdict::Drop), "{v:?}");
-    assert!(v[..v.len() - 1].iter().all(|x| *x == Verdict::Accept), "{v:?}");
+    assert!(
+        v[..v.len() - 1].iter().all(|x| *x == Verdict::Accept),
+        "{v:?}"
+    );
     assert_eq!(alerts.len(), 1);
     assert!(alerts[0].blocked);
 }

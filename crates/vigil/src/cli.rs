@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// TPACKET_V3 ring per worker and interface, joined in a fanout group.
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interfaces: Vec<String>,
+    /// Inline (IPS) on NFQUEUE: queue number or range (repeatable; `0:3`
+    /// as iptables --queue-balance), one worker per queue. Every packet
+    /// is held until its verdict; drop and reject rules drop.
+    #[arg(short = 'q', value_name = "QUEUE", conflicts_with_all = ["pcap", "interfaces"])]
+    pub nfqueues: Vec<String>,
     /// Live: how the kernel spreads packets over the workers' rings:
     /// hash (symmetric flow hash; default), lb, cpu, qm.
     #[arg(long, value_name = "MODE", default_value = "hash")]

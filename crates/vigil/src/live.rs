@@ -116,6 +116,67 @@ impl LiveInput for RingInput {
     }
 }
 
+/// One worker's NFQUEUE queue, as the engine's input: each packet is
+/// held by the kernel until [`LiveInput::verdict`].
+struct QueueInput {
+    queue: vigil_inline::Queue,
+    name: String,
+}
+
+impl LiveInput for QueueInput {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn poll(
+        &mut self,
+        timeout: Duration,
+        f: &mut dyn FnMut(LiveFrame<'_>),
+    ) -> Result<usize, InputError> {
+        self.queue
+            .poll(timeout, &mut |p| {
+                // The IP packet, no link header.
+                let linktype = match p.hw_protocol {
+                    0x86dd => 229,
+                    0x0800 => 228,
+                    _ => 101,
+                };
+                f(LiveFrame {
+                    ts_ns: p.ts_ns,
+                    linktype,
+                    data: p.data,
+                    orig_len: p.data.len() as u32,
+                    token: u64::from(p.id),
+                })
+            })
+            .map_err(|e| InputError::Other(e.to_string()))
+    }
+
+    fn verdict(&mut self, token: u64, v: vigil_engine::Verdict) -> Result<(), InputError> {
+        let v = if v.is_drop() {
+            vigil_inline::Verdict::Drop
+        } else {
+            vigil_inline::Verdict::Accept
+        };
+        self.queue
+            .verdict(token as u32, v)
+            .map_err(|e| InputError::Other(e.to_string()))
+    }
+
+    fn counters(&mut self) -> InputCounters {
+        let s = self.queue.stats();
+        InputCounters {
+            kernel_packets: s.received + s.queue_dropped + s.user_dropped,
+            kernel_drops: s.queue_dropped + s.user_dropped,
+            ..InputCounters::default()
+        }
+    }
+
+    fn reopen(&mut self) -> Result<(), InputError> {
+        Err(InputError::Other("an NFQUEUE queue is not reopened".into()))
+    }
+}
+
 /// The live output: the offline sink's writers, flushed as alerts come,
 /// stats events on an interval, metrics, and reopening on SIGHUP.
 struct LiveOutput {
@@ -283,7 +344,13 @@ impl LiveOutput {
         m.publish(vigil_metrics::Snapshot {
             workers,
             interfaces,
-            alerts_by_action: vec![("allowed".to_string(), snap.alerts_written)],
+            alerts_by_action: vec![
+                (
+                    "allowed".to_string(),
+                    snap.alerts_written - snap.alerts_blocked,
+                ),
+                ("blocked".to_string(), snap.alerts_blocked),
+            ],
             uptime_seconds: snap.uptime.as_secs_f64(),
             rules_loaded: info.rules_loaded,
             reloads: info.reloads,
@@ -407,11 +474,36 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
     }
     let ring_cfg = ring_config(&args, &cfg)?;
     let osettings = crate::run::output_settings(&cfg)?;
-    let ecfg = crate::run::engine_config(&args, &cfg, &osettings)?;
+    let mut ecfg = crate::run::engine_config(&args, &cfg, &osettings)?;
+    let queues =
+        vigil_inline::parse_queue_specs(&args.nfqueues).map_err(|e| anyhow::anyhow!("-q: {e}"))?;
+    if !queues.is_empty() {
+        // One worker per queue, as Suricata's -q; every packet waits for
+        // its verdict (drop and reject rules drop, stream and app layer
+        // inspect data as it arrives).
+        ecfg.workers = queues.len();
+        ecfg.inline = true;
+    }
     let workers = ecfg.workers;
-    // Rings first: a missing interface or a missing permission is said
+    // Inputs first: a missing interface, queue or permission is said
     // before the rules take seconds to load.
     let mut inputs: Vec<Vec<Box<dyn LiveInput>>> = (0..workers).map(|_| Vec::new()).collect();
+    let fail_open = cfg
+        .get_str("nfq.fail-open")
+        .is_some_and(|v| crate::config::truthy(&v));
+    for (w, &q) in queues.iter().enumerate() {
+        let qc = vigil_inline::QueueConfig {
+            queue: q,
+            fail_open,
+            ..vigil_inline::QueueConfig::default()
+        };
+        let queue =
+            vigil_inline::Queue::open(&qc).map_err(|e| anyhow::anyhow!("NFQUEUE {q}: {e}"))?;
+        inputs[w].push(Box::new(QueueInput {
+            queue,
+            name: format!("nfq{q}"),
+        }));
+    }
     for (i, iface) in args.interfaces.iter().enumerate() {
         let group = (std::process::id() as u16)
             .wrapping_mul(31)
@@ -480,15 +572,32 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         .context("installing signal handlers")?;
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reopen.clone())
         .context("installing signal handlers")?;
-    eprintln!(
-        "vigil: live on {} with {workers} worker(s) (fanout {}, {} rings of {} x {} bytes); loaded in {:.2}s",
-        args.interfaces.join(", "),
-        args.fanout,
-        workers * args.interfaces.len(),
-        ring_cfg.block_count,
-        ring_cfg.block_size,
-        load_start.elapsed().as_secs_f64()
-    );
+    if queues.is_empty() {
+        eprintln!(
+            "vigil: live on {} with {workers} worker(s) (fanout {}, {} rings of {} x {} bytes); loaded in {:.2}s",
+            args.interfaces.join(", "),
+            args.fanout,
+            workers * args.interfaces.len(),
+            ring_cfg.block_count,
+            ring_cfg.block_size,
+            load_start.elapsed().as_secs_f64()
+        );
+    } else {
+        eprintln!(
+            "vigil: live inline on NFQUEUE {} with {workers} worker(s) ({}); loaded in {:.2}s",
+            queues
+                .iter()
+                .map(|q| q.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            if fail_open {
+                "fail-open when a queue is full"
+            } else {
+                "fail-closed"
+            },
+            load_start.elapsed().as_secs_f64()
+        );
+    }
     let finished = Arc::new(AtomicBool::new(false));
     let stats = std::thread::scope(|scope| -> Result<RunStats> {
         let ctl = control.clone();

@@ -125,15 +125,36 @@ impl Vigil {
 
     /// [`Vigil::start`] with `wrap` before the command (e.g. setpriv).
     fn start_as(ns: &Netns, dir: &Path, rules: &Path, extra: &[&str], wrap: &[&str]) -> Vigil {
+        Self::start_on(
+            &ns.name,
+            &["-i", "va"],
+            "vigil: live on",
+            dir,
+            rules,
+            extra,
+            wrap,
+        )
+    }
+
+    /// `vigil run SOURCE` in namespace `ns`, started once `ready` is on
+    /// its stderr.
+    fn start_on(
+        ns: &str,
+        source: &[&str],
+        ready: &str,
+        dir: &Path,
+        rules: &Path,
+        extra: &[&str],
+        wrap: &[&str],
+    ) -> Vigil {
         let out = dir.join("out");
         let stderr = dir.join("stderr.txt");
         let pidfile = dir.join("vigil.pid");
-        let mut args: Vec<&str> = wrap.to_vec();
+        let mut args: Vec<&str> = vec!["ip", "netns", "exec", ns];
+        args.extend_from_slice(wrap);
+        args.extend_from_slice(&[env!("CARGO_BIN_EXE_vigil"), "run"]);
+        args.extend_from_slice(source);
         args.extend_from_slice(&[
-            env!("CARGO_BIN_EXE_vigil"),
-            "run",
-            "-i",
-            "va",
             "-S",
             rules.to_str().unwrap(),
             "-l",
@@ -146,8 +167,8 @@ impl Vigil {
             "stats.interval=1",
         ]);
         args.extend_from_slice(extra);
-        let child = ns
-            .cmd(&args)
+        let child = Command::new(args[0])
+            .args(&args[1..])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
@@ -159,7 +180,7 @@ impl Vigil {
             pidfile,
         };
         assert!(
-            v.wait_stderr("vigil: live on", Duration::from_secs(60)),
+            v.wait_stderr(ready, Duration::from_secs(60)),
             "vigil did not start: {}",
             v.stderr_text()
         );
@@ -824,4 +845,250 @@ fn the_dist_unit_runs_as_written() {
     let eve = eve_lines(&out.join("eve.json"));
     assert_eq!(eve.last().unwrap()["event_type"], "stats");
     assert!(!run.join("vigil.pid").exists());
+}
+
+/// Client, router and server namespaces (addresses only on those test
+/// hosts, nothing routed out), the router forwarding through NFQUEUE 0,
+/// an HTTP server in the server namespace. Removed on drop.
+struct InlineNet {
+    names: [String; 3],
+    server: Option<Child>,
+    server_log: PathBuf,
+}
+
+impl InlineNet {
+    const SERVER: &'static str = "10.251.2.2";
+
+    fn new(tag: &str, dir: &Path, bypass: bool) -> InlineNet {
+        let base = format!("vigil-t{}-{tag}", std::process::id());
+        let names = [
+            format!("{base}-c"),
+            format!("{base}-r"),
+            format!("{base}-s"),
+        ];
+        for n in &names {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+            sh(&["ip", "netns", "add", n]);
+        }
+        let net = InlineNet {
+            names,
+            server: None,
+            server_log: dir.join("server.log"),
+        };
+        let [c, r, s] = [&net.names[0], &net.names[1], &net.names[2]];
+        for n in [c, r, s] {
+            net.run(
+                n,
+                "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+            );
+            net.run(n, "ip link set lo up");
+        }
+        sh(&[
+            "ip", "link", "add", "c0", "netns", c, "type", "veth", "peer", "name", "r0", "netns", r,
+        ]);
+        sh(&[
+            "ip", "link", "add", "r1", "netns", r, "type", "veth", "peer", "name", "s0", "netns", s,
+        ]);
+        net.run(c, "ip addr add 10.251.1.2/24 dev c0 && ip link set c0 up && ip route add default via 10.251.1.1");
+        net.run(r, "ip addr add 10.251.1.1/24 dev r0 && ip addr add 10.251.2.1/24 dev r1 && ip link set r0 up && ip link set r1 up && sysctl -qw net.ipv4.ip_forward=1");
+        net.run(s, "ip addr add 10.251.2.2/24 dev s0 && ip link set s0 up && ip route add default via 10.251.2.1");
+        let rule = if bypass {
+            "iptables -A FORWARD -j NFQUEUE --queue-num 0 --queue-bypass"
+        } else {
+            "iptables -A FORWARD -j NFQUEUE --queue-num 0"
+        };
+        net.run(r, rule);
+        net
+    }
+
+    fn run(&self, ns: &str, script: &str) {
+        sh(&["ip", "netns", "exec", ns, "sh", "-c", script]);
+    }
+
+    fn router(&self) -> &str {
+        &self.names[1]
+    }
+
+    /// `python3 -m http.server` on the server host, serving `root`.
+    fn serve(&mut self, root: &Path) {
+        let child = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.names[2],
+                "python3",
+                "-m",
+                "http.server",
+                "8080",
+            ])
+            .args([
+                "--bind",
+                Self::SERVER,
+                "--directory",
+                root.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&self.server_log).unwrap())
+            .spawn()
+            .expect("start the HTTP server");
+        self.server = Some(child);
+        // Listening: a request from the server host itself.
+        assert!(wait_until(Duration::from_secs(10), || {
+            Command::new("ip")
+                .args([
+                    "netns",
+                    "exec",
+                    &self.names[2],
+                    "curl",
+                    "-s",
+                    "-m",
+                    "1",
+                    "-o",
+                    "/dev/null",
+                ])
+                .arg(format!("http://{}:8080/", Self::SERVER))
+                .status()
+                .is_ok_and(|s| s.success())
+        }));
+    }
+
+    /// GET from the client host: the body, or `None` (no answer within
+    /// 3 s, or a reset).
+    fn get(&self, path: &str) -> Option<String> {
+        let o = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.names[0],
+                "curl",
+                "-s",
+                "-f",
+                "-m",
+                "3",
+            ])
+            .arg(format!("http://{}:8080{path}", Self::SERVER))
+            .output()
+            .unwrap();
+        o.status
+            .success()
+            .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    fn server_saw(&self, needle: &str) -> bool {
+        std::fs::read_to_string(&self.server_log)
+            .unwrap_or_default()
+            .contains(needle)
+    }
+}
+
+impl Drop for InlineNet {
+    fn drop(&mut self) {
+        if let Some(mut s) = self.server.take() {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+fn inline_setup(tag: &str, bypass: bool) -> (PathBuf, PathBuf, InlineNet) {
+    let dir = tmpdir(tag);
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("index.html"), "hello from the server\n").unwrap();
+    std::fs::write(www.join("ATTACK"), "you should not see this\n").unwrap();
+    let rules = dir.join("inline.rules");
+    std::fs::write(
+        &rules,
+        "drop http any any -> any any (msg:\"attack uri\"; flow:to_server; http.uri; content:\"/ATTACK\"; sid:1001;)\n",
+    )
+    .unwrap();
+    let mut net = InlineNet::new(tag, &dir, bypass);
+    net.serve(&www);
+    (dir, rules, net)
+}
+
+#[test]
+fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
+    if !can_run("inline nfqueue") || !tool("iptables") || !tool("curl") {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but iptables or curl is missing"
+        );
+        return;
+    }
+    let (dir, rules, net) = inline_setup("nfq", false);
+    let v = Vigil::start_on(
+        net.router(),
+        &["-q", "0"],
+        "vigil: live inline on NFQUEUE",
+        &dir,
+        &rules,
+        &[],
+        &[],
+    );
+    assert_eq!(
+        net.get("/index.html").as_deref(),
+        Some("hello from the server\n"),
+        "a benign request goes through: {}",
+        v.stderr_text()
+    );
+    assert_eq!(net.get("/ATTACK"), None, "the attack got an answer");
+    assert!(!net.server_saw("/ATTACK"), "the attack reached the server");
+    // Other flows are not affected.
+    assert!(net.get("/index.html").is_some());
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let eve = eve_lines(&eve_path);
+    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
+    assert!(!alerts.is_empty(), "no alert: {err}");
+    assert!(alerts
+        .iter()
+        .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["ips"]["drop"]["rules"].as_u64().unwrap() >= 1, "{s}");
+    // The client retransmits the dropped request: the flow verdict table
+    // drops the copies without inspecting them.
+    assert!(s["ips"]["drop"]["flow_table"].as_u64().unwrap() >= 1, "{s}");
+}
+
+/// What happens to traffic when Vigil dies: with `--queue-bypass` in the
+/// iptables rule it flows on uninspected (fail-open), without it it stops
+/// (fail-closed).
+#[test]
+fn nfqueue_fails_open_with_bypass_and_closed_without() {
+    if !can_run("inline fail-open") || !tool("iptables") || !tool("curl") {
+        return;
+    }
+    for bypass in [true, false] {
+        let tag = if bypass { "fopen" } else { "fclosed" };
+        let (dir, rules, net) = inline_setup(tag, bypass);
+        let mut v = Vigil::start_on(
+            net.router(),
+            &["-q", "0"],
+            "vigil: live inline on NFQUEUE",
+            &dir,
+            &rules,
+            &[],
+            &[],
+        );
+        assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
+        v.signal(libc::SIGKILL);
+        let _ = v.child.wait();
+        let after = net.get("/index.html");
+        if bypass {
+            assert!(
+                after.is_some(),
+                "fail-open: traffic must flow without Vigil"
+            );
+        } else {
+            assert!(
+                after.is_none(),
+                "fail-closed: traffic must stop without Vigil"
+            );
+        }
+    }
 }
