@@ -901,6 +901,12 @@ impl TxGroups {
                 _ => groups[g].always.push(i as u32),
             }
         }
+        let sets: Vec<&[Pattern]> = pending
+            .iter()
+            .flatten()
+            .map(|(_, pats, _)| &pats[..])
+            .collect();
+        selector.prebuild(&sets);
         let mut samples = buffer_samples(&lists, selector.sampled_packets());
         for (g, items) in pending.into_iter().enumerate() {
             for (key, pats, rs) in items {

@@ -426,6 +426,15 @@ impl RuleGroups {
                 }
             })
             .collect();
+        // The engines are independent: with a fixed engine the selector
+        // builds them all at once, on every core, and the loop below takes
+        // them in group order.
+        let sets: Vec<&[Pattern]> = pending
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| &p[..])
+            .collect();
+        selector.prebuild(&sets);
         for (g, patterns) in pending.iter().enumerate() {
             if patterns.is_empty() {
                 continue;

@@ -13,10 +13,23 @@
 //! as "empty"; such literals go into a second, small database compiled
 //! through the regex API with every byte hex-escaped (as Suricata does for
 //! all its patterns), and both databases are scanned.
+//!
+//! Compiled databases can be cached on disk ([`HyperscanEngine::with_cache`],
+//! Suricata 8's `detect.sgh-mpm-caching`): one file per database, named by
+//! a hash of everything the compile depends on (see [`DbKey`]), written
+//! with `hs_serialize_database` behind a header that carries the key, the
+//! payload's length and a checksum, and stored atomically (temporary file,
+//! then rename). A file that fails any check, or that the library refuses
+//! to deserialize, is ignored: the database is compiled and the file
+//! rewritten. [`prune_cache`] bounds the directory.
 
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::ptr;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
 
 use crate::{BuildError, Pattern, PrefilterEngine, PrefilterMatch};
 
@@ -32,6 +45,16 @@ struct HsScratch {
 struct HsCompileError {
     message: *mut c_char,
     expression: c_int,
+}
+
+/// `hs_platform_info_t`.
+#[repr(C)]
+#[derive(Default)]
+struct HsPlatformInfo {
+    tune: c_uint,
+    cpu_features: c_ulonglong,
+    reserved1: c_ulonglong,
+    reserved2: c_ulonglong,
 }
 
 type MatchHandler = unsafe extern "C" fn(
@@ -87,6 +110,24 @@ extern "C" {
     ) -> c_int;
     fn hs_valid_platform() -> c_int;
     fn hs_version() -> *const c_char;
+    fn hs_populate_platform(platform: *mut HsPlatformInfo) -> c_int;
+    fn hs_serialize_database(
+        db: *const HsDatabase,
+        bytes: *mut *mut c_char,
+        length: *mut usize,
+    ) -> c_int;
+    fn hs_deserialize_database(
+        bytes: *const c_char,
+        length: usize,
+        db: *mut *mut HsDatabase,
+    ) -> c_int;
+}
+
+// The C library's allocator: `hs_serialize_database` allocates its buffer
+// with the misc allocator, which is malloc() unless `hs_set_misc_allocator`
+// installs another (Vigil never does).
+extern "C" {
+    fn free(p: *mut c_void);
 }
 
 /// The library's version string.
@@ -149,6 +190,8 @@ pub struct HyperscanEngine {
     count: usize,
     db_bytes: usize,
     scratch_bytes: usize,
+    /// Databases read from the cache rather than compiled.
+    cached: usize,
 }
 
 // SAFETY: compiled databases are immutable and Hyperscan documents them as
@@ -189,6 +232,8 @@ fn take_error(rc: c_int, err: *mut HsCompileError) -> BuildError {
 /// through the literal API, or with `regex` through the regex API with
 /// every byte hex-escaped.
 fn compile(lits: &[(u32, &[u8], bool)], regex: bool) -> Result<Database, BuildError> {
+    // An empty database cannot be compiled; callers never ask for one.
+    debug_assert!(!lits.is_empty());
     let flags: Vec<c_uint> = lits
         .iter()
         .map(|l| if l.2 { HS_FLAG_CASELESS } else { 0 })
@@ -246,6 +291,238 @@ fn compile(lits: &[(u32, &[u8], bool)], regex: bool) -> Result<Database, BuildEr
     Ok(Database(db))
 }
 
+/// Key of a compiled database in the cache: FNV-1a (128-bit) of a format
+/// tag, the library's version, this machine's platform (as
+/// `hs_populate_platform` reports it: the compile tunes for it), the mode,
+/// the API (literal or regex) and every literal's id, flags, length and
+/// bytes, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DbKey(pub u128);
+
+const FNV128_OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+const FNV128_PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+
+fn fnv128(h: u128, bytes: &[u8]) -> u128 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ b as u128).wrapping_mul(FNV128_PRIME))
+}
+
+/// Version and platform, hashed once per process.
+fn environment_hash() -> u128 {
+    static H: OnceLock<u128> = OnceLock::new();
+    *H.get_or_init(|| {
+        let mut p = HsPlatformInfo::default();
+        // SAFETY: `p` is a live, properly laid out hs_platform_info_t.
+        let rc = unsafe { hs_populate_platform(&mut p) };
+        let mut h = fnv128(FNV128_OFFSET, b"vigil-hs-db-v1\0");
+        h = fnv128(h, version().as_bytes());
+        h = fnv128(h, &rc.to_le_bytes());
+        h = fnv128(h, &p.tune.to_le_bytes());
+        h = fnv128(h, &p.cpu_features.to_le_bytes());
+        h = fnv128(h, &p.reserved1.to_le_bytes());
+        fnv128(h, &p.reserved2.to_le_bytes())
+    })
+}
+
+impl DbKey {
+    /// The key of the database [`compile`] makes of `lits` (`regex`: the
+    /// regex API).
+    fn of(lits: &[(u32, &[u8], bool)], regex: bool) -> DbKey {
+        let mut h = fnv128(environment_hash(), &HS_MODE_BLOCK.to_le_bytes());
+        h = fnv128(h, &[regex as u8]);
+        h = fnv128(h, &(lits.len() as u64).to_le_bytes());
+        for (id, bytes, nocase) in lits {
+            h = fnv128(h, &id.to_le_bytes());
+            let flags = if *nocase { HS_FLAG_CASELESS } else { 0 };
+            h = fnv128(h, &flags.to_le_bytes());
+            h = fnv128(h, &(bytes.len() as u64).to_le_bytes());
+            h = fnv128(h, bytes);
+        }
+        DbKey(h)
+    }
+
+    fn file_name(self) -> String {
+        format!("{:032x}.hsdb", self.0)
+    }
+}
+
+/// Header of a cache file: magic, key, payload length, payload checksum.
+const MAGIC: &[u8; 8] = b"VGLHSDB1";
+const HEADER: usize = 8 + 16 + 8 + 8;
+/// Cache files, and temporary files left by a crashed writer, older than
+/// this are removed by [`prune_cache`].
+pub const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// [`prune_cache`] removes the least recently used files past this total.
+pub const CACHE_MAX_BYTES: u64 = 256 << 20;
+
+/// A checksum of the serialized bytes, 8 at a time (detects truncation and
+/// corruption, not tampering).
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut chunks = bytes.chunks_exact(8);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
+    let step = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(0x0100_0000_01b3);
+        h ^ (h >> 29)
+    };
+    for c in &mut chunks {
+        h = step(h, u64::from_le_bytes(c.try_into().expect("8-byte chunk")));
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    step(h, u64::from_le_bytes(tail))
+}
+
+/// The database stored under `key` in `dir`, if a valid one is there.
+fn load(dir: &Path, key: DbKey) -> Option<Database> {
+    let path = dir.join(key.file_name());
+    let data = std::fs::read(&path).ok()?;
+    let (head, payload) = data.split_at_checked(HEADER)?;
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+    if &head[..8] != MAGIC
+        || u128::from_le_bytes(head[8..24].try_into().expect("16 bytes")) != key.0
+        || word(24) != payload.len() as u64
+        || word(32) != checksum(payload)
+    {
+        return None;
+    }
+    let mut db: *mut HsDatabase = ptr::null_mut();
+    // SAFETY: `payload` is a live slice of `payload.len()` bytes; the
+    // library validates the serialized form (magic, version, platform,
+    // length) before building a database; the out-pointer is a live local.
+    let rc = unsafe { hs_deserialize_database(payload.as_ptr().cast(), payload.len(), &mut db) };
+    if rc != HS_SUCCESS || db.is_null() {
+        return None;
+    }
+    // Mark it recently used for [`prune_cache`] (best effort).
+    if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+        let _ = f.set_modified(SystemTime::now());
+    }
+    Some(Database(db))
+}
+
+/// Stores `db` under `key` in `dir`: written to a temporary file of this
+/// process and thread, then renamed over the final name, so that readers
+/// (other threads, other processes) see a whole file or none. Errors are
+/// ignored: the cache only saves time.
+fn store(dir: &Path, key: DbKey, db: &Database) {
+    let mut bytes: *mut c_char = ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: `db` is a valid database; out-pointers are live locals.
+    let rc = unsafe { hs_serialize_database(db.0, &mut bytes, &mut len) };
+    if rc != HS_SUCCESS || bytes.is_null() {
+        return;
+    }
+    // SAFETY: on success `bytes` points to `len` initialized bytes that we
+    // own until freed below.
+    let payload = unsafe { std::slice::from_raw_parts(bytes.cast::<u8>(), len) };
+    let mut out = Vec::with_capacity(HEADER + len);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&key.0.to_le_bytes());
+    out.extend_from_slice(&(len as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    // SAFETY: `bytes` was allocated by hs_serialize_database with the misc
+    // allocator (malloc: Vigil installs no other) and is freed once, here;
+    // `payload` is not used after this.
+    unsafe { free(bytes.cast()) };
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        ".tmp-{:032x}-{}-{}",
+        key.0,
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::create_dir_all(dir).and_then(|_| {
+        // No fsync: a file cut short by a crash fails the length or
+        // checksum test and is recompiled.
+        std::fs::File::create(&tmp)?.write_all(&out)
+    });
+    if written
+        .and_then(|_| std::fs::rename(&tmp, dir.join(key.file_name())))
+        .is_err()
+    {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// The database of `lits`: from `cache` when a valid copy is stored there,
+/// else compiled (and stored). The second value tells a cache hit.
+fn compile_cached(
+    lits: &[(u32, &[u8], bool)],
+    regex: bool,
+    cache: Option<&Path>,
+) -> Result<(Database, bool), BuildError> {
+    let Some(dir) = cache else {
+        return Ok((compile(lits, regex)?, false));
+    };
+    let key = DbKey::of(lits, regex);
+    if let Some(db) = load(dir, key) {
+        return Ok((db, true));
+    }
+    let db = compile(lits, regex)?;
+    store(dir, key, &db);
+    Ok((db, false))
+}
+
+/// What [`prune_cache`] removed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// Bounds the cache directory `dir`: removes database files (and stale
+/// temporary files) not used for `max_age`, then the least recently used
+/// databases until the rest total at most `max_bytes`. Errors are
+/// ignored.
+pub fn prune_cache(dir: &Path, max_age: Duration, max_bytes: u64) -> Pruned {
+    let mut pruned = Pruned::default();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return pruned;
+    };
+    let now = SystemTime::now();
+    let mut kept: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    for entry in rd.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.ends_with(".hsdb") || name.starts_with(".tmp-");
+        let Ok(meta) = entry.metadata() else { continue };
+        if !ours || !meta.is_file() {
+            continue;
+        }
+        let mtime = meta.modified().unwrap_or(now);
+        let age = now.duration_since(mtime).unwrap_or_default();
+        // A temporary file is being written for at most seconds.
+        let limit = if name.starts_with(".tmp-") {
+            max_age.min(Duration::from_secs(3600))
+        } else {
+            max_age
+        };
+        if age > limit {
+            if std::fs::remove_file(entry.path()).is_ok() {
+                pruned.files += 1;
+                pruned.bytes += meta.len();
+            }
+        } else if !name.starts_with(".tmp-") {
+            kept.push((mtime, meta.len(), entry.path()));
+        }
+    }
+    let mut total: u64 = kept.iter().map(|k| k.1).sum();
+    kept.sort();
+    for (_, len, path) in kept {
+        if total <= max_bytes {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            pruned.files += 1;
+            pruned.bytes += len;
+        }
+        total -= len;
+    }
+    pruned
+}
+
 struct Ctx<'a> {
     f: &'a mut dyn FnMut(u32, usize),
 }
@@ -268,6 +545,13 @@ impl HyperscanEngine {
     /// Compiles the patterns. Empty patterns are ignored; patterns with the
     /// same bytes and case flag share one literal.
     pub fn new(patterns: &[Pattern]) -> Result<Self, BuildError> {
+        Self::with_cache(patterns, None)
+    }
+
+    /// [`HyperscanEngine::new`], reading the compiled databases from the
+    /// cache directory `cache` when they are there, and storing those it
+    /// compiles (see the module docs).
+    pub fn with_cache(patterns: &[Pattern], cache: Option<&Path>) -> Result<Self, BuildError> {
         if !available() {
             return Err(BuildError("Hyperscan does not support this CPU".into()));
         }
@@ -291,9 +575,12 @@ impl HyperscanEngine {
             .map(|(i, l)| (i as u32, l.0, l.1))
             .partition(|l| l.1[0] != 0);
         let mut dbs = Vec::new();
+        let mut cached = 0;
         for (set, regex) in [(plain, false), (nul, true)] {
             if !set.is_empty() {
-                dbs.push(compile(&set, regex)?);
+                let (db, hit) = compile_cached(&set, regex, cache)?;
+                dbs.push(db);
+                cached += usize::from(hit);
             }
         }
         let mut proto = Scratch(ptr::null_mut());
@@ -324,7 +611,19 @@ impl HyperscanEngine {
             count,
             db_bytes,
             scratch_bytes,
+            cached,
         })
+    }
+
+    /// How many of the engine's databases came from the cache.
+    pub fn cached_databases(&self) -> usize {
+        self.cached
+    }
+
+    /// How many databases the engine scans (one, or two when some literal
+    /// starts with NUL; none without patterns).
+    pub fn databases(&self) -> usize {
+        self.dbs.len()
     }
 
     /// Bytes of the compiled database and of one scratch region.
@@ -425,6 +724,170 @@ mod tests {
         vectors::check_engine(|p| {
             Box::new(HyperscanEngine::new(p).unwrap_or_else(|e| panic!("{e} {p:?}")))
         });
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("vigil-hs-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn db_files(dir: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        v.retain(|p| p.extension().is_some_and(|e| e == "hsdb"));
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn cached_engines_match_like_compiled_ones() {
+        let dir = temp_dir("vectors");
+        // First build of each vector set compiles and stores; the second
+        // reads the cache. Both must pass the shared vectors.
+        vectors::check_engine(|p| {
+            let fresh = HyperscanEngine::with_cache(p, Some(&dir)).unwrap();
+            let again = HyperscanEngine::with_cache(p, Some(&dir)).unwrap();
+            assert_eq!(again.cached_databases(), again.databases(), "{p:?}");
+            assert_eq!(again.pattern_count(), fresh.pattern_count());
+            Box::new(again)
+        });
+        assert!(!db_files(&dir).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn sample_patterns() -> Vec<Pattern> {
+        let mut v: Vec<Pattern> = (0..200u32)
+            .map(|i| Pattern {
+                id: i,
+                bytes: format!("pattern-{i}-{}", i * 7919).into_bytes(),
+                nocase: i % 3 == 0,
+            })
+            .collect();
+        // One literal starting with NUL: a second (regex API) database.
+        v.push(Pattern {
+            id: 999,
+            bytes: b"\x00\x01zz".to_vec(),
+            nocase: false,
+        });
+        v
+    }
+
+    fn hits(e: &HyperscanEngine, hay: &[u8]) -> Vec<PrefilterMatch> {
+        let mut v = Vec::new();
+        e.scan_batch(&[hay], &mut |m| v.push(m));
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn corrupt_cache_files_are_recompiled_and_replaced() {
+        let dir = temp_dir("corrupt");
+        let p = sample_patterns();
+        let hay = b"xx PATTERN-3-23757 pattern-10-79190 \x00\x01zz pattern-3-23757".to_vec();
+        let fresh = HyperscanEngine::with_cache(&p, Some(&dir)).unwrap();
+        assert_eq!((fresh.cached_databases(), fresh.databases()), (0, 2));
+        let want = hits(&fresh, &hay);
+        assert_eq!(want.len(), 4, "{want:?}");
+        let files = db_files(&dir);
+        assert_eq!(files.len(), 2);
+        let good: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+        // Truncated, a flipped payload byte, a flipped header byte, empty,
+        // and a valid header over a payload the library rejects.
+        let mut bad_payload = good[0].clone();
+        let mid = HEADER + (bad_payload.len() - HEADER) / 2;
+        bad_payload[mid] ^= 0x55;
+        let mut bad_key = good[0].clone();
+        bad_key[12] ^= 1;
+        let mut garbage = good[0][..HEADER].to_vec();
+        let junk = vec![0xa5u8; 4096];
+        garbage[24..32].copy_from_slice(&(junk.len() as u64).to_le_bytes());
+        garbage[32..40].copy_from_slice(&checksum(&junk).to_le_bytes());
+        garbage.extend_from_slice(&junk);
+        let cases = [
+            good[0][..good[0].len() / 2].to_vec(),
+            bad_payload,
+            bad_key,
+            Vec::new(),
+            garbage,
+        ];
+        for (i, bad) in cases.into_iter().enumerate() {
+            std::fs::write(&files[0], &bad).unwrap();
+            let e = HyperscanEngine::with_cache(&p, Some(&dir)).unwrap();
+            assert_eq!(
+                e.cached_databases(),
+                1,
+                "case {i}: only the intact file is used"
+            );
+            assert_eq!(hits(&e, &hay), want, "case {i}");
+            // The file was rewritten with a good copy.
+            assert_eq!(std::fs::read(&files[0]).unwrap(), good[0], "case {i}");
+            let e = HyperscanEngine::with_cache(&p, Some(&dir)).unwrap();
+            assert_eq!(e.cached_databases(), 2, "case {i}");
+            assert_eq!(hits(&e, &hay), want, "case {i}");
+        }
+        // No temporary files left behind.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn different_pattern_lists_get_different_keys() {
+        let lit = |id: u32, b: &'static [u8], nc: bool| (id, b, nc);
+        let base = vec![lit(1, b"abc", false), lit(2, b"def", true)];
+        let variants = [
+            base.clone(),
+            vec![lit(1, b"abc", false), lit(2, b"deg", true)],
+            vec![lit(1, b"abc", false), lit(2, b"def", false)],
+            vec![lit(1, b"abc", false), lit(3, b"def", true)],
+            vec![lit(2, b"def", true), lit(1, b"abc", false)],
+            vec![lit(1, b"abc", false)],
+            vec![lit(1, b"ab", false), lit(2, b"cdef", true)],
+            vec![lit(1, b"abcdef", false), lit(2, b"", true)],
+        ];
+        let mut keys: Vec<DbKey> = variants.iter().map(|v| DbKey::of(v, false)).collect();
+        keys.push(DbKey::of(&base, true));
+        let distinct: std::collections::HashSet<DbKey> = keys.iter().copied().collect();
+        assert_eq!(distinct.len(), keys.len(), "{keys:?}");
+        // And the same list always gets the same key.
+        assert_eq!(DbKey::of(&base, false), keys[0]);
+    }
+
+    #[test]
+    fn prune_removes_old_and_least_recently_used_files() {
+        let dir = temp_dir("prune");
+        std::fs::create_dir_all(&dir).unwrap();
+        let now = SystemTime::now();
+        let day = Duration::from_secs(24 * 3600);
+        let mk = |name: &str, len: usize, age: Duration| {
+            let p = dir.join(name);
+            std::fs::write(&p, vec![0u8; len]).unwrap();
+            let f = std::fs::File::options().append(true).open(&p).unwrap();
+            f.set_modified(now - age).unwrap();
+        };
+        mk("a.hsdb", 100, 40 * day);
+        mk("b.hsdb", 100, 3 * day);
+        mk("c.hsdb", 100, 2 * day);
+        mk("d.hsdb", 100, day);
+        mk(".tmp-x-1-0", 10, 2 * day);
+        mk("other.txt", 100, 400 * day);
+        let r = prune_cache(&dir, CACHE_MAX_AGE, 250);
+        assert_eq!(
+            r,
+            Pruned {
+                files: 3,
+                bytes: 210
+            }
+        );
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["c.hsdb", "d.hsdb", "other.txt"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -111,6 +111,18 @@ impl EngineKind {
 
     /// Builds an engine of this kind over `patterns`.
     pub fn build(self, patterns: &[Pattern]) -> Result<Box<dyn PrefilterEngine>, BuildError> {
+        self.build_cached(patterns, None)
+    }
+
+    /// [`EngineKind::build`] with a cache directory for compiled Hyperscan
+    /// databases (the other engines build in milliseconds and ignore it).
+    pub fn build_cached(
+        self,
+        patterns: &[Pattern],
+        hs_cache: Option<&std::path::Path>,
+    ) -> Result<Box<dyn PrefilterEngine>, BuildError> {
+        #[cfg(not(feature = "hyperscan"))]
+        let _ = hs_cache;
         Ok(match self {
             EngineKind::Ac => Box::new(AhoCorasickEngine::new(patterns)?),
             EngineKind::AcFull => Box::new(AcFullEngine::new(patterns)?),
@@ -119,7 +131,7 @@ impl EngineKind {
             EngineKind::E2xb => Box::new(E2xbEngine::new(patterns)?),
             EngineKind::Bmh => Box::new(BmhEngine::new(patterns)?),
             #[cfg(feature = "hyperscan")]
-            EngineKind::Hs => Box::new(HyperscanEngine::new(patterns)?),
+            EngineKind::Hs => Box::new(HyperscanEngine::with_cache(patterns, hs_cache)?),
             #[cfg(not(feature = "hyperscan"))]
             EngineKind::Hs => {
                 return Err(BuildError(

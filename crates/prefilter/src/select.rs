@@ -25,10 +25,16 @@
 //! matches, so the choice changes speed, never output.
 //!
 //! Groups with identical pattern lists share one engine.
+//!
+//! With a fixed engine the groups' engines are independent of each other,
+//! so [`Selector::prebuild`] builds them on several threads before the
+//! caller asks for them one by one; Hyperscan databases can also come from
+//! an on-disk cache ([`Selector::set_hs_cache`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -349,6 +355,57 @@ pub struct Selector {
     /// Whole-configuration winners by sampled-sets hash.
     whole_cache: WholeCache,
     report: SelectionReport,
+    /// Directory of compiled Hyperscan databases, if caching.
+    hs_cache: Option<PathBuf>,
+    /// Threads [`Selector::prebuild`] builds on (1: it does nothing).
+    threads: usize,
+    /// Engines built ahead by [`Selector::prebuild`] (index into
+    /// `prebuilt_engines`, by pattern list), taken by the build of the
+    /// same kind for the same patterns.
+    prebuilt: HashMap<Vec<Pattern>, usize>,
+    prebuilt_engines: Vec<Option<(EngineKind, BuildResult)>>,
+}
+
+type BuildResult = Result<Box<dyn PrefilterEngine>, BuildError>;
+
+/// Builds of `kind` over each of `sets`, on up to `threads` threads
+/// (largest sets first, from a shared queue); results in `sets` order.
+fn build_parallel(
+    kind: EngineKind,
+    sets: &[&[Pattern]],
+    hs_cache: Option<&std::path::Path>,
+    threads: usize,
+) -> Vec<Result<Box<dyn PrefilterEngine>, BuildError>> {
+    if sets.is_empty() {
+        return Vec::new();
+    }
+    let mut order: Vec<usize> = (0..sets.len()).collect();
+    // Large sets take longest: start them first, so that the last builds
+    // to finish are short ones.
+    order.sort_by_key(|&i| std::cmp::Reverse(sets[i].len()));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            done.push((i, kind.build_cached(sets[i], hs_cache)));
+        }
+        done
+    };
+    let mut out: Vec<Option<BuildResult>> = (0..sets.len()).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.clamp(1, sets.len()))
+            .map(|_| s.spawn(work))
+            .collect();
+        for h in handles {
+            let done = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            for (i, r) in done {
+                out[i] = Some(r);
+            }
+        }
+    });
+    out.into_iter()
+        .map(|r| r.expect("every set built"))
+        .collect()
 }
 
 impl std::fmt::Debug for Selector {
@@ -453,7 +510,62 @@ impl Selector {
             sample_traffic,
             whole_cache,
             report,
+            hs_cache: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            prebuilt: HashMap::new(),
+            prebuilt_engines: Vec::new(),
         }
+    }
+
+    /// Reads and stores compiled Hyperscan databases in `dir` (`None`:
+    /// no cache). [`Selector::finish`] bounds the directory (see
+    /// `hyperscan::prune_cache`).
+    pub fn set_hs_cache(&mut self, dir: Option<PathBuf>) {
+        self.hs_cache = dir;
+    }
+
+    /// The Hyperscan cache directory, if any.
+    pub fn hs_cache(&self) -> Option<&std::path::Path> {
+        self.hs_cache.as_deref()
+    }
+
+    /// Threads [`Selector::prebuild`] may use (default: the available
+    /// parallelism; 1 builds every engine on the caller's thread when it
+    /// is asked for).
+    pub fn set_build_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// Builds, in parallel, the engines the caller is about to ask for
+    /// (the pattern lists of its groups, in any order), so that the
+    /// [`Selector::build`] calls that follow, in the caller's order, take
+    /// them instead of building: the engines, the report and its order
+    /// are exactly those of serial builds. Only with a fixed engine other
+    /// than AC-Full (whose memory budget is spent in group order); `auto`
+    /// measures as it goes and builds serially.
+    pub fn prebuild(&mut self, sets: &[&[Pattern]]) {
+        let Selection::Fixed(kind) = self.selection else {
+            return;
+        };
+        if kind == EngineKind::AcFull || self.threads < 2 {
+            return;
+        }
+        // One hash of each list here (and one when it is taken): lists
+        // of ET Open's groups hold thousands of patterns.
+        let first = self.prebuilt_engines.len();
+        let mut todo: Vec<&[Pattern]> = Vec::new();
+        for &p in sets {
+            if p.is_empty() || (!self.memo.is_empty() && self.memo.contains_key(p)) {
+                continue;
+            }
+            if let std::collections::hash_map::Entry::Vacant(v) = self.prebuilt.entry(p.to_vec()) {
+                v.insert(first + todo.len());
+                todo.push(p);
+            }
+        }
+        let built = build_parallel(kind, &todo, self.hs_cache.as_deref(), self.threads);
+        self.prebuilt_engines
+            .extend(built.into_iter().map(|r| Some((kind, r))));
     }
 
     /// A fixed engine for every group.
@@ -567,6 +679,16 @@ impl Selector {
                 let _ = write_cache(f, &self.cache, &self.whole_cache);
             }
             self.cache_dirty = false;
+        }
+        self.prebuilt.clear();
+        self.prebuilt_engines.clear();
+        #[cfg(feature = "hyperscan")]
+        if let Some(dir) = &self.hs_cache {
+            crate::hyperscan::prune_cache(
+                dir,
+                crate::hyperscan::CACHE_MAX_AGE,
+                crate::hyperscan::CACHE_MAX_BYTES,
+            );
         }
         self.report.calibration = self.spent;
         self.report.clone()
@@ -693,7 +815,13 @@ impl Selector {
                     *w = *w && self.reserve_ac_full(crate::automaton_size(set).states);
                 }
             }
-            let engines = build_parallel(kind, &distinct, &wanted);
+            let engines = build_wanted(
+                kind,
+                &distinct,
+                &wanted,
+                self.hs_cache.as_deref(),
+                self.threads,
+            );
             if kind == EngineKind::AcFull {
                 // Give back the reservations of builds that failed.
                 for ((e, w), set) in engines.iter().zip(&wanted).zip(&distinct) {
@@ -891,6 +1019,13 @@ impl Selector {
         kind: EngineKind,
         patterns: &[Pattern],
     ) -> Result<Box<dyn PrefilterEngine>, BuildError> {
+        if let Some(i) = self.prebuilt.remove(patterns) {
+            if let Some((k, built)) = self.prebuilt_engines[i].take() {
+                if k == kind {
+                    return built;
+                }
+            }
+        }
         if kind == EngineKind::AcFull {
             let states = crate::automaton_size(patterns).states;
             if !self.reserve_ac_full(states) {
@@ -907,7 +1042,7 @@ impl Selector {
                 }
             };
         }
-        kind.build(patterns)
+        kind.build_cached(patterns, self.hs_cache.as_deref())
     }
 
     fn build_fixed(
@@ -1182,27 +1317,23 @@ type Engines = Vec<Option<Box<dyn PrefilterEngine>>>;
 
 /// Builds a `kind` engine for each of `sets` where `wanted`, on all cores
 /// (Hyperscan compiles of a few hundred patterns take 100-200 ms each).
-fn build_parallel(kind: EngineKind, sets: &[&[Pattern]], wanted: &[bool]) -> Engines {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
+fn build_wanted(
+    kind: EngineKind,
+    sets: &[&[Pattern]],
+    wanted: &[bool],
+    hs_cache: Option<&std::path::Path>,
+    threads: usize,
+) -> Engines {
     let todo: Vec<usize> = (0..sets.len()).filter(|&i| wanted[i]).collect();
-    let out: Mutex<Engines> = Mutex::new((0..sets.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(todo.len());
-    std::thread::scope(|sc| {
-        for _ in 0..threads {
-            sc.spawn(|| {
-                while let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if let Ok(e) = kind.build(sets[i]) {
-                        out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(e);
-                    }
-                }
-            });
-        }
-    });
-    out.into_inner().unwrap_or_else(|p| p.into_inner())
+    let picked: Vec<&[Pattern]> = todo.iter().map(|&i| sets[i]).collect();
+    let mut out: Engines = (0..sets.len()).map(|_| None).collect();
+    for (i, r) in todo
+        .into_iter()
+        .zip(build_parallel(kind, &picked, hs_cache, threads))
+    {
+        out[i] = r.ok();
+    }
+    out
 }
 
 /// Time of one simulated run over `packets` for each configuration

@@ -315,7 +315,32 @@ fn prefilter(a: BenchPrefilterArgs) -> Result<ExitCode> {
 /// measurements under
 /// `$XDG_CACHE_HOME/vigil` (else `LOG_DIR/cache`), in a file named by a
 /// hash of the rule files.
+/// The directory of Vigil's caches (`auto`'s calibration, compiled
+/// Hyperscan databases): `$XDG_CACHE_HOME/vigil`, else `LOG_DIR/cache`.
+pub fn cache_dir(log_dir: &Path) -> PathBuf {
+    match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d).join("vigil"),
+        None => log_dir.join("cache"),
+    }
+}
+
+/// The selector of `--prefilter NAME`; with `mpm_cache`, compiled
+/// Hyperscan databases are cached in [`cache_dir`]`/hs`.
 pub fn run_selector(
+    name: &str,
+    rule_files: &[PathBuf],
+    pcap: &Path,
+    log_dir: &Path,
+    mpm_cache: bool,
+) -> Result<Selector> {
+    let mut selector = pick_selector(name, rule_files, pcap, log_dir)?;
+    if mpm_cache {
+        selector.set_hs_cache(Some(cache_dir(log_dir).join("hs")));
+    }
+    Ok(selector)
+}
+
+fn pick_selector(
     name: &str,
     rule_files: &[PathBuf],
     pcap: &Path,
@@ -349,10 +374,7 @@ pub fn run_selector(
         eat(k.name().as_bytes());
     }
     eat(env!("CARGO_PKG_VERSION").as_bytes());
-    let dir = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(d) => PathBuf::from(d).join("vigil"),
-        None => log_dir.join("cache"),
-    };
+    let dir = cache_dir(log_dir);
     let traffic = sample
         .iter()
         .map(|p| TrafficSample {

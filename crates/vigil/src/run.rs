@@ -479,6 +479,8 @@ pub fn load_detection(
         &rule_files,
         sample,
         &args.log_dir,
+        // Suricata's detect.sgh-mpm-caching: on unless set to no.
+        cfg.get_str("detect.mpm-cache").is_none_or(|v| truthy(&v)),
     )?;
     let (mut detect, report) = DetectEngine::build_with(&loaded.rules, &classes, &mut selector);
     let prefilter = selector.finish();
