@@ -383,42 +383,11 @@ fn link_down_is_reported() {
     }
 }
 
-/// Drops CAP_NET_RAW from the calling thread's effective set (capabilities
-/// are per thread on Linux, so the rest of the process keeps it).
-fn drop_cap_net_raw_in_this_thread() {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-    const CAP_NET_RAW: u32 = 13;
-    let mut hdr = Header {
-        version: LINUX_CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget writes two Data structs for version 3.
-    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) };
-    assert_eq!(rc, 0, "capget: {}", std::io::Error::last_os_error());
-    data[0].effective &= !(1 << CAP_NET_RAW);
-    // SAFETY: capset reads the header and two Data structs; pid 0 = this thread.
-    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) };
-    assert_eq!(rc, 0, "capset: {}", std::io::Error::last_os_error());
-}
-
 #[test]
 fn without_cap_net_raw_is_a_permission_error() {
     let ns = Netns::new();
     let r = ns.run_in(|| {
-        drop_cap_net_raw_in_this_thread();
+        vigil_testnet::drop_capability_in_this_thread(vigil_testnet::CAP_NET_RAW);
         Ring::open("va", &test_config(1))
     });
     match r {

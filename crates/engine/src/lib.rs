@@ -375,6 +375,29 @@ pub(crate) fn defrag_packet(
     (flags, r.reassembled)
 }
 
+/// Whether the rule's threshold or detection filter lets `a` through
+/// (always, for a rule without either). Applied where alerts meet in
+/// input order: the offline merge, the live output.
+pub(crate) fn threshold_allows(t: &mut ThresholdTracker, r: &CompiledRule, a: &AlertOut) -> bool {
+    if r.threshold.is_none() && r.detection_filter.is_none() {
+        return true;
+    }
+    let key = AlertKey {
+        src: a.src,
+        dst: a.dst,
+        flow_id: a.flow_id.unwrap_or(0),
+        ts_ns: a.ts_ns,
+        sp: a.sp.unwrap_or(0),
+        dp: a.dp.unwrap_or(0),
+    };
+    t.allow(
+        a.rule,
+        r.threshold.as_ref(),
+        r.detection_filter.as_ref(),
+        &key,
+    )
+}
+
 fn read_loop(
     source: &mut PcapSource,
     txs: &[Sender<Batch>],
@@ -650,24 +673,9 @@ fn merge_loop(
             return Ok(());
         }
         let r = &detect.rules[a.rule as usize];
-        if r.threshold.is_some() || r.detection_filter.is_some() {
-            let key = AlertKey {
-                src: a.src,
-                dst: a.dst,
-                flow_id: a.flow_id.unwrap_or(0),
-                ts_ns: a.ts_ns,
-                sp: a.sp.unwrap_or(0),
-                dp: a.dp.unwrap_or(0),
-            };
-            if !thresholds.allow(
-                a.rule,
-                r.threshold.as_ref(),
-                r.detection_filter.as_ref(),
-                &key,
-            ) {
-                suppressed += 1;
-                return Ok(());
-            }
+        if !threshold_allows(&mut thresholds, r, a) {
+            suppressed += 1;
+            return Ok(());
         }
         written += 1;
         sink.alert(a, r)?;

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use vigil_detect::{AlertKey, DetectEngine, ThresholdTracker};
+use vigil_detect::{DetectEngine, ThresholdTracker};
 
 use vigil_defrag::{DefragStats, Defragmenter};
 
@@ -541,20 +541,7 @@ fn output_loop(
                         sink.tx_log(a)
                     } else {
                         let rule = &engine.rules[a.rule as usize];
-                        let allowed = (rule.threshold.is_none() && rule.detection_filter.is_none())
-                            || thresholds.allow(
-                                a.rule,
-                                rule.threshold.as_ref(),
-                                rule.detection_filter.as_ref(),
-                                &AlertKey {
-                                    src: a.src,
-                                    dst: a.dst,
-                                    flow_id: a.flow_id.unwrap_or(0),
-                                    ts_ns: a.ts_ns,
-                                    sp: a.sp.unwrap_or(0),
-                                    dp: a.dp.unwrap_or(0),
-                                },
-                            );
+                        let allowed = crate::threshold_allows(&mut thresholds, rule, a);
                         if allowed {
                             snap.alerts_written += 1;
                             snap.alerts_blocked += u64::from(a.blocked);

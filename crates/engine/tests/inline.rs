@@ -48,10 +48,14 @@ fn capture() -> Vec<TimedFrame> {
 }
 
 fn run(name: &str, inline: bool, rules: &str) -> (Vec<(u32, bool)>, RunStats) {
+    run_with(name, inline, rules, 2)
+}
+
+fn run_with(name: &str, inline: bool, rules: &str, workers: usize) -> (Vec<(u32, bool)>, RunStats) {
     let path = write_pcap(&format!("inline-{name}"), capture());
     let cfg = EngineConfig {
         inline,
-        workers: 2,
+        workers,
         ..EngineConfig::default()
     };
     let mut sink = Blocked::default();
@@ -110,25 +114,8 @@ fn a_reject_rule_is_counted_apart_and_wins_over_drop() {
 
 #[test]
 fn inline_verdicts_are_the_same_for_any_worker_count() {
-    let one = {
-        let path = write_pcap("inline-w1", capture());
-        let cfg = EngineConfig {
-            inline: true,
-            workers: 1,
-            ..EngineConfig::default()
-        };
-        let mut sink = Blocked::default();
-        let s = run_offline(
-            PcapSource::open(&path).unwrap(),
-            engine(RULES),
-            &cfg,
-            &mut sink,
-            &mut |_, _| {},
-        )
-        .unwrap();
-        let _ = std::fs::remove_file(&path);
-        (sink.0, s.workers.ips_drop_rule, s.workers.ips_drop_flow)
-    };
+    let (a1, s1) = run_with("w1", true, RULES, 1);
+    let one = (a1, s1.workers.ips_drop_rule, s1.workers.ips_drop_flow);
     let (a, s) = run("w2", true, RULES);
     assert_eq!(one, (a, s.workers.ips_drop_rule, s.workers.ips_drop_flow));
 }

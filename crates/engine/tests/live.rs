@@ -386,25 +386,9 @@ fn replay_speed_paces_a_capture_by_its_timestamps() {
 
 #[test]
 fn fragments_the_kernel_left_are_reassembled_by_the_worker() {
-    use std::net::IpAddr;
-    let (src, dst): (IpAddr, IpAddr) = ("10.5.0.1".parse().unwrap(), "10.5.0.2".parse().unwrap());
-    let seg = PacketBuilder::default().mss(1460).tcp_segment(
-        src,
-        33000,
-        dst,
-        80,
-        77,
-        0,
-        vigil_craft::SYN,
-        &[],
-    );
-    let b = PacketBuilder::default().ip_id(4242);
-    let first = b
-        .clone()
-        .mf(true)
-        .frag_offset(0)
-        .eth_ip(src, dst, 6, &seg[..16]);
-    let second = b.clone().frag_offset(2).eth_ip(src, dst, 6, &seg[16..]);
+    // The fragmented SYN of the offline tests, the first fragment once.
+    let f = common::fragmented_syn();
+    let (first, second) = (f[0].1.clone(), f[2].1.clone());
     let cfg = EngineConfig {
         workers: 1,
         ..EngineConfig::default()

@@ -4,10 +4,10 @@
 
 mod common;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
-use common::{run, sids};
-use vigil_craft::{add_us, Dir, PacketBuilder, TcpSession, TimedFrame, ACK, PSH, RST, SYN};
+use common::{fragmented_syn, run, sids};
+use vigil_craft::{add_us, Dir, PacketBuilder, TcpSession, TimedFrame, ACK, PSH, RST};
 use vigil_engine::{EngineConfig, OverlapPolicy};
 
 fn addr(s: &str) -> SocketAddr {
@@ -158,28 +158,6 @@ fn stream_size_compares_sequence_progress() {
     // the FIN and the last ACK; plus the final pseudo packet? No: the
     // session is closed and fully inspected by then.
     assert_eq!(sids(&a), vec![8, 8, 8]);
-}
-
-/// A TCP SYN to port 80 in two IPv4 fragments: the first one twice
-/// (overlap), then the second.
-fn fragmented_syn() -> Vec<TimedFrame> {
-    let (src, dst): (IpAddr, IpAddr) = ("10.5.0.1".parse().unwrap(), "10.5.0.2".parse().unwrap());
-    let seg = PacketBuilder::default()
-        .mss(1460)
-        .tcp_segment(src, 33000, dst, 80, 77, 0, SYN, &[]);
-    let b = PacketBuilder::default().ip_id(4242);
-    let first = b
-        .clone()
-        .mf(true)
-        .frag_offset(0)
-        .eth_ip(src, dst, 6, &seg[..16]);
-    let second = b.clone().frag_offset(2).eth_ip(src, dst, 6, &seg[16..]);
-    let t = (1_700_000_100, 0);
-    vec![
-        (t, first.clone()),
-        (add_us(t, 1), first),
-        (add_us(t, 2), second),
-    ]
 }
 
 #[test]

@@ -652,15 +652,7 @@ impl TcpSession {
     /// Records that the raw stream of a direction was inspected up to
     /// `progress` and releases the data below it.
     pub fn raw_inspected(&mut self, from_client: bool, progress: u64, mem: &mut StreamMemory) {
-        let h = if from_client {
-            &mut self.client
-        } else {
-            &mut self.server
-        };
-        if progress > h.raw_progress {
-            h.raw_progress = progress;
-            h.release_consumed(mem);
-        }
+        self.raw_inspected_inline(from_client, progress, 0, mem);
     }
 
     /// [`TcpSession::raw_inspected`] for inline inspection: data a chunk

@@ -49,33 +49,22 @@ fn sh(args: &[&str]) {
     );
 }
 
-/// A namespace with veth `va` <-> `vb`, removed on drop.
+/// A namespace with veth `va` <-> `vb` (MTU 65535, up, no addresses,
+/// IPv6 off), removed on drop.
 struct Netns {
     name: String,
+    _ns: vigil_testnet::Ns,
 }
 
 impl Netns {
     fn new(tag: &str) -> Netns {
         let name = format!("vigil-t{}-{tag}", std::process::id());
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        let ns = Netns { name };
-        // No addresses at all: IPv6 would give the veths link-local ones
-        // (and the kernel would send router solicitations).
-        for k in ["all", "default"] {
-            ns.exec_ok(&[
-                "sysctl",
-                "-qw",
-                &format!("net.ipv6.conf.{k}.disable_ipv6=1"),
-            ]);
-        }
-        ns.exec_ok(&[
-            "ip", "link", "add", "va", "type", "veth", "peer", "name", "vb",
-        ]);
+        let ns = vigil_testnet::Ns::new(name.clone());
+        ns.ip(&["link", "add", "va", "type", "veth", "peer", "name", "vb"]);
         for dev in ["va", "vb"] {
-            ns.exec_ok(&["ip", "link", "set", dev, "mtu", "65535", "up"]);
+            ns.ip(&["link", "set", dev, "mtu", "65535", "up"]);
         }
-        ns
+        Netns { name, _ns: ns }
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
@@ -88,14 +77,6 @@ impl Netns {
         let mut full = vec!["ip", "netns", "exec", &self.name];
         full.extend_from_slice(args);
         sh(&full);
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .output();
     }
 }
 
@@ -229,6 +210,22 @@ impl Vigil {
 
     fn eve(&self) -> Vec<Value> {
         eve_lines(&self.out.join("eve.json"))
+    }
+
+    /// Waits until eve.json holds an alert.
+    fn wait_alert(&self, limit: Duration) -> bool {
+        wait_until(limit, || {
+            self.eve().iter().any(|e| e["event_type"] == "alert")
+        })
+    }
+
+    /// `vigil ctl WHAT --pidfile` on this instance.
+    fn ctl(&self, what: &str) {
+        let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+            .args(["ctl", what, "--pidfile", self.pidfile.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 }
 
@@ -378,25 +375,13 @@ fn sigterm_mid_replay_exits_promptly_with_final_stats() {
     let ns = Netns::new("term");
     let v = Vigil::start(&ns, &dir, &demo_rules(), &[]);
     let mut r = replay(&ns, &pcap, &["--mbps=20", "--loop=100000"]);
-    assert!(wait_until(Duration::from_secs(10), || v
-        .eve()
-        .iter()
-        .any(|e| e["event_type"] == "alert")));
+    assert!(v.wait_alert(Duration::from_secs(10)));
     // logrotate: move the file away, then SIGHUP (vigil ctl reopen-logs):
     // new output goes to a new eve.json, the old one ends on whole lines.
     let eve_path = v.out.join("eve.json");
     let rotated = v.out.join("eve.json.1");
     std::fs::rename(&eve_path, &rotated).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "ctl",
-            "reopen-logs",
-            "--pidfile",
-            v.pidfile.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    v.ctl("reopen-logs");
     assert!(
         wait_until(Duration::from_secs(10), || v
             .eve()
@@ -449,28 +434,13 @@ fn rules_reloaded_mid_replay_apply_after_the_reload() {
     let ns = Netns::new("reload");
     let v = Vigil::start(&ns, &dir, &rules, &[]);
     let mut r = replay(&ns, &pcap, &["--mbps=20", "--loop=100000"]);
-    assert!(wait_until(Duration::from_secs(10), || v
-        .eve()
-        .iter()
-        .any(|e| e["event_type"] == "alert")));
-    let ctl_reload = |v: &Vigil| {
-        let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-            .args([
-                "ctl",
-                "reload-rules",
-                "--pidfile",
-                v.pidfile.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    };
+    assert!(v.wait_alert(Duration::from_secs(10)));
     // A rule file with an error: the running rules stay, and the log
     // says which rule and why.
     let mut broken = rule_lines.clone();
     broken.push("alert tcp any any -> any any (msg:\"typo\"; contnet:\"x\"; sid:999999;)");
     std::fs::write(&rules, broken.join("\n")).unwrap();
-    ctl_reload(&v);
+    v.ctl("reload-rules");
     assert!(
         v.wait_stderr("rule reload failed", Duration::from_secs(30)),
         "{}",
@@ -485,16 +455,7 @@ fn rules_reloaded_mid_replay_apply_after_the_reload() {
     // Output is written as it happens: every line there now was written
     // before the reload was asked for.
     let before = v.eve().len();
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "ctl",
-            "reload-rules",
-            "--pidfile",
-            v.pidfile.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    v.ctl("reload-rules");
     assert!(
         v.wait_stderr("took the new rules", Duration::from_secs(30)),
         "{}",
@@ -608,10 +569,7 @@ fn a_link_that_goes_down_is_counted_and_capture_resumes() {
     let ns = Netns::new("linkdown");
     let v = Vigil::start(&ns, &dir, &demo_rules(), &[]);
     replay_wait(&ns, &pcap, &["--mbps=100"]);
-    assert!(wait_until(Duration::from_secs(5), || v
-        .eve()
-        .iter()
-        .any(|e| e["event_type"] == "alert")));
+    assert!(v.wait_alert(Duration::from_secs(5)));
     ns.exec_ok(&["ip", "link", "set", "va", "down"]);
     std::thread::sleep(Duration::from_millis(1500));
     ns.exec_ok(&["ip", "link", "set", "va", "up"]);
@@ -691,10 +649,7 @@ fn runs_unprivileged_with_the_three_capabilities_and_serves_metrics() {
         ],
     );
     replay_wait(&ns, &pcap, &["--mbps=100"]);
-    assert!(wait_until(Duration::from_secs(5), || v
-        .eve()
-        .iter()
-        .any(|e| e["event_type"] == "alert")));
+    assert!(v.wait_alert(Duration::from_secs(5)));
     // Scrape from inside the namespace (its loopback is its own).
     let mut body = String::new();
     let scraped = wait_until(Duration::from_secs(5), || {
@@ -809,10 +764,7 @@ fn the_dist_unit_runs_as_written() {
     );
     assert_eq!(key("PIDFile"), "/run/vigil/vigil.pid");
     replay_wait(&ns, &pcap, &["--mbps=100"]);
-    assert!(wait_until(Duration::from_secs(5), || v
-        .eve()
-        .iter()
-        .any(|e| e["event_type"] == "alert")));
+    assert!(v.wait_alert(Duration::from_secs(5)));
     // ExecReload: kill -USR2 $MAINPID.
     let reload = key("ExecReload").replace("$MAINPID", &v.pid().to_string());
     let r: Vec<&str> = reload.split_whitespace().collect();
@@ -852,7 +804,9 @@ fn the_dist_unit_runs_as_written() {
 /// an HTTP server in the server namespace. Removed on drop.
 struct InlineNet {
     names: [String; 3],
+    // Field order: the server stops before the namespaces go.
     server: Option<Child>,
+    _ns: Vec<vigil_testnet::Ns>,
     server_log: PathBuf,
 }
 
@@ -866,23 +820,18 @@ impl InlineNet {
             format!("{base}-r"),
             format!("{base}-s"),
         ];
-        for n in &names {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-            sh(&["ip", "netns", "add", n]);
-        }
+        // IPv6 off and loopback up in each (vigil_testnet::Ns).
+        let ns = names
+            .iter()
+            .map(|n| vigil_testnet::Ns::new(n.clone()))
+            .collect();
         let net = InlineNet {
             names,
             server: None,
+            _ns: ns,
             server_log: dir.join("server.log"),
         };
         let [c, r, s] = [&net.names[0], &net.names[1], &net.names[2]];
-        for n in [c, r, s] {
-            net.run(
-                n,
-                "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
-            );
-            net.run(n, "ip link set lo up");
-        }
         sh(&[
             "ip", "link", "add", "c0", "netns", c, "type", "veth", "peer", "name", "r0", "netns", r,
         ]);
@@ -986,9 +935,6 @@ impl Drop for InlineNet {
         if let Some(mut s) = self.server.take() {
             let _ = s.kill();
             let _ = s.wait();
-        }
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
         }
     }
 }

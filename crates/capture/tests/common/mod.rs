@@ -4,9 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -15,33 +13,18 @@ use vigil_capture::{Ring, RingConfig};
 /// Fails (not skips) when not root: these tests build namespaces and open
 /// AF_PACKET sockets.
 pub fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    assert_eq!(
-        euid, 0,
-        "vigil-capture's network tests must run as root: they create a network namespace \
-         and veth pair (CAP_SYS_ADMIN, CAP_NET_ADMIN) and open AF_PACKET sockets \
-         (CAP_NET_RAW); run `sudo -E cargo test -p vigil-capture`"
-    );
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run `ip {}`: {e} (iproute2 needed)", args.join(" ")));
-    assert!(
-        out.status.success(),
-        "`ip {}` failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
+    vigil_testnet::require_root(
+        "vigil-capture's network tests (a namespace and veth pair, AF_PACKET sockets; \
+         `sudo -E cargo test -p vigil-capture`)",
     );
 }
 
 /// A network namespace `vigilcap-<pid>-<n>` holding veth pair va/vb, both
-/// up, MTU 65535, no addresses, IPv6 disabled so the stack sends nothing.
+/// up, MTU 65535, no addresses, IPv6 disabled so the stack sends nothing;
+/// removed on drop.
 pub struct Netns {
     pub name: String,
+    ns: vigil_testnet::Ns,
 }
 
 impl Netns {
@@ -53,47 +36,24 @@ impl Netns {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        ip(&["netns", "add", &name]);
-        let ns = Netns { name }; // removed on drop from here on
-                                 // No IPv6 link-local addresses, DAD, router or MLD traffic. Absent
-                                 // when the kernel has no IPv6, which is fine too.
-        let _ = Command::new("ip")
-            .args(["netns", "exec", &ns.name, "sysctl", "-qw"])
-            .args([
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ])
-            .output();
-        ip(&[
-            "-n", &ns.name, "link", "add", "va", "mtu", "65535", "type", "veth", "peer", "name",
-            "vb", "mtu", "65535",
+        let ns = vigil_testnet::Ns::new(name.clone());
+        ns.ip(&[
+            "link", "add", "va", "mtu", "65535", "type", "veth", "peer", "name", "vb", "mtu",
+            "65535",
         ]);
-        ip(&["-n", &ns.name, "link", "set", "va", "up"]);
-        ip(&["-n", &ns.name, "link", "set", "vb", "up"]);
-        ns
+        ns.ip(&["link", "set", "va", "up"]);
+        ns.ip(&["link", "set", "vb", "up"]);
+        Netns { name, ns }
     }
 
     /// Runs `f` on a new thread that has entered the namespace; sockets
     /// created there belong to the namespace.
     pub fn run_in<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let path = format!("/var/run/netns/{}", self.name);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let file = File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-                // SAFETY: valid namespace fd; affects only this thread.
-                let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-                assert_eq!(rc, 0, "setns {path}: {}", std::io::Error::last_os_error());
-                f()
-            })
-            .join()
-            .expect("namespace thread panicked")
-        })
+        self.ns.run_in(f)
     }
 
     pub fn ip(&self, args: &[&str]) {
-        let mut all = vec!["-n", self.name.as_str()];
-        all.extend_from_slice(args);
-        ip(&all);
+        self.ns.ip(args);
     }
 
     pub fn open_ring(&self, iface: &str, cfg: &RingConfig) -> Ring {
@@ -103,23 +63,6 @@ impl Netns {
 
     pub fn sender(&self, iface: &str) -> Sender {
         self.run_in(|| Sender::open(iface))
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let out = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => eprintln!(
-                "warning: ip netns del {}: {}",
-                self.name,
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            Err(e) => eprintln!("warning: ip netns del {}: {e}", self.name),
-        }
     }
 }
 

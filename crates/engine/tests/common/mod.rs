@@ -95,3 +95,33 @@ pub fn run(
 pub fn sids(v: &[Seen]) -> Vec<u32> {
     v.iter().map(|s| s.sid).collect()
 }
+
+/// A TCP SYN to port 80 in two IPv4 fragments: the first one twice
+/// (overlap), then the second.
+pub fn fragmented_syn() -> Vec<vigil_craft::TimedFrame> {
+    let (src, dst): (std::net::IpAddr, std::net::IpAddr) =
+        ("10.5.0.1".parse().unwrap(), "10.5.0.2".parse().unwrap());
+    let seg = vigil_craft::PacketBuilder::default().mss(1460).tcp_segment(
+        src,
+        33000,
+        dst,
+        80,
+        77,
+        0,
+        vigil_craft::SYN,
+        &[],
+    );
+    let b = vigil_craft::PacketBuilder::default().ip_id(4242);
+    let first = b
+        .clone()
+        .mf(true)
+        .frag_offset(0)
+        .eth_ip(src, dst, 6, &seg[..16]);
+    let second = b.clone().frag_offset(2).eth_ip(src, dst, 6, &seg[16..]);
+    let t = (1_700_000_100, 0);
+    vec![
+        (t, first.clone()),
+        (vigil_craft::add_us(t, 1), first),
+        (vigil_craft::add_us(t, 2), second),
+    ]
+}

@@ -13,11 +13,8 @@
 
 #![allow(dead_code)]
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -32,107 +29,13 @@ pub const HTTP_PORT: u16 = 8080;
 /// Fails (not skips) when not root: these tests build namespaces, run
 /// iptables and bind NFQUEUEs.
 pub fn require_root() {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    assert_eq!(
-        euid, 0,
-        "vigil-inline's network tests must run as root: they create network namespaces and \
-         veth pairs (CAP_SYS_ADMIN, CAP_NET_ADMIN), add iptables NFQUEUE rules and bind \
-         netfilter queues (CAP_NET_ADMIN); run `sudo -E cargo test -p vigil-inline`"
+    vigil_testnet::require_root(
+        "vigil-inline's network tests (namespaces, veth pairs, iptables NFQUEUE rules, \
+         queue binding; `sudo -E cargo test -p vigil-inline`)",
     );
 }
 
-fn run(prog: &str, args: &[&str]) {
-    let out = Command::new(prog).args(args).output().unwrap_or_else(|e| {
-        panic!(
-            "cannot run `{prog} {}`: {e} (iproute2 and iptables needed: scripts/setup.sh)",
-            args.join(" ")
-        )
-    });
-    assert!(
-        out.status.success(),
-        "`{prog} {}` failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// One network namespace, deleted on drop.
-pub struct Ns {
-    pub name: String,
-}
-
-impl Ns {
-    fn new(name: String) -> Ns {
-        run("ip", &["netns", "add", &name]);
-        let ns = Ns { name };
-        // No IPv6 traffic at all (absent when the kernel has no IPv6: fine).
-        let _ = Command::new("ip")
-            .args(["netns", "exec", &ns.name, "sysctl", "-qw"])
-            .args([
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ])
-            .output();
-        ns.ip(&["link", "set", "lo", "up"]);
-        ns
-    }
-
-    pub fn ip(&self, args: &[&str]) {
-        let mut all = vec!["-n", self.name.as_str()];
-        all.extend_from_slice(args);
-        run("ip", &all);
-    }
-
-    pub fn exec(&self, prog: &str, args: &[&str]) {
-        let mut all = vec!["netns", "exec", self.name.as_str(), prog];
-        all.extend_from_slice(args);
-        run("ip", &all);
-    }
-
-    pub fn path(&self) -> String {
-        format!("/var/run/netns/{}", self.name)
-    }
-
-    /// Runs `f` on a new thread that has entered the namespace; sockets
-    /// (and queues) created there belong to the namespace.
-    pub fn run_in<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let path = self.path();
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                enter(&path);
-                f()
-            })
-            .join()
-            .expect("namespace thread panicked")
-        })
-    }
-}
-
-impl Drop for Ns {
-    fn drop(&mut self) {
-        match Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .output()
-        {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => eprintln!(
-                "warning: ip netns del {}: {}",
-                self.name,
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            Err(e) => eprintln!("warning: ip netns del {}: {e}", self.name),
-        }
-    }
-}
-
-/// Moves the calling thread into the network namespace at `path`.
-pub fn enter(path: &str) {
-    let file = File::open(path).unwrap_or_else(|e| panic!("open {path}: {e}"));
-    // SAFETY: valid namespace fd; affects only this thread.
-    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(rc, 0, "setns {path}: {}", std::io::Error::last_os_error());
-}
+pub use vigil_testnet::{enter, run, Ns};
 
 /// client -- router -- server.
 pub struct Topology {
