@@ -93,8 +93,14 @@ pub trait LiveInput: Send {
     fn close_intake(&mut self) {}
     /// Inline inputs: the packet `token` may go (`Accept`) or not. Called
     /// once for every frame the input handed over, after the worker
-    /// inspected it; passive inputs ignore it.
-    fn verdict(&mut self, _token: u64, _v: crate::Verdict) -> Result<(), InputError> {
+    /// inspected it, with the frame (a reject answers from it); passive
+    /// inputs ignore it.
+    fn verdict(
+        &mut self,
+        _token: u64,
+        _v: crate::Verdict,
+        _frame: &[u8],
+    ) -> Result<(), InputError> {
         Ok(())
     }
     /// Opens the input again after [`InputError::LinkDown`].
@@ -450,9 +456,11 @@ fn live_worker(
             worker.process(&batch, &mut alerts);
             // Inline: each packet goes or not now that every rule that
             // can see it has run (alerts are written after).
-            for (&(input, token), &v) in tokens.iter().zip(worker.verdicts()) {
+            for ((&(input, token), &v), rec) in
+                tokens.iter().zip(worker.verdicts()).zip(&batch.records)
+            {
                 if let Some(inp) = ins.get_mut(input) {
-                    if let Err(e) = inp.verdict(token, v) {
+                    if let Err(e) = inp.verdict(token, v, batch.data(rec)) {
                         eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());
                     }
                 }

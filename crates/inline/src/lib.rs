@@ -87,9 +87,11 @@
 mod error;
 mod procfs;
 mod queue;
+mod reject;
 mod spec;
 mod sys;
 
 pub use error::InlineError;
 pub use queue::{Queue, QueueConfig, QueueStats, QueuedPacket, Verdict};
+pub use reject::{reject_answers, RawSender, RejectInfo};
 pub use spec::{parse_queue_spec, parse_queue_specs};

@@ -121,6 +121,33 @@ impl LiveInput for RingInput {
 struct QueueInput {
     queue: vigil_inline::Queue,
     name: String,
+    /// Raw sockets for the answers of `reject` rules (`None`: could not
+    /// be opened; rejects then only drop, counted in `unanswered`).
+    sender: Option<vigil_inline::RawSender>,
+}
+
+/// The answers to a rejected packet (an IP packet, as NFQUEUE gives it).
+fn reject_info<'a>(frame: &'a [u8]) -> Option<vigil_inline::RejectInfo<'a>> {
+    let p = vigil_wire::decode(101, frame);
+    let ip = p.ip.as_ref()?;
+    let (seq, ack, flags) = match p.l4 {
+        vigil_wire::L4::Tcp(t) => (t.seq, t.ack, t.flags),
+        _ => (0, 0, 0),
+    };
+    Some(vigil_inline::RejectInfo {
+        src: ip.src,
+        dst: ip.dst,
+        proto: ip.proto,
+        sport: p.src_port(),
+        dport: p.dst_port(),
+        seq,
+        ack,
+        ack_flag: flags & 0x10 != 0,
+        syn: flags & 0x02 != 0,
+        fin: flags & 0x01 != 0,
+        payload_len: p.payload().len() as u32,
+        packet: frame,
+    })
 }
 
 impl LiveInput for QueueInput {
@@ -152,7 +179,27 @@ impl LiveInput for QueueInput {
             .map_err(|e| InputError::Other(e.to_string()))
     }
 
-    fn verdict(&mut self, token: u64, v: vigil_engine::Verdict) -> Result<(), InputError> {
+    fn verdict(
+        &mut self,
+        token: u64,
+        v: vigil_engine::Verdict,
+        frame: &[u8],
+    ) -> Result<(), InputError> {
+        if let vigil_engine::Verdict::Reject(to) = v {
+            use vigil_engine::RejectTo;
+            let (src, dst) = match to {
+                RejectTo::Src => (true, false),
+                RejectTo::Dst => (false, true),
+                RejectTo::Both => (true, true),
+            };
+            if let (Some(sender), Some(info)) = (&self.sender, reject_info(frame)) {
+                for (to, answer) in vigil_inline::reject_answers(&info, src, dst) {
+                    if let Err(e) = sender.send(to, &answer) {
+                        eprintln!("vigil: {}: reject answer to {to}: {e}", self.name);
+                    }
+                }
+            }
+        }
         let v = if v.is_drop() {
             vigil_inline::Verdict::Drop
         } else {
@@ -499,9 +546,17 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         };
         let queue =
             vigil_inline::Queue::open(&qc).map_err(|e| anyhow::anyhow!("NFQUEUE {q}: {e}"))?;
+        let sender = match vigil_inline::RawSender::new() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("vigil: warning: no raw socket for reject answers ({e}); reject rules will only drop");
+                None
+            }
+        };
         inputs[w].push(Box::new(QueueInput {
             queue,
             name: format!("nfq{q}"),
+            sender,
         }));
     }
     for (i, iface) in args.interfaces.iter().enumerate() {

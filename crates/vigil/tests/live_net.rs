@@ -940,6 +940,10 @@ impl Drop for InlineNet {
 }
 
 fn inline_setup(tag: &str, bypass: bool) -> (PathBuf, PathBuf, InlineNet) {
+    inline_setup_with(tag, bypass, "drop")
+}
+
+fn inline_setup_with(tag: &str, bypass: bool, action: &str) -> (PathBuf, PathBuf, InlineNet) {
     let dir = tmpdir(tag);
     let www = dir.join("www");
     std::fs::create_dir_all(&www).unwrap();
@@ -948,7 +952,9 @@ fn inline_setup(tag: &str, bypass: bool) -> (PathBuf, PathBuf, InlineNet) {
     let rules = dir.join("inline.rules");
     std::fs::write(
         &rules,
-        "drop http any any -> any any (msg:\"attack uri\"; flow:to_server; http.uri; content:\"/ATTACK\"; sid:1001;)\n",
+        format!(
+            "{action} http any any -> any any (msg:\"attack uri\"; flow:to_server; http.uri; content:\"/ATTACK\"; sid:1001;)\n"
+        ),
     )
     .unwrap();
     let mut net = InlineNet::new(tag, &dir, bypass);
@@ -1037,4 +1043,53 @@ fn nfqueue_fails_open_with_bypass_and_closed_without() {
             );
         }
     }
+}
+
+/// `reject`: the client is told at once (a TCP reset), not left to time
+/// out; the request still never reaches the server.
+#[test]
+fn nfqueue_reject_resets_the_client_at_once() {
+    if !can_run("inline reject") || !tool("iptables") || !tool("curl") {
+        return;
+    }
+    let (dir, rules, net) = inline_setup_with("rej", false, "reject");
+    let v = Vigil::start_on(
+        net.router(),
+        &["-q", "0"],
+        "vigil: live inline on NFQUEUE",
+        &dir,
+        &rules,
+        &[],
+        &[],
+    );
+    assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
+    let t = Instant::now();
+    let o = Command::new("ip")
+        .args(["netns", "exec", &net.names[0], "curl", "-s", "-m", "3"])
+        .arg(format!("http://{}:8080/ATTACK", InlineNet::SERVER))
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    // curl: 56 = failure receiving (connection reset); 28 = time-out.
+    assert_eq!(
+        o.status.code(),
+        Some(56),
+        "curl {:?} after {took:?}: {}",
+        o.status,
+        v.stderr_text()
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "the reset came after {took:?}"
+    );
+    assert!(!net.server_saw("/ATTACK"), "the attack reached the server");
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let eve = eve_lines(&eve_path);
+    assert!(eve
+        .iter()
+        .any(|e| e["event_type"] == "alert" && e["alert"]["action"] == "blocked"));
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["ips"]["drop"]["reject"].as_u64().unwrap() >= 1, "{s}");
 }
