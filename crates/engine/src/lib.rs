@@ -36,8 +36,8 @@ use vigil_wire::{decode, Packet};
 
 pub use batch::{Batch, BatchPool, PacketRecord};
 pub use live::{
-    run_live, InputCounters, InputError, LiveConfig, LiveControl, LiveFrame, LiveInput, LiveSink,
-    LiveSnapshot,
+    run_live, HoldTimes, InputCounters, InputError, LiveConfig, LiveControl, LiveFrame, LiveInput,
+    LiveSink, LiveSnapshot,
 };
 pub use vigil_defrag::{DefragConfig, FragPolicy};
 pub use vigil_flow::{FlowTimeouts, TimeoutTable};

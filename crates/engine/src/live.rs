@@ -152,6 +152,43 @@ impl LiveControl {
     }
 }
 
+/// Inline hold times of one worker: how long each packet waited between
+/// its timestamp (the kernel's when NFQUEUE gives one, else when the
+/// worker received it) and its verdict, in power-of-two microsecond
+/// buckets (bucket `i` holds times below `2^i` µs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HoldTimes {
+    pub buckets: [u64; 32],
+    pub count: u64,
+    pub max_us: u64,
+}
+
+impl HoldTimes {
+    pub fn add(&mut self, us: u64) {
+        let i = (64 - us.leading_zeros()).min(31) as usize;
+        self.buckets[i] += 1;
+        self.count += 1;
+        self.max_us = self.max_us.max(us);
+    }
+
+    /// The `q` quantile (0..=1) as the upper bound of its bucket, in µs
+    /// (at most the maximum seen); 0 with no packets.
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((self.count as f64) * q).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return ((1u64 << i).saturating_sub(1)).min(self.max_us);
+            }
+        }
+        self.max_us
+    }
+}
+
 /// What the output side is told every second.
 #[derive(Debug, Default, Clone)]
 pub struct LiveSnapshot {
@@ -161,6 +198,8 @@ pub struct LiveSnapshot {
     pub inputs: Vec<Vec<(String, InputCounters)>>,
     /// Each worker's defragmentation counters.
     pub defrag: Vec<DefragStats>,
+    /// Each worker's inline hold times (empty when not inline).
+    pub hold: Vec<HoldTimes>,
     pub alerts_written: u64,
     pub alerts_suppressed: u64,
     /// Of the alerts written, those whose packet was dropped (inline).
@@ -255,6 +294,7 @@ struct Counters {
     worker: WorkerStats,
     inputs: Vec<(String, InputCounters)>,
     defrag: DefragStats,
+    hold: HoldTimes,
 }
 
 enum Msg {
@@ -359,6 +399,7 @@ fn live_worker(
     // Per batch record: (input, token) of the frame, to give verdicts back
     // (`usize::MAX` for markers and rebuilt datagrams).
     let mut tokens: Vec<(usize, u64)> = Vec::new();
+    let mut hold = HoldTimes::default();
     loop {
         if !draining && control.stopping() {
             draining = true;
@@ -463,6 +504,9 @@ fn live_worker(
                     if let Err(e) = inp.verdict(token, v, batch.data(rec)) {
                         eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());
                     }
+                    if token != 0 {
+                        hold.add((now_ns() - rec.ts_ns).max(0) as u64 / 1000);
+                    }
                 }
             }
             if !alerts.is_empty()
@@ -473,25 +517,28 @@ fn live_worker(
                 return;
             }
         }
-        let counters =
-            |ins: &mut [Box<dyn LiveInput>], worker: WorkerStats, d: &Option<Defragmenter>| {
-                let mut c = input_counters(ins);
-                for (j, (_, cc)) in c.iter_mut().enumerate() {
-                    cc.link_down += link_downs[j];
-                }
-                Box::new(Counters {
-                    worker,
-                    inputs: c,
-                    defrag: d.as_ref().map(|d| d.stats).unwrap_or_default(),
-                })
-            };
+        let counters = |ins: &mut [Box<dyn LiveInput>],
+                        worker: WorkerStats,
+                        d: &Option<Defragmenter>,
+                        hold: HoldTimes| {
+            let mut c = input_counters(ins);
+            for (j, (_, cc)) in c.iter_mut().enumerate() {
+                cc.link_down += link_downs[j];
+            }
+            Box::new(Counters {
+                worker,
+                inputs: c,
+                defrag: d.as_ref().map(|d| d.stats).unwrap_or_default(),
+                hold,
+            })
+        };
         if draining && got == 0 {
             // Inputs are empty: end every flow and report the last
             // counters (read after the drain, so that every packet the
             // kernel counted was decoded or counted as dropped).
             let engine = worker.detect().clone();
             let (stats, alerts) = worker.finish();
-            let c = counters(&mut ins, stats, &defrag);
+            let c = counters(&mut ins, stats, &defrag, hold);
             if !alerts.is_empty() {
                 let _ = tx.send(Msg::Alerts(engine, alerts));
             }
@@ -500,7 +547,7 @@ fn live_worker(
         }
         if last_stats.elapsed() >= Duration::from_secs(1) {
             last_stats = Instant::now();
-            let c = counters(&mut ins, worker.snapshot(), &defrag);
+            let c = counters(&mut ins, worker.snapshot(), &defrag, hold);
             if tx.send(Msg::Stats(id, c)).is_err() {
                 return;
             }
@@ -520,6 +567,7 @@ fn output_loop(
         workers: vec![WorkerStats::default(); n],
         inputs: vec![Vec::new(); n],
         defrag: vec![DefragStats::default(); n],
+        hold: vec![HoldTimes::default(); n],
         ..LiveSnapshot::default()
     };
     let mut done = vec![false; n];
@@ -570,6 +618,7 @@ fn output_loop(
                 snap.workers[w] = c.worker;
                 snap.inputs[w] = c.inputs;
                 snap.defrag[w] = c.defrag;
+                snap.hold[w] = c.hold;
             }
             Ok(Msg::Swapped(w, pause)) => sink.swapped(w, pause),
             Ok(Msg::Done(w, c)) => {
@@ -577,6 +626,7 @@ fn output_loop(
                 snap.workers[w] = c.worker;
                 snap.inputs[w] = c.inputs;
                 snap.defrag[w] = c.defrag;
+                snap.hold[w] = c.hold;
                 done[w] = true;
             }
             Err(RecvTimeoutError::Timeout) => {}
@@ -613,4 +663,25 @@ fn output_loop(
         snap.alerts_written,
         snap.alerts_suppressed,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HoldTimes;
+
+    #[test]
+    fn hold_time_quantiles_come_from_power_of_two_buckets() {
+        let mut h = HoldTimes::default();
+        assert_eq!(h.quantile_us(0.5), 0);
+        for us in [0, 1, 3, 5, 9, 100, 100, 100, 100, 5000] {
+            h.add(us);
+        }
+        assert_eq!(h.count, 10);
+        assert_eq!(h.max_us, 5000);
+        // Half are at most 9 µs: bucket [8, 16) reports 15.
+        assert_eq!(h.quantile_us(0.5), 15);
+        // p99 is the largest: its bucket [4096, 8192) is capped at the max.
+        assert_eq!(h.quantile_us(0.99), 5000);
+        assert_eq!(h.quantile_us(0.0), 0);
+    }
 }

@@ -292,6 +292,22 @@ impl LiveOutput {
                 c.kernel_ifdrops,
             );
         }
+        // Inline: how long packets were held until their verdict, per
+        // worker (p50 and p99 as power-of-two bucket bounds).
+        for (w, h) in snap.hold.iter().enumerate() {
+            if h.count > 0 {
+                set(
+                    &format!("ips.hold_time_us.worker_{w}.p50"),
+                    h.quantile_us(0.5),
+                );
+                set(
+                    &format!("ips.hold_time_us.worker_{w}.p99"),
+                    h.quantile_us(0.99),
+                );
+                set(&format!("ips.hold_time_us.worker_{w}.max"), h.max_us);
+                set(&format!("ips.hold_time_us.worker_{w}.packets"), h.count);
+            }
+        }
         let info = self.report.lock().map(|i| i.clone()).unwrap_or_default();
         set("detect.engines.rules_loaded", info.rules_loaded);
         set("detect.engines.reloads", info.reloads);

@@ -1005,6 +1005,11 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
     // The client retransmits the dropped request: the flow verdict table
     // drops the copies without inspecting them.
     assert!(s["ips"]["drop"]["flow_table"].as_u64().unwrap() >= 1, "{s}");
+    // Every packet's hold until its verdict is measured.
+    let h = &s["ips"]["hold_time_us"]["worker_0"];
+    assert!(h["packets"].as_u64().unwrap() >= 10, "{s}");
+    assert!(h["p50"].as_u64().unwrap() <= h["p99"].as_u64().unwrap());
+    assert!(h["p99"].as_u64().unwrap() <= h["max"].as_u64().unwrap());
 }
 
 /// What happens to traffic when Vigil dies: with `--queue-bypass` in the
