@@ -108,6 +108,8 @@ pub struct CompiledRule {
     pub msg: String,
     /// Classification description ("" when none).
     pub category: String,
+    /// The classtype's short name (`classtype:` as written; "" when none).
+    pub classtype: String,
     /// Priority: the rule's own, else its classtype's, else 3.
     pub severity: u8,
     pub metadata: Vec<(String, String)>,
@@ -753,6 +755,7 @@ pub fn compile_rule(
         rev: rule.rev,
         msg: rule.msg.clone(),
         category,
+        classtype: rule.classtype.clone().unwrap_or_default(),
         severity,
         metadata: rule.metadata.clone(),
         noalert,

@@ -19,6 +19,7 @@
 
 mod app;
 mod batch;
+pub mod hosts;
 mod live;
 mod worker;
 
@@ -104,6 +105,8 @@ pub struct EngineConfig {
     /// Inline (IPS) semantics: drop and reject rules drop (see
     /// [`WorkerConfig::inline`]); offline this is `--simulate-ips`.
     pub inline: bool,
+    /// Inline: block hosts after drops of these classtypes.
+    pub host_block: Option<hosts::HostBlockConfig>,
 }
 
 impl Default for EngineConfig {
@@ -129,6 +132,7 @@ impl Default for EngineConfig {
             replay_speed: 0.0,
             checksum: ChecksumMode::None,
             inline: false,
+            host_block: None,
         }
     }
 }
@@ -302,6 +306,12 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         timeouts: cfg.timeouts,
         checksum: cfg.checksum,
         inline: cfg.inline,
+        // One table for all workers of the run.
+        hosts: cfg
+            .host_block
+            .clone()
+            .filter(|h| !h.classtypes.is_empty())
+            .map(|h| Arc::new(hosts::HostTable::new(h))),
     }
 }
 

@@ -132,6 +132,9 @@ pub enum Verdict {
     /// Its flow was dropped before (the flow verdict table): dropped
     /// without inspection.
     FlowDropped,
+    /// Its source or destination is blocked (the host table): dropped
+    /// without inspection.
+    HostBlocked,
 }
 
 impl Verdict {
@@ -246,6 +249,11 @@ pub struct WorkerStats {
     pub ips_drop_rule: u64,
     pub ips_reject: u64,
     pub ips_drop_flow: u64,
+    /// Inline: packets dropped by the host table, hosts blocked, and
+    /// blocks that took another blocked host's slot.
+    pub ips_drop_host: u64,
+    pub ips_hosts_blocked: u64,
+    pub ips_host_evictions: u64,
 }
 
 impl WorkerStats {
@@ -290,7 +298,10 @@ impl WorkerStats {
             checksum_auto_off,
             ips_drop_rule,
             ips_reject,
-            ips_drop_flow
+            ips_drop_flow,
+            ips_drop_host,
+            ips_hosts_blocked,
+            ips_host_evictions
         );
         for (k, v) in &o.events {
             *self.events.entry(k).or_default() += v;
@@ -346,6 +357,8 @@ pub struct WorkerConfig {
     /// flow, and each packet gets a [`Verdict`]; otherwise they alert
     /// only (`"action":"allowed"`).
     pub inline: bool,
+    /// Inline: the host table shared by all workers (`ips.block-hosts`).
+    pub hosts: Option<Arc<crate::hosts::HostTable>>,
 }
 
 /// Suricata's checksum modes (`-k`). With validation on, a TCP packet
@@ -401,6 +414,7 @@ impl Default for WorkerConfig {
             timeouts: TimeoutTable::default(),
             checksum: ChecksumMode::None,
             inline: false,
+            hosts: None,
         }
     }
 }
@@ -434,6 +448,8 @@ struct Ctx {
     checksum_bad: u64,
     /// Inline: the verdict of the packet being inspected.
     verdict: Verdict,
+    /// Inline: a host a drop of this packet blocks (host table).
+    block_host: Option<IpAddr>,
 }
 
 pub struct Worker {
@@ -482,6 +498,7 @@ impl Worker {
                 checksum_seen: 0,
                 checksum_bad: 0,
                 verdict: Verdict::Accept,
+                block_host: None,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
@@ -547,6 +564,16 @@ impl Worker {
             }
             add_defrag_events(p, rec.defrag);
             self.ctx.count_decode(p, rec);
+            let sec = rec.ts_ns.div_euclid(1_000_000_000).max(0) as u64;
+            if let (true, Some(h), Some(ip)) = (self.ctx.cfg.inline, &self.ctx.cfg.hosts, &p.ip) {
+                // The host table first: a blocked host's packets go no
+                // further.
+                if h.is_blocked(ip.src, sec) || h.is_blocked(ip.dst, sec) {
+                    self.ctx.stats.ips_drop_host += 1;
+                    self.verdicts.push(Verdict::HostBlocked);
+                    continue;
+                }
+            }
             let (s, e) = self.spans[i];
             let pk = PktCtx {
                 rec,
@@ -560,6 +587,13 @@ impl Worker {
                 Verdict::Drop => self.ctx.stats.ips_drop_rule += 1,
                 Verdict::Reject(_) => self.ctx.stats.ips_reject += 1,
                 Verdict::FlowDropped => self.ctx.stats.ips_drop_flow += 1,
+                Verdict::HostBlocked => self.ctx.stats.ips_drop_host += 1,
+            }
+            if let (Some(a), Some(h)) = (self.ctx.block_host.take(), &self.ctx.cfg.hosts) {
+                self.ctx.stats.ips_hosts_blocked += 1;
+                if h.block(a, sec) {
+                    self.ctx.stats.ips_host_evictions += 1;
+                }
             }
             self.verdicts.push(v);
         }
@@ -1476,6 +1510,15 @@ impl Ctx {
                 };
                 if v.is_drop() {
                     blocked = true;
+                    if let (Some(ht), Some(ip)) = (&self.cfg.hosts, &p.ip) {
+                        let r = &self.detect.rules[h.rule as usize];
+                        if ht.blocks_class(&r.classtype) {
+                            self.block_host = Some(match ht.cfg.track {
+                                crate::hosts::BlockTrack::Src => ip.src,
+                                crate::hosts::BlockTrack::Dst => ip.dst,
+                            });
+                        }
+                    }
                     // A reject answers; it wins over a plain drop.
                     if !matches!(self.verdict, Verdict::Reject(_)) {
                         self.verdict = v;

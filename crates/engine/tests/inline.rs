@@ -232,3 +232,59 @@ fn an_http_uri_drop_rule_blocks_the_request_packet_itself() {
     assert_eq!(alerts.len(), 1);
     assert!(alerts[0].blocked);
 }
+
+/// The host table: a drop by a rule of a listed classtype blocks the
+/// attacker; its next connection is dropped before inspection, other
+/// hosts pass, and after the block time it passes again.
+#[test]
+fn a_blocking_classtype_blocks_the_host_for_its_time() {
+    use vigil_engine::hosts::{BlockTrack, HostBlockConfig};
+    let session = |client: &str, t: i64, path: &str| {
+        let mut s = TcpSession::new(addr(client), addr("10.0.0.9:80")).start_at((t, 0));
+        s.handshake()
+            .client_send(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .close();
+        s.into_frames()
+    };
+    let t0 = 1_700_000_000;
+    let mut frames = session("10.0.0.1:40000", t0, "/ATTACK");
+    frames.extend(session("10.0.0.1:40001", t0 + 1, "/later"));
+    frames.extend(session("10.0.0.2:40002", t0 + 2, "/other"));
+    frames.extend(session("10.0.0.1:40003", t0 + 10, "/much-later"));
+    frames.sort_by_key(|f| f.0);
+    let path = write_pcap("inline-hosts", frames);
+    let rules = "drop http any any -> any any (http.uri; content:\"/ATTACK\"; classtype:web-application-attack; sid:6;)\n\
+                 alert http any any -> any any (http.uri; content:\"later\"; sid:7;)\n\
+                 alert http any any -> any any (http.uri; content:\"/other\"; sid:8;)\n";
+    let cfg = EngineConfig {
+        inline: true,
+        workers: 1,
+        host_block: Some(HostBlockConfig {
+            classtypes: vec!["web-application-attack".into()],
+            seconds: 5,
+            track: BlockTrack::Src,
+            ..HostBlockConfig::default()
+        }),
+        ..EngineConfig::default()
+    };
+    let mut sink = Blocked::default();
+    let stats = run_offline(
+        PcapSource::open(&path).unwrap(),
+        engine(rules),
+        &cfg,
+        &mut sink,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let sids: Vec<u32> = sink.0.iter().map(|a| a.0).collect();
+    // sid 7 fires once: for /much-later (the block expired), not for
+    // /later (blocked before inspection).
+    assert_eq!(sids.iter().filter(|s| **s == 7).count(), 1, "{sids:?}");
+    assert!(sids.contains(&6) && sids.contains(&8), "{sids:?}");
+    let w = &stats.workers;
+    assert_eq!(w.ips_hosts_blocked, 1);
+    // Every packet of the /later connection, in both directions.
+    assert!(w.ips_drop_host >= 5, "{}", w.ips_drop_host);
+    assert_eq!(w.ips_host_evictions, 0);
+}

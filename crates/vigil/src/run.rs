@@ -359,12 +359,15 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("tcp.sessions", w.tcp_sessions);
     set("tcp.ssn_reuse", w.tcp_reuse);
     set("tcp.invalid_checksum", w.tcp_invalid_checksum);
-    if w.ips_drop_rule + w.ips_reject + w.ips_drop_flow > 0 {
+    if w.ips_drop_rule + w.ips_reject + w.ips_drop_flow + w.ips_drop_host > 0 {
         // Inline (or --simulate-ips) only, so that IDS records stay as
         // they were.
         set("ips.drop.rules", w.ips_drop_rule);
         set("ips.drop.reject", w.ips_reject);
         set("ips.drop.flow_table", w.ips_drop_flow);
+        set("ips.drop.host_table", w.ips_drop_host);
+        set("ips.hosts_blocked", w.ips_hosts_blocked);
+        set("ips.host_evictions", w.ips_host_evictions);
     }
     set("tcp.pseudo", w.pseudo_packets);
     set("tcp.overlap", w.stream_overlaps);
@@ -624,7 +627,43 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     stream_settings(cfg, &mut ecfg)?;
     flow_timeouts(cfg, &mut ecfg.timeouts)?;
     ecfg.checksum = checksum_mode(args, cfg)?;
+    ecfg.host_block = host_block(cfg)?;
     Ok(ecfg)
+}
+
+/// `ips.block-hosts`: `classtypes` (a list, or a comma-separated string
+/// with `--set`), `seconds` (300) and `track` (`src`, the default, or
+/// `dst`).
+fn host_block(cfg: &Config) -> Result<Option<vigil_engine::hosts::HostBlockConfig>> {
+    use vigil_engine::hosts::{BlockTrack, HostBlockConfig};
+    let classtypes: Vec<String> = match cfg.get("ips.block-hosts.classtypes") {
+        Some(serde_yaml::Value::Sequence(v)) => v
+            .iter()
+            .filter_map(|x| x.as_str().map(|s| s.trim().to_string()))
+            .collect(),
+        Some(serde_yaml::Value::String(s)) => s
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect(),
+        _ => return Ok(None),
+    };
+    let mut h = HostBlockConfig {
+        classtypes,
+        ..HostBlockConfig::default()
+    };
+    if let Some(v) = cfg.get_str("ips.block-hosts.seconds") {
+        h.seconds = v.trim().parse().with_context(|| {
+            format!("ips.block-hosts.seconds: '{v}' is not a number of seconds")
+        })?;
+    }
+    match cfg.get_str("ips.block-hosts.track").as_deref() {
+        None | Some("src") | Some("by_src") => {}
+        Some("dst") | Some("by_dst") => h.track = BlockTrack::Dst,
+        Some(other) => bail!("ips.block-hosts.track: '{other}' is not src or dst"),
+    }
+    Ok(Some(h))
 }
 
 /// `-k`, else the config's `pcap-file.checksum-checks` (`-r`) or
