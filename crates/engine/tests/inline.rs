@@ -71,6 +71,36 @@ fn run_with(name: &str, inline: bool, rules: &str, workers: usize) -> (Vec<(u32,
     (sink.0, stats)
 }
 
+/// One worker in inline mode (stream and app layer inline too).
+fn inline_worker(rules: &str) -> vigil_engine::Worker {
+    vigil_engine::Worker::new(
+        engine(rules),
+        vigil_engine::WorkerConfig {
+            inline: true,
+            stream: vigil_engine::StreamSettings {
+                inline: true,
+                ..Default::default()
+            },
+            ..vigil_engine::WorkerConfig::default()
+        },
+    )
+}
+
+/// Frames in one batch, a microsecond apart.
+fn batch_of(frames: &[Vec<u8>]) -> vigil_engine::Batch {
+    let mut batch = vigil_engine::Batch::default();
+    for (i, f) in frames.iter().enumerate() {
+        batch.push(
+            i as u64 + 1,
+            1_700_000_000_000_000_000 + i as i64 * 1000,
+            1,
+            f,
+            f.len() as u32,
+        );
+    }
+    batch
+}
+
 const RULES: &str = "drop tcp any any -> any 80 (content:\"ATTACK\"; sid:1;)\n\
                      alert tcp any any -> any 80 (content:\"GET /after\"; sid:2;)\n\
                      alert tcp any any -> any 80 (content:\"GET /fine\"; sid:3;)\n";
@@ -127,7 +157,7 @@ fn inline_verdicts_are_the_same_for_any_worker_count() {
 #[test]
 fn the_segment_completing_a_split_attack_is_the_one_dropped() {
     use vigil_craft::{PacketBuilder, ACK, PSH};
-    use vigil_engine::{Batch, Verdict, Worker, WorkerConfig};
+    use vigil_engine::Verdict;
     let mut s = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:80"))
         .start_at((1_700_000_000, 0))
         .with_data_acks(false);
@@ -152,28 +182,8 @@ fn the_segment_completing_a_split_attack_is_the_one_dropped() {
     frames.push(seg(seq, b"GET /AT"));
     frames.push(seg(seq + 7, b"TACK HTTP/1.1\r\n"));
     frames.push(seg(seq + 22, b"Host: x\r\n\r\n"));
-    let mut batch = Batch::default();
-    for (i, f) in frames.iter().enumerate() {
-        batch.push(
-            i as u64 + 1,
-            1_700_000_000_000_000_000 + i as i64 * 1000,
-            1,
-            f,
-            f.len() as u32,
-        );
-    }
-    let detect = engine("drop tcp any any -> any 80 (content:\"/ATTACK\"; sid:1;)");
-    let mut w = Worker::new(
-        detect,
-        WorkerConfig {
-            inline: true,
-            stream: vigil_engine::StreamSettings {
-                inline: true,
-                ..Default::default()
-            },
-            ..WorkerConfig::default()
-        },
-    );
+    let batch = batch_of(&frames);
+    let mut w = inline_worker("drop tcp any any -> any 80 (content:\"/ATTACK\"; sid:1;)");
     let mut alerts = Vec::new();
     w.process(&batch, &mut alerts);
     let v = w.verdicts().to_vec();
@@ -193,34 +203,16 @@ fn the_segment_completing_a_split_attack_is_the_one_dropped() {
 /// acknowledge (and so receive) it.
 #[test]
 fn an_http_uri_drop_rule_blocks_the_request_packet_itself() {
-    use vigil_engine::{Batch, Verdict, Worker, WorkerConfig};
+    use vigil_engine::Verdict;
     let mut s = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:80"))
         .start_at((1_700_000_000, 0))
         .with_data_acks(false);
     s.handshake()
         .client_send(b"GET /ATTACK HTTP/1.1\r\nHost: x\r\n\r\n");
     let frames: Vec<Vec<u8>> = s.into_frames().into_iter().map(|f| f.1).collect();
-    let mut batch = Batch::default();
-    for (i, f) in frames.iter().enumerate() {
-        batch.push(
-            i as u64 + 1,
-            1_700_000_000_000_000_000 + i as i64 * 1000,
-            1,
-            f,
-            f.len() as u32,
-        );
-    }
-    let mut w = Worker::new(
-        engine("drop http any any -> any any (http.uri; content:\"/ATTACK\"; sid:5;)"),
-        WorkerConfig {
-            inline: true,
-            stream: vigil_engine::StreamSettings {
-                inline: true,
-                ..Default::default()
-            },
-            ..WorkerConfig::default()
-        },
-    );
+    let batch = batch_of(&frames);
+    let mut w =
+        inline_worker("drop http any any -> any any (http.uri; content:\"/ATTACK\"; sid:5;)");
     let mut alerts = Vec::new();
     w.process(&batch, &mut alerts);
     let v = w.verdicts();

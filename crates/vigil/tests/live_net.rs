@@ -858,6 +858,19 @@ impl InlineNet {
         &self.names[1]
     }
 
+    /// `vigil run -q 0` on the router.
+    fn vigil(&self, dir: &Path, rules: &Path, extra: &[&str]) -> Vigil {
+        Vigil::start_on(
+            self.router(),
+            &["-q", "0"],
+            "vigil: live inline on NFQUEUE",
+            dir,
+            rules,
+            extra,
+            &[],
+        )
+    }
+
     /// `python3 -m http.server` on the server host, serving `root`.
     fn serve(&mut self, root: &Path) {
         let child = Command::new("ip")
@@ -972,15 +985,7 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
         return;
     }
     let (dir, rules, net) = inline_setup("nfq", false);
-    let v = Vigil::start_on(
-        net.router(),
-        &["-q", "0"],
-        "vigil: live inline on NFQUEUE",
-        &dir,
-        &rules,
-        &[],
-        &[],
-    );
+    let v = net.vigil(&dir, &rules, &[]);
     assert_eq!(
         net.get("/index.html").as_deref(),
         Some("hello from the server\n"),
@@ -1023,15 +1028,7 @@ fn nfqueue_fails_open_with_bypass_and_closed_without() {
     for bypass in [true, false] {
         let tag = if bypass { "fopen" } else { "fclosed" };
         let (dir, rules, net) = inline_setup(tag, bypass);
-        let mut v = Vigil::start_on(
-            net.router(),
-            &["-q", "0"],
-            "vigil: live inline on NFQUEUE",
-            &dir,
-            &rules,
-            &[],
-            &[],
-        );
+        let mut v = net.vigil(&dir, &rules, &[]);
         assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
         v.signal(libc::SIGKILL);
         let _ = v.child.wait();
@@ -1058,15 +1055,7 @@ fn nfqueue_reject_resets_the_client_at_once() {
         return;
     }
     let (dir, rules, net) = inline_setup_with("rej", false, "reject");
-    let v = Vigil::start_on(
-        net.router(),
-        &["-q", "0"],
-        "vigil: live inline on NFQUEUE",
-        &dir,
-        &rules,
-        &[],
-        &[],
-    );
+    let v = net.vigil(&dir, &rules, &[]);
     assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
     let t = Instant::now();
     let o = Command::new("ip")
@@ -1119,10 +1108,7 @@ fn nfqueue_blocks_the_attacking_host_until_the_block_expires() {
     .unwrap();
     let mut net = InlineNet::new("hostblk", &dir, false);
     net.serve(&www);
-    let v = Vigil::start_on(
-        net.router(),
-        &["-q", "0"],
-        "vigil: live inline on NFQUEUE",
+    let v = net.vigil(
         &dir,
         &rules,
         &[
@@ -1131,7 +1117,6 @@ fn nfqueue_blocks_the_attacking_host_until_the_block_expires() {
             "--set",
             "ips.block-hosts.seconds=10",
         ],
-        &[],
     );
     assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
     assert_eq!(net.get("/ATTACK"), None);
