@@ -30,6 +30,8 @@ command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 # they create.
 [ -e /usr/include/libnetfilter_queue/libnetfilter_queue.h ] || need_apt+=(libnetfilter-queue-dev)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
+# The inline network tests fetch pages through the test router with curl.
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
