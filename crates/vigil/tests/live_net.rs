@@ -534,7 +534,8 @@ fn an_idle_flow_is_flushed_by_the_wall_clock() {
     assert!(status.success(), "{err}");
     assert!(flushed, "the idle flow was not ended by the clock");
     // Timeout 2 s, the clock's one-second granularity, one tick (0.1 s).
-    assert!(after < Duration::from_secs(4), "flushed after {after:?}");
+    // (plus a second of margin for a loaded CI machine).
+    assert!(after < Duration::from_secs(5), "flushed after {after:?}");
     assert!(
         after >= Duration::from_millis(1500),
         "flushed before its timeout: {after:?}"
