@@ -299,9 +299,9 @@ struct Counters {
 
 enum Msg {
     Alerts(Arc<DetectEngine>, Vec<crate::AlertOut>),
-    Stats(usize, Box<Counters>),
+    /// A worker's counters; `true` when they are its last (it ended).
+    Counters(usize, Box<Counters>, bool),
     Swapped(usize, Duration),
-    Done(usize, Box<Counters>),
 }
 
 fn now_ns() -> i64 {
@@ -542,13 +542,13 @@ fn live_worker(
             if !alerts.is_empty() {
                 let _ = tx.send(Msg::Alerts(engine, alerts));
             }
-            let _ = tx.send(Msg::Done(id, c));
+            let _ = tx.send(Msg::Counters(id, c, true));
             return;
         }
         if last_stats.elapsed() >= Duration::from_secs(1) {
             last_stats = Instant::now();
             let c = counters(&mut ins, worker.snapshot(), &defrag, hold);
-            if tx.send(Msg::Stats(id, c)).is_err() {
+            if tx.send(Msg::Counters(id, c, false)).is_err() {
                 return;
             }
         }
@@ -613,22 +613,15 @@ fn output_loop(
                 }
                 wrote = true;
             }
-            Ok(Msg::Stats(w, c)) => {
+            Ok(Msg::Counters(w, c, last)) => {
                 let c = *c;
                 snap.workers[w] = c.worker;
                 snap.inputs[w] = c.inputs;
                 snap.defrag[w] = c.defrag;
                 snap.hold[w] = c.hold;
+                done[w] |= last;
             }
             Ok(Msg::Swapped(w, pause)) => sink.swapped(w, pause),
-            Ok(Msg::Done(w, c)) => {
-                let c = *c;
-                snap.workers[w] = c.worker;
-                snap.inputs[w] = c.inputs;
-                snap.defrag[w] = c.defrag;
-                snap.hold[w] = c.hold;
-                done[w] = true;
-            }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }

@@ -565,22 +565,25 @@ impl Worker {
             add_defrag_events(p, rec.defrag);
             self.ctx.count_decode(p, rec);
             let sec = rec.ts_ns.div_euclid(1_000_000_000).max(0) as u64;
-            if let (true, Some(h), Some(ip)) = (self.ctx.cfg.inline, &self.ctx.cfg.hosts, &p.ip) {
-                // The host table first: a blocked host's packets go no
-                // further.
-                if h.is_blocked(ip.src, sec) || h.is_blocked(ip.dst, sec) {
-                    self.ctx.stats.ips_drop_host += 1;
-                    self.verdicts.push(Verdict::HostBlocked);
-                    continue;
+            // The host table first: a blocked host's packets go no
+            // further.
+            let host_blocked = match (&self.ctx.cfg.hosts, &p.ip) {
+                (Some(h), Some(ip)) if self.ctx.cfg.inline => {
+                    h.is_blocked(ip.src, sec) || h.is_blocked(ip.dst, sec)
                 }
-            }
-            let (s, e) = self.spans[i];
-            let pk = PktCtx {
-                rec,
-                order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
-                sel: self.sels[i],
+                _ => false,
             };
-            self.inspect(p, pk, s as usize..e as usize, alerts);
+            if host_blocked {
+                self.ctx.verdict = Verdict::HostBlocked;
+            } else {
+                let (s, e) = self.spans[i];
+                let pk = PktCtx {
+                    rec,
+                    order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+                    sel: self.sels[i],
+                };
+                self.inspect(p, pk, s as usize..e as usize, alerts);
+            }
             let v = self.ctx.verdict;
             match v {
                 Verdict::Accept => {}
@@ -735,8 +738,14 @@ impl Worker {
     /// Counters so far (the flow figures from the table now), without
     /// ending anything: live runs publish these every second.
     pub fn snapshot(&self) -> WorkerStats {
-        let c = self.flows.counters();
         let mut s = self.ctx.stats.clone();
+        self.fill_counters(&mut s, &self.flows.counters());
+        s
+    }
+
+    /// The figures kept outside `WorkerStats` (flow table, detection
+    /// scratch, stream memory), written into `s`.
+    fn fill_counters(&self, s: &mut WorkerStats, c: &vigil_flow::FlowCounters) {
         s.flows_created = c.created;
         s.flows_timed_out = c.timed_out + self.ctx.clock_timeouts;
         s.flows_evicted = c.memcap_evictions;
@@ -745,7 +754,6 @@ impl Worker {
         s.prefilter_hits = self.ctx.scratch.prefilter_hits;
         s.rules_checked = self.ctx.scratch.rules_checked;
         s.stream_mem_peak = self.ctx.mem.peak() as u64;
-        s
     }
 
     /// The detection engine in use.
@@ -776,21 +784,14 @@ impl Worker {
     /// End of input: every flow ends (what is left of its streams is
     /// inspected). Returns the final counters and the last alerts.
     pub fn finish(mut self) -> (WorkerStats, Vec<AlertOut>) {
+        // Counted before the flows end: `active` is what was left.
         let c = self.flows.counters();
         let flows = self.flows.drain();
         let mut alerts = Vec::new();
-        let n = flows.len();
         self.ctx.ended.extend(flows);
         self.ctx.flush_ended((u64::MAX, 0), &mut alerts);
         let mut s = std::mem::take(&mut self.ctx.stats);
-        s.flows_created = c.created;
-        s.flows_timed_out = c.timed_out + self.ctx.clock_timeouts;
-        s.flows_evicted = c.memcap_evictions;
-        s.flows_active_at_end = n as u64;
-        s.flows_peak = c.peak_active;
-        s.prefilter_hits = self.ctx.scratch.prefilter_hits;
-        s.rules_checked = self.ctx.scratch.rules_checked;
-        s.stream_mem_peak = self.ctx.mem.peak() as u64;
+        self.fill_counters(&mut s, &c);
         (s, alerts)
     }
 }

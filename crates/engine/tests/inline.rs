@@ -52,17 +52,27 @@ fn run(name: &str, inline: bool, rules: &str) -> (Vec<(u32, bool)>, RunStats) {
 }
 
 fn run_with(name: &str, inline: bool, rules: &str, workers: usize) -> (Vec<(u32, bool)>, RunStats) {
-    let path = write_pcap(&format!("inline-{name}"), capture());
     let cfg = EngineConfig {
         inline,
         workers,
         ..EngineConfig::default()
     };
+    run_frames(name, capture(), rules, &cfg)
+}
+
+/// `frames` through the offline pipeline: (sid, blocked) of each alert.
+fn run_frames(
+    name: &str,
+    frames: Vec<TimedFrame>,
+    rules: &str,
+    cfg: &EngineConfig,
+) -> (Vec<(u32, bool)>, RunStats) {
+    let path = write_pcap(&format!("inline-{name}"), frames);
     let mut sink = Blocked::default();
     let stats = run_offline(
         PcapSource::open(&path).unwrap(),
         engine(rules),
-        &cfg,
+        cfg,
         &mut sink,
         &mut |_, _| {},
     )
@@ -244,7 +254,6 @@ fn a_blocking_classtype_blocks_the_host_for_its_time() {
     frames.extend(session("10.0.0.2:40002", t0 + 2, "/other"));
     frames.extend(session("10.0.0.1:40003", t0 + 10, "/much-later"));
     frames.sort_by_key(|f| f.0);
-    let path = write_pcap("inline-hosts", frames);
     let rules = "drop http any any -> any any (http.uri; content:\"/ATTACK\"; classtype:web-application-attack; sid:6;)\n\
                  alert http any any -> any any (http.uri; content:\"later\"; sid:7;)\n\
                  alert http any any -> any any (http.uri; content:\"/other\"; sid:8;)\n";
@@ -259,17 +268,8 @@ fn a_blocking_classtype_blocks_the_host_for_its_time() {
         }),
         ..EngineConfig::default()
     };
-    let mut sink = Blocked::default();
-    let stats = run_offline(
-        PcapSource::open(&path).unwrap(),
-        engine(rules),
-        &cfg,
-        &mut sink,
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let _ = std::fs::remove_file(&path);
-    let sids: Vec<u32> = sink.0.iter().map(|a| a.0).collect();
+    let (alerts, stats) = run_frames("hosts", frames, rules, &cfg);
+    let sids: Vec<u32> = alerts.iter().map(|a| a.0).collect();
     // sid 7 fires once: for /much-later (the block expired), not for
     // /later (blocked before inspection).
     assert_eq!(sids.iter().filter(|s| **s == 7).count(), 1, "{sids:?}");

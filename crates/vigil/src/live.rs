@@ -235,7 +235,6 @@ struct LiveOutput {
     last_stats: Instant,
     metrics: Option<vigil_metrics::Metrics>,
     report: Arc<std::sync::Mutex<ReloadInfo>>,
-    last: Option<LiveSnapshot>,
 }
 
 /// Rule reload figures, shared between the control thread and output.
@@ -329,39 +328,29 @@ impl LiveOutput {
             ),
             ("vigil.workers", snap.workers.len().to_string()),
         ];
+        // Per worker, comma-separated in worker order.
+        let per_worker = |f: &dyn Fn(usize) -> u64| {
+            (0..snap.workers.len())
+                .map(|w| f(w).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let inputs_sum = |w: usize, f: fn(&InputCounters) -> u64| {
+            snap.inputs
+                .get(w)
+                .map_or(0, |ins| ins.iter().map(|(_, c)| f(c)).sum::<u64>())
+        };
         lines.push((
             "vigil.packets_per_worker",
-            snap.workers
-                .iter()
-                .map(|w| w.pkts.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
+            per_worker(&|w| snap.workers[w].pkts),
         ));
         lines.push((
             "vigil.kernel_packets_per_worker",
-            snap.inputs
-                .iter()
-                .map(|ins| {
-                    ins.iter()
-                        .map(|(_, c)| c.kernel_packets)
-                        .sum::<u64>()
-                        .to_string()
-                })
-                .collect::<Vec<_>>()
-                .join(","),
+            per_worker(&|w| inputs_sum(w, |c| c.kernel_packets)),
         ));
         lines.push((
             "vigil.kernel_drops_per_worker",
-            snap.inputs
-                .iter()
-                .map(|ins| {
-                    ins.iter()
-                        .map(|(_, c)| c.kernel_drops)
-                        .sum::<u64>()
-                        .to_string()
-                })
-                .collect::<Vec<_>>()
-                .join(","),
+            per_worker(&|w| inputs_sum(w, |c| c.kernel_drops)),
         ));
         // stats.log grows by one block per interval, as Suricata's does.
         let p = self.log_dir.join("stats.log");
@@ -442,7 +431,6 @@ impl LiveSink for LiveOutput {
             self.write_stats(snap)?;
             self.flush()?;
         }
-        self.last = Some(snap.clone());
         Ok(())
     }
 
@@ -630,7 +618,6 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         last_stats: Instant::now(),
         metrics: args.metrics.as_ref().map(|_| metrics.clone()),
         report: info.clone(),
-        last: None,
     };
     let control = LiveControl::new(Arc::new(d.detect));
     // Signals set flags; the control thread acts on them.
