@@ -78,6 +78,17 @@ pub enum AppLayerState {
 }
 
 impl AppLayerState {
+    /// The parser stopped on data it cannot make sense of (Suricata's
+    /// parser error, what `app-layer.error-policy` acts on). HTTP and DNS
+    /// parse leniently, as libhtp and Suricata's DNS parser do: their
+    /// anomalies are events, not errors.
+    pub fn errored(&self) -> bool {
+        match self {
+            AppLayerState::Tls(t) => t.errored(),
+            AppLayerState::Http(_) | AppLayerState::Dns(_) => false,
+        }
+    }
+
     /// A parser for `proto` with default caps. `transport` matters for DNS
     /// only (datagrams over UDP, length-prefixed messages over TCP).
     pub fn new(proto: AppProto, transport: Transport) -> Self {

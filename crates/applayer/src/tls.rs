@@ -629,6 +629,9 @@ struct TlsDir {
     hs_skip: usize,
     /// Records have stopped making sense: ignore the rest.
     broken: bool,
+    /// ... because the data was not TLS (an invalid record), not because
+    /// of a gap: Suricata's parser error.
+    error: bool,
     seen_record: bool,
     /// The record being read is SSLv2.
     sslv2: bool,
@@ -663,6 +666,12 @@ impl TlsState {
 
     pub(crate) fn tx_mut(&mut self, id: TxId) -> Option<&mut TlsTx> {
         (self.started && self.tx.common.id == id).then_some(&mut self.tx)
+    }
+
+    /// The parser met data that is not TLS (an invalid record) and
+    /// stopped: Suricata's app-layer parser error.
+    pub fn errored(&self) -> bool {
+        self.dirs.iter().any(|d| d.error)
     }
 
     /// Both directions are encrypted: nothing more will be parsed.
@@ -731,6 +740,7 @@ impl TlsState {
             if len < 3 || !hello {
                 Self::ev(ev, TlsEvent::InvalidSslv2Header);
                 self.dirs[d].broken = true;
+                self.dirs[d].error = true;
                 return;
             }
             match dir {
@@ -754,16 +764,19 @@ impl TlsState {
         if !(20..=24).contains(&ty) {
             Self::ev(ev, TlsEvent::InvalidRecordType);
             self.dirs[d].broken = true;
+            self.dirs[d].error = true;
             return;
         }
         if hdr[1] != 3 && version != 0x0100 {
             Self::ev(ev, TlsEvent::InvalidRecordVersion);
             self.dirs[d].broken = true;
+            self.dirs[d].error = true;
             return;
         }
         if len > MAX_RECORD {
             Self::ev(ev, TlsEvent::InvalidRecordLength);
             self.dirs[d].broken = true;
+            self.dirs[d].error = true;
             return;
         }
         if dir == Direction::ToServer && self.tx.client_version == 0 {

@@ -135,6 +135,8 @@ pub struct Inserted {
     pub too_large: bool,
     /// The fragment was not used (limit reached, malformed).
     pub ignored: bool,
+    /// ... because it could not be kept within the memory cap.
+    pub memcap: bool,
     /// The datagram is complete and was written to the output buffer.
     pub reassembled: bool,
 }
@@ -386,6 +388,7 @@ impl Defragmenter {
             match self.order.front().copied() {
                 Some((s, g)) if s == slot && self.live(s, g) => {
                     r.ignored = true;
+                    r.memcap = true;
                     self.stats.ignored += 1;
                     return r;
                 }

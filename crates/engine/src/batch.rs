@@ -37,6 +37,9 @@ pub const DEFRAG_OVERLAP: u8 = 1;
 pub const DEFRAG_TOO_LARGE: u8 = 2;
 /// ... was not used (a limit was reached).
 pub const DEFRAG_IGNORED: u8 = 4;
+/// ... could not be kept within `defrag.memcap` (the exception policy
+/// `defrag.memcap-policy` applies to it).
+pub const DEFRAG_MEMCAP: u8 = 8;
 
 /// Packets for one worker.
 #[derive(Debug, Default)]

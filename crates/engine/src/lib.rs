@@ -19,6 +19,7 @@
 
 mod app;
 mod batch;
+mod exception;
 pub mod hosts;
 mod live;
 mod worker;
@@ -36,6 +37,7 @@ use vigil_stream::StreamConfig;
 use vigil_wire::{decode, Packet};
 
 pub use batch::{Batch, BatchPool, PacketRecord};
+pub use exception::{ExceptionCase, ExceptionPolicies, ExceptionPolicy};
 pub use live::{
     run_live, HoldTimes, InputCounters, InputError, LiveConfig, LiveControl, LiveFrame, LiveInput,
     LiveSink, LiveSnapshot,
@@ -45,8 +47,8 @@ pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, OutKind, PendingBatch, RejectTo,
-    SessionState as TcpState, Verdict, Worker, WorkerConfig, WorkerStats,
+    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, DropLog, OutKind, PendingBatch,
+    RejectTo, SessionState as TcpState, Verdict, Worker, WorkerConfig, WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -55,6 +57,16 @@ pub trait AlertSink {
 
     /// An app-layer transaction record ([`OutKind::TxLog`]).
     fn tx_log(&mut self, _record: &AlertOut) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Inline: a dropped packet ([`OutKind::Drop`]), with the rule that
+    /// dropped it, if a rule did.
+    fn drop_log(
+        &mut self,
+        _record: &AlertOut,
+        _rule: Option<&CompiledRule>,
+    ) -> std::io::Result<()> {
         Ok(())
     }
 }
@@ -107,6 +119,10 @@ pub struct EngineConfig {
     pub inline: bool,
     /// Inline: block hosts after drops of these classtypes.
     pub host_block: Option<hosts::HostBlockConfig>,
+    /// Exception policies, resolved for the mode (inline or not).
+    pub exceptions: ExceptionPolicies,
+    /// Inline: `drop` records (the eve-log `drop` type).
+    pub drop_log: Option<DropLog>,
 }
 
 impl Default for EngineConfig {
@@ -133,6 +149,8 @@ impl Default for EngineConfig {
             checksum: ChecksumMode::None,
             inline: false,
             host_block: None,
+            exceptions: ExceptionPolicies::default(),
+            drop_log: None,
         }
     }
 }
@@ -312,6 +330,8 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
             .clone()
             .filter(|h| !h.classtypes.is_empty())
             .map(|h| Arc::new(hosts::HostTable::new(h))),
+        exceptions: cfg.exceptions,
+        drop_log: cfg.drop_log.filter(|_| cfg.inline),
     }
 }
 
@@ -381,6 +401,9 @@ pub(crate) fn defrag_packet(
     }
     if r.ignored && !r.too_large {
         flags |= batch::DEFRAG_IGNORED;
+    }
+    if r.memcap {
+        flags |= batch::DEFRAG_MEMCAP;
     }
     (flags, r.reassembled)
 }
@@ -678,9 +701,10 @@ fn merge_loop(
     let mut written = 0u64;
     let mut suppressed = 0u64;
     let mut emit = |a: &AlertOut| -> Result<(), RunError> {
-        if a.kind == OutKind::TxLog {
-            sink.tx_log(a)?;
-            return Ok(());
+        match a.kind {
+            OutKind::TxLog => return Ok(sink.tx_log(a)?),
+            OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
+            OutKind::Alert => {}
         }
         let r = &detect.rules[a.rule as usize];
         if !threshold_allows(&mut thresholds, r, a) {

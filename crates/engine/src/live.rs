@@ -595,6 +595,8 @@ fn output_loop(
                     }
                     let r = if a.kind == OutKind::TxLog {
                         sink.tx_log(a)
+                    } else if a.kind == OutKind::Drop {
+                        sink.drop_log(a, engine.rules.get(a.rule as usize))
                     } else {
                         let rule = &engine.rules[a.rule as usize];
                         let allowed = crate::threshold_allows(&mut thresholds, rule, a);

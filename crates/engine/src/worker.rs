@@ -33,7 +33,10 @@ use vigil_applayer::AppLayerConfig;
 use vigil_detect::{AppProtoState, TxInput};
 
 use crate::app::{app_dir, dir_index, AppFlow, FeedOutcome};
-use crate::batch::{Batch, PacketRecord, DEFRAG_IGNORED, DEFRAG_OVERLAP, DEFRAG_TOO_LARGE};
+use crate::batch::{
+    Batch, PacketRecord, DEFRAG_IGNORED, DEFRAG_MEMCAP, DEFRAG_OVERLAP, DEFRAG_TOO_LARGE,
+};
+use crate::exception::{ExceptionCase, ExceptionPolicies, ExceptionPolicy};
 
 mod device;
 pub use device::{DeviceSetup, PendingBatch};
@@ -63,6 +66,15 @@ pub struct FlowState {
     /// Inline: a packet of this flow was dropped by a rule; every later
     /// one is dropped without inspection.
     pub dropped: bool,
+    /// No more detection on this flow (the `pass-flow` exception policy);
+    /// reassembly, parsing and transaction logging go on.
+    no_detect: bool,
+    /// The midstream exception was judged for this flow.
+    midstream_seen: bool,
+    /// The app-layer error exception was judged for this flow.
+    app_error_seen: bool,
+    /// Inline: a `drop` record was written for (to-server, to-client).
+    drop_logged: [bool; 2],
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
@@ -135,12 +147,110 @@ pub enum Verdict {
     /// Its source or destination is blocked (the host table): dropped
     /// without inspection.
     HostBlocked,
+    /// An exception policy dropped it (a memory cap reached, a session
+    /// picked up midstream, a parser error).
+    Exception(ExceptionCase),
 }
 
 impl Verdict {
     pub fn is_drop(self) -> bool {
         self != Verdict::Accept
     }
+}
+
+/// The eve-log `drop` type's settings (Suricata's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DropLog {
+    /// `flows: all` logs every dropped packet; `start` (the default) the
+    /// first of each flow direction.
+    pub all: bool,
+    /// `alerts: yes`: the record names the rule that dropped the packet.
+    pub alerts: bool,
+}
+
+impl Verdict {
+    /// Suricata's drop reason (`PacketDropReasonToString`); the host
+    /// table's is Vigil's own.
+    pub fn drop_reason(self) -> Option<&'static str> {
+        Some(match self {
+            Verdict::Accept => return None,
+            Verdict::Drop | Verdict::Reject(_) => "rules",
+            Verdict::FlowDropped => "flow drop",
+            Verdict::HostBlocked => "host table",
+            Verdict::Exception(c) => c.drop_reason_text(),
+        })
+    }
+}
+
+/// The `drop` object of an EVE drop record (Suricata's DropLogJSON): the
+/// packet's IP and transport header fields, and why it was dropped.
+fn drop_json(p: &Packet<'_>, reason: &str) -> String {
+    use std::fmt::Write;
+    let mut o = String::with_capacity(160);
+    o.push('{');
+    let d = p.data;
+    let be16 = |b: &[u8], i: usize| {
+        b.get(i..i + 2)
+            .map_or(0, |x| u16::from_be_bytes([x[0], x[1]]))
+    };
+    if let Some(ip) = &p.ip {
+        if ip.version == 4 {
+            let h = d.get(ip.header.clone()).unwrap_or(&[]);
+            let _ = write!(
+                o,
+                "\"len\":{},\"tos\":{},\"ttl\":{},\"ipid\":{},",
+                be16(h, 2),
+                ip.tos,
+                ip.ttl,
+                ip.id
+            );
+        } else {
+            let h = d.get(ip.fixed_header.clone()).unwrap_or(&[]);
+            let flowlbl = h.get(1..4).map_or(0, |x| {
+                (u32::from(x[0] & 0x0f) << 16) | (u32::from(x[1]) << 8) | u32::from(x[2])
+            });
+            let _ = write!(
+                o,
+                "\"len\":{},\"tc\":{},\"hoplimit\":{},\"flowlbl\":{},",
+                be16(h, 4),
+                ip.tos,
+                ip.ttl,
+                flowlbl
+            );
+        }
+    }
+    match p.l4 {
+        L4::Tcp(t) => {
+            let h = p.l4_header();
+            let f = |bit: u8| t.flags & bit != 0;
+            let _ = write!(
+                o,
+                "\"tcpseq\":{},\"tcpack\":{},\"tcpwin\":{},\"syn\":{},\"ack\":{},\"psh\":{},\"rst\":{},\"urg\":{},\"fin\":{},\"tcpres\":{},\"tcpurgp\":{},",
+                t.seq,
+                t.ack,
+                t.window,
+                f(0x02),
+                f(0x10),
+                f(0x08),
+                f(0x04),
+                f(0x20),
+                f(0x01),
+                h.get(12).map_or(0, |b| b & 0x0f),
+                be16(h, 18)
+            );
+        }
+        L4::Udp(_) => {
+            let _ = write!(o, "\"udplen\":{},", be16(p.l4_header(), 4));
+        }
+        L4::Icmpv4(i) | L4::Icmpv6(i) => {
+            if let (Some(id), Some(seq)) = (i.id, i.seq) {
+                let _ = write!(o, "\"icmp_id\":{id},\"icmp_seq\":{seq},");
+            }
+        }
+        _ => {}
+    }
+    let _ = write!(o, "\"reason\":\"{reason}\"}}");
+    o
 }
 
 /// Who gets the answer of a `reject` (`reject` is `rejectsrc`).
@@ -158,6 +268,9 @@ pub enum OutKind {
     Alert,
     /// An app-layer transaction record: `app` is set, `rule` is unused.
     TxLog,
+    /// Inline: a dropped packet (EVE `drop` event): `app` holds the
+    /// `drop` object; `rule` is the rule that dropped it, or `u32::MAX`.
+    Drop,
 }
 
 /// A transaction's EVE object, as the output writes it.
@@ -254,6 +367,16 @@ pub struct WorkerStats {
     pub ips_drop_host: u64,
     pub ips_hosts_blocked: u64,
     pub ips_host_evictions: u64,
+    /// Inline: packets accepted.
+    pub ips_accepted: u64,
+    /// Inline: packets rejected by an exception policy (`reject`).
+    pub ips_exception_rejects: u64,
+    /// Inline: packets dropped by an exception policy, by drop reason
+    /// (`stream_midstream` ...).
+    pub ips_drop_exception: BTreeMap<&'static str, u64>,
+    /// Exception policies applied, by case and policy
+    /// (`("tcp.midstream", "drop_flow")` ...).
+    pub exceptions: BTreeMap<(&'static str, &'static str), u64>,
 }
 
 impl WorkerStats {
@@ -301,8 +424,16 @@ impl WorkerStats {
             ips_drop_flow,
             ips_drop_host,
             ips_hosts_blocked,
-            ips_host_evictions
+            ips_host_evictions,
+            ips_accepted,
+            ips_exception_rejects
         );
+        for (k, v) in &o.ips_drop_exception {
+            *self.ips_drop_exception.entry(k).or_default() += v;
+        }
+        for (k, v) in &o.exceptions {
+            *self.exceptions.entry(*k).or_default() += v;
+        }
         for (k, v) in &o.events {
             *self.events.entry(k).or_default() += v;
         }
@@ -359,6 +490,10 @@ pub struct WorkerConfig {
     pub inline: bool,
     /// Inline: the host table shared by all workers (`ips.block-hosts`).
     pub hosts: Option<Arc<crate::hosts::HostTable>>,
+    /// Inline: write a `drop` record for dropped packets.
+    pub drop_log: Option<DropLog>,
+    /// What to do when Vigil would lose sight of a packet or flow.
+    pub exceptions: ExceptionPolicies,
 }
 
 /// Suricata's checksum modes (`-k`). With validation on, a TCP packet
@@ -415,6 +550,8 @@ impl Default for WorkerConfig {
             checksum: ChecksumMode::None,
             inline: false,
             hosts: None,
+            drop_log: None,
+            exceptions: ExceptionPolicies::default(),
         }
     }
 }
@@ -450,6 +587,17 @@ struct Ctx {
     verdict: Verdict,
     /// Inline: a host a drop of this packet blocks (host table).
     block_host: Option<IpAddr>,
+    /// An exception policy decided this packet's drop (or reject).
+    exception_drop: Option<ExceptionCase>,
+    /// The `pass-packet` exception policy: no detection on this packet.
+    skip_detect: bool,
+    /// The rule whose drop decided this packet's verdict.
+    drop_rule: Option<u32>,
+    /// `drop` records with `flows: start`: this packet's direction of its
+    /// flow had one already.
+    drop_logged: bool,
+    /// The dropped packet's flow id and direction.
+    drop_flow: Option<(u64, bool)>,
 }
 
 pub struct Worker {
@@ -499,6 +647,11 @@ impl Worker {
                 checksum_bad: 0,
                 verdict: Verdict::Accept,
                 block_host: None,
+                exception_drop: None,
+                skip_detect: false,
+                drop_rule: None,
+                drop_logged: false,
+                drop_flow: None,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
@@ -557,6 +710,11 @@ impl Worker {
         for (i, p) in packets.iter_mut().enumerate() {
             let rec = &batch.records[i];
             self.ctx.verdict = Verdict::Accept;
+            self.ctx.exception_drop = None;
+            self.ctx.skip_detect = false;
+            self.ctx.drop_rule = None;
+            self.ctx.drop_logged = false;
+            self.ctx.drop_flow = None;
             if rec.marker {
                 self.clock(rec, alerts);
                 self.verdicts.push(Verdict::Accept);
@@ -573,6 +731,9 @@ impl Worker {
                 }
                 _ => false,
             };
+            if rec.defrag & DEFRAG_MEMCAP != 0 {
+                self.ctx.exception(ExceptionCase::DefragMemcap, None);
+            }
             if host_blocked {
                 self.ctx.verdict = Verdict::HostBlocked;
             } else {
@@ -585,12 +746,26 @@ impl Worker {
                 self.inspect(p, pk, s as usize..e as usize, alerts);
             }
             let v = self.ctx.verdict;
-            match v {
-                Verdict::Accept => {}
-                Verdict::Drop => self.ctx.stats.ips_drop_rule += 1,
-                Verdict::Reject(_) => self.ctx.stats.ips_reject += 1,
-                Verdict::FlowDropped => self.ctx.stats.ips_drop_flow += 1,
-                Verdict::HostBlocked => self.ctx.stats.ips_drop_host += 1,
+            let s = &mut self.ctx.stats;
+            match (v, self.ctx.exception_drop) {
+                (Verdict::Accept, _) => {
+                    if self.ctx.cfg.inline {
+                        s.ips_accepted += 1;
+                    }
+                }
+                (Verdict::Exception(c), _) | (Verdict::Reject(_), Some(c)) => {
+                    if matches!(v, Verdict::Reject(_)) {
+                        s.ips_exception_rejects += 1;
+                    }
+                    *s.ips_drop_exception.entry(c.drop_reason()).or_default() += 1;
+                }
+                (Verdict::Drop, _) => s.ips_drop_rule += 1,
+                (Verdict::Reject(_), None) => s.ips_reject += 1,
+                (Verdict::FlowDropped, _) => s.ips_drop_flow += 1,
+                (Verdict::HostBlocked, _) => s.ips_drop_host += 1,
+            }
+            if v.is_drop() && self.ctx.cfg.drop_log.is_some() && !self.ctx.drop_logged {
+                self.ctx.drop_record(p, rec, v, alerts);
             }
             if let (Some(a), Some(h)) = (self.ctx.block_host.take(), &self.ctx.cfg.hosts) {
                 self.ctx.stats.ips_hosts_blocked += 1;
@@ -616,8 +791,10 @@ impl Worker {
         if ip.fragment.is_some() && !pk.rec.rebuilt {
             // Fragments get no flow: the datagram they rebuild is
             // inspected with its flow (Suricata does the same).
-            self.ctx
-                .inspect_flowless(p, pk, &self.candidates[cand], alerts);
+            if !self.ctx.skip_detect {
+                self.ctx
+                    .inspect_flowless(p, pk, &self.candidates[cand], alerts);
+            }
             return;
         }
         let vlan = if p.vlan_count > 0 {
@@ -659,6 +836,16 @@ impl Worker {
                 .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
             if self.ctx.verdict.is_drop() {
                 flow.state.dropped = true;
+            }
+        }
+        if self.ctx.verdict.is_drop() {
+            let to_server = flow.direction(src_is_lo) == Direction::ToServer;
+            self.ctx.drop_flow = Some((flow.id, to_server));
+            if self.ctx.cfg.drop_log.is_some_and(|d| !d.all) {
+                // `flows: start`: one drop record per flow direction.
+                let d = usize::from(!to_server);
+                self.ctx.drop_logged = flow.state.drop_logged[d];
+                flow.state.drop_logged[d] = true;
             }
         }
         // Reindex the flow by its new idle deadline (at most once per
@@ -810,6 +997,98 @@ struct Emit {
 }
 
 impl Ctx {
+    /// Appends the `drop` record of a dropped packet.
+    fn drop_record(
+        &mut self,
+        p: &Packet<'_>,
+        rec: &PacketRecord,
+        v: Verdict,
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        let Some(ip) = &p.ip else { return };
+        let reason = v.drop_reason().unwrap_or("rules");
+        let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
+        alerts.push(AlertOut {
+            index: rec.index,
+            order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+            ts_ns: rec.ts_ns,
+            flow_id: self.drop_flow.map(|f| f.0),
+            src: ip.src,
+            dst: ip.dst,
+            sp: has_ports.then(|| p.src_port()),
+            dp: has_ports.then(|| p.dst_port()),
+            proto: ip.proto,
+            icmp: match p.l4 {
+                L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
+                _ => None,
+            },
+            vlan: p.vlan,
+            vlan_count: p.vlan_count,
+            to_server: self.drop_flow.map(|f| f.1),
+            rule: self.drop_rule.unwrap_or(u32::MAX),
+            linktype: rec.linktype,
+            stream: false,
+            pseudo: false,
+            rebuilt: rec.rebuilt,
+            payload: None,
+            packet: None,
+            app_proto: None,
+            app: Some(Box::new(AppRecord {
+                key: "drop",
+                tx_id: 0,
+                json: drop_json(p, reason),
+            })),
+            kind: OutKind::Drop,
+            blocked: true,
+            xff: None,
+        });
+    }
+
+    /// Applies the exception policy of `case` to the packet being
+    /// inspected and, for a flow policy, to `flow`; counted by case and
+    /// policy. Returns whether detection on the packet is to be skipped.
+    fn exception(&mut self, case: ExceptionCase, flow: Option<&mut FlowState>) -> bool {
+        let pol = self.cfg.exceptions.get(case);
+        if pol == ExceptionPolicy::Ignore {
+            return false;
+        }
+        *self
+            .stats
+            .exceptions
+            .entry((case.counter(), pol.counter()))
+            .or_default() += 1;
+        match pol {
+            ExceptionPolicy::Ignore => return false,
+            ExceptionPolicy::DropPacket | ExceptionPolicy::DropFlow => {
+                if !self.verdict.is_drop() {
+                    self.verdict = Verdict::Exception(case);
+                }
+            }
+            ExceptionPolicy::Reject => {
+                if !self.verdict.is_drop() {
+                    self.verdict = Verdict::Reject(RejectTo::Src);
+                    self.exception_drop = Some(case);
+                }
+            }
+            ExceptionPolicy::PassPacket => {}
+            ExceptionPolicy::Bypass | ExceptionPolicy::PassFlow => {}
+        }
+        if let Some(f) = flow {
+            match pol {
+                ExceptionPolicy::DropFlow | ExceptionPolicy::Reject => f.dropped = true,
+                ExceptionPolicy::Bypass => {
+                    f.detect.passed = true;
+                    self.stats.passed_flows += 1;
+                    f.tcp.disable_reassembly(&mut self.mem);
+                }
+                ExceptionPolicy::PassFlow => f.no_detect = true,
+                _ => {}
+            }
+        }
+        self.skip_detect = true;
+        true
+    }
+
     /// Validation is on and the packet's TCP checksum is wrong.
     fn checksum_bad(&mut self, p: &Packet<'_>) -> bool {
         if !self.checksum_on {
@@ -934,6 +1213,7 @@ impl Ctx {
         let mut chunk_ready = false;
         let mut reach_back = false;
         let mut tcp_sizes = None;
+        let (mut exc_midstream, mut exc_memcap) = (false, false);
         let established = match p.l4 {
             L4::Tcp(_) if self.checksum_bad(p) => {
                 // Not for the stream engine (Suricata's
@@ -964,6 +1244,17 @@ impl Ctx {
                 if before == TcpState::None && st.tcp.state != TcpState::None {
                     s.tcp_sessions += 1;
                 }
+                // A session whose first packet is not a SYN (picked up
+                // with stream.midstream, else not tracked): once a flow.
+                if before == TcpState::None
+                    && t.flags & 0x10 != 0
+                    && t.flags & 0x04 == 0
+                    && !st.midstream_seen
+                {
+                    st.midstream_seen = true;
+                    exc_midstream = true;
+                }
+                exc_memcap = out.memcap_dropped > 0;
                 s.stream_depth_dropped += out.depth_dropped;
                 s.stream_memcap_dropped += out.memcap_dropped;
                 s.stream_overlaps += u64::from(out.overlap);
@@ -1015,11 +1306,53 @@ impl Ctx {
                 both
             }
         };
-        if flow.state.detect.passed {
+        if exc_midstream {
+            self.exception(ExceptionCase::Midstream, Some(&mut flow.state));
+        }
+        if exc_memcap {
+            self.exception(ExceptionCase::StreamReassemblyMemcap, Some(&mut flow.state));
+        }
+        if flow.state.detect.passed || flow.state.dropped {
+            // Passed (a pass rule, bypass) or dropped by an exception
+            // policy just now: nothing more is looked at.
             return;
         }
         let ts_us = (rec.ts_ns.max(0) / 1000) as u64;
         let decided_now = self.app_feed(p, flow, to_server, ts_us);
+        if !flow.state.app_error_seen
+            && flow
+                .state
+                .app
+                .as_ref()
+                .and_then(|a| a.state.as_ref())
+                .is_some_and(|s| s.errored())
+        {
+            flow.state.app_error_seen = true;
+            self.exception(ExceptionCase::AppLayerError, Some(&mut flow.state));
+            if flow.state.detect.passed || flow.state.dropped {
+                return;
+            }
+        }
+        if self.skip_detect || flow.state.no_detect {
+            // pass-packet / pass-flow: the stream and app layer were
+            // updated; no detection. Transactions are still logged and
+            // the inspected stream data let go.
+            let e = Emit {
+                index: rec.index,
+                order: pk.order,
+                ts_ns: rec.ts_ns,
+                linktype: rec.linktype,
+                flow_id: Some(flow.id),
+                to_server: Some(to_server),
+                pseudo: false,
+                rebuilt: rec.rebuilt,
+            };
+            self.log_txs(flow, e, false, alerts);
+            if chunk_ready {
+                self.stream_inspected(&mut flow.state.tcp, to_server);
+            }
+            return;
+        }
         let view = FlowView {
             to_server,
             established,
@@ -1523,6 +1856,7 @@ impl Ctx {
                     // A reject answers; it wins over a plain drop.
                     if !matches!(self.verdict, Verdict::Reject(_)) {
                         self.verdict = v;
+                        self.drop_rule = Some(h.rule);
                     }
                 }
             }

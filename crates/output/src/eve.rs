@@ -328,6 +328,37 @@ impl EveFormatter {
         Ok(())
     }
 
+    /// Appends one `drop` record (Suricata's drop log): the header, the
+    /// `drop` object from `ev.app`, and with `with_alert` the rule that
+    /// dropped the packet as an `alert` object.
+    pub fn drop_record(
+        &mut self,
+        out: &mut Vec<u8>,
+        ev: &AlertEvent<'_>,
+        with_alert: bool,
+    ) -> io::Result<()> {
+        let Some((key, json)) = ev.app else {
+            return Ok(());
+        };
+        let mut o = Obj::open(out);
+        write_header(&mut o, ev, key)?;
+        o.key(key);
+        o.buf.extend_from_slice(json.as_bytes());
+        if with_alert {
+            let mut a = o.object("alert");
+            a.str("action", ev.action)?;
+            a.uint("gid", u64::from(ev.gid))?;
+            a.uint("signature_id", u64::from(ev.signature_id))?;
+            a.uint("rev", u64::from(ev.rev))?;
+            a.str("signature", ev.signature)?;
+            a.str("category", ev.category)?;
+            a.uint("severity", u64::from(ev.severity))?;
+            a.close();
+        }
+        o.close();
+        Ok(())
+    }
+
     /// Appends one stats record to `out`, without the trailing newline:
     /// `{"timestamp":...,"event_type":"stats","stats":{...}}`. Only counters
     /// are written (no uptime), so equal trees give equal bytes.
@@ -436,6 +467,17 @@ impl<W: Write> EveWriter<W> {
         }
         self.line.clear();
         self.fmt.tx_record(&mut self.line, ev)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Writes a `drop` record (see [`EveFormatter::drop_record`]).
+    pub fn write_drop(&mut self, ev: &AlertEvent<'_>, with_alert: bool) -> io::Result<()> {
+        if ev.app.is_none() {
+            return Ok(());
+        }
+        self.line.clear();
+        self.fmt.drop_record(&mut self.line, ev, with_alert)?;
         self.line.push(b'\n');
         self.out.write_all(&self.line)
     }

@@ -200,6 +200,37 @@ impl Config {
         })
     }
 
+    /// The eve-log `drop` type, when the `types` list asks for it
+    /// (Suricata's `- drop:` entry; `flows: start` by default, `all` to log
+    /// every dropped packet). Not written unless listed.
+    pub fn eve_drop_log(&self) -> Result<Option<vigil_engine::DropLog>> {
+        let Some(eve) = self.output("eve-log") else {
+            return Ok(None);
+        };
+        let Some(Value::Sequence(types)) = eve.get("types") else {
+            return Ok(None);
+        };
+        for t in types {
+            match t {
+                Value::String(s) if s == "drop" => return Ok(Some(Default::default())),
+                Value::Mapping(_) => {
+                    let Some(d) = t.get("drop") else { continue };
+                    let all = match d.get("flows").and_then(scalar).as_deref() {
+                        None | Some("start") => false,
+                        Some("all") => true,
+                        Some(other) => {
+                            bail!("outputs.eve-log.types.drop.flows: '{other}' is not start or all")
+                        }
+                    };
+                    let alerts = d.get("alerts").and_then(scalar).is_some_and(|v| truthy(&v));
+                    return Ok(Some(vigil_engine::DropLog { all, alerts }));
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
     /// An alert option that defaults to on (`http`, `dns`, `tls`: the
     /// transaction's object in app-layer alerts); off only when set false.
     pub fn eve_alert_flag_default_on(&self, name: &str) -> bool {

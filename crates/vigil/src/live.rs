@@ -533,8 +533,8 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         // its verdict (drop and reject rules drop, stream and app layer
         // inspect data as it arrives).
         ecfg.workers = queues.len();
-        ecfg.inline = true;
     }
+    crate::run::set_inline(&mut ecfg, &cfg, !queues.is_empty())?;
     let workers = ecfg.workers;
     // Inputs first: a missing interface, queue or permission is said
     // before the rules take seconds to load.

@@ -115,6 +115,8 @@ pub struct Sink {
     xff_overwrite: Option<bool>,
     /// Live: packets have no `pcap_cnt`.
     live: bool,
+    /// `drop` records name the rule that dropped the packet.
+    drop_alerts: bool,
 }
 
 impl AlertSink for Sink {
@@ -223,6 +225,39 @@ impl AlertSink for Sink {
             ..AlertEvent::default()
         };
         self.eve.write_tx(&ev)
+    }
+
+    fn drop_log(&mut self, a: &AlertOut, rule: Option<&CompiledRule>) -> std::io::Result<()> {
+        let Some(rec) = a.app.as_ref() else {
+            return Ok(());
+        };
+        let vlan = &a.vlan[..a.vlan_count as usize];
+        let rule = rule.filter(|_| self.drop_alerts);
+        let ev = AlertEvent {
+            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
+            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
+            flow_id: a.flow_id,
+            pcap_cnt: (!self.live).then_some(a.index),
+            vlan,
+            src_ip: a.src,
+            src_port: a.sp,
+            dest_ip: a.dst,
+            dest_port: a.dp,
+            proto: a.proto,
+            icmp_type: a.icmp.map(|i| i.0),
+            icmp_code: a.icmp.map(|i| i.1),
+            pkt_src: a.pkt_src(),
+            action: "blocked",
+            gid: rule.map_or(0, |r| r.gid),
+            signature_id: rule.map_or(0, |r| r.sid),
+            rev: rule.map_or(0, |r| r.rev),
+            signature: rule.map_or("", |r| r.msg.as_str()),
+            category: rule.map_or("", |r| r.category.as_str()),
+            severity: rule.map_or(0, |r| r.severity),
+            app: Some((rec.key, rec.json.as_str())),
+            ..AlertEvent::default()
+        };
+        self.eve.write_drop(&ev, rule.is_some())
     }
 }
 
@@ -359,15 +394,26 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("tcp.sessions", w.tcp_sessions);
     set("tcp.ssn_reuse", w.tcp_reuse);
     set("tcp.invalid_checksum", w.tcp_invalid_checksum);
-    if w.ips_drop_rule + w.ips_reject + w.ips_drop_flow + w.ips_drop_host > 0 {
+    let exception_drops: u64 = w.ips_drop_exception.values().sum();
+    let blocked =
+        w.ips_drop_rule + w.ips_reject + w.ips_drop_flow + w.ips_drop_host + exception_drops;
+    if w.ips_accepted + blocked > 0 {
         // Inline (or --simulate-ips) only, so that IDS records stay as
-        // they were.
-        set("ips.drop.rules", w.ips_drop_rule);
-        set("ips.drop.reject", w.ips_reject);
-        set("ips.drop.flow_table", w.ips_drop_flow);
-        set("ips.drop.host_table", w.ips_drop_host);
-        set("ips.hosts_blocked", w.ips_hosts_blocked);
-        set("ips.host_evictions", w.ips_host_evictions);
+        // they were. Suricata's names; the host table is Vigil's.
+        set("ips.accepted", w.ips_accepted);
+        set("ips.blocked", blocked);
+        set("ips.rejected", w.ips_reject + w.ips_exception_rejects);
+        set("ips.drop_reason.rules", w.ips_drop_rule + w.ips_reject);
+        set("ips.drop_reason.flow_drop", w.ips_drop_flow);
+        set("ips.drop_reason.host_table", w.ips_drop_host);
+        for (reason, n) in &w.ips_drop_exception {
+            set(&format!("ips.drop_reason.{reason}"), *n);
+        }
+        set("ips.hosts.blocked", w.ips_hosts_blocked);
+        set("ips.hosts.evictions", w.ips_host_evictions);
+    }
+    for ((case, policy), n) in &w.exceptions {
+        set(&format!("exception_policy.{case}.{policy}"), *n);
     }
     set("tcp.pseudo", w.pseudo_packets);
     set("tcp.overlap", w.stream_overlaps);
@@ -516,6 +562,8 @@ pub struct OutputSettings {
     pub log_packet: bool,
     pub log_types: Vec<&'static str>,
     pub xff: Option<crate::config::XffSettings>,
+    /// The eve-log `drop` type, when listed.
+    pub drop_log: Option<vigil_engine::DropLog>,
 }
 
 pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
@@ -550,6 +598,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             .filter(|t| cfg.eve_logs_type(t))
             .collect(),
         xff: cfg.eve_alert_xff()?,
+        drop_log: cfg.eve_drop_log()?,
     })
 }
 
@@ -583,6 +632,7 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
         log_types: o.log_types.clone(),
         xff_overwrite: o.xff.as_ref().map(|x| x.overwrite),
         live: append,
+        drop_alerts: o.drop_log.is_some_and(|d| d.alerts),
     })
 }
 
@@ -606,6 +656,7 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
         xff: o.xff.as_ref().map(|x| (x.header.clone(), x.reverse)),
+        drop_log: o.drop_log,
         ..EngineConfig::default()
     };
     match cfg
@@ -629,6 +680,27 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     ecfg.checksum = checksum_mode(args, cfg)?;
     ecfg.host_block = host_block(cfg)?;
     Ok(ecfg)
+}
+
+/// Sets IPS mode on or off, and with it the exception policies
+/// (`exception-policy` and the per-case keys; `auto` fails closed inline
+/// and ignores in IDS mode).
+pub(crate) fn set_inline(ecfg: &mut EngineConfig, cfg: &Config, inline: bool) -> Result<()> {
+    ecfg.inline = inline;
+    let per_case: Vec<(vigil_engine::ExceptionCase, String)> = vigil_engine::ExceptionCase::ALL
+        .iter()
+        .filter_map(|c| cfg.get_str(c.config_key()).map(|v| (*c, v)))
+        .collect();
+    let per_case: Vec<(vigil_engine::ExceptionCase, &str)> =
+        per_case.iter().map(|(c, v)| (*c, v.as_str())).collect();
+    ecfg.exceptions = vigil_engine::ExceptionPolicies::resolve(
+        cfg.get_str("exception-policy").as_deref(),
+        &per_case,
+        inline,
+        ecfg.stream.midstream,
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    Ok(())
 }
 
 /// `ips.block-hosts`: `classtypes` (a list, or a comma-separated string
@@ -766,7 +838,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     ecfg.device = device;
     // The inline verdicts, offline: drop and reject rules drop packets
     // and flows (deterministic; `"action":"blocked"`).
-    ecfg.inline = args.simulate_ips;
+    set_inline(&mut ecfg, &cfg, args.simulate_ips)?;
     let workers = ecfg.workers;
     if let Some(x) = args.replay_speed {
         if !(x.is_finite() && x >= 0.0) {

@@ -1007,10 +1007,16 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
         .iter()
         .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
     let s = &last_stats(&eve)["stats"];
-    assert!(s["ips"]["drop"]["rules"].as_u64().unwrap() >= 1, "{s}");
+    assert!(
+        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
     // The client retransmits the dropped request: the flow verdict table
     // drops the copies without inspecting them.
-    assert!(s["ips"]["drop"]["flow_table"].as_u64().unwrap() >= 1, "{s}");
+    assert!(
+        s["ips"]["drop_reason"]["flow_drop"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
     // Every packet's hold until its verdict is measured.
     let h = &s["ips"]["hold_time_us"]["worker_0"];
     assert!(h["packets"].as_u64().unwrap() >= 10, "{s}");
@@ -1086,7 +1092,7 @@ fn nfqueue_reject_resets_the_client_at_once() {
         .iter()
         .any(|e| e["event_type"] == "alert" && e["alert"]["action"] == "blocked"));
     let s = &last_stats(&eve)["stats"];
-    assert!(s["ips"]["drop"]["reject"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["ips"]["rejected"].as_u64().unwrap() >= 1, "{s}");
 }
 
 /// Host blocking: after the attack (a drop by a rule whose classtype is
@@ -1144,6 +1150,9 @@ fn nfqueue_blocks_the_attacking_host_until_the_block_expires() {
     assert!(status.success(), "{err}");
     let eve = eve_lines(&eve_path);
     let s = &last_stats(&eve)["stats"];
-    assert_eq!(s["ips"]["hosts_blocked"].as_u64(), Some(1), "{s}");
-    assert!(s["ips"]["drop"]["host_table"].as_u64().unwrap() >= 1, "{s}");
+    assert_eq!(s["ips"]["hosts"]["blocked"].as_u64(), Some(1), "{s}");
+    assert!(
+        s["ips"]["drop_reason"]["host_table"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
 }
