@@ -4,7 +4,7 @@
 # for the Hyperscan prefilter (the default engine), the OpenCL loader and
 # PoCL for the device path, libpcap (BPF compilation) and tcpreplay and
 # iproute2 for the live-capture tests, libnetfilter_queue and iptables for
-# inline mode. Idempotent.
+# inline mode, iperf3 and ping for the inline benchmark. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -32,6 +32,10 @@ command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 # The inline network tests fetch pages through the test router with curl.
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# scripts/bench-inline.sh: a bulk transfer (iperf3) and RTTs (ping)
+# through the test router.
+command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)
+command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
