@@ -91,7 +91,7 @@ impl LiveInput for RingInput {
             kernel_drops: self.carried.kernel_drops + k.drops,
             kernel_ifdrops: ifd,
             truncated: self.carried.truncated + self.ring.truncated(),
-            link_down: 0,
+            ..InputCounters::default()
         }
     }
 
