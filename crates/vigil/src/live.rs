@@ -611,10 +611,10 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
     // symmetric (both directions of a flow hash alike) and picks the
     // member at index `(hash * members) >> 32` (`fanout_demux_hash`):
     // from the hash and the member count alone, not the interface; a
-    // member's index is the order in which it joined. Opening the rings of an interface for workers 0,
-    // 1, ... in that order makes member i worker i in both groups, so
-    // a flow's frames from A (group of A) and its replies from B (group
-    // of B) reach the same worker.
+    // member's index is the order in which it joined. Opening the rings
+    // of each interface for workers 0, 1, ... in that order makes member
+    // i worker i in both groups, so a flow's frames from A (group of A)
+    // and its replies from B (group of B) reach the same worker.
     let bridge_cfg = crate::bridge::bridge_ring_config(&ring_cfg);
     let per_worker = 2 * bridges.len();
     let waits: Vec<_> = (0..workers)
