@@ -115,6 +115,16 @@ pub struct RingConfig {
     /// 65535. With a VLAN tag re-inserted the delivered frame is 4 bytes
     /// longer.
     pub snaplen: u32,
+    /// The ring does not hand over frames sent out of the interface, only
+    /// those received on it. An inline bridge needs it, or it would read
+    /// back (and forward again) the frames it transmits itself. The
+    /// kernel leaves them out of the fanout group with
+    /// `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` (Linux 6.9; the socket
+    /// option `PACKET_IGNORE_OUTGOING` of Linux 4.20 does not apply to a
+    /// socket in a fanout group); on an older kernel the ring skips them
+    /// as it reads ([`crate::Ring::outgoing_skipped`]). Default false (a
+    /// passive sensor sees both directions of a host's own traffic).
+    pub ignore_outgoing: bool,
 }
 
 impl Default for RingConfig {
@@ -130,6 +140,7 @@ impl Default for RingConfig {
             promisc: true,
             bpf: None,
             snaplen: 65535,
+            ignore_outgoing: false,
         }
     }
 }

@@ -57,6 +57,12 @@
 //!   that created it; open the ring from a thread inside the namespace.
 //! * Privileges: opening a ring needs `CAP_NET_RAW`
 //!   ([`CaptureError::Permission`] says so).
+//! * Inline bridge: [`TxSocket`] sends whole frames out of an interface
+//!   (counting, not failing on, frames the kernel refuses, e.g. EMSGSIZE
+//!   for a GRO aggregate over the MTU), and
+//!   [`RingConfig::ignore_outgoing`] keeps a ring from reading back what
+//!   was sent out of its interface (`PACKET_FANOUT_FLAG_IGNORE_OUTGOING`,
+//!   else skipped as the ring is read).
 //! * Link down: [`Ring::poll`] returns [`CaptureError::LinkDown`] when the
 //!   socket reports ENETDOWN/ENXIO/ENODEV; the caller counts it and reopens.
 
@@ -66,6 +72,7 @@ mod filter;
 mod link;
 mod ring;
 mod sys;
+mod tx;
 mod vlan;
 
 pub use config::{FanoutMode, ParseFanoutModeError, RingConfig};
@@ -76,4 +83,5 @@ pub use link::{
     LINKTYPE_IEEE802_11_RADIOTAP, LINKTYPE_RAW,
 };
 pub use ring::{KernelStats, LivePacket, Ring};
+pub use tx::{TxSocket, TxStats};
 pub use vlan::{insert_vlan_tag, ETH_P_8021Q};

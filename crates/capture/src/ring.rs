@@ -73,6 +73,8 @@ pub struct Ring {
     totals: KernelStats,
     truncated: u64,
     malformed: u64,
+    ignore_outgoing: bool,
+    outgoing_skipped: u64,
     iface: String,
     ifindex: u32,
     linktype: u32,
@@ -106,7 +108,8 @@ impl Ring {
     /// interface up, `socket(AF_PACKET, SOCK_RAW, 0)`, `PACKET_VERSION`
     /// = TPACKET_V3, `PACKET_RX_RING`, `mmap`, `SO_ATTACH_FILTER`,
     /// `bind` to the interface with `ETH_P_ALL`, promiscuous membership,
-    /// `PACKET_FANOUT`.
+    /// `PACKET_FANOUT` (with `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` for
+    /// [`RingConfig::ignore_outgoing`] when the kernel has it).
     ///
     /// The socket is created with protocol 0, which receives nothing until
     /// `bind` names the protocol: an `ETH_P_ALL` socket would start
@@ -230,8 +233,31 @@ impl Ring {
         if cfg.defrag {
             type_flags |= sys::PACKET_FANOUT_FLAG_DEFRAG;
         }
-        let fanout_arg = (u32::from(cfg.fanout_group) | (type_flags << 16)) as libc::c_int;
-        sys::setsockopt(&fd, libc::SOL_PACKET, sys::PACKET_FANOUT, &fanout_arg).map_err(|e| {
+        let fanout_arg = |flags: u32| (u32::from(cfg.fanout_group) | (flags << 16)) as libc::c_int;
+        // Outgoing frames: the socket option PACKET_IGNORE_OUTGOING does
+        // not apply to a socket in a fanout group (the group's hook
+        // receives for it), so the group is asked with
+        // PACKET_FANOUT_FLAG_IGNORE_OUTGOING (Linux 6.9); a kernel without
+        // it refuses the flag (EINVAL) and the ring then skips outgoing
+        // frames itself as it reads them (`walk_block`).
+        let mut joined = Err(io::Error::from_raw_os_error(libc::EINVAL));
+        if cfg.ignore_outgoing {
+            joined = sys::setsockopt(
+                &fd,
+                libc::SOL_PACKET,
+                sys::PACKET_FANOUT,
+                &fanout_arg(type_flags | sys::PACKET_FANOUT_FLAG_IGNORE_OUTGOING),
+            );
+        }
+        if matches!(&joined, Err(e) if os_code(e) == libc::EINVAL) {
+            joined = sys::setsockopt(
+                &fd,
+                libc::SOL_PACKET,
+                sys::PACKET_FANOUT,
+                &fanout_arg(type_flags),
+            );
+        }
+        joined.map_err(|e| {
             if is_permission(&e) {
                 CaptureError::Permission(format!("PACKET_FANOUT on {iface}"))
             } else {
@@ -254,6 +280,8 @@ impl Ring {
             totals: KernelStats::default(),
             truncated: 0,
             malformed: 0,
+            ignore_outgoing: cfg.ignore_outgoing,
+            outgoing_skipped: 0,
             iface: iface.to_string(),
             ifindex,
             linktype,
@@ -353,6 +381,13 @@ impl Ring {
         self.truncated
     }
 
+    /// Outgoing frames skipped by the ring itself with
+    /// [`RingConfig::ignore_outgoing`] on a kernel whose fanout group
+    /// could not leave them out (before Linux 6.9); 0 otherwise.
+    pub fn outgoing_skipped(&self) -> u64 {
+        self.outgoing_skipped
+    }
+
     /// Ring entries skipped because their header pointed outside the block
     /// (should stay 0; counted rather than trusted).
     pub fn malformed(&self) -> u64 {
@@ -427,6 +462,20 @@ impl Ring {
         Ok(())
     }
 
+    /// Whether the frame whose header is at `off` in the block at `base`
+    /// (`bs` bytes) was sent out of the interface (`sll_pkttype` of the
+    /// `sockaddr_ll` the kernel puts after the `tpacket3_hdr`).
+    fn is_outgoing(&self, base: *const u8, off: usize, bs: usize) -> bool {
+        let at = off + mem::size_of::<tpacket3_hdr>() + offset_of!(libc::sockaddr_ll, sll_pkttype);
+        if at >= bs {
+            return false;
+        }
+        // SAFETY: `at` lies inside the user-owned block (checked above),
+        // which the kernel does not write until it is released.
+        let pkttype = unsafe { ptr::read(base.add(at)) };
+        pkttype == libc::PACKET_OUTGOING
+    }
+
     /// Calls `f` for each packet of a user-owned block; returns the count.
     fn walk_block(&mut self, block: usize, f: &mut dyn FnMut(&LivePacket<'_>)) -> usize {
         let base = self.block_ptr(block);
@@ -448,6 +497,14 @@ impl Ring {
             }
             // SAFETY: `off..hdr_end` lies inside the user-owned block.
             let h = unsafe { ptr::read_unaligned(base.add(off).cast::<tpacket3_hdr>()) };
+            if self.ignore_outgoing && self.is_outgoing(base, off, bs) {
+                self.outgoing_skipped += 1;
+                if h.tp_next_offset == 0 {
+                    break;
+                }
+                off += h.tp_next_offset as usize;
+                continue;
+            }
             let start = off + h.tp_mac as usize;
             let snap = h.tp_snaplen as usize;
             if start.checked_add(snap).map_or(true, |end| end > bs) {

@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use common::*;
-use vigil_capture::{compile_filter, interface_drops, CaptureError, FanoutMode, Ring, RingConfig};
+use vigil_capture::{
+    compile_filter, interface_drops, CaptureError, FanoutMode, Ring, RingConfig, TxSocket,
+};
 
 const LIMIT: Duration = Duration::from_secs(5);
 const LINGER: Duration = Duration::from_millis(100);
@@ -502,4 +504,66 @@ fn poll_blocks_hands_over_at_most_that_many_blocks() {
             .unwrap();
     }
     assert_eq!(first + rest, 30);
+}
+
+#[test]
+fn a_tx_socket_sends_frames_as_they_are_and_counts_what_the_kernel_refuses() {
+    let ns = Netns::new();
+    ns.ip(&["link", "set", "va", "mtu", "1500"]);
+    ns.ip(&["link", "set", "vb", "mtu", "1500"]);
+    // The peer's ring sees the frames; a ring on va itself sees them as
+    // outgoing unless it ignores outgoing frames.
+    let mut peer = ns.open_ring("vb", &test_config(1));
+    let mut sees_out = ns.open_ring("va", &test_config(2));
+    let mut ignores_out = ns.open_ring(
+        "va",
+        &RingConfig {
+            ignore_outgoing: true,
+            ..test_config(3)
+        },
+    );
+    let mut tx = ns
+        .run_in(|| TxSocket::open("va"))
+        .unwrap_or_else(|e| panic!("TxSocket::open: {e}"));
+    assert_eq!(tx.iface(), "va");
+    let frames: Vec<Vec<u8>> = (0..20u16)
+        .map(|i| {
+            l4_frame(
+                UDP,
+                [10, 0, 0, 1],
+                [10, 0, 0, 2],
+                5000 + i,
+                53,
+                &[i as u8; 100],
+            )
+        })
+        .collect();
+    for f in &frames {
+        tx.send(f).unwrap();
+    }
+    // Over the MTU (1500 + 14): refused with EMSGSIZE, counted.
+    let big = l4_frame(UDP, [10, 0, 0, 1], [10, 0, 0, 2], 1, 2, &[0; 2000]);
+    let e = tx.send(&big).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE), "{e}");
+    let s = tx.stats();
+    assert_eq!((s.sent, s.errors, s.oversize), (20, 1, 1), "{s:?}");
+    let got = collect(
+        &mut [&mut peer, &mut sees_out, &mut ignores_out],
+        2 * frames.len(),
+        LIMIT,
+        LINGER,
+    );
+    let data = |g: &Vec<Got>| g.iter().map(|p| p.data.clone()).collect::<Vec<_>>();
+    assert_eq!(data(&got[0]), frames, "the peer gets every frame intact");
+    assert_eq!(data(&got[1]), frames, "outgoing frames are seen by default");
+    assert!(got[2].is_empty(), "ignore_outgoing: {} seen", got[2].len());
+    // A frame received on va still reaches the ring that ignores outgoing.
+    ns.sender("vb").send(&frames[0]);
+    let got = collect(&mut [&mut ignores_out], 1, LIMIT, LINGER).remove(0);
+    assert_eq!(got.len(), 1);
+    // A missing interface is named.
+    assert!(matches!(
+        ns.run_in(|| TxSocket::open("nope0")),
+        Err(CaptureError::NoSuchInterface(_))
+    ));
 }

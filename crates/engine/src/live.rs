@@ -73,6 +73,12 @@ pub struct InputCounters {
     pub truncated: u64,
     /// Times the link went down and was reopened.
     pub link_down: u64,
+    /// Inline bridge: frames of this input sent out of the peer interface
+    /// (and reject answers sent).
+    pub tx_packets: u64,
+    /// Inline bridge: frames of this input that the kernel refused to send
+    /// (over the peer's MTU, link down, ...), and failed reject answers.
+    pub tx_errors: u64,
 }
 
 /// A packet source read by one worker (an AF_PACKET ring, ...).
@@ -253,6 +259,8 @@ impl LiveSnapshot {
             t.kernel_ifdrops = t.kernel_ifdrops.max(c.kernel_ifdrops);
             t.truncated += c.truncated;
             t.link_down += c.link_down;
+            t.tx_packets += c.tx_packets;
+            t.tx_errors += c.tx_errors;
         }
         out
     }

@@ -93,5 +93,5 @@ mod sys;
 
 pub use error::InlineError;
 pub use queue::{Queue, QueueConfig, QueueStats, QueuedPacket, Verdict};
-pub use reject::{reject_answers, RawSender, RejectInfo};
+pub use reject::{ethernet_answer, ethernet_ip_offset, reject_answers, RawSender, RejectInfo};
 pub use spec::{parse_queue_spec, parse_queue_specs};

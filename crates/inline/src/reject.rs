@@ -119,6 +119,54 @@ fn port_unreachable(r: &RejectInfo<'_>) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The length of an Ethernet frame's link header (the MAC addresses, any
+/// 802.1Q/802.1ad tags, the EtherType) when it carries IPv4 or IPv6, so
+/// that `&frame[len..]` is the IP packet; `None` for anything else (ARP,
+/// MPLS, PPPoE, a frame too short).
+pub fn ethernet_ip_offset(frame: &[u8]) -> Option<usize> {
+    let mut off = 12;
+    loop {
+        let t = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
+        match t {
+            // 802.1Q, 802.1ad, and the old QinQ EtherTypes: a tag of 4.
+            0x8100 | 0x88a8 | 0x9100 => off += 4,
+            0x0800 | 0x86dd if frame.len() > off + 2 => return Some(off + 2),
+            _ => return None,
+        }
+    }
+}
+
+/// An IP answer of [`reject_answers`] framed for an inline bridge, from
+/// the Ethernet frame that was rejected: its link header with the VLAN
+/// tags kept, the EtherType of the answer's IP version, and the MAC
+/// addresses swapped for the answer to the sender (`to_src`: it goes back
+/// out of the interface the frame came in on) or as they were for the
+/// answer to the receiver (it goes out of the peer interface, as the
+/// frame would have). `None` when the frame is not Ethernet carrying IP
+/// or the answer is not an IP packet.
+pub fn ethernet_answer(original: &[u8], to_src: bool, answer: &[u8]) -> Option<Vec<u8>> {
+    let l2 = ethernet_ip_offset(original)?;
+    let ethertype: u16 = match answer.first()? >> 4 {
+        4 => 0x0800,
+        6 => 0x86dd,
+        _ => return None,
+    };
+    let mut out = Vec::with_capacity(l2 + answer.len());
+    if to_src {
+        out.extend_from_slice(&original[6..12]);
+        out.extend_from_slice(&original[0..6]);
+    } else {
+        out.extend_from_slice(&original[0..12]);
+    }
+    out.extend_from_slice(&original[12..l2 - 2]);
+    out.extend_from_slice(&ethertype.to_be_bytes());
+    out.extend_from_slice(answer);
+    if out.len() < 60 {
+        out.resize(60, 0);
+    }
+    Some(out)
+}
+
 /// Raw IP sockets (IPv4 and IPv6, header included) for the answers,
 /// opened in the network namespace of the thread that creates them.
 pub struct RawSender {
@@ -236,5 +284,117 @@ mod tests {
         r.dst = "::1".parse().unwrap();
         r.proto = 6;
         assert!(reject_answers(&r, true, true).is_empty());
+    }
+
+    const DST_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xbb];
+    const SRC_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xaa];
+
+    fn frame(tags: &[[u8; 4]], ethertype: [u8; 2], ip: &[u8]) -> Vec<u8> {
+        let mut f = DST_MAC.to_vec();
+        f.extend_from_slice(&SRC_MAC);
+        for t in tags {
+            f.extend_from_slice(t);
+        }
+        f.extend_from_slice(&ethertype);
+        f.extend_from_slice(ip);
+        f
+    }
+
+    #[test]
+    fn the_ip_offset_of_an_ethernet_frame_skips_vlan_tags() {
+        let ip = [0x45u8; 20];
+        assert_eq!(ethernet_ip_offset(&frame(&[], [0x08, 0x00], &ip)), Some(14));
+        assert_eq!(ethernet_ip_offset(&frame(&[], [0x86, 0xdd], &ip)), Some(14));
+        let q = [0x81, 0x00, 0x00, 0x0a];
+        let ad = [0x88, 0xa8, 0x00, 0x14];
+        assert_eq!(
+            ethernet_ip_offset(&frame(&[q], [0x08, 0x00], &ip)),
+            Some(18)
+        );
+        assert_eq!(
+            ethernet_ip_offset(&frame(&[ad, q], [0x08, 0x00], &ip)),
+            Some(22)
+        );
+        // ARP, MPLS, no payload, truncated: not IP.
+        assert_eq!(ethernet_ip_offset(&frame(&[], [0x08, 0x06], &ip)), None);
+        assert_eq!(ethernet_ip_offset(&frame(&[], [0x88, 0x47], &ip)), None);
+        assert_eq!(ethernet_ip_offset(&frame(&[], [0x08, 0x00], &[])), None);
+        assert_eq!(ethernet_ip_offset(&DST_MAC), None);
+        assert_eq!(ethernet_ip_offset(&frame(&[q], [0x81, 0x00], &[])), None);
+    }
+
+    #[test]
+    fn reject_answers_are_framed_byte_by_byte() {
+        let answer = [0x45, 0x00, 0x00, 0x28, 0xde, 0xad];
+        let orig = frame(&[], [0x08, 0x00], &[0x45; 40]);
+        // To the sender: MACs swapped, IPv4 EtherType, the answer after.
+        let to_src = ethernet_answer(&orig, true, &answer).unwrap();
+        let mut want = SRC_MAC.to_vec();
+        want.extend_from_slice(&DST_MAC);
+        want.extend_from_slice(&[0x08, 0x00]);
+        want.extend_from_slice(&answer);
+        // Padded to 60 bytes.
+        want.resize(60, 0);
+        assert_eq!(to_src, want);
+        // To the receiver: the original MACs.
+        let to_dst = ethernet_answer(&orig, false, &answer).unwrap();
+        let mut want = DST_MAC.to_vec();
+        want.extend_from_slice(&SRC_MAC);
+        want.extend_from_slice(&[0x08, 0x00]);
+        want.extend_from_slice(&answer);
+        want.resize(60, 0);
+        assert_eq!(to_dst, want);
+        // A VLAN tag is kept; the EtherType follows the answer's version.
+        let tagged = frame(&[[0x81, 0x00, 0x20, 0x07]], [0x86, 0xdd], &[0x60; 40]);
+        let v6 = [0x60, 0x00, 0x00, 0x00];
+        let got = ethernet_answer(&tagged, true, &v6).unwrap();
+        assert_eq!(got.len(), 60);
+        assert!(got[22..].iter().all(|&b| b == 0));
+        assert_eq!(
+            got[..22],
+            [
+                0x02, 0, 0, 0, 0, 0xaa, 0x02, 0, 0, 0, 0, 0xbb, 0x81, 0x00, 0x20, 0x07, 0x86, 0xdd,
+                0x60, 0x00, 0x00, 0x00
+            ]
+        );
+        // A long answer is not padded.
+        let long = [0x45; 100];
+        assert_eq!(ethernet_answer(&orig, false, &long).unwrap().len(), 114);
+        // Not IP in, or not IP out: nothing.
+        assert_eq!(
+            ethernet_answer(&frame(&[], [0x08, 0x06], &[0; 28]), true, &answer),
+            None
+        );
+        assert_eq!(ethernet_answer(&orig, true, &[0x10, 0]), None);
+        assert_eq!(ethernet_answer(&orig, true, &[]), None);
+    }
+
+    #[test]
+    fn a_framed_tcp_reset_decodes_as_the_answer_to_the_sender() {
+        let tcp = PacketBuilder::ethernet2(SRC_MAC, DST_MAC)
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(40000, 80, 1000, 512)
+            .ack(5000)
+            .psh();
+        let mut orig = Vec::new();
+        tcp.write(&mut orig, b"GET /ATTACK HTTP/1.1").unwrap();
+        let ip = &orig[ethernet_ip_offset(&orig).unwrap()..];
+        let r = RejectInfo {
+            payload_len: 20,
+            ..info(6, ip)
+        };
+        let (to, answer) = reject_answers(&r, true, false).remove(0);
+        assert_eq!(to, r.src);
+        let framed = ethernet_answer(&orig, true, &answer).unwrap();
+        let h = etherparse::PacketHeaders::from_ethernet_slice(&framed).unwrap();
+        let Some(etherparse::LinkHeader::Ethernet2(e)) = h.link else {
+            panic!("not Ethernet")
+        };
+        assert_eq!((e.source, e.destination), (DST_MAC, SRC_MAC));
+        let Some(etherparse::TransportHeader::Tcp(t)) = h.transport else {
+            panic!("not TCP")
+        };
+        assert!(t.rst);
+        assert_eq!((t.source_port, t.destination_port), (80, 40000));
     }
 }

@@ -101,6 +101,16 @@ pub struct RunArgs {
     /// is held until its verdict; drop and reject rules drop.
     #[arg(short = 'q', value_name = "QUEUE", conflicts_with_all = ["pcap", "interfaces"])]
     pub nfqueues: Vec<String>,
+    /// Inline (IPS) as an AF_PACKET bridge ("bump in the wire"):
+    /// `IFACE_A:IFACE_B` (repeatable). Frames that pass inspection are
+    /// sent on from A to B and from B to A; drop and reject rules drop.
+    /// Fail-closed: nothing passes while Vigil is not running.
+    #[arg(
+        long = "inline",
+        value_name = "IFACE_A:IFACE_B",
+        conflicts_with_all = ["pcap", "interfaces", "nfqueues"]
+    )]
+    pub bridges: Vec<String>,
     /// Live: how the kernel spreads packets over the workers' rings:
     /// hash (symmetric flow hash; default), lb, cpu, qm.
     #[arg(long, value_name = "MODE", default_value = "hash")]

@@ -91,7 +91,7 @@ impl LiveInput for RingInput {
             kernel_drops: self.carried.kernel_drops + k.drops,
             kernel_ifdrops: ifd,
             truncated: self.carried.truncated + self.ring.truncated(),
-            link_down: 0,
+            ..InputCounters::default()
         }
     }
 
@@ -127,7 +127,7 @@ struct QueueInput {
 }
 
 /// The answers to a rejected packet (an IP packet, as NFQUEUE gives it).
-fn reject_info<'a>(frame: &'a [u8]) -> Option<vigil_inline::RejectInfo<'a>> {
+pub(crate) fn reject_info<'a>(frame: &'a [u8]) -> Option<vigil_inline::RejectInfo<'a>> {
     let p = vigil_wire::decode(101, frame);
     let ip = p.ip.as_ref()?;
     let (seq, ack, flags) = match p.l4 {
@@ -235,6 +235,8 @@ struct LiveOutput {
     last_stats: Instant,
     metrics: Option<vigil_metrics::Metrics>,
     report: Arc<std::sync::Mutex<ReloadInfo>>,
+    /// An inline bridge: the transmit counters go into the stats too.
+    bridge: bool,
 }
 
 /// Rule reload figures, shared between the control thread and output.
@@ -275,6 +277,10 @@ impl LiveOutput {
         set("capture.truncated", sum(|c| c.truncated));
         set("capture.link_down", sum(|c| c.link_down));
         set("capture.dropped", sum(|c| c.kernel_drops));
+        if self.bridge {
+            set("capture.tx_packets", sum(|c| c.tx_packets));
+            set("capture.tx_errors", sum(|c| c.tx_errors));
+        }
         for (name, c) in &ifaces {
             // Interface names may hold dots (VLAN devices): not a path.
             let n = name.replace('.', "_");
@@ -290,6 +296,12 @@ impl LiveOutput {
                 &format!("capture.interfaces.{n}.kernel_ifdrops"),
                 c.kernel_ifdrops,
             );
+            if self.bridge {
+                // Frames that came in on this interface and were sent on
+                // (or could not be), with the reject answers they caused.
+                set(&format!("capture.interfaces.{n}.tx_packets"), c.tx_packets);
+                set(&format!("capture.interfaces.{n}.tx_errors"), c.tx_errors);
+            }
         }
         // Inline: how long packets were held until their verdict, per
         // worker (p50 and p99 as power-of-two bucket bounds).
@@ -528,6 +540,22 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
     let mut ecfg = crate::run::engine_config(&args, &cfg, &osettings)?;
     let queues =
         vigil_inline::parse_queue_specs(&args.nfqueues).map_err(|e| anyhow::anyhow!("-q: {e}"))?;
+    let bridges = crate::bridge::parse_bridge_specs(&args.bridges)
+        .map_err(|e| anyhow::anyhow!("--inline {e}"))?;
+    if !bridges.is_empty() {
+        if ring_cfg.bpf.is_some() {
+            bail!("--inline: a BPF filter would keep the frames it does not match from being forwarded; the bridge takes none");
+        }
+        if ring_cfg.fanout != FanoutMode::Hash {
+            bail!("--inline: --fanout {} would split the two directions of a flow over workers; the bridge needs hash", args.fanout);
+        }
+        if args.no_promisc {
+            bail!("--inline: a bridge must see frames for every address (--no-promisc does not apply)");
+        }
+        // Every frame waits for its verdict (drop and reject rules drop,
+        // stream and app layer inspect data as it arrives), as with -q.
+        ecfg.inline = true;
+    }
     if !queues.is_empty() {
         // One worker per queue, as Suricata's -q; every packet waits for
         // its verdict (drop and reject rules drop, stream and app layer
@@ -578,6 +606,43 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
             ins.push(Box::new(input));
         }
     }
+    // The bridges: each worker opens one ring on each interface, and the
+    // rings of an interface form one fanout group. The kernel's hash is
+    // symmetric (both directions of a flow hash alike) and picks the
+    // member at index `(hash * members) >> 32` (`fanout_demux_hash`):
+    // from the hash and the member count alone, not the interface; a
+    // member's index is the order in which it joined. Opening the rings
+    // of each interface for workers 0, 1, ... in that order makes member
+    // i worker i in both groups, so a flow's frames from A (group of A)
+    // and its replies from B (group of B) reach the same worker.
+    let bridge_cfg = crate::bridge::bridge_ring_config(&ring_cfg);
+    let per_worker = 2 * bridges.len();
+    let waits: Vec<_> = (0..workers)
+        .map(|_| crate::bridge::WaitSet::new(per_worker))
+        .collect();
+    for (b, (a_if, b_if)) in bridges.iter().enumerate() {
+        for (side, (iface, peer)) in [(a_if, b_if), (b_if, a_if)].into_iter().enumerate() {
+            let group = (std::process::id() as u16)
+                .wrapping_mul(31)
+                .wrapping_add((2 * b + side) as u16);
+            let rc = RingConfig {
+                fanout_group: group,
+                ..bridge_cfg.clone()
+            };
+            for (w, ins) in inputs.iter_mut().enumerate() {
+                let input = crate::bridge::BridgeInput::open(
+                    iface,
+                    peer,
+                    &rc,
+                    waits[w].clone(),
+                    2 * b + side,
+                )
+                .map_err(|e| anyhow::anyhow!("{iface}: {e}"))
+                .with_context(|| format!("opening the bridge {a_if}:{b_if} for worker {w}"))?;
+                ins.push(Box::new(input));
+            }
+        }
+    }
     // No capture file to measure `--prefilter auto` on: it uses its
     // cached choices for this ruleset, else the static rule.
     let no_sample = Path::new("");
@@ -618,6 +683,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         last_stats: Instant::now(),
         metrics: args.metrics.as_ref().map(|_| metrics.clone()),
         report: info.clone(),
+        bridge: !bridges.is_empty(),
     };
     let control = LiveControl::new(Arc::new(d.detect));
     // Signals set flags; the control thread acts on them.
@@ -630,7 +696,17 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         .context("installing signal handlers")?;
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reopen.clone())
         .context("installing signal handlers")?;
-    if queues.is_empty() {
+    if !bridges.is_empty() {
+        eprintln!(
+            "vigil: live inline bridge {} with {workers} worker(s) (fail-closed: nothing passes while vigil is not running); loaded in {:.2}s",
+            bridges
+                .iter()
+                .map(|(a, b)| format!("{a}:{b}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            load_start.elapsed().as_secs_f64()
+        );
+    } else if queues.is_empty() {
         eprintln!(
             "vigil: live on {} with {workers} worker(s) (fanout {}, {} rings of {} x {} bytes); loaded in {:.2}s",
             args.interfaces.join(", "),

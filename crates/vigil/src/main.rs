@@ -2,6 +2,7 @@
 
 mod bench_cmd;
 mod bench_device;
+mod bridge;
 mod cli;
 mod config;
 mod device;

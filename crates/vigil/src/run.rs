@@ -743,7 +743,7 @@ fn host_block(cfg: &Config) -> Result<Option<vigil_engine::hosts::HostBlockConfi
 /// files (they often hold offloaded checksums that were never filled in:
 /// 22% of dev-mix's TCP packets) and `auto` live.
 fn checksum_mode(args: &RunArgs, cfg: &Config) -> Result<vigil_engine::ChecksumMode> {
-    let live = !args.interfaces.is_empty() || !args.nfqueues.is_empty();
+    let live = !args.interfaces.is_empty() || !args.nfqueues.is_empty() || !args.bridges.is_empty();
     let key = if live {
         "af-packet.checksum-checks"
     } else {
@@ -796,7 +796,7 @@ fn flow_timeouts(cfg: &Config, t: &mut vigil_engine::TimeoutTable) -> Result<()>
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let load_start = Instant::now();
     let cfg = load_config(&args)?;
-    if !args.interfaces.is_empty() || !args.nfqueues.is_empty() {
+    if !args.interfaces.is_empty() || !args.nfqueues.is_empty() || !args.bridges.is_empty() {
         return crate::live::run(args, cfg, load_start);
     }
     if !args.bpf.is_empty() || args.bpf_file.is_some() {

@@ -809,12 +809,17 @@ struct InlineNet {
     server: Option<Child>,
     _ns: Vec<vigil_testnet::Ns>,
     server_log: PathBuf,
+    /// The server's address: routed (NFQUEUE) or on the client's subnet
+    /// (bridge).
+    server_addr: &'static str,
 }
 
 impl InlineNet {
     const SERVER: &'static str = "10.251.2.2";
+    const BRIDGED_SERVER: &'static str = "10.251.3.3";
 
-    fn new(tag: &str, dir: &Path, bypass: bool) -> InlineNet {
+    /// The three namespaces, nothing in them yet.
+    fn namespaces(tag: &str, dir: &Path, server_addr: &'static str) -> InlineNet {
         let base = format!("vigil-t{}-{tag}", std::process::id());
         let names = [
             format!("{base}-c"),
@@ -826,12 +831,50 @@ impl InlineNet {
             .iter()
             .map(|n| vigil_testnet::Ns::new(n.clone()))
             .collect();
-        let net = InlineNet {
+        InlineNet {
             names,
             server: None,
             _ns: ns,
             server_log: dir.join("server.log"),
-        };
+            server_addr,
+        }
+    }
+
+    /// Client and server on one subnet (10.251.3.0/24), the router
+    /// namespace between them holding veths r0 (client side) and r1
+    /// (server side) without addresses: only a bridge (`vigil run
+    /// --inline r0:r1`) connects them. MTU 1500 everywhere; offloads off
+    /// on every veth (ethtool), so that the frames the bridge reads are
+    /// at most the MTU and carry complete checksums (a veth hands over
+    /// locally sent frames with the checksum left to the "hardware").
+    fn bridged(tag: &str, dir: &Path) -> InlineNet {
+        let net = Self::namespaces(tag, dir, Self::BRIDGED_SERVER);
+        let [c, r, s] = [&net.names[0], &net.names[1], &net.names[2]];
+        sh(&[
+            "ip", "link", "add", "c0", "netns", c, "mtu", "1500", "type", "veth", "peer", "name",
+            "r0", "netns", r, "mtu", "1500",
+        ]);
+        sh(&[
+            "ip", "link", "add", "r1", "netns", r, "mtu", "1500", "type", "veth", "peer", "name",
+            "s0", "netns", s, "mtu", "1500",
+        ]);
+        for (ns, dev) in [(c, "c0"), (r, "r0"), (r, "r1"), (s, "s0")] {
+            // One feature at a time: a veth has no LRO, and ethtool fails
+            // a request that changes nothing.
+            for feature in ["gro", "lro", "tso", "gso", "tx"] {
+                let _ = Command::new("ip")
+                    .args(["netns", "exec", ns, "ethtool", "-K", dev, feature, "off"])
+                    .output();
+            }
+        }
+        net.run(c, "ip addr add 10.251.3.2/24 dev c0 && ip link set c0 up");
+        net.run(r, "ip link set r0 up && ip link set r1 up");
+        net.run(s, "ip addr add 10.251.3.3/24 dev s0 && ip link set s0 up");
+        net
+    }
+
+    fn new(tag: &str, dir: &Path, bypass: bool) -> InlineNet {
+        let net = Self::namespaces(tag, dir, Self::SERVER);
         let [c, r, s] = [&net.names[0], &net.names[1], &net.names[2]];
         sh(&[
             "ip", "link", "add", "c0", "netns", c, "type", "veth", "peer", "name", "r0", "netns", r,
@@ -872,6 +915,19 @@ impl InlineNet {
         )
     }
 
+    /// `vigil run --inline r0:r1` on the router (2 workers).
+    fn bridge(&self, dir: &Path, rules: &Path, extra: &[&str]) -> Vigil {
+        Vigil::start_on(
+            self.router(),
+            &["--inline", "r0:r1"],
+            "vigil: live inline bridge",
+            dir,
+            rules,
+            extra,
+            &[],
+        )
+    }
+
     /// `python3 -m http.server` on the server host, serving `root`.
     fn serve(&mut self, root: &Path) {
         let child = Command::new("ip")
@@ -886,7 +942,7 @@ impl InlineNet {
             ])
             .args([
                 "--bind",
-                Self::SERVER,
+                self.server_addr,
                 "--directory",
                 root.to_str().unwrap(),
             ])
@@ -909,7 +965,7 @@ impl InlineNet {
                     "-o",
                     "/dev/null",
                 ])
-                .arg(format!("http://{}:8080/", Self::SERVER))
+                .arg(format!("http://{}:8080/", self.server_addr))
                 .status()
                 .is_ok_and(|s| s.success())
         }));
@@ -929,7 +985,7 @@ impl InlineNet {
                 "-m",
                 "3",
             ])
-            .arg(format!("http://{}:8080{path}", Self::SERVER))
+            .arg(format!("http://{}:8080{path}", self.server_addr))
             .output()
             .unwrap();
         o.status
@@ -958,6 +1014,20 @@ fn inline_setup(tag: &str, bypass: bool) -> (PathBuf, PathBuf, InlineNet) {
 }
 
 fn inline_setup_with(tag: &str, bypass: bool, action: &str) -> (PathBuf, PathBuf, InlineNet) {
+    inline_files_and_net(tag, action, |dir| InlineNet::new(tag, dir, bypass))
+}
+
+/// The bridged network (client and server on one subnet, Vigil's
+/// `--inline r0:r1` between them), with the rule file of `action`.
+fn bridge_setup_with(tag: &str, action: &str) -> (PathBuf, PathBuf, InlineNet) {
+    inline_files_and_net(tag, action, |dir| InlineNet::bridged(tag, dir))
+}
+
+fn inline_files_and_net(
+    tag: &str,
+    action: &str,
+    make: impl FnOnce(&Path) -> InlineNet,
+) -> (PathBuf, PathBuf, InlineNet) {
     let dir = tmpdir(tag);
     let www = dir.join("www");
     std::fs::create_dir_all(&www).unwrap();
@@ -971,7 +1041,7 @@ fn inline_setup_with(tag: &str, bypass: bool, action: &str) -> (PathBuf, PathBuf
         ),
     )
     .unwrap();
-    let mut net = InlineNet::new(tag, &dir, bypass);
+    let mut net = make(&dir);
     net.serve(&www);
     (dir, rules, net)
 }
@@ -1067,7 +1137,7 @@ fn nfqueue_reject_resets_the_client_at_once() {
     let t = Instant::now();
     let o = Command::new("ip")
         .args(["netns", "exec", &net.names[0], "curl", "-s", "-m", "3"])
-        .arg(format!("http://{}:8080/ATTACK", InlineNet::SERVER))
+        .arg(format!("http://{}:8080/ATTACK", net.server_addr))
         .output()
         .unwrap();
     let took = t.elapsed();
@@ -1155,4 +1225,168 @@ fn nfqueue_blocks_the_attacking_host_until_the_block_expires() {
         s["ips"]["drop_reason"]["host_table"].as_u64().unwrap() >= 1,
         "{s}"
     );
+}
+
+/// Whether the bridge tests can run: root, ip, curl, ethtool (offloads
+/// off on the test veths), python3.
+fn can_run_bridge(test: &str) -> bool {
+    if !can_run(test) {
+        return false;
+    }
+    let ok = tool("curl") && tool("ethtool") && tool("python3");
+    if !ok {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but curl, ethtool or python3 is missing (scripts/setup.sh)"
+        );
+        eprintln!("skipped: {test}: needs curl, ethtool and python3");
+    }
+    ok
+}
+
+/// The AF_PACKET bridge with 2 workers: benign requests pass (both
+/// directions of every flow on one worker: each connection is one flow),
+/// the attack never reaches the server and its alert says "blocked".
+#[test]
+fn bridge_inline_blocks_the_attack_and_lets_the_rest_through() {
+    if !can_run_bridge("inline bridge") {
+        return;
+    }
+    let (dir, rules, net) = bridge_setup_with("br", "drop");
+    let v = net.bridge(&dir, &rules, &[]);
+    assert_eq!(
+        net.get("/index.html").as_deref(),
+        Some("hello from the server\n"),
+        "a benign request goes through the bridge: {}",
+        v.stderr_text()
+    );
+    assert_eq!(net.get("/ATTACK"), None, "the attack got an answer");
+    assert!(!net.server_saw("/ATTACK"), "the attack reached the server");
+    // More connections (new source ports): the fanout spreads them over
+    // both workers, each with both of its directions.
+    const MORE: usize = 16;
+    for i in 0..MORE {
+        assert!(
+            net.get("/index.html").is_some(),
+            "request {i}: {}",
+            v.stderr_text()
+        );
+    }
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    assert!(err.contains("fail-closed"), "{err}");
+    let eve = eve_lines(&eve_path);
+    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
+    assert!(!alerts.is_empty(), "no alert: {err}");
+    assert!(alerts
+        .iter()
+        .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["ips"]["drop"]["rules"].as_u64().unwrap() >= 1, "{s}");
+    // One flow per connection: a flow split over the workers would count
+    // twice (its directions as two flows on two workers).
+    assert_eq!(s["flow"]["total"].as_u64(), Some(MORE as u64 + 2), "{s}");
+    let c = &s["capture"];
+    assert!(c["tx_packets"].as_u64().unwrap() > 0, "{s}");
+    assert_eq!(c["tx_errors"].as_u64(), Some(0), "{s}");
+    // No frame read back and sent again: 18 short connections are a few
+    // hundred frames, a loop is hundreds of thousands a second.
+    assert!(c["kernel_packets"].as_u64().unwrap() < 2000, "a loop? {s}");
+    assert!(
+        c["tx_packets"].as_u64().unwrap() <= c["kernel_packets"].as_u64().unwrap(),
+        "{s}"
+    );
+    for i in ["r0", "r1"] {
+        assert!(
+            c["interfaces"][i]["kernel_packets"].as_u64().unwrap() > 0,
+            "{s}"
+        );
+    }
+    // Both workers had traffic, and every frame's hold was measured.
+    for w in ["worker_0", "worker_1"] {
+        let h = &s["ips"]["hold_time_us"][w];
+        assert!(h["packets"].as_u64().unwrap_or(0) > 0, "{w}: {s}");
+    }
+}
+
+/// Without Vigil the bridge passes nothing (fail-closed): before it
+/// starts, and after it is killed.
+#[test]
+fn bridge_passes_nothing_without_vigil() {
+    if !can_run_bridge("inline bridge fail-closed") {
+        return;
+    }
+    let (dir, rules, net) = bridge_setup_with("brfc", "drop");
+    let t = Instant::now();
+    assert_eq!(net.get("/index.html"), None, "passed before vigil ran");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let mut v = net.bridge(&dir, &rules, &[]);
+    assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
+    v.signal(libc::SIGKILL);
+    let _ = v.child.wait();
+    let t = Instant::now();
+    assert_eq!(net.get("/index.html"), None, "passed after vigil died");
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+/// `reject` over the bridge: the client gets a reset at once (framed
+/// back out of r0 with the MACs swapped), the server never sees the
+/// request.
+#[test]
+fn bridge_reject_resets_the_client_at_once() {
+    if !can_run_bridge("inline bridge reject") {
+        return;
+    }
+    let (dir, rules, net) = bridge_setup_with("brrej", "reject");
+    let v = net.bridge(&dir, &rules, &[]);
+    assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
+    let t = Instant::now();
+    let o = Command::new("ip")
+        .args(["netns", "exec", &net.names[0], "curl", "-s", "-m", "3"])
+        .arg(format!("http://{}:8080/ATTACK", net.server_addr))
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    // curl: 56 = failure receiving (connection reset); 28 = time-out.
+    assert_eq!(
+        o.status.code(),
+        Some(56),
+        "curl {:?} after {took:?}: {}",
+        o.status,
+        v.stderr_text()
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "the reset came after {took:?}"
+    );
+    assert!(!net.server_saw("/ATTACK"), "the attack reached the server");
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let eve = eve_lines(&eve_path);
+    assert!(eve
+        .iter()
+        .any(|e| e["event_type"] == "alert" && e["alert"]["action"] == "blocked"));
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["ips"]["drop"]["reject"].as_u64().unwrap() >= 1, "{s}");
+    assert_eq!(s["capture"]["tx_errors"].as_u64(), Some(0), "{s}");
+}
+
+/// `--inline` with -r, -i or -q is refused in one line.
+#[test]
+fn bridge_conflicts_with_other_sources() {
+    for other in [&["-r", "x.pcap"][..], &["-i", "eth0"], &["-q", "0"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+            .args(["run", "--inline", "a0:b0", "-S", "x.rules"])
+            .args(other)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("cannot be used with") && err.contains("--inline"),
+            "{other:?}: {err}"
+        );
+    }
 }
