@@ -286,7 +286,10 @@ impl LiveInput for BridgeInput {
         match v {
             Verdict::Accept => self.send(true, frame),
             Verdict::Reject(to) => self.answer(frame, to),
-            Verdict::Drop | Verdict::FlowDropped | Verdict::HostBlocked => {}
+            Verdict::Drop
+            | Verdict::FlowDropped
+            | Verdict::HostBlocked
+            | Verdict::Exception(_) => {}
         }
         Ok(())
     }

@@ -552,9 +552,6 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         if args.no_promisc {
             bail!("--inline: a bridge must see frames for every address (--no-promisc does not apply)");
         }
-        // Every frame waits for its verdict (drop and reject rules drop,
-        // stream and app layer inspect data as it arrives), as with -q.
-        ecfg.inline = true;
     }
     if !queues.is_empty() {
         // One worker per queue, as Suricata's -q; every packet waits for
@@ -562,7 +559,10 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         // inspect data as it arrives).
         ecfg.workers = queues.len();
     }
-    crate::run::set_inline(&mut ecfg, &cfg, !queues.is_empty())?;
+    // Inline (-q, --inline): every packet waits for its verdict (drop and
+    // reject rules drop, stream and app layer inspect data as it arrives,
+    // exception policies fail closed by default).
+    crate::run::set_inline(&mut ecfg, &cfg, !queues.is_empty() || !bridges.is_empty())?;
     let workers = ecfg.workers;
     // Inputs first: a missing interface, queue or permission is said
     // before the rules take seconds to load.
