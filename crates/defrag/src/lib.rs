@@ -739,6 +739,26 @@ mod tests {
         assert!(d.stats.ignored > 0);
     }
 
+    /// A datagram that alone outgrows the memory cap: its fragments are
+    /// ignored as memcap refusals (what `defrag.memcap-policy` acts on).
+    #[test]
+    fn a_fragment_refused_by_the_memcap_says_so() {
+        let h = v4_header();
+        let mut d = Defragmenter::new(DefragConfig {
+            memcap: 2048,
+            ..Default::default()
+        });
+        let mut out = Vec::new();
+        let data = [0u8; 1024];
+        let r = d.insert(&frag(&h, 0, true, &data), &mut out);
+        assert!(!r.ignored && !r.memcap);
+        let r = d.insert(&frag(&h, 1024, true, &data), &mut out);
+        assert!(r.ignored && r.memcap, "{r:?}");
+        // Another limit (too large) is not a memcap refusal.
+        let r = d.insert(&frag(&h, 65528, false, &[0; 16]), &mut out);
+        assert!(!r.memcap);
+    }
+
     #[test]
     fn too_large_is_refused() {
         let h = v4_header();

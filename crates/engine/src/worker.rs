@@ -834,7 +834,11 @@ impl Worker {
         } else {
             self.ctx
                 .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
-            if self.ctx.verdict.is_drop() {
+            // A rule's drop drops the flow; an exception policy decided
+            // that itself (drop-packet leaves the flow alone).
+            if matches!(self.ctx.verdict, Verdict::Drop | Verdict::Reject(_))
+                && self.ctx.exception_drop.is_none()
+            {
                 flow.state.dropped = true;
             }
         }
