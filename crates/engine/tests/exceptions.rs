@@ -59,7 +59,7 @@ fn worker(
 fn run(w: &mut Worker, frames: &[TimedFrame]) -> (Vec<Verdict>, Vec<AlertOut>) {
     let mut batch = vigil_engine::Batch::default();
     for (i, f) in frames.iter().enumerate() {
-        let ts = f.0 .0 as i64 * 1_000_000_000 + i64::from(f.0 .1) * 1000;
+        let ts = f.0 .0 * 1_000_000_000 + i64::from(f.0 .1) * 1000;
         batch.push(i as u64 + 1, ts, 1, &f.1, f.1.len() as u32);
     }
     let mut out = Vec::new();
