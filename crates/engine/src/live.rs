@@ -109,6 +109,11 @@ pub trait LiveInput: Send {
     ) -> Result<(), InputError> {
         Ok(())
     }
+    /// Inline inputs: every verdict of a batch was given; send what was
+    /// held back to be sent together (NFQUEUE's batch verdicts).
+    fn flush_verdicts(&mut self) -> Result<(), InputError> {
+        Ok(())
+    }
     /// Opens the input again after [`InputError::LinkDown`].
     fn reopen(&mut self) -> Result<(), InputError>;
 }
@@ -515,6 +520,11 @@ fn live_worker(
                     if token != 0 {
                         hold.add((now_ns() - rec.ts_ns).max(0) as u64 / 1000);
                     }
+                }
+            }
+            for inp in ins.iter_mut() {
+                if let Err(e) = inp.flush_verdicts() {
+                    eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());
                 }
             }
             if !alerts.is_empty()

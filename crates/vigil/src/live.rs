@@ -124,6 +124,22 @@ struct QueueInput {
     /// Raw sockets for the answers of `reject` rules (`None`: could not
     /// be opened; rejects then only drop, counted in `unanswered`).
     sender: Option<vigil_inline::RawSender>,
+    /// The last packet of a run of accepted ones whose verdict is not
+    /// sent yet: one batch verdict covers the run (every packet of the
+    /// queue reaches this worker in id order, so the ids up to it are
+    /// exactly the run).
+    accept_up_to: Option<u32>,
+}
+
+impl QueueInput {
+    fn send_accepts(&mut self) -> Result<(), InputError> {
+        if let Some(id) = self.accept_up_to.take() {
+            self.queue
+                .verdict_batch(id, vigil_inline::Verdict::Accept)
+                .map_err(|e| InputError::Other(e.to_string()))?;
+        }
+        Ok(())
+    }
 }
 
 /// The answers to a rejected packet (an IP packet, as NFQUEUE gives it).
@@ -200,14 +216,19 @@ impl LiveInput for QueueInput {
                 }
             }
         }
-        let v = if v.is_drop() {
-            vigil_inline::Verdict::Drop
-        } else {
-            vigil_inline::Verdict::Accept
-        };
+        if !v.is_drop() {
+            self.accept_up_to = Some(token as u32);
+            return Ok(());
+        }
+        // The accepted packets before it go first, in one message.
+        self.send_accepts()?;
         self.queue
-            .verdict(token as u32, v)
+            .verdict(token as u32, vigil_inline::Verdict::Drop)
             .map_err(|e| InputError::Other(e.to_string()))
+    }
+
+    fn flush_verdicts(&mut self) -> Result<(), InputError> {
+        self.send_accepts()
     }
 
     fn counters(&mut self) -> InputCounters {
@@ -589,6 +610,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
             queue,
             name: format!("nfq{q}"),
             sender,
+            accept_up_to: None,
         }));
     }
     for (i, iface) in args.interfaces.iter().enumerate() {
