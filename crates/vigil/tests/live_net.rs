@@ -1283,7 +1283,7 @@ fn bridge_inline_blocks_the_attack_and_lets_the_rest_through() {
         .iter()
         .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
     let s = &last_stats(&eve)["stats"];
-    assert!(s["ips"]["drop"]["rules"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1, "{s}");
     // One flow per connection: a flow split over the workers would count
     // twice (its directions as two flows on two workers).
     assert_eq!(s["flow"]["total"].as_u64(), Some(MORE as u64 + 2), "{s}");
@@ -1369,7 +1369,7 @@ fn bridge_reject_resets_the_client_at_once() {
         .iter()
         .any(|e| e["event_type"] == "alert" && e["alert"]["action"] == "blocked"));
     let s = &last_stats(&eve)["stats"];
-    assert!(s["ips"]["drop"]["reject"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["ips"]["rejected"].as_u64().unwrap() >= 1, "{s}");
     assert_eq!(s["capture"]["tx_errors"].as_u64(), Some(0), "{s}");
 }
 
