@@ -756,6 +756,13 @@ pub(crate) fn conclude(
         }
         return Verdict::Pass;
     }
+    if r.bypass {
+        // Post-match: the rest of the flow is not inspected (it still
+        // alerts, unless noalert).
+        if let Some(st) = state {
+            st.passed = true;
+        }
+    }
     let Some(ip) = &input.packet.ip else {
         return Verdict::Silent;
     };

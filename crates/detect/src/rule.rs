@@ -114,6 +114,8 @@ pub struct CompiledRule {
     pub severity: u8,
     pub metadata: Vec<(String, String)>,
     pub noalert: bool,
+    /// `bypass`: a match stops inspection of the rest of the flow.
+    pub bypass: bool,
     pub proto: ProtoMatch,
     pub src: AddrMatcher,
     pub dst: AddrMatcher,
@@ -759,6 +761,7 @@ pub fn compile_rule(
         severity,
         metadata: rule.metadata.clone(),
         noalert,
+        bypass: rule.bypass,
         proto,
         src: rule.header.src.compile(),
         dst: rule.header.dst.compile(),

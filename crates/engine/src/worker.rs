@@ -335,6 +335,8 @@ pub struct WorkerStats {
     pub flows_peak: u64,
     pub alerts: u64,
     pub passed_flows: u64,
+    /// Flows bypassed by a rule's `bypass` keyword.
+    pub bypassed_flows: u64,
     pub prefilter_hits: u64,
     pub rules_checked: u64,
     /// Datagrams rebuilt from fragments that this worker inspected.
@@ -405,6 +407,7 @@ impl WorkerStats {
             flows_peak,
             alerts,
             passed_flows,
+            bypassed_flows,
             prefilter_hits,
             rules_checked,
             rebuilt,
@@ -1429,6 +1432,10 @@ impl Ctx {
         }
         if passed {
             self.stats.passed_flows += 1;
+        } else if flow.state.detect.passed {
+            // A rule with the `bypass` keyword matched.
+            self.stats.bypassed_flows += 1;
+            passed = true;
         }
         let e = Emit {
             index: rec.index,

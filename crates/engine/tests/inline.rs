@@ -280,3 +280,28 @@ fn a_blocking_classtype_blocks_the_host_for_its_time() {
     assert!(w.ips_drop_host >= 5, "{}", w.ips_drop_host);
     assert_eq!(w.ips_host_evictions, 0);
 }
+
+/// The `bypass` keyword: the rule alerts, and the rest of its flow is
+/// not inspected; other flows are. (Inline, each packet's data is
+/// inspected on its own arrival, so the later request is clearly after
+/// the bypass; in IDS mode one stream chunk may hold both.)
+#[test]
+fn a_bypass_rule_alerts_and_stops_inspection_of_its_flow() {
+    let rules = "alert tcp any any -> any 80 (content:\"GET /index.html\"; bypass; sid:5;)\n\
+                 alert tcp any any -> any 80 (content:\"GET /after\"; sid:2;)\n\
+                 alert tcp any any -> any 80 (content:\"GET /fine\"; sid:3;)\n";
+    let (alerts, stats) = run("bypass", true, rules);
+    assert!(alerts.contains(&(5, false)), "{alerts:?}");
+    assert!(!alerts.iter().any(|a| a.0 == 2), "{alerts:?}");
+    assert!(alerts.contains(&(3, false)), "{alerts:?}");
+    assert_eq!(stats.workers.bypassed_flows, 1);
+    assert_eq!(stats.workers.ips_drop_flow, 0);
+    // IDS mode: bypassed as well.
+    let (alerts, stats) = run("bypass-ids", false, rules);
+    assert!(alerts.contains(&(5, false)), "{alerts:?}");
+    assert_eq!(stats.workers.bypassed_flows, 1);
+    // Without the keyword the later request alerts, nothing is bypassed.
+    let (alerts, stats) = run("no-bypass", true, &rules.replace(" bypass;", ""));
+    assert!(alerts.contains(&(2, false)), "{alerts:?}");
+    assert_eq!(stats.workers.bypassed_flows, 0);
+}

@@ -694,6 +694,8 @@ pub struct Rule {
     pub conditions: Vec<Condition>,
     /// `noalert` or `flowbits:noalert`.
     pub noalert: bool,
+    /// `bypass`: a match bypasses the rest of the flow.
+    pub bypass: bool,
     /// `target:src_ip|dest_ip`.
     pub target: Option<String>,
     /// Keywords that parsed but cannot be evaluated yet, in rule order

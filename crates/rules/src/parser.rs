@@ -440,6 +440,7 @@ struct Parser {
     references: Vec<(String, String)>,
     metadata: Vec<(String, String)>,
     noalert: bool,
+    bypass: bool,
     target: Option<String>,
     flow_seen: bool,
     requires_unmet: Option<String>,
@@ -487,6 +488,7 @@ impl Parser {
             references: Vec::new(),
             metadata: Vec::new(),
             noalert: false,
+            bypass: false,
             target: None,
             flow_seen: false,
             requires_unmet: None,
@@ -701,6 +703,12 @@ impl Parser {
             "noalert" => {
                 no_value(name, value)?;
                 self.noalert = true;
+            }
+            "bypass" => {
+                // Post-match: once the rule matches, the rest of the flow
+                // is accepted without inspection.
+                no_value(name, value)?;
+                self.bypass = true;
             }
             "content" => self.content(need(name, value)?, None)?,
             "uricontent" => self.content(need(name, value)?, Some("http.uri"))?,
@@ -2057,6 +2065,7 @@ impl Parser {
             buffers,
             conditions: self.conditions,
             noalert: self.noalert,
+            bypass: self.bypass,
             target: self.target,
             not_evaluable: self.not_eval,
             requires_unmet: self.requires_unmet,

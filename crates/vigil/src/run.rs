@@ -391,6 +391,9 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("flow.memcap_evictions", w.flows_evicted);
     set("flow.active_at_end", w.flows_active_at_end);
     set("flow.passed", w.passed_flows);
+    if w.bypassed_flows > 0 {
+        set("flow.bypassed", w.bypassed_flows);
+    }
     set("tcp.sessions", w.tcp_sessions);
     set("tcp.ssn_reuse", w.tcp_reuse);
     set("tcp.invalid_checksum", w.tcp_invalid_checksum);

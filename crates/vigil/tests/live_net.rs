@@ -1283,7 +1283,10 @@ fn bridge_inline_blocks_the_attack_and_lets_the_rest_through() {
         .iter()
         .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
     let s = &last_stats(&eve)["stats"];
-    assert!(s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1, "{s}");
+    assert!(
+        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
     // One flow per connection: a flow split over the workers would count
     // twice (its directions as two flows on two workers).
     assert_eq!(s["flow"]["total"].as_u64(), Some(MORE as u64 + 2), "{s}");
