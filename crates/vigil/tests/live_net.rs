@@ -1056,7 +1056,10 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
         return;
     }
     let (dir, rules, net) = inline_setup("nfq", false);
-    let v = net.vigil(&dir, &rules, &[]);
+    // EVE drop records: the first dropped packet of each flow direction,
+    // with the rule that dropped it.
+    let cfg = drop_log_config(&dir, "start", true);
+    let v = net.vigil(&dir, &rules, &["-c", cfg.to_str().unwrap()]);
     assert_eq!(
         net.get("/index.html").as_deref(),
         Some("hello from the server\n"),
@@ -1092,6 +1095,41 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
     assert!(h["packets"].as_u64().unwrap() >= 10, "{s}");
     assert!(h["p50"].as_u64().unwrap() <= h["p99"].as_u64().unwrap());
     assert!(h["p99"].as_u64().unwrap() <= h["max"].as_u64().unwrap());
+    // The attack packet's drop record, naming its rule (`alerts: yes`).
+    let drops: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "drop").collect();
+    assert!(
+        drops.iter().any(|d| d["drop"]["reason"] == "rules"
+            && d["alert"]["signature_id"] == 1001
+            && d["dest_port"] == 8080),
+        "no drop record for the attack: {drops:?}"
+    );
+    // `flows: start`: the retransmissions (dropped by the flow table) are
+    // not logged, at most one record per flow direction.
+    let mut per_dir: BTreeMap<String, usize> = BTreeMap::new();
+    for d in &drops {
+        *per_dir
+            .entry(format!(
+                "{} {} {}",
+                d["flow_id"], d["src_ip"], d["src_port"]
+            ))
+            .or_default() += 1;
+    }
+    assert!(per_dir.values().all(|&n| n == 1), "{drops:?}");
+}
+
+/// A config whose eve-log writes alerts and `drop` records (`flows`:
+/// `start` or `all`; `alerts`: the dropping rule in each record).
+fn drop_log_config(dir: &Path, flows: &str, alerts: bool) -> PathBuf {
+    let p = dir.join("drop-log.yaml");
+    let alerts = if alerts { "yes" } else { "no" };
+    std::fs::write(
+        &p,
+        format!(
+            "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      filename: eve.json\n      types:\n        - alert\n        - drop:\n            flows: {flows}\n            alerts: {alerts}\n"
+        ),
+    )
+    .unwrap();
+    p
 }
 
 /// What happens to traffic when Vigil dies: with `--queue-bypass` in the
