@@ -1132,6 +1132,71 @@ fn drop_log_config(dir: &Path, flows: &str, alerts: bool) -> PathBuf {
     p
 }
 
+/// `pass` rules: a flow a pass rule matches is accepted and not
+/// inspected further (Suricata's action order: pass before drop, so a
+/// request matching both a pass rule and the drop rule passes), the
+/// attack on its own connection is still dropped. Vigil has no `bypass`
+/// keyword (a rule with it is skipped as not evaluable): a second pass
+/// rule stands for it.
+#[test]
+fn nfqueue_pass_rule_and_bypassed_flow_are_accepted_uninspected() {
+    if !can_run("inline pass") || !tool("iptables") || !tool("curl") {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but iptables or curl is missing"
+        );
+        return;
+    }
+    let (dir, rules, net) = inline_setup("pass", false);
+    std::fs::write(dir.join("www").join("other.html"), "the other page\n").unwrap();
+    let mut text = std::fs::read_to_string(&rules).unwrap();
+    text.push_str(
+        "pass http any any -> any any (msg:\"pass index\"; flow:to_server; http.uri; content:\"/index.html\"; sid:2001;)\n\
+         pass http any any -> any any (msg:\"pass other\"; flow:to_server; http.uri; content:\"/other.html\"; sid:2002;)\n",
+    );
+    std::fs::write(&rules, text).unwrap();
+    let v = net.vigil(&dir, &rules, &[]);
+    assert_eq!(
+        net.get("/index.html").as_deref(),
+        Some("hello from the server\n"),
+        "{}",
+        v.stderr_text()
+    );
+    assert_eq!(net.get("/other.html").as_deref(), Some("the other page\n"));
+    // Pass wins over drop on the same request.
+    assert_eq!(
+        net.get("/index.html?x=/ATTACK").as_deref(),
+        Some("hello from the server\n"),
+        "pass and drop on one request: the pass rule must win"
+    );
+    assert_eq!(net.get("/ATTACK"), None, "the attack got an answer");
+    assert!(
+        !net.server_saw("\"GET /ATTACK "),
+        "the attack reached the server"
+    );
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let eve = eve_lines(&eve_path);
+    // Only the attack alerts: the passed flows are not inspected (and
+    // pass rules do not alert).
+    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
+    assert!(!alerts.is_empty(), "no alert: {err}");
+    assert!(
+        alerts.iter().all(|a| a["alert"]["signature_id"] == 1001
+            && a["alert"]["action"] == "blocked"
+            && a["http"]["url"] == "/ATTACK"),
+        "{alerts:?}"
+    );
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["flow"]["passed"].as_u64().unwrap() >= 3, "{s}");
+    assert!(s["ips"]["accepted"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
+}
+
 /// What happens to traffic when Vigil dies: with `--queue-bypass` in the
 /// iptables rule it flows on uninspected (fail-open), without it it stops
 /// (fail-closed).
