@@ -286,10 +286,8 @@ impl LiveInput for BridgeInput {
         match v {
             Verdict::Accept => self.send(true, frame),
             Verdict::Reject(to) => self.answer(frame, to),
-            Verdict::Drop
-            | Verdict::FlowDropped
-            | Verdict::HostBlocked
-            | Verdict::Exception(_) => {}
+            Verdict::Drop | Verdict::FlowDropped | Verdict::HostBlocked | Verdict::Exception(_) => {
+            }
         }
         Ok(())
     }
