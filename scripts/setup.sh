@@ -4,7 +4,8 @@
 # for the Hyperscan prefilter (the default engine), the OpenCL loader and
 # PoCL for the device path, libpcap (BPF compilation) and tcpreplay and
 # iproute2 for the live-capture tests, libnetfilter_queue and iptables for
-# inline mode, iperf3 and ping for the inline benchmark. Idempotent.
+# inline mode, tcpdump for its capture test, iperf3 and ping for the
+# inline benchmark. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -32,6 +33,8 @@ command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 # The inline network tests fetch pages through the test router with curl.
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# The --simulate-ips network test captures the router's traffic (tcpdump).
+command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 # scripts/bench-inline.sh: a bulk transfer (iperf3) and RTTs (ping)
 # through the test router.
 command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)

@@ -276,6 +276,10 @@ impl AlertSink for LiveOutput {
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
         self.sink.tx_log(a)
     }
+
+    fn drop_log(&mut self, a: &AlertOut, rule: Option<&CompiledRule>) -> std::io::Result<()> {
+        self.sink.drop_log(a, rule)
+    }
 }
 
 impl LiveOutput {

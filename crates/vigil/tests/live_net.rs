@@ -1056,7 +1056,10 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
         return;
     }
     let (dir, rules, net) = inline_setup("nfq", false);
-    let v = net.vigil(&dir, &rules, &[]);
+    // EVE drop records: the first dropped packet of each flow direction,
+    // with the rule that dropped it.
+    let cfg = drop_log_config(&dir, "start", true);
+    let v = net.vigil(&dir, &rules, &["-c", cfg.to_str().unwrap()]);
     assert_eq!(
         net.get("/index.html").as_deref(),
         Some("hello from the server\n"),
@@ -1092,6 +1095,275 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
     assert!(h["packets"].as_u64().unwrap() >= 10, "{s}");
     assert!(h["p50"].as_u64().unwrap() <= h["p99"].as_u64().unwrap());
     assert!(h["p99"].as_u64().unwrap() <= h["max"].as_u64().unwrap());
+    // The attack packet's drop record, naming its rule (`alerts: yes`).
+    let drops: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "drop").collect();
+    assert!(
+        drops.iter().any(|d| d["drop"]["reason"] == "rules"
+            && d["alert"]["signature_id"] == 1001
+            && d["dest_port"] == 8080),
+        "no drop record for the attack: {drops:?}"
+    );
+    // `flows: start`: the retransmissions (dropped by the flow table) are
+    // not logged, at most one record per flow direction.
+    let mut per_dir: BTreeMap<String, usize> = BTreeMap::new();
+    for d in &drops {
+        *per_dir
+            .entry(format!(
+                "{} {} {}",
+                d["flow_id"], d["src_ip"], d["src_port"]
+            ))
+            .or_default() += 1;
+    }
+    assert!(per_dir.values().all(|&n| n == 1), "{drops:?}");
+}
+
+/// A config whose eve-log writes alerts and `drop` records (`flows`:
+/// `start` or `all`; `alerts`: the dropping rule in each record).
+fn drop_log_config(dir: &Path, flows: &str, alerts: bool) -> PathBuf {
+    let p = dir.join("drop-log.yaml");
+    let alerts = if alerts { "yes" } else { "no" };
+    std::fs::write(
+        &p,
+        format!(
+            "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      filename: eve.json\n      types:\n        - alert\n        - drop:\n            flows: {flows}\n            alerts: {alerts}\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// What identifies a dropped packet in a `drop` record, live or offline:
+/// direction, sequence and acknowledgement numbers, flags and length.
+fn drop_key(d: &Value) -> String {
+    let x = &d["drop"];
+    format!(
+        "{}:{} > {}:{} seq {} ack {} syn {} ack {} fin {} rst {} len {} ({})",
+        d["src_ip"],
+        d["src_port"],
+        d["dest_ip"],
+        d["dest_port"],
+        x["tcpseq"],
+        x["tcpack"],
+        x["syn"],
+        x["ack"],
+        x["fin"],
+        x["rst"],
+        x["len"],
+        x["reason"].as_str().unwrap_or("?")
+    )
+}
+
+/// The multiset of [`drop_key`]s and of alerts (sid, action, direction).
+fn drops_and_alerts(eve: &[Value]) -> (BTreeMap<String, usize>, BTreeMap<String, usize>) {
+    let mut drops = BTreeMap::new();
+    let mut alerts = BTreeMap::new();
+    for e in eve {
+        if e["event_type"] == "drop" {
+            *drops.entry(drop_key(e)).or_default() += 1;
+        } else if e["event_type"] == "alert" {
+            let k = format!(
+                "sid {} {} {}:{} > {}:{}",
+                e["alert"]["signature_id"],
+                e["alert"]["action"],
+                e["src_ip"],
+                e["src_port"],
+                e["dest_ip"],
+                e["dest_port"]
+            );
+            *alerts.entry(k).or_default() += 1;
+        }
+    }
+    (drops, alerts)
+}
+
+/// `tcpdump` in a namespace writing what it receives (`-i any -Q in`:
+/// every packet once, as it arrives, before NFQUEUE's verdict) to a
+/// file; stopped (the file flushed) by [`Capture::stop`], killed on drop.
+struct Capture {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Capture {
+    fn start(ns: &str, file: &Path) -> Capture {
+        let stderr = file.with_extension("tcpdump.txt");
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns, "tcpdump", "-i", "any", "-Q", "in"])
+            .args(["-n", "-U", "-s", "0", "-w", file.to_str().unwrap(), "tcp"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("start tcpdump");
+        let c = Capture { child, stderr };
+        let text = || std::fs::read_to_string(&c.stderr).unwrap_or_default();
+        assert!(
+            wait_until(Duration::from_secs(10), || text().contains("listening on")),
+            "tcpdump did not start: {}",
+            text()
+        );
+        c
+    }
+
+    /// SIGTERM (tcpdump flushes and exits), then waits, at most 10 s.
+    fn stop(mut self) {
+        // SAFETY: kill(2) on our child's pid (`ip netns exec` execs
+        // tcpdump); no memory involved.
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) },
+            0
+        );
+        let done = wait_until(Duration::from_secs(10), || {
+            self.child.try_wait().unwrap().is_some()
+        });
+        assert!(done, "tcpdump did not stop");
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `vigil run -r PCAP --simulate-ips` with `--workers N` into `out`; its
+/// eve.json, as bytes.
+fn simulate_ips(pcap: &Path, rules: &Path, cfg: &Path, workers: &str, out: &Path) -> Vec<u8> {
+    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args(["run", "-r", pcap.to_str().unwrap(), "--simulate-ips"])
+        .args(["-S", rules.to_str().unwrap(), "-c", cfg.to_str().unwrap()])
+        .args(["-l", out.to_str().unwrap(), "--quiet", "--workers", workers])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(out.join("eve.json")).unwrap()
+}
+
+/// The NFQUEUE test's traffic (a benign GET, then the attack) captured
+/// on the router as it arrives, before the verdicts; `--simulate-ips` on
+/// the capture, with the same rules and config, drops the same packets
+/// and raises the same alerts as the live run, and its output does not
+/// depend on the number of workers.
+#[test]
+fn simulate_ips_on_a_capture_of_the_nfqueue_run_gives_its_verdicts() {
+    if !can_run("inline simulate") || !tool("iptables") || !tool("curl") || !tool("tcpdump") {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but iptables, curl or tcpdump is missing (scripts/setup.sh)"
+        );
+        return;
+    }
+    let (dir, rules, net) = inline_setup("sim", false);
+    let cfg = drop_log_config(&dir, "all", false);
+    let v = net.vigil(&dir, &rules, &["-c", cfg.to_str().unwrap()]);
+    let pcap = dir.join("router.pcap");
+    let cap = Capture::start(net.router(), &pcap);
+    assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
+    assert_eq!(net.get("/ATTACK"), None, "the attack got an answer");
+    // Silence the client (its FIN of the dropped flow would be sent
+    // again for minutes): no packet reaches the router after this, so
+    // the capture and the live run end on the same packet.
+    net.run(&net.names[0], "ip link del c0");
+    std::thread::sleep(Duration::from_millis(500));
+    cap.stop();
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let live = eve_lines(&eve_path);
+    let (live_drops, live_alerts) = drops_and_alerts(&live);
+    assert!(
+        live_drops.keys().any(|k| k.ends_with("(rules)")),
+        "{live_drops:?}"
+    );
+    assert!(
+        live_alerts
+            .keys()
+            .all(|k| k.starts_with("sid 1001 \"blocked\"")),
+        "{live_alerts:?}"
+    );
+    assert!(!live_alerts.is_empty());
+
+    let one = simulate_ips(&pcap, &rules, &cfg, "1", &tmpdir("sim-w1"));
+    let two = simulate_ips(&pcap, &rules, &cfg, "2", &tmpdir("sim-w2"));
+    let offline: Vec<Value> = String::from_utf8(one.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (off_drops, off_alerts) = drops_and_alerts(&offline);
+    assert_eq!(off_drops, live_drops, "dropped packets: offline vs live");
+    assert_eq!(off_alerts, live_alerts, "alerts: offline vs live");
+    assert!(
+        one == two,
+        "--simulate-ips output differs between 1 and 2 workers:\n{}\n---\n{}",
+        String::from_utf8_lossy(&one),
+        String::from_utf8_lossy(&two)
+    );
+}
+
+/// `pass` rules: a flow a pass rule matches is accepted and not
+/// inspected further (Suricata's action order: pass before drop, so a
+/// request matching both a pass rule and the drop rule passes), the
+/// attack on its own connection is still dropped. Vigil has no `bypass`
+/// keyword (a rule with it is skipped as not evaluable): a second pass
+/// rule stands for it.
+#[test]
+fn nfqueue_pass_rule_and_bypassed_flow_are_accepted_uninspected() {
+    if !can_run("inline pass") || !tool("iptables") || !tool("curl") {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but iptables or curl is missing"
+        );
+        return;
+    }
+    let (dir, rules, net) = inline_setup("pass", false);
+    std::fs::write(dir.join("www").join("other.html"), "the other page\n").unwrap();
+    let mut text = std::fs::read_to_string(&rules).unwrap();
+    text.push_str(
+        "pass http any any -> any any (msg:\"pass index\"; flow:to_server; http.uri; content:\"/index.html\"; sid:2001;)\n\
+         pass http any any -> any any (msg:\"pass other\"; flow:to_server; http.uri; content:\"/other.html\"; sid:2002;)\n",
+    );
+    std::fs::write(&rules, text).unwrap();
+    let v = net.vigil(&dir, &rules, &[]);
+    assert_eq!(
+        net.get("/index.html").as_deref(),
+        Some("hello from the server\n"),
+        "{}",
+        v.stderr_text()
+    );
+    assert_eq!(net.get("/other.html").as_deref(), Some("the other page\n"));
+    // Pass wins over drop on the same request.
+    assert_eq!(
+        net.get("/index.html?x=/ATTACK").as_deref(),
+        Some("hello from the server\n"),
+        "pass and drop on one request: the pass rule must win"
+    );
+    assert_eq!(net.get("/ATTACK"), None, "the attack got an answer");
+    assert!(
+        !net.server_saw("\"GET /ATTACK "),
+        "the attack reached the server"
+    );
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let eve = eve_lines(&eve_path);
+    // Only the attack alerts: the passed flows are not inspected (and
+    // pass rules do not alert).
+    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
+    assert!(!alerts.is_empty(), "no alert: {err}");
+    assert!(
+        alerts.iter().all(|a| a["alert"]["signature_id"] == 1001
+            && a["alert"]["action"] == "blocked"
+            && a["http"]["url"] == "/ATTACK"),
+        "{alerts:?}"
+    );
+    let s = &last_stats(&eve)["stats"];
+    assert!(s["flow"]["passed"].as_u64().unwrap() >= 3, "{s}");
+    assert!(s["ips"]["accepted"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
 }
 
 /// What happens to traffic when Vigil dies: with `--queue-bypass` in the
