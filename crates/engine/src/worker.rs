@@ -182,6 +182,20 @@ impl Verdict {
     }
 }
 
+/// A record's ports (transports that have them) and ICMP type and code.
+fn ports_and_icmp(p: &Packet<'_>) -> (Option<u16>, Option<u16>, Option<(u8, u8)>) {
+    let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
+    let icmp = match p.l4 {
+        L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
+        _ => None,
+    };
+    (
+        has_ports.then(|| p.src_port()),
+        has_ports.then(|| p.dst_port()),
+        icmp,
+    )
+}
+
 /// The `drop` object of an EVE drop record (Suricata's DropLogJSON): the
 /// packet's IP and transport header fields, and why it was dropped.
 fn drop_json(p: &Packet<'_>, reason: &str) -> String {
@@ -259,6 +273,18 @@ pub enum RejectTo {
     Src,
     Dst,
     Both,
+}
+
+impl RejectTo {
+    /// Whether the (source, destination) of the rejected packet is
+    /// answered.
+    pub fn sides(self) -> (bool, bool) {
+        match self {
+            RejectTo::Src => (true, false),
+            RejectTo::Dst => (false, true),
+            RejectTo::Both => (true, true),
+        }
+    }
 }
 
 /// What an output item is.
@@ -1014,7 +1040,7 @@ impl Ctx {
     ) {
         let Some(ip) = &p.ip else { return };
         let reason = v.drop_reason().unwrap_or("rules");
-        let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
+        let (sp, dp, icmp) = ports_and_icmp(p);
         alerts.push(AlertOut {
             index: rec.index,
             order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
@@ -1022,13 +1048,10 @@ impl Ctx {
             flow_id: self.drop_flow.map(|f| f.0),
             src: ip.src,
             dst: ip.dst,
-            sp: has_ports.then(|| p.src_port()),
-            dp: has_ports.then(|| p.dst_port()),
+            sp,
+            dp,
             proto: ip.proto,
-            icmp: match p.l4 {
-                L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
-                _ => None,
-            },
+            icmp,
             vlan: p.vlan,
             vlan_count: p.vlan_count,
             to_server: self.drop_flow.map(|f| f.1),
@@ -1053,11 +1076,11 @@ impl Ctx {
 
     /// Applies the exception policy of `case` to the packet being
     /// inspected and, for a flow policy, to `flow`; counted by case and
-    /// policy. Returns whether detection on the packet is to be skipped.
-    fn exception(&mut self, case: ExceptionCase, flow: Option<&mut FlowState>) -> bool {
+    /// policy. Any policy but `ignore` ends detection on the packet.
+    fn exception(&mut self, case: ExceptionCase, flow: Option<&mut FlowState>) {
         let pol = self.cfg.exceptions.get(case);
         if pol == ExceptionPolicy::Ignore {
-            return false;
+            return;
         }
         *self
             .stats
@@ -1065,20 +1088,15 @@ impl Ctx {
             .entry((case.counter(), pol.counter()))
             .or_default() += 1;
         match pol {
-            ExceptionPolicy::Ignore => return false,
-            ExceptionPolicy::DropPacket | ExceptionPolicy::DropFlow => {
-                if !self.verdict.is_drop() {
-                    self.verdict = Verdict::Exception(case);
-                }
+            ExceptionPolicy::DropPacket | ExceptionPolicy::DropFlow if !self.verdict.is_drop() => {
+                self.verdict = Verdict::Exception(case);
             }
-            ExceptionPolicy::Reject => {
-                if !self.verdict.is_drop() {
-                    self.verdict = Verdict::Reject(RejectTo::Src);
-                    self.exception_drop = Some(case);
-                }
+            ExceptionPolicy::Reject if !self.verdict.is_drop() => {
+                self.verdict = Verdict::Reject(RejectTo::Src);
+                self.exception_drop = Some(case);
             }
-            ExceptionPolicy::PassPacket => {}
-            ExceptionPolicy::Bypass | ExceptionPolicy::PassFlow => {}
+            // Pass policies act below (a flow) or by skipping detection.
+            _ => {}
         }
         if let Some(f) = flow {
             match pol {
@@ -1093,7 +1111,6 @@ impl Ctx {
             }
         }
         self.skip_detect = true;
-        true
     }
 
     /// Validation is on and the packet's TCP checksum is wrong.
@@ -1340,20 +1357,20 @@ impl Ctx {
                 return;
             }
         }
+        let e = Emit {
+            index: rec.index,
+            order: pk.order,
+            ts_ns: rec.ts_ns,
+            linktype: rec.linktype,
+            flow_id: Some(flow.id),
+            to_server: Some(to_server),
+            pseudo: false,
+            rebuilt: rec.rebuilt,
+        };
         if self.skip_detect || flow.state.no_detect {
             // pass-packet / pass-flow: the stream and app layer were
             // updated; no detection. Transactions are still logged and
             // the inspected stream data let go.
-            let e = Emit {
-                index: rec.index,
-                order: pk.order,
-                ts_ns: rec.ts_ns,
-                linktype: rec.linktype,
-                flow_id: Some(flow.id),
-                to_server: Some(to_server),
-                pseudo: false,
-                rebuilt: rec.rebuilt,
-            };
             self.log_txs(flow, e, false, alerts);
             if chunk_ready {
                 self.stream_inspected(&mut flow.state.tcp, to_server);
@@ -1437,16 +1454,6 @@ impl Ctx {
             self.stats.bypassed_flows += 1;
             passed = true;
         }
-        let e = Emit {
-            index: rec.index,
-            order: pk.order,
-            ts_ns: rec.ts_ns,
-            linktype: rec.linktype,
-            flow_id: Some(flow.id),
-            to_server: Some(to_server),
-            pseudo: false,
-            rebuilt: rec.rebuilt,
-        };
         self.emit(p, e, chunk_ready, flow.state.app.as_deref(), alerts);
         self.log_txs(flow, e, false, alerts);
         if chunk_ready {
@@ -1834,12 +1841,7 @@ impl Ctx {
     ) {
         let app_proto = app.and_then(|a| a.proto_name());
         let Some(ip) = &p.ip else { return };
-        let (sp, dp) = (p.src_port(), p.dst_port());
-        let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
-        let icmp = match p.l4 {
-            L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
-            _ => None,
-        };
+        let (sp, dp, icmp) = ports_and_icmp(p);
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
             self.stats.alerts += 1;
@@ -1890,8 +1892,8 @@ impl Ctx {
                 flow_id: e.flow_id,
                 src: ip.src,
                 dst: ip.dst,
-                sp: has_ports.then_some(sp),
-                dp: has_ports.then_some(dp),
+                sp,
+                dp,
                 proto: ip.proto,
                 icmp,
                 vlan: p.vlan,

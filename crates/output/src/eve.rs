@@ -157,6 +157,19 @@ fn ascii_casecmp(a: &str, b: &str) -> Ordering {
         .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
 }
 
+/// The rule's fields an `alert` object starts with (Suricata's
+/// AlertJsonHeader): action, gid, signature_id, rev, signature, category,
+/// severity.
+fn write_rule(a: &mut Obj<'_>, ev: &AlertEvent<'_>) -> io::Result<()> {
+    a.str("action", ev.action)?;
+    a.uint("gid", u64::from(ev.gid))?;
+    a.uint("signature_id", u64::from(ev.signature_id))?;
+    a.uint("rev", u64::from(ev.rev))?;
+    a.str("signature", ev.signature)?;
+    a.str("category", ev.category)?;
+    a.uint("severity", u64::from(ev.severity))
+}
+
 /// The header every event starts with, as Suricata's CreateEveHeader
 /// writes it.
 fn write_header(o: &mut Obj<'_>, ev: &AlertEvent<'_>, event_type: &str) -> io::Result<()> {
@@ -245,13 +258,7 @@ impl EveFormatter {
         }
         {
             let mut a = o.object("alert");
-            a.str("action", ev.action)?;
-            a.uint("gid", u64::from(ev.gid))?;
-            a.uint("signature_id", u64::from(ev.signature_id))?;
-            a.uint("rev", u64::from(ev.rev))?;
-            a.str("signature", ev.signature)?;
-            a.str("category", ev.category)?;
-            a.uint("severity", u64::from(ev.severity))?;
+            write_rule(&mut a, ev)?;
             if !ev.metadata.is_empty() {
                 a.key("metadata");
                 write_metadata(a.buf, ev.metadata, &mut self.order)?;
@@ -346,13 +353,7 @@ impl EveFormatter {
         o.buf.extend_from_slice(json.as_bytes());
         if with_alert {
             let mut a = o.object("alert");
-            a.str("action", ev.action)?;
-            a.uint("gid", u64::from(ev.gid))?;
-            a.uint("signature_id", u64::from(ev.signature_id))?;
-            a.uint("rev", u64::from(ev.rev))?;
-            a.str("signature", ev.signature)?;
-            a.str("category", ev.category)?;
-            a.uint("severity", u64::from(ev.severity))?;
+            write_rule(&mut a, ev)?;
             a.close();
         }
         o.close();
