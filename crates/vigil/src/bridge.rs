@@ -11,8 +11,10 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use vigil_capture::{CaptureError, Ring, RingConfig, TxSocket};
+use vigil_capture::{CaptureError, RingConfig, TxSocket};
 use vigil_engine::{InputCounters, InputError, LiveFrame, LiveInput, RejectTo, Verdict};
+
+use crate::live::{input_error, RingInput};
 
 /// Parses one `--inline` argument, `A:B`: two distinct interface names.
 pub fn parse_bridge_spec(spec: &str) -> Result<(String, String), String> {
@@ -94,10 +96,9 @@ impl WaitSet {
 /// reject's answer to the receiver) and one on the ingress interface
 /// itself (a reject's answer to the sender).
 pub struct BridgeInput {
-    ring: Ring,
-    iface: String,
+    /// The receiving ring and its capture counters (as for `-i`).
+    rx: RingInput,
     peer: String,
-    cfg: RingConfig,
     egress: TxSocket,
     back: TxSocket,
     waits: Arc<WaitSet>,
@@ -105,10 +106,8 @@ pub struct BridgeInput {
     /// The token of the next frame (never 0: the engine measures the hold
     /// time of frames with a token).
     seq: u64,
-    /// The interface's drop counter when the ring was opened.
-    ifdrops_base: u64,
-    /// Counters of rings and sockets closed on a link-down.
-    carried: InputCounters,
+    /// Frames sent and send errors of sockets closed on a link-down.
+    tx_carried: (u64, u64),
     /// Send errors already reported (errno), each said once.
     reported: Vec<i32>,
 }
@@ -124,22 +123,19 @@ impl BridgeInput {
         waits: Arc<WaitSet>,
         slot: usize,
     ) -> Result<BridgeInput, CaptureError> {
-        let ring = Ring::open(iface, cfg)?;
+        let rx = RingInput::open(iface, cfg)?;
         let egress = TxSocket::open(peer)?;
         let back = TxSocket::open(iface)?;
-        waits.0[slot].store(ring.as_fd().as_raw_fd(), Ordering::Relaxed);
+        waits.0[slot].store(rx.ring.as_fd().as_raw_fd(), Ordering::Relaxed);
         Ok(BridgeInput {
-            ring,
-            iface: iface.to_string(),
+            rx,
             peer: peer.to_string(),
-            cfg: cfg.clone(),
             egress,
             back,
             waits,
             slot,
             seq: 0,
-            ifdrops_base: vigil_capture::interface_drops(iface).unwrap_or(0),
-            carried: InputCounters::default(),
+            tx_carried: (0, 0),
             reported: Vec::new(),
         })
     }
@@ -160,14 +156,14 @@ impl BridgeInput {
                          bridge interfaces, `ethtool -K {} gro off lro off tso off gso off`, \
                          and give them the same MTU; counted in capture.tx_errors, said once)",
                         frame.len(),
-                        self.iface
+                        self.rx.iface
                     )
                 } else {
                     " (counted in capture.tx_errors, said once)".to_string()
                 };
                 eprintln!(
                     "vigil: bridge {} -> {}: send: {e}{hint}",
-                    self.iface,
+                    self.rx.iface,
                     sock.iface()
                 );
             }
@@ -178,11 +174,7 @@ impl BridgeInput {
     /// rejected frame; the sender's goes back out of the ingress
     /// interface, the receiver's on out of the peer.
     fn answer(&mut self, frame: &[u8], to: RejectTo) {
-        let (src, dst) = match to {
-            RejectTo::Src => (true, false),
-            RejectTo::Dst => (false, true),
-            RejectTo::Both => (true, true),
-        };
+        let (src, dst) = to.sides();
         let Some(l2) = vigil_inline::ethernet_ip_offset(frame) else {
             return;
         };
@@ -233,9 +225,10 @@ impl BridgeInput {
     }
 
     fn poll_ring(&mut self, f: &mut dyn FnMut(LiveFrame<'_>)) -> Result<usize, InputError> {
-        let linktype = self.ring.linktype();
+        let linktype = self.rx.ring.linktype();
         let seq = &mut self.seq;
-        self.ring
+        self.rx
+            .ring
             .poll_blocks(Duration::ZERO, 4, &mut |p| {
                 *seq = seq.wrapping_add(1).max(1);
                 f(LiveFrame {
@@ -251,20 +244,16 @@ impl BridgeInput {
 
     fn tx_counters(&self) -> (u64, u64) {
         let (e, b) = (self.egress.stats(), self.back.stats());
-        (e.sent + b.sent, e.errors + b.errors)
-    }
-}
-
-fn input_error(e: CaptureError) -> InputError {
-    match e {
-        CaptureError::LinkDown(m) => InputError::LinkDown(m),
-        other => InputError::Other(other.to_string()),
+        (
+            self.tx_carried.0 + e.sent + b.sent,
+            self.tx_carried.1 + e.errors + b.errors,
+        )
     }
 }
 
 impl LiveInput for BridgeInput {
     fn name(&self) -> &str {
-        &self.iface
+        &self.rx.iface
     }
 
     fn poll(
@@ -293,45 +282,30 @@ impl LiveInput for BridgeInput {
     }
 
     fn counters(&mut self) -> InputCounters {
-        let k = self.ring.stats().unwrap_or_default();
-        let ifd = vigil_capture::interface_drops(&self.iface)
-            .unwrap_or(0)
-            .saturating_sub(self.ifdrops_base);
-        let (sent, errors) = self.tx_counters();
+        let (tx_packets, tx_errors) = self.tx_counters();
         InputCounters {
-            kernel_packets: self.carried.kernel_packets + k.packets,
-            kernel_drops: self.carried.kernel_drops + k.drops,
-            kernel_ifdrops: ifd,
-            truncated: self.carried.truncated + self.ring.truncated(),
-            link_down: 0,
-            tx_packets: self.carried.tx_packets + sent,
-            tx_errors: self.carried.tx_errors + errors,
+            tx_packets,
+            tx_errors,
+            ..self.rx.counters()
         }
     }
 
     fn close_intake(&mut self) {
-        if let Err(e) = self.ring.close_intake() {
-            eprintln!("vigil: {}: {e}", self.iface);
-        }
+        self.rx.close_intake();
     }
 
     fn reopen(&mut self) -> Result<(), InputError> {
-        let now = self.counters();
         self.waits.0[self.slot].store(-1, Ordering::Relaxed);
         // The ring rejoins its fanout group as its last member, so until
         // a restart this worker may no longer see both directions of the
         // flows it had (see docs/inline.md).
-        let ring = Ring::open(&self.iface, &self.cfg).map_err(input_error)?;
+        self.rx.reopen()?;
         let egress = TxSocket::open(&self.peer).map_err(input_error)?;
-        let back = TxSocket::open(&self.iface).map_err(input_error)?;
-        self.carried = InputCounters {
-            kernel_ifdrops: 0,
-            ..now
-        };
-        self.ring = ring;
+        let back = TxSocket::open(&self.rx.iface).map_err(input_error)?;
+        self.tx_carried = self.tx_counters();
         self.egress = egress;
         self.back = back;
-        self.waits.0[self.slot].store(self.ring.as_fd().as_raw_fd(), Ordering::Relaxed);
+        self.waits.0[self.slot].store(self.rx.ring.as_fd().as_raw_fd(), Ordering::Relaxed);
         Ok(())
     }
 }

@@ -27,10 +27,11 @@ use crate::cli::{CtlArgs, CtlCommand, RunArgs};
 use crate::config::Config;
 use crate::run::{OutputSettings, Sink};
 
-/// One worker's ring on one interface, as the engine's input.
-struct RingInput {
-    ring: Ring,
-    iface: String,
+/// One worker's ring on one interface, as the engine's input (also the
+/// receiving side of a bridge input).
+pub(crate) struct RingInput {
+    pub(crate) ring: Ring,
+    pub(crate) iface: String,
     cfg: RingConfig,
     /// The interface's drop counter when the ring was opened (the
     /// kernel's counter runs since boot).
@@ -39,8 +40,19 @@ struct RingInput {
     carried: InputCounters,
 }
 
+/// A capture error as the engine's input error (a link down is retried).
+pub(crate) fn input_error(e: vigil_capture::CaptureError) -> InputError {
+    match e {
+        vigil_capture::CaptureError::LinkDown(m) => InputError::LinkDown(m),
+        other => InputError::Other(other.to_string()),
+    }
+}
+
 impl RingInput {
-    fn open(iface: &str, cfg: &RingConfig) -> Result<RingInput, vigil_capture::CaptureError> {
+    pub(crate) fn open(
+        iface: &str,
+        cfg: &RingConfig,
+    ) -> Result<RingInput, vigil_capture::CaptureError> {
         let ring = Ring::open(iface, cfg)?;
         Ok(RingInput {
             ring,
@@ -75,10 +87,7 @@ impl LiveInput for RingInput {
                     token: 0,
                 })
             })
-            .map_err(|e| match e {
-                vigil_capture::CaptureError::LinkDown(m) => InputError::LinkDown(m),
-                other => InputError::Other(other.to_string()),
-            })
+            .map_err(input_error)
     }
 
     fn counters(&mut self) -> InputCounters {
@@ -103,10 +112,7 @@ impl LiveInput for RingInput {
 
     fn reopen(&mut self) -> Result<(), InputError> {
         let now = self.counters();
-        let ring = Ring::open(&self.iface, &self.cfg).map_err(|e| match e {
-            vigil_capture::CaptureError::LinkDown(m) => InputError::LinkDown(m),
-            other => InputError::Other(other.to_string()),
-        })?;
+        let ring = Ring::open(&self.iface, &self.cfg).map_err(input_error)?;
         self.carried = InputCounters {
             kernel_ifdrops: 0,
             ..now
@@ -202,12 +208,7 @@ impl LiveInput for QueueInput {
         frame: &[u8],
     ) -> Result<(), InputError> {
         if let vigil_engine::Verdict::Reject(to) = v {
-            use vigil_engine::RejectTo;
-            let (src, dst) = match to {
-                RejectTo::Src => (true, false),
-                RejectTo::Dst => (false, true),
-                RejectTo::Both => (true, true),
-            };
+            let (src, dst) = to.sides();
             if let (Some(sender), Some(info)) = (&self.sender, reject_info(frame)) {
                 for (to, answer) in vigil_inline::reject_answers(&info, src, dst) {
                     if let Err(e) = sender.send(to, &answer) {
