@@ -61,6 +61,8 @@ import subprocess
 import sys
 import time
 
+from benchlib import last_stats, stop, tail, wait_for
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared"))
 BEGIN = "<!-- bench-inline:begin -->"
@@ -149,55 +151,6 @@ def nfq_rule(queues):
     return ["-j", "NFQUEUE", "--queue-balance", f"0:{queues - 1}"]
 
 
-def wait_ready(path, needle, proc, limit):
-    end = time.time() + limit
-    while time.time() < end:
-        if proc.poll() is not None:
-            return False
-        try:
-            with open(path, errors="replace") as fh:
-                if needle.lower() in fh.read().lower():
-                    return True
-        except FileNotFoundError:
-            pass
-        time.sleep(0.2)
-    return False
-
-
-def stop(proc, limit=60):
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def tail(path, n=12):
-    try:
-        with open(path, errors="replace") as fh:
-            return "".join(fh.readlines()[-n:])
-    except OSError:
-        return "(nothing)"
-
-
-def last_stats(eve):
-    stats = None
-    try:
-        with open(eve, errors="replace") as fh:
-            for line in fh:
-                if '"event_type":"stats"' in line:
-                    try:
-                        stats = json.loads(line)["stats"]
-                    except ValueError:
-                        pass  # a line being written
-    except FileNotFoundError:
-        pass
-    return stats
-
-
 def lookup(tree, dotted):
     """A counter from a stats tree, nested ({"ips": {"hold_time_us": ...}})
     or flat ({"ips.hold_time_us...": N})."""
@@ -272,7 +225,7 @@ def start_ips(a, net, case, out):
         proc = subprocess.Popen(["ip", "netns", "exec", net.r, *cmd],
                                 stdout=subprocess.DEVNULL, stderr=fh)
     t0 = time.time()
-    if not wait_ready(ready_file, needle, proc, a.ready_timeout):
+    if not wait_for(ready_file, needle, proc, a.ready_timeout):
         stop(proc)
         raise Failure(f"{case}: not ready after {a.ready_timeout} s (exit {proc.returncode}); "
                       f"last lines of {ready_file}:\n{tail(ready_file)}")

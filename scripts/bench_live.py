@@ -18,14 +18,14 @@ usage: scripts/bench-live.sh [--workers 1,2] [--rates 100,200,...]
                              [--pcap P] [--rules R] [--out DIR]
 """
 import argparse
-import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
+
+from benchlib import last_stats, stop, wait_for
 
 NS = f"vigil-blive-{os.getpid()}"
 
@@ -49,43 +49,6 @@ def netns_up():
 
 def netns_down():
     subprocess.run(["ip", "netns", "del", NS], capture_output=True)
-
-
-def wait_for(path, needle, proc, limit):
-    end = time.time() + limit
-    while time.time() < end:
-        if proc.poll() is not None:
-            return False
-        try:
-            if needle.lower() in open(path, errors="replace").read().lower():
-                return True
-        except FileNotFoundError:
-            pass
-        time.sleep(0.2)
-    return False
-
-
-def stop(proc, limit=60):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def last_stats(eve):
-    stats = None
-    try:
-        for line in open(eve, errors="replace"):
-            if '"event_type":"stats"' in line:
-                try:
-                    stats = json.loads(line)["stats"]
-                except ValueError:
-                    pass
-    except FileNotFoundError:
-        pass
-    return stats
 
 
 def replay(pcap, rate):

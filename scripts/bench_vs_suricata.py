@@ -39,6 +39,8 @@ import statistics
 import subprocess
 import sys
 
+from benchlib import tail
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared"))
 BEGIN = "<!-- bench-vs-suricata:begin -->"
@@ -67,14 +69,6 @@ def wall_seconds(text):
     for part in text.split(":"):
         secs = secs * 60 + float(part)
     return secs
-
-
-def tail(path, n=15):
-    try:
-        with open(path, errors="replace") as fh:
-            return "".join(fh.readlines()[-n:])
-    except OSError:
-        return "(no output)"
 
 
 def timed(label, cmd, outdir, timeout):
