@@ -100,6 +100,10 @@ pub struct EngineConfig {
     pub alert_app: bool,
     /// See [`WorkerConfig::tls_stop_after_handshake`].
     pub tls_stop_after_handshake: bool,
+    /// See [`WorkerConfig::tls_bypass`].
+    pub tls_bypass: bool,
+    /// See [`WorkerConfig::stream_bypass`].
+    pub stream_bypass: bool,
     /// XFF header (lower case) and reverse deployment (see
     /// [`WorkerConfig::xff`]).
     pub xff: Option<(String, bool)>,
@@ -142,6 +146,8 @@ impl Default for EngineConfig {
             log_tx: true,
             alert_app: true,
             tls_stop_after_handshake: true,
+            tls_bypass: false,
+            stream_bypass: false,
             xff: None,
             device: None,
             timeouts: TimeoutTable::default(),
@@ -321,6 +327,8 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         alert_app: cfg.alert_app,
         xff: cfg.xff.clone(),
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,
+        tls_bypass: cfg.tls_bypass,
+        stream_bypass: cfg.stream_bypass,
         timeouts: cfg.timeouts,
         checksum: cfg.checksum,
         inline: cfg.inline,

@@ -505,6 +505,13 @@ pub struct WorkerConfig {
     /// sides are encrypted (Suricata's `encryption-handling: default`);
     /// false inspects encrypted data too (`full`).
     pub tls_stop_after_handshake: bool,
+    /// With `tls_stop_after_handshake`: bypass the flow once encrypted
+    /// (`encryption-handling: bypass`): no more inspection, parsing or
+    /// logging; inline, its packets are accepted.
+    pub tls_bypass: bool,
+    /// Bypass a TCP flow once a direction reaches the reassembly depth
+    /// (Suricata's `stream.bypass`).
+    pub stream_bypass: bool,
     /// XFF: the request header naming the original client (lower case)
     /// and whether the last address of its list is used (`reverse`
     /// deployment) rather than the first (`forward`).
@@ -574,6 +581,8 @@ impl Default for WorkerConfig {
             log_tx: true,
             alert_app: true,
             tls_stop_after_handshake: true,
+            tls_bypass: false,
+            stream_bypass: false,
             xff: None,
             timeouts: TimeoutTable::default(),
             checksum: ChecksumMode::None,
@@ -1238,6 +1247,7 @@ impl Ctx {
         let mut reach_back = false;
         let mut tcp_sizes = None;
         let (mut exc_midstream, mut exc_memcap) = (false, false);
+        let mut depth_bypass = false;
         let established = match p.l4 {
             L4::Tcp(_) if self.checksum_bad(p) => {
                 // Not for the stream engine (Suricata's
@@ -1279,6 +1289,7 @@ impl Ctx {
                     exc_midstream = true;
                 }
                 exc_memcap = out.memcap_dropped > 0;
+                depth_bypass = self.cfg.stream_bypass && out.depth_dropped > 0;
                 s.stream_depth_dropped += out.depth_dropped;
                 s.stream_memcap_dropped += out.memcap_dropped;
                 s.stream_overlaps += u64::from(out.overlap);
@@ -1342,7 +1353,9 @@ impl Ctx {
             return;
         }
         let ts_us = (rec.ts_ns.max(0) / 1000) as u64;
+        let was_encrypted = flow.state.no_payload;
         let decided_now = self.app_feed(p, flow, to_server, ts_us);
+        let tls_bypass = self.cfg.tls_bypass && !was_encrypted && flow.state.no_payload;
         if !flow.state.app_error_seen
             && flow
                 .state
@@ -1451,6 +1464,13 @@ impl Ctx {
             self.stats.passed_flows += 1;
         } else if flow.state.detect.passed {
             // A rule with the `bypass` keyword matched.
+            self.stats.bypassed_flows += 1;
+            passed = true;
+        } else if depth_bypass || tls_bypass {
+            // stream.bypass (a direction reached the reassembly depth), or
+            // TLS encrypted with `encryption-handling: bypass`: this packet
+            // was inspected, the next ones are not.
+            flow.state.detect.passed = true;
             self.stats.bypassed_flows += 1;
             passed = true;
         }

@@ -278,3 +278,55 @@ fn a_parser_error_applies_the_app_layer_policy() {
     assert!(v.iter().all(|x| *x == Verdict::Accept), "{v:?}");
     assert!(w.snapshot().exceptions.is_empty());
 }
+
+/// `stream.bypass`: once a direction reaches the reassembly depth the flow
+/// is bypassed: its later packets are accepted without inspection.
+#[test]
+fn stream_bypass_bypasses_a_flow_at_the_reassembly_depth() {
+    let (frames, _) = session(&[b"GET / HTTP/1.1\r\n\r\n", b"more ATTACK data"]);
+    let shallow = |bypass: bool| {
+        move |c: &mut WorkerConfig| {
+            c.stream.depth = 8;
+            c.stream_bypass = bypass;
+        }
+    };
+    let mut w = worker(true, &[], shallow(true));
+    let (v, out) = run(&mut w, &frames);
+    assert!(v.iter().all(|x| *x == Verdict::Accept), "{v:?}");
+    assert!(!out
+        .iter()
+        .any(|a| a.kind == OutKind::Alert && w.detect().rules[a.rule as usize].sid == 8));
+    assert_eq!(w.snapshot().bypassed_flows, 1);
+    // Without it the flow is still inspected packet by packet: the drop
+    // rule sees the second request.
+    let mut w = worker(true, &[], shallow(false));
+    let (v, _) = run(&mut w, &frames);
+    assert!(v.contains(&Verdict::Drop), "{v:?}");
+    assert_eq!(w.snapshot().bypassed_flows, 0);
+}
+
+/// `encryption-handling: bypass`: once both sides of a TLS session are
+/// encrypted the flow is bypassed.
+#[test]
+fn tls_bypass_bypasses_an_encrypted_session() {
+    let mut s =
+        TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:443")).start_at((1_700_000_000, 0));
+    s.handshake();
+    // ClientHello and ServerHello headers, ChangeCipherSpec both ways,
+    // then application data.
+    s.client_send(&[0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00]);
+    s.server_send(&[0x16, 0x03, 0x03, 0x00, 0x04, 0x02, 0x00, 0x00, 0x00]);
+    s.client_send(&[0x14, 0x03, 0x03, 0x00, 0x01, 0x01]);
+    s.server_send(&[0x14, 0x03, 0x03, 0x00, 0x01, 0x01]);
+    s.client_send(&[0x17, 0x03, 0x03, 0x00, 0x04, 1, 2, 3, 4]);
+    s.close();
+    let frames = s.into_frames();
+    for bypass in [false, true] {
+        let mut w = worker(true, &[], |c| c.tls_bypass = bypass);
+        let (v, _) = run(&mut w, &frames);
+        assert!(v.iter().all(|x| *x == Verdict::Accept), "{v:?}");
+        let st = w.snapshot();
+        assert_eq!(st.tls_encrypted_flows, 1, "bypass {bypass}");
+        assert_eq!(st.bypassed_flows, u64::from(bypass));
+    }
+}

@@ -320,6 +320,9 @@ fn stream_settings(cfg: &Config, e: &mut EngineConfig) -> Result<()> {
     if let Some(v) = cfg.get_str("stream.midstream") {
         e.stream.midstream = truthy(&v);
     }
+    if let Some(v) = cfg.get_str("stream.bypass") {
+        e.stream_bypass = truthy(&v);
+    }
     if let Some(v) = size("stream.reassembly.depth")? {
         e.stream.depth = v;
     }
@@ -668,9 +671,10 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     {
         None | Some("default") => {}
         Some("full") => ecfg.tls_stop_after_handshake = false,
-        Some(other) => {
-            bail!("app-layer.protocols.tls.encryption-handling: '{other}' is not default or full")
-        }
+        Some("bypass") => ecfg.tls_bypass = true,
+        Some(other) => bail!(
+            "app-layer.protocols.tls.encryption-handling: '{other}' is not default, bypass or full"
+        ),
     }
     if cfg
         .get_str("app-layer.enabled")

@@ -1321,7 +1321,7 @@ fn nfqueue_pass_rule_and_bypassed_flow_are_accepted_uninspected() {
     let mut text = std::fs::read_to_string(&rules).unwrap();
     text.push_str(
         "pass http any any -> any any (msg:\"pass index\"; flow:to_server; http.uri; content:\"/index.html\"; sid:2001;)\n\
-         pass http any any -> any any (msg:\"pass other\"; flow:to_server; http.uri; content:\"/other.html\"; sid:2002;)\n",
+         alert http any any -> any any (msg:\"bypass other\"; flow:to_server; http.uri; content:\"/other.html\"; bypass; sid:2002;)\n",
     );
     std::fs::write(&rules, text).unwrap();
     let v = net.vigil(&dir, &rules, &[]);
@@ -1347,18 +1347,26 @@ fn nfqueue_pass_rule_and_bypassed_flow_are_accepted_uninspected() {
     let (status, _, err) = v.stop();
     assert!(status.success(), "{err}");
     let eve = eve_lines(&eve_path);
-    // Only the attack alerts: the passed flows are not inspected (and
-    // pass rules do not alert).
+    // Only the attack and the bypass rule alert: the passed flows are not
+    // inspected (and pass rules do not alert).
     let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
     assert!(!alerts.is_empty(), "no alert: {err}");
     assert!(
-        alerts.iter().all(|a| a["alert"]["signature_id"] == 1001
+        alerts.iter().all(|a| (a["alert"]["signature_id"] == 1001
             && a["alert"]["action"] == "blocked"
-            && a["http"]["url"] == "/ATTACK"),
+            && a["http"]["url"] == "/ATTACK")
+            || (a["alert"]["signature_id"] == 2002
+                && a["alert"]["action"] == "allowed"
+                && a["http"]["url"] == "/other.html")),
+        "{alerts:?}"
+    );
+    assert!(
+        alerts.iter().any(|a| a["alert"]["signature_id"] == 2002),
         "{alerts:?}"
     );
     let s = &last_stats(&eve)["stats"];
-    assert!(s["flow"]["passed"].as_u64().unwrap() >= 3, "{s}");
+    assert!(s["flow"]["passed"].as_u64().unwrap() >= 2, "{s}");
+    assert!(s["flow"]["bypassed"].as_u64().unwrap() >= 1, "{s}");
     assert!(s["ips"]["accepted"].as_u64().unwrap() > 0, "{s}");
     assert!(
         s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
