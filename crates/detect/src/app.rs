@@ -93,6 +93,8 @@ pub struct TxDetectState {
     /// this side once before it was complete. It is inspected again only
     /// when complete, so a growing body is not rescanned on every packet.
     pub partial: [bool; 2],
+    /// A config rule keeps this transaction out of the transaction log.
+    pub no_log: bool,
 }
 
 /// A test on the flow's application protocol: a rule header naming
@@ -1165,7 +1167,11 @@ impl DetectEngine {
             if !lists_ok {
                 continue;
             }
-            match conclude(r, &input, state.as_deref_mut()) {
+            let v = conclude(r, &input, state.as_deref_mut());
+            if r.disable_tx_log && !matches!(v, Verdict::NoMatch) {
+                txst.no_log = true;
+            }
+            match v {
                 Verdict::NoMatch => continue,
                 Verdict::Pass => {
                     txst.fired.push((ri, tx.dir));

@@ -116,6 +116,8 @@ pub struct CompiledRule {
     pub noalert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
+    /// `config: logging disable, type tx, scope tx`.
+    pub disable_tx_log: bool,
     pub proto: ProtoMatch,
     pub src: AddrMatcher,
     pub dst: AddrMatcher,
@@ -535,7 +537,7 @@ pub fn compile_rule(
     let mut threshold = None;
     let mut detection_filter = None;
     let mut flowints = Vec::new();
-    let mut noalert = rule.noalert;
+    let mut noalert = rule.noalert || rule.action == Action::Config;
     for c in &rule.conditions {
         match c {
             Condition::Flow(f) => {
@@ -762,6 +764,7 @@ pub fn compile_rule(
         metadata: rule.metadata.clone(),
         noalert,
         bypass: rule.bypass,
+        disable_tx_log: rule.disable_tx_log,
         proto,
         src: rule.header.src.compile(),
         dst: rule.header.dst.compile(),
@@ -798,7 +801,7 @@ pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8) {
         Action::Drop => 1,
         Action::Reject | Action::RejectSrc | Action::RejectDst | Action::RejectBoth => 2,
         Action::Alert => 3,
-        Action::Log => 4,
+        Action::Log | Action::Config => 4,
     };
     let fb = match (r.flowbit_sets.is_empty(), r.flowbit_tests.is_empty()) {
         (false, true) => 0,

@@ -1813,7 +1813,9 @@ impl Ctx {
             done.push(tx.id);
         }
         for id in done {
-            if !self.cfg.log_tx {
+            // A config rule (`config: logging disable, type tx, scope tx`)
+            // may have kept this transaction out of the log.
+            if !self.cfg.log_tx || app.txd.get(&id).is_some_and(|t| t.no_log) {
                 continue;
             }
             let Some(rec) = tx_record(app, id) else {

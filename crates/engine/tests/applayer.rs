@@ -300,3 +300,28 @@ fn tls_payload_is_not_inspected_after_the_handshake() {
     let _ = std::fs::remove_file(&path);
     assert!(sink.0.iter().any(|o| o.sid == 20), "{:#?}", sink.0);
 }
+
+/// A config rule (`config: logging disable, type tx, scope tx`) keeps
+/// the transaction it matches out of the log, without an alert; the other
+/// transaction is logged.
+#[test]
+fn a_config_rule_keeps_its_transaction_out_of_the_log() {
+    let rules = "config http any any -> any any (msg:\"quiet\"; http.uri; content:\"/second\"; \
+                 config: logging disable, type tx, scope tx; sid:9;)";
+    let (out, stats) = run("config-rule", http_session(), rules, 1);
+    let http = records(&out, "http");
+    assert_eq!(http.len(), 1, "{out:#?}");
+    assert_eq!(http[0]["url"], "/a/../index.html?q=1");
+    assert!(!out.iter().any(|o| o.kind == OutKind::Alert), "{out:#?}");
+    assert_eq!(stats.workers.tx_logged, 1);
+    // The same rule as an alert rule: it alerts, and still keeps the
+    // transaction out of the log.
+    let (out, _) = run(
+        "config-alert",
+        http_session(),
+        &rules.replacen("config", "alert", 1),
+        1,
+    );
+    assert_eq!(records(&out, "http").len(), 1, "{out:#?}");
+    assert!(out.iter().any(|o| o.kind == OutKind::Alert && o.sid == 9));
+}

@@ -19,6 +19,9 @@ pub enum Action {
     RejectDst,
     RejectBoth,
     Log,
+    /// A config rule: its `config` keyword applies when it matches; it
+    /// does not alert (as `alert ... noalert`).
+    Config,
 }
 
 impl Action {
@@ -32,6 +35,7 @@ impl Action {
             Action::RejectDst => "rejectdst",
             Action::RejectBoth => "rejectboth",
             Action::Log => "log",
+            Action::Config => "config",
         }
     }
 }
@@ -696,6 +700,9 @@ pub struct Rule {
     pub noalert: bool,
     /// `bypass`: a match bypasses the rest of the flow.
     pub bypass: bool,
+    /// `config: logging disable, type tx, scope tx`: a match keeps the
+    /// matching transaction out of the transaction log.
+    pub disable_tx_log: bool,
     /// `target:src_ip|dest_ip`.
     pub target: Option<String>,
     /// Keywords that parsed but cannot be evaluated yet, in rule order

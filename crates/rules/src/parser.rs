@@ -169,6 +169,7 @@ fn parse_action(s: &str) -> Result<Action, RuleError> {
         "rejectdst" => Action::RejectDst,
         "rejectboth" => Action::RejectBoth,
         "log" => Action::Log,
+        "config" => Action::Config,
         "rewrite" => Action::Alert,
         _ => {
             return Err(RuleError::new(
@@ -441,6 +442,7 @@ struct Parser {
     metadata: Vec<(String, String)>,
     noalert: bool,
     bypass: bool,
+    disable_tx_log: bool,
     target: Option<String>,
     flow_seen: bool,
     requires_unmet: Option<String>,
@@ -489,6 +491,7 @@ impl Parser {
             metadata: Vec::new(),
             noalert: false,
             bypass: false,
+            disable_tx_log: false,
             target: None,
             flow_seen: false,
             requires_unmet: None,
@@ -710,6 +713,7 @@ impl Parser {
                 no_value(name, value)?;
                 self.bypass = true;
             }
+            "config" => self.config(need(name, value)?)?,
             "content" => self.content(need(name, value)?, None)?,
             "uricontent" => self.content(need(name, value)?, Some("http.uri"))?,
             "nocase" | "rawbytes" | "startswith" | "endswith" | "fast_pattern" | "depth"
@@ -1069,6 +1073,50 @@ impl Parser {
             expire,
         }));
         self.note("xbits");
+        Ok(())
+    }
+
+    /// `config:<subsys> <action>, type <type>, scope <scope>`. Suricata 7's
+    /// one setting, `logging disable, type tx, scope tx`, is applied; the
+    /// later `tracking disable, type flow, scope packet` (firewall hooks)
+    /// is valid but not evaluable yet.
+    fn config(&mut self, value: &str) -> Result<(), RuleError> {
+        let v = strip_quotes(value);
+        let mut parts = v.split(',').map(str::trim);
+        let setting: Vec<&str> = parts.next().unwrap_or("").split_whitespace().collect();
+        let mut kind = None;
+        let mut scope = None;
+        for p in parts {
+            match p
+                .split_once(char::is_whitespace)
+                .map(|(k, v)| (k, v.trim()))
+            {
+                Some(("type", t)) if kind.is_none() => kind = Some(t),
+                Some(("scope", s)) if scope.is_none() => scope = Some(s),
+                _ => return Err(inval(format!("config: unexpected '{}'", truncate(p, 40)))),
+            }
+        }
+        let (Some(kind), Some(scope)) = (kind, scope) else {
+            return Err(inval(
+                "config needs '<subsys> <action>, type <type>, scope <scope>'",
+            ));
+        };
+        match (setting.as_slice(), kind, scope) {
+            (["logging", "disable"], "tx", "tx") => self.disable_tx_log = true,
+            (["logging" | "tracking", "disable"], "tx" | "flow", "tx" | "packet") => {
+                self.conditions.push(Condition::NotEvaluable {
+                    keyword: "config".to_string(),
+                    value: Some(v.to_string()),
+                });
+                self.note("config");
+            }
+            _ => {
+                return Err(inval(format!(
+                    "config: '{}' is not a setting (logging|tracking disable, type tx|flow, scope tx|packet)",
+                    truncate(v, 60)
+                )))
+            }
+        }
         Ok(())
     }
 
@@ -2066,6 +2114,7 @@ impl Parser {
             conditions: self.conditions,
             noalert: self.noalert,
             bypass: self.bypass,
+            disable_tx_log: self.disable_tx_log,
             target: self.target,
             not_evaluable: self.not_eval,
             requires_unmet: self.requires_unmet,

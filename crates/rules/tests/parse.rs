@@ -1445,3 +1445,32 @@ fn error_display_has_location_sid_and_keyword() {
     );
     assert_eq!((d.line, d.sid), (7, Some(5)));
 }
+
+#[test]
+fn the_config_keyword_and_action() {
+    let r = rule(
+        "config dns any any -> any any (dns.query; content:\"x\"; config: logging disable, type tx, scope tx; sid:1;)",
+    )
+    .unwrap();
+    assert_eq!(r.action, Action::Config);
+    assert!(r.disable_tx_log);
+    // Suricata 8's tracking setting parses but is not evaluable yet.
+    let r = rule(
+        "config tcp any any -> any 666 (config: tracking disable, type flow, scope packet; sid:2;)",
+    )
+    .unwrap();
+    assert!(!r.disable_tx_log);
+    assert!(r
+        .conditions
+        .iter()
+        .any(|c| matches!(c, Condition::NotEvaluable { keyword, .. } if keyword == "config")));
+    for bad in [
+        "config: logging enable, type tx, scope tx",
+        "config: logging disable",
+        "config: logging disable, type tx, scope tx, scope tx",
+    ] {
+        let text = format!("alert tcp any any -> any any ({bad}; sid:3;)");
+        let e = rule(&text).unwrap_err();
+        assert!(e.to_string().contains("config"), "{bad}: {e}");
+    }
+}
