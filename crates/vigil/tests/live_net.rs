@@ -1387,8 +1387,45 @@ fn nfqueue_fails_open_with_bypass_and_closed_without() {
         let (dir, rules, net) = inline_setup(tag, bypass);
         let mut v = net.vigil(&dir, &rules, &[]);
         assert!(net.get("/index.html").is_some(), "{}", v.stderr_text());
+        // Traffic flowing through the kill: 60 pings 50 ms apart (3 s),
+        // Vigil killed 1 s in.
+        let ping = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &net.names[0],
+                "ping",
+                "-n",
+                "-c",
+                "60",
+                "-i",
+                "0.05",
+            ])
+            .args(["-W", "1", net.server_addr])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(1));
         v.signal(libc::SIGKILL);
         let _ = v.child.wait();
+        let out = ping.wait_with_output().unwrap();
+        let replies: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split("icmp_seq=").nth(1))
+            .filter_map(|x| x.split_whitespace().next()?.parse().ok())
+            .collect();
+        // Before the kill the pings are answered in both modes.
+        assert!(
+            replies.iter().any(|&q| q <= 15),
+            "no replies before the kill: {replies:?}"
+        );
+        let late = replies.iter().filter(|&&q| q > 30).count();
+        if bypass {
+            assert!(late >= 20, "fail-open: pings must flow on: {replies:?}");
+        } else {
+            assert_eq!(late, 0, "fail-closed: pings must stop: {replies:?}");
+        }
         let after = net.get("/index.html");
         if bypass {
             assert!(
