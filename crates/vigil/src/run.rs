@@ -846,6 +846,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // The inline verdicts, offline: drop and reject rules drop packets
     // and flows (deterministic; `"action":"blocked"`).
     set_inline(&mut ecfg, &cfg, args.simulate_ips)?;
+    if args.simulate_ips
+        && ecfg.workers > 1
+        && ecfg
+            .host_block
+            .as_ref()
+            .is_some_and(|h| !h.classtypes.is_empty())
+    {
+        // A host block made by one worker applies to the others' packets
+        // as soon as it is made: over a capture file that would depend on
+        // thread timing. One worker applies blocks in input order, so the
+        // verdicts are the same whatever --workers says.
+        eprintln!("vigil: --simulate-ips with ips.block-hosts runs one worker (host blocks in input order)");
+        ecfg.workers = 1;
+    }
     let workers = ecfg.workers;
     if let Some(x) = args.replay_speed {
         if !(x.is_finite() && x >= 0.0) {

@@ -151,6 +151,78 @@ fn output_identical_for_any_worker_count() {
     );
 }
 
+/// `--simulate-ips` with host blocking: a block made on one flow applies
+/// to the attacker's other flows in input order, so the verdicts (and the
+/// whole output) are the same for any worker count.
+#[test]
+fn simulate_ips_with_host_blocking_is_the_same_for_any_worker_count() {
+    let d = tmpdir("hostblock");
+    let attacker = "198.51.100.7";
+    let mut frames = Vec::new();
+    for i in 0..24u16 {
+        // The attacker's first flow carries the attack; the rest of its
+        // flows (to several servers, so over several workers) come after
+        // and must be dropped by the host table; other clients are not.
+        let client = if i % 2 == 0 {
+            format!("{attacker}:{}", 41000 + i)
+        } else {
+            format!("10.0.3.{}:{}", 10 + i, 42000 + i)
+        };
+        let mut s = TcpSession::new(addr(&client), addr(&format!("203.0.113.{}:80", 1 + i % 5)))
+            .start_at((1_705_400_000 + i as i64, 0));
+        let path = if i == 0 { "/ATTACK" } else { "/fine" };
+        s.handshake()
+            .client_send(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc")
+            .close();
+        frames.extend(s.into_frames());
+    }
+    frames.sort_by_key(|f| f.0);
+    let rules = "drop tcp any any -> any 80 (msg:\"attack\"; content:\"GET /ATTACK\"; classtype:trojan-activity; sid:7001;)\n\
+                 alert tcp any any -> any 80 (msg:\"fine\"; flow:to_server,established; content:\"GET /fine\"; sid:7002;)\n";
+    let config = d.join("vigil.yaml");
+    std::fs::write(
+        &config,
+        "ips:\n  block-hosts:\n    classtypes: [trojan-activity]\n    seconds: 3600\n",
+    )
+    .unwrap();
+    let mut outputs = Vec::new();
+    for w in ["1", "2", "4"] {
+        let sub = d.join(w);
+        std::fs::create_dir_all(&sub).unwrap();
+        let (events, _) = run_case(
+            &sub,
+            &frames,
+            rules,
+            &[
+                "--simulate-ips",
+                "-c",
+                config.to_str().unwrap(),
+                "--workers",
+                w,
+            ],
+        );
+        let stats = events.last().unwrap()["stats"].clone();
+        assert!(
+            stats["ips"]["drop_reason"]["host_table"].as_u64().unwrap() > 0,
+            "{stats}"
+        );
+        // Only the other clients' requests alert: the attacker's later
+        // flows are dropped before inspection.
+        let fine: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["alert"]["signature_id"] == 7002)
+            .collect();
+        assert_eq!(fine.len(), 12, "{fine:?}");
+        assert!(fine.iter().all(|e| e["src_ip"] != attacker));
+        outputs.push(std::fs::read(sub.join("out/eve.json")).unwrap());
+    }
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "output differs between worker counts"
+    );
+}
+
 #[test]
 fn established_needs_a_handshake() {
     let d = tmpdir("est");
