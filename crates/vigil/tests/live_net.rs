@@ -1048,11 +1048,7 @@ fn inline_files_and_net(
 
 #[test]
 fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
-    if !can_run("inline nfqueue") || !tool("iptables") || !tool("curl") {
-        assert!(
-            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
-            "VIGIL_REQUIRE_NET=1 but iptables or curl is missing"
-        );
+    if !can_run_inline("inline nfqueue", &[]) {
         return;
     }
     let (dir, rules, net) = inline_setup("nfq", false);
@@ -1246,11 +1242,7 @@ fn simulate_ips(pcap: &Path, rules: &Path, cfg: &Path, workers: &str, out: &Path
 /// depend on the number of workers.
 #[test]
 fn simulate_ips_on_a_capture_of_the_nfqueue_run_gives_its_verdicts() {
-    if !can_run("inline simulate") || !tool("iptables") || !tool("curl") || !tool("tcpdump") {
-        assert!(
-            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
-            "VIGIL_REQUIRE_NET=1 but iptables, curl or tcpdump is missing (scripts/setup.sh)"
-        );
+    if !can_run_inline("inline simulate", &["tcpdump"]) {
         return;
     }
     let (dir, rules, net) = inline_setup("sim", false);
@@ -1304,16 +1296,11 @@ fn simulate_ips_on_a_capture_of_the_nfqueue_run_gives_its_verdicts() {
 /// `pass` rules: a flow a pass rule matches is accepted and not
 /// inspected further (Suricata's action order: pass before drop, so a
 /// request matching both a pass rule and the drop rule passes), the
-/// attack on its own connection is still dropped. Vigil has no `bypass`
-/// keyword (a rule with it is skipped as not evaluable): a second pass
-/// rule stands for it.
+/// attack on its own connection is still dropped; a rule with the `bypass`
+/// keyword alerts ("allowed") and its flow is bypassed (`flow.bypassed`).
 #[test]
 fn nfqueue_pass_rule_and_bypassed_flow_are_accepted_uninspected() {
-    if !can_run("inline pass") || !tool("iptables") || !tool("curl") {
-        assert!(
-            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
-            "VIGIL_REQUIRE_NET=1 but iptables or curl is missing"
-        );
+    if !can_run_inline("inline pass", &[]) {
         return;
     }
     let (dir, rules, net) = inline_setup("pass", false);
@@ -1379,7 +1366,7 @@ fn nfqueue_pass_rule_and_bypassed_flow_are_accepted_uninspected() {
 /// (fail-closed).
 #[test]
 fn nfqueue_fails_open_with_bypass_and_closed_without() {
-    if !can_run("inline fail-open") || !tool("iptables") || !tool("curl") {
+    if !can_run_inline("inline fail-open", &[]) {
         return;
     }
     for bypass in [true, false] {
@@ -1483,7 +1470,7 @@ fn reject_resets_at_once(net: &InlineNet, v: Vigil) -> Value {
 /// out; the request still never reaches the server.
 #[test]
 fn nfqueue_reject_resets_the_client_at_once() {
-    if !can_run("inline reject") || !tool("iptables") || !tool("curl") {
+    if !can_run_inline("inline reject", &[]) {
         return;
     }
     let (dir, rules, net) = inline_setup_with("rej", false, "reject");
@@ -1496,7 +1483,7 @@ fn nfqueue_reject_resets_the_client_at_once() {
 /// dropped until the block expires, and succeeds after.
 #[test]
 fn nfqueue_blocks_the_attacking_host_until_the_block_expires() {
-    if !can_run("inline host block") || !tool("iptables") || !tool("curl") {
+    if !can_run_inline("inline host block", &[]) {
         return;
     }
     let dir = tmpdir("hostblk");
@@ -1555,6 +1542,29 @@ fn nfqueue_blocks_the_attacking_host_until_the_block_expires() {
 
 /// Whether the bridge tests can run: root, ip, curl, ethtool (offloads
 /// off on the test veths), python3.
+/// Whether the NFQUEUE tests can run: root, ip, iptables, curl and the
+/// `more` tools; with VIGIL_REQUIRE_NET=1 a missing one fails the test.
+fn can_run_inline(test: &str, more: &[&str]) -> bool {
+    if !can_run(test) {
+        return false;
+    }
+    let missing: Vec<&str> = ["iptables", "curl"]
+        .iter()
+        .chain(more)
+        .copied()
+        .filter(|t| !tool(t))
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but {} missing (scripts/setup.sh)",
+            missing.join(", ")
+        );
+        eprintln!("skipped: {test}: needs {}", missing.join(", "));
+    }
+    missing.is_empty()
+}
+
 fn can_run_bridge(test: &str) -> bool {
     if !can_run(test) {
         return false;
