@@ -34,10 +34,12 @@ pub struct RuleGroup {
     /// Rules without a fast pattern and without a narrow address side,
     /// checked on every packet; sorted by rule index.
     pub always: Vec<u32>,
-    /// Rules without a fast pattern indexed by their source addresses.
-    pub by_src: AddrIndex,
+    /// Rules without a fast pattern indexed by their source addresses
+    /// (shared by every group with the same indexed rules: IP-list rules
+    /// with `any` ports sit in every port group).
+    pub by_src: Arc<AddrIndex>,
     /// ... or by their destination addresses.
-    pub by_dst: AddrIndex,
+    pub by_dst: Arc<AddrIndex>,
     /// Number of rules in the two address indexes.
     pub addr_indexed: usize,
 }
@@ -126,7 +128,18 @@ struct Builder<'r, 's> {
     /// Fast patterns per group; engines are built once every group exists
     /// (see [`RuleGroups::build_engines`]).
     pending: Vec<PendingPatterns>,
+    /// The indexed side of each rule without a fast pattern (`None`: not
+    /// computed yet; `Some(None)`: checked on every packet), computed once
+    /// per rule rather than once per group the rule is in.
+    sides: Vec<Option<Option<IndexedSide>>>,
+    /// Address indexes by their (sorted) rule list, source side then
+    /// destination side, so that groups with the same indexed rules share
+    /// one index.
+    addr_cache: [HashMap<Vec<u32>, Arc<AddrIndex>>; 2],
 }
+
+/// The side a rule is address-indexed by (`true`: source) and its ranges.
+type IndexedSide = (bool, Arc<[(u128, u128)]>);
 
 impl Builder<'_, '_> {
     fn group_for(&mut self, mut members: Vec<u32>) -> u32 {
@@ -138,32 +151,16 @@ impl Builder<'_, '_> {
         let mut patterns = Vec::new();
         let mut prefiltered = Vec::new();
         let mut always = Vec::new();
-        let mut src_ranges = Vec::new();
-        let mut dst_ranges = Vec::new();
-        let mut addr_indexed = 0;
+        let mut src_rules = Vec::new();
+        let mut dst_rules = Vec::new();
         for &r in &members {
             let rule = &self.rules[r as usize];
             match &rule.fast_pattern {
-                None if !rule.bidirectional => {
-                    let side = match (narrow_ranges(&rule.src), narrow_ranges(&rule.dst)) {
-                        (Some(s), Some(d)) if d.0 < s.0 => Some((false, d.1)),
-                        (Some(s), _) => Some((true, s.1)),
-                        (None, Some(d)) => Some((false, d.1)),
-                        (None, None) => None,
-                    };
-                    match side {
-                        Some((is_src, ranges)) => {
-                            let into = if is_src {
-                                &mut src_ranges
-                            } else {
-                                &mut dst_ranges
-                            };
-                            into.extend(ranges.into_iter().map(|(a, b)| (a, b, r)));
-                            addr_indexed += 1;
-                        }
-                        None => always.push(r),
-                    }
-                }
+                None if !rule.bidirectional => match self.indexed_side(r) {
+                    Some((true, _)) => src_rules.push(r),
+                    Some((false, _)) => dst_rules.push(r),
+                    None => always.push(r),
+                },
                 Some(fp) => {
                     patterns.push(Pattern {
                         id: prefiltered.len() as u32,
@@ -177,16 +174,53 @@ impl Builder<'_, '_> {
         }
         let g = self.groups.len() as u32;
         self.pending.push(patterns);
+        let addr_indexed = src_rules.len() + dst_rules.len();
+        let by_src = self.addr_index(0, src_rules);
+        let by_dst = self.addr_index(1, dst_rules);
         self.groups.push(RuleGroup {
             engine: None,
             prefiltered,
             always,
-            by_src: AddrIndex::build(&src_ranges),
-            by_dst: AddrIndex::build(&dst_ranges),
+            by_src,
+            by_dst,
             addr_indexed,
         });
         self.dedup.insert(members, g);
         g
+    }
+
+    /// The side rule `r` (no fast pattern, not bidirectional) is indexed by,
+    /// or `None` when both sides are too broad.
+    fn indexed_side(&mut self, r: u32) -> Option<IndexedSide> {
+        if let Some(side) = &self.sides[r as usize] {
+            return side.clone();
+        }
+        let rule = &self.rules[r as usize];
+        let side = match (narrow_ranges(&rule.src), narrow_ranges(&rule.dst)) {
+            (Some(s), Some(d)) if d.0 < s.0 => Some((false, d.1.into())),
+            (Some(s), _) => Some((true, s.1.into())),
+            (None, Some(d)) => Some((false, d.1.into())),
+            (None, None) => None,
+        };
+        self.sides[r as usize] = Some(side.clone());
+        side
+    }
+
+    /// The address index of `rules` on one side (0: source, 1: destination),
+    /// built once per distinct rule list.
+    fn addr_index(&mut self, which: usize, rules: Vec<u32>) -> Arc<AddrIndex> {
+        if let Some(idx) = self.addr_cache[which].get(&rules) {
+            return idx.clone();
+        }
+        let mut ranges = Vec::new();
+        for &r in &rules {
+            if let Some(Some((_, rs))) = &self.sides[r as usize] {
+                ranges.extend(rs.iter().map(|&(a, b)| (a, b, r)));
+            }
+        }
+        let idx = Arc::new(AddrIndex::build(&ranges));
+        self.addr_cache[which].insert(rules, idx.clone());
+        idx
     }
 
     /// Sweeps port ranges: `keyed` holds (rule, ranges); `base` is added
@@ -301,6 +335,8 @@ impl RuleGroups {
             dedup: HashMap::new(),
             selector,
             pending: Vec::new(),
+            sides: vec![None; rules.len()],
+            addr_cache: [HashMap::new(), HashMap::new()],
         };
         let port_protos = [6u8, 17, 132];
         let mut tables = Vec::new();
