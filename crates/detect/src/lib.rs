@@ -104,11 +104,34 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
+        Self::build_from(rules.iter(), rules.len(), classes, selector)
+    }
+
+    /// [`DetectEngine::build_with`] taking the parsed rules: each rule's
+    /// syntax tree is freed as soon as it is compiled, so that the trees of
+    /// a large ruleset are not held alongside its rule groups and
+    /// prefilter databases (a lower peak memory at load).
+    pub fn build_owned(
+        rules: Vec<Rule>,
+        classes: &ClassificationConfig,
+        selector: &mut vigil_prefilter::Selector,
+    ) -> (DetectEngine, BuildReport) {
+        let n = rules.len();
+        Self::build_from(rules.into_iter(), n, classes, selector)
+    }
+
+    fn build_from<R: std::borrow::Borrow<Rule>>(
+        rules: impl Iterator<Item = R>,
+        count: usize,
+        classes: &ClassificationConfig,
+        selector: &mut vigil_prefilter::Selector,
+    ) -> (DetectEngine, BuildReport) {
         let mut report = BuildReport::default();
         let compile_start = std::time::Instant::now();
         let mut names = rule::FlowbitNames::default();
-        let mut compiled = Vec::with_capacity(rules.len());
+        let mut compiled = Vec::with_capacity(count);
         for r in rules {
+            let r: &Rule = r.borrow();
             match rule::compile_rule(r, classes, &mut names) {
                 Ok(c) => compiled.push(c),
                 Err(reason) => {

@@ -261,8 +261,8 @@ impl AlertSink for Sink {
     }
 }
 
-fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
-    for d in &loaded.diagnostics {
+fn print_load_summary(diagnostics: &[RuleDiagnostic], report: &BuildReport, verbose: u8) {
+    for d in diagnostics {
         eprintln!("vigil: warning: {d}");
     }
     if verbose > 0 {
@@ -287,7 +287,7 @@ fn print_load_summary(loaded: &LoadedRules, report: &BuildReport, verbose: u8) {
         skipped,
         report.not_evaluable_by_keyword.values().sum::<usize>(),
         report.invalid_by_keyword.values().sum::<usize>(),
-        loaded.diagnostics.len()
+        diagnostics.len()
     );
     let mut top: Vec<(&String, &usize)> = report.not_evaluable_by_keyword.iter().collect();
     top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -537,17 +537,18 @@ pub fn load_detection(
         // Suricata's detect.sgh-mpm-caching: on unless set to no.
         cfg.get_str("detect.mpm-cache").is_none_or(|v| truthy(&v)),
     )?;
-    let (mut detect, report) = DetectEngine::build_with(&loaded.rules, &classes, &mut selector);
+    let LoadedRules { rules, diagnostics } = loaded;
+    let (mut detect, report) = DetectEngine::build_owned(rules, &classes, &mut selector);
     let prefilter = selector.finish();
     if print && !rule_files.is_empty() {
         eprintln!("vigil: {}", prefilter.summary());
-        print_load_summary(&loaded, &report, args.verbose);
+        print_load_summary(&diagnostics, &report, args.verbose);
     }
     apply_threshold_file(cfg, &vars, &mut detect)?;
-    if args.init_errors_fatal && !loaded.diagnostics.is_empty() {
+    if args.init_errors_fatal && !diagnostics.is_empty() {
         bail!(
             "{} rule(s) failed to load and --init-errors-fatal is set",
-            loaded.diagnostics.len()
+            diagnostics.len()
         );
     }
     Ok(Detection {
@@ -555,7 +556,7 @@ pub fn load_detection(
         report,
         prefilter,
         rule_files,
-        diagnostics: loaded.diagnostics.iter().map(|d| d.to_string()).collect(),
+        diagnostics: diagnostics.iter().map(|d| d.to_string()).collect(),
     })
 }
 
