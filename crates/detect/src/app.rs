@@ -1133,6 +1133,7 @@ impl DetectEngine {
             let r = &self.rules[ri as usize];
             let Some(spec) = &r.app else { continue };
             scratch.rules_checked += 1;
+            let mut timer = crate::profile::CheckTimer::start(&mut scratch.profile, ri);
             if !packet_checks(r, &input, state.as_deref()) {
                 continue;
             }
@@ -1168,6 +1169,7 @@ impl DetectEngine {
                 continue;
             }
             let v = conclude(r, &input, state.as_deref_mut());
+            timer.matched = !matches!(v, Verdict::NoMatch);
             if r.disable_tx_log && !matches!(v, Verdict::NoMatch) {
                 txst.no_log = true;
             }

@@ -116,6 +116,8 @@ pub struct DetectScratch {
     /// Counters.
     pub prefilter_hits: u64,
     pub rules_checked: u64,
+    /// Per-rule costs (`--profile-rules`); `None` when profiling is off.
+    pub profile: Option<Box<crate::profile::RuleProfile>>,
 }
 
 /// Everything detection looks at for one packet.
@@ -595,6 +597,7 @@ impl DetectEngine {
         for &ri in candidates {
             let r = &self.rules[ri as usize];
             scratch.rules_checked += 1;
+            let mut timer = crate::profile::CheckTimer::start(&mut scratch.profile, ri);
             if !packet_checks(r, &input, state.as_deref()) {
                 continue;
             }
@@ -602,7 +605,9 @@ impl DetectEngine {
             else {
                 continue;
             };
-            match conclude(r, &input, state.as_deref_mut()) {
+            let verdict = conclude(r, &input, state.as_deref_mut());
+            timer.matched = !matches!(verdict, Verdict::NoMatch);
+            match verdict {
                 Verdict::NoMatch => continue,
                 Verdict::Pass => return true,
                 Verdict::Alert => alerts.push(Hit {

@@ -125,6 +125,8 @@ pub struct EngineConfig {
     pub host_block: Option<hosts::HostBlockConfig>,
     /// Exception policies, resolved for the mode (inline or not).
     pub exceptions: ExceptionPolicies,
+    /// Time and count every rule check (`--profile-rules`); off by default.
+    pub profile_rules: bool,
     /// Inline: `drop` records (the eve-log `drop` type).
     pub drop_log: Option<DropLog>,
 }
@@ -156,6 +158,7 @@ impl Default for EngineConfig {
             inline: false,
             host_block: None,
             exceptions: ExceptionPolicies::default(),
+            profile_rules: false,
             drop_log: None,
         }
     }
@@ -340,6 +343,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
             .map(|h| Arc::new(hosts::HostTable::new(h))),
         exceptions: cfg.exceptions,
         drop_log: cfg.drop_log.filter(|_| cfg.inline),
+        profile_rules: cfg.profile_rules,
     }
 }
 

@@ -30,7 +30,7 @@ use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSessio
 use vigil_wire::{decode, linktype, DecoderEvent, Packet, L4};
 
 use vigil_applayer::AppLayerConfig;
-use vigil_detect::{AppProtoState, TxInput};
+use vigil_detect::{AppProtoState, RuleProfile, TxInput};
 
 use crate::app::{app_dir, dir_index, AppFlow, FeedOutcome};
 use crate::batch::{
@@ -405,6 +405,8 @@ pub struct WorkerStats {
     /// Exception policies applied, by case and policy
     /// (`("tcp.midstream", "drop_flow")` ...).
     pub exceptions: BTreeMap<(&'static str, &'static str), u64>,
+    /// Per-rule costs (`--profile-rules`), summed over workers.
+    pub rule_profile: Option<Box<RuleProfile>>,
 }
 
 impl WorkerStats {
@@ -459,6 +461,12 @@ impl WorkerStats {
         );
         for (k, v) in &o.ips_drop_exception {
             *self.ips_drop_exception.entry(k).or_default() += v;
+        }
+        if let Some(p) = &o.rule_profile {
+            match &mut self.rule_profile {
+                Some(mine) => mine.add(p),
+                None => self.rule_profile = Some(p.clone()),
+            }
         }
         for (k, v) in &o.exceptions {
             *self.exceptions.entry(*k).or_default() += v;
@@ -530,6 +538,8 @@ pub struct WorkerConfig {
     pub drop_log: Option<DropLog>,
     /// What to do when Vigil would lose sight of a packet or flow.
     pub exceptions: ExceptionPolicies,
+    /// Time and count every rule check (`--profile-rules`).
+    pub profile_rules: bool,
 }
 
 /// Suricata's checksum modes (`-k`). With validation on, a TCP packet
@@ -590,6 +600,7 @@ impl Default for WorkerConfig {
             hosts: None,
             drop_log: None,
             exceptions: ExceptionPolicies::default(),
+            profile_rules: false,
         }
     }
 }
@@ -660,11 +671,15 @@ struct PktCtx<'r> {
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         let checksum_on = cfg.checksum != ChecksumMode::None;
+        let mut scratch = DetectScratch::default();
+        if cfg.profile_rules {
+            scratch.profile = Some(Box::new(RuleProfile::new(detect.rules.len())));
+        }
         Worker {
             flows: FlowTable::new(cfg.max_flows).with_timeouts(cfg.timeouts),
             ctx: Ctx {
                 detect,
-                scratch: DetectScratch::default(),
+                scratch,
                 mem: StreamMemory::new(cfg.stream_memcap),
                 cfg,
                 stats: WorkerStats::default(),
@@ -982,6 +997,7 @@ impl Worker {
         s.flows_peak = c.peak_active;
         s.prefilter_hits = self.ctx.scratch.prefilter_hits;
         s.rules_checked = self.ctx.scratch.rules_checked;
+        s.rule_profile = self.ctx.scratch.profile.clone();
         s.stream_mem_peak = self.ctx.mem.peak() as u64;
     }
 
@@ -1007,6 +1023,10 @@ impl Worker {
                 }
             }
         });
+        // Rule indices change with the ruleset: the profile starts over.
+        if self.ctx.scratch.profile.is_some() {
+            self.ctx.scratch.profile = Some(Box::new(RuleProfile::new(new.rules.len())));
+        }
         self.ctx.detect = new;
     }
 

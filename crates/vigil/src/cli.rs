@@ -189,6 +189,12 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Rule profiling: time and count every check of every rule and write
+    /// the N costliest to rule_perf.log and rule_perf.json in the output
+    /// directory (also the config's profiling.rules: enabled, limit). Off
+    /// by default; it slows inspection while on
+    #[arg(long = "profile-rules", value_name = "N")]
+    pub profile_rules: Option<usize>,
     /// Prefilter engine of the rule groups: hs (the default, Hyperscan/
     /// Vectorscan; ac when built without it), auto (measured per group
     /// at load, cached), ac, ac-full, ac-compact, wm, e2xb, bmh. Output

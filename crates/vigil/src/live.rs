@@ -786,6 +786,13 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         stats.workers.flows_created,
         stats.wall.as_secs_f64()
     );
+    if let (Some(limit), Some(p)) = (
+        crate::run::profile_rules_limit(&args, &cfg)?,
+        &stats.workers.rule_profile,
+    ) {
+        // After a reload the profile covers the rules loaded last.
+        crate::run::write_rule_profile(&args.log_dir, &control.engine(), p, limit)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

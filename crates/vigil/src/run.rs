@@ -687,7 +687,129 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     flow_timeouts(cfg, &mut ecfg.timeouts)?;
     ecfg.checksum = checksum_mode(args, cfg)?;
     ecfg.host_block = host_block(cfg)?;
+    ecfg.profile_rules = profile_rules_limit(args, cfg)?.is_some();
     Ok(ecfg)
+}
+
+/// Rule profiling: `--profile-rules N`, else the config's
+/// `profiling.rules.enabled` with its `limit` (Suricata's keys; 10 rules
+/// when no limit is given). `None`: off.
+pub fn profile_rules_limit(args: &RunArgs, cfg: &Config) -> Result<Option<usize>> {
+    if let Some(n) = args.profile_rules {
+        return Ok(Some(n));
+    }
+    if !cfg
+        .get_str("profiling.rules.enabled")
+        .is_some_and(|v| truthy(&v))
+    {
+        return Ok(None);
+    }
+    match cfg.get_str("profiling.rules.limit") {
+        None => Ok(Some(10)),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .with_context(|| format!("profiling.rules.limit: '{v}' is not a number of rules")),
+    }
+}
+
+/// Writes the `limit` costliest rules of `profile` to `rule_perf.log`
+/// (Suricata's table; its "ticks" are nanoseconds here) and
+/// `rule_perf.json` in `dir`.
+pub fn write_rule_profile(
+    dir: &std::path::Path,
+    detect: &DetectEngine,
+    profile: &vigil_detect::RuleProfile,
+    limit: usize,
+) -> Result<()> {
+    let total = profile.total_nanos().max(1) as f64;
+    let top = profile.top(limit);
+    let mut log = String::new();
+    log.push_str(&format!(
+        "  Sorted by: ticks (nanoseconds)\n  Rules checked: {}, total check time: {:.3} s\n",
+        profile.rules.iter().filter(|c| c.checks > 0).count(),
+        profile.total_nanos() as f64 / 1e9
+    ));
+    log.push_str(&format!(
+        "  {:<8} {:<12} {:<8} {:<8} {:<12} {:<6} {:<10} {:<8} {:<11} {:<11} {:<11} {:<12}\n",
+        "Num",
+        "Rule",
+        "Gid",
+        "Rev",
+        "Ticks",
+        "%",
+        "Checks",
+        "Matches",
+        "Max Ticks",
+        "Avg Ticks",
+        "Avg Match",
+        "Avg No Match"
+    ));
+    log.push_str(&format!(
+        "  {} {} {} {} {} {} {} {} {} {} {} {}\n",
+        "-".repeat(8),
+        "-".repeat(12),
+        "-".repeat(8),
+        "-".repeat(8),
+        "-".repeat(12),
+        "-".repeat(6),
+        "-".repeat(10),
+        "-".repeat(8),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(12)
+    ));
+    let mut rules_json = Vec::new();
+    for (n, (ri, c)) in top.iter().enumerate() {
+        let r = &detect.rules[*ri as usize];
+        let avg = c.nanos as f64 / c.checks as f64;
+        let avg_match = if c.matches > 0 {
+            c.nanos_match as f64 / c.matches as f64
+        } else {
+            0.0
+        };
+        let nomatch = c.checks - c.matches;
+        let avg_nomatch = if nomatch > 0 {
+            (c.nanos - c.nanos_match) as f64 / nomatch as f64
+        } else {
+            0.0
+        };
+        let pct = c.nanos as f64 * 100.0 / total;
+        log.push_str(&format!(
+            "  {:<8} {:<12} {:<8} {:<8} {:<12} {:<6.2} {:<10} {:<8} {:<11} {:<11.2} {:<11.2} {:<12.2}\n",
+            n + 1, r.sid, r.gid, r.rev, c.nanos, pct, c.checks, c.matches, c.max_nanos, avg,
+            avg_match, avg_nomatch
+        ));
+        rules_json.push(serde_json::json!({
+            "signature_id": r.sid,
+            "gid": r.gid,
+            "rev": r.rev,
+            "msg": r.msg,
+            "checks": c.checks,
+            "matches": c.matches,
+            "ticks_total": c.nanos,
+            "ticks_max": c.max_nanos,
+            "ticks_avg": avg,
+            "ticks_avg_match": avg_match,
+            "ticks_avg_nomatch": avg_nomatch,
+            "percent": pct,
+        }));
+    }
+    let p = dir.join("rule_perf.log");
+    std::fs::write(&p, log).with_context(|| format!("cannot write {}", p.display()))?;
+    let doc = serde_json::json!({
+        "sort": "ticks",
+        "ticks_unit": "nanoseconds",
+        "rules_checked": profile.rules.iter().filter(|c| c.checks > 0).count(),
+        "total_ticks": profile.total_nanos(),
+        "rules": rules_json,
+    });
+    let p = dir.join("rule_perf.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n")
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    Ok(())
 }
 
 /// Sets IPS mode on or off, and with it the exception policies
@@ -973,6 +1095,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             "vigil: warning: {} flows evicted by the flow memcap; raise flow.memcap to keep all state",
             stats.workers.flows_evicted
         );
+    }
+    if let (Some(limit), Some(p)) = (
+        profile_rules_limit(&args, &cfg)?,
+        &stats.workers.rule_profile,
+    ) {
+        write_rule_profile(&args.log_dir, &detect, p, limit)?;
     }
     // The process ends here: freeing the compiled ruleset piece by piece
     // (hundreds of thousands of allocations, 0.2-0.3 s on ET Open) would

@@ -363,3 +363,62 @@ fn bad_rules_are_reported_and_others_still_load() {
         1
     );
 }
+
+/// `--profile-rules N`: the N costliest rules with their checks and
+/// matches, in rule_perf.log and rule_perf.json; nothing written (and
+/// the same alerts) without it.
+#[test]
+fn profile_rules_reports_checks_and_matches() {
+    let d = tmpdir("profile");
+    let frames = vigil_craft::demo_capture();
+    let (plain, _) = run_case(&d, &frames, vigil_craft::DEMO_RULES, &[]);
+    let out = d.join("out");
+    assert!(!out.join("rule_perf.json").exists());
+    let (profiled, _) = run_case(
+        &d,
+        &frames,
+        vigil_craft::DEMO_RULES,
+        &["--profile-rules", "3"],
+    );
+    assert_eq!(alert_sids(&plain), alert_sids(&profiled));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rule_perf.json")).unwrap())
+            .unwrap();
+    let rules = doc["rules"].as_array().unwrap();
+    assert!(!rules.is_empty() && rules.len() <= 3, "{doc}");
+    let mut last = u64::MAX;
+    for r in rules {
+        let checks = r["checks"].as_u64().unwrap();
+        let matches = r["matches"].as_u64().unwrap();
+        let ticks = r["ticks_total"].as_u64().unwrap();
+        assert!(checks >= 1 && matches <= checks, "{r}");
+        assert!(ticks <= last, "not sorted by time: {doc}");
+        last = ticks;
+    }
+    // Every alerting rule was checked at least as often as it alerted;
+    // with a limit above the rule count, all checked rules are listed.
+    let (_, _) = run_case(
+        &d,
+        &frames,
+        vigil_craft::DEMO_RULES,
+        &["--profile-rules", "1000"],
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rule_perf.json")).unwrap())
+            .unwrap();
+    let sids = alert_sids(&plain);
+    for sid in &sids {
+        let r = doc["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["signature_id"].as_u64() == Some(*sid))
+            .unwrap_or_else(|| panic!("alerting sid {sid} missing from {doc}"));
+        assert!(r["matches"].as_u64().unwrap() >= 1, "{r}");
+    }
+    let log = std::fs::read_to_string(out.join("rule_perf.log")).unwrap();
+    assert!(log.contains("Avg No Match"));
+    assert!(log
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(&sids[0].to_string())));
+}
