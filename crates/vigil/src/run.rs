@@ -923,8 +923,23 @@ fn flow_timeouts(cfg: &Config, t: &mut vigil_engine::TimeoutTable) -> Result<()>
     Ok(())
 }
 
+/// This process's resident set size now and at its peak (`VmRSS`,
+/// `VmHWM` in /proc/self/status), bytes; zeros where unavailable.
+pub fn rss_now_and_peak() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let load_start = Instant::now();
+    let rss_at_start = rss_now_and_peak().0;
     let cfg = load_config(&args)?;
     if !args.interfaces.is_empty() || !args.nfqueues.is_empty() || !args.bridges.is_empty() {
         return crate::live::run(args, cfg, load_start);
@@ -952,6 +967,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (None, Vec::new())
     };
     let load_time = load_start.elapsed();
+    let rss_after_load = rss_now_and_peak().0;
 
     std::fs::create_dir_all(&args.log_dir)
         .with_context(|| format!("cannot create log directory {}", args.log_dir.display()))?;
@@ -1060,6 +1076,27 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (
             "vigil.prefilter.calibration_seconds",
             format!("{:.3}", prefilter.calibration.as_secs_f64()),
+        ),
+        // Memory by component (bytes). The ruleset's share is what
+        // loading added to the resident set (compiled rules, groups,
+        // prefilter databases, of which the prefilter's own figure);
+        // flows are counted at the flow memcap's 256 bytes each.
+        (
+            "memory.process_peak_bytes",
+            rss_now_and_peak().1.to_string(),
+        ),
+        (
+            "memory.ruleset_bytes",
+            rss_after_load.saturating_sub(rss_at_start).to_string(),
+        ),
+        ("memory.prefilter_bytes", prefilter.heap_bytes.to_string()),
+        (
+            "memory.flows_peak_bytes",
+            (stats.workers.flows_peak * FLOW_BYTES).to_string(),
+        ),
+        (
+            "memory.stream_peak_bytes",
+            stats.workers.stream_mem_peak.to_string(),
         ),
         (
             "vigil.packets_per_worker",

@@ -422,3 +422,31 @@ fn profile_rules_reports_checks_and_matches() {
         .lines()
         .any(|l| l.split_whitespace().nth(1) == Some(&sids[0].to_string())));
 }
+
+/// stats.log reports memory by component: the process peak is at least
+/// the resident set the ruleset added, which is at least the prefilter's
+/// databases.
+#[test]
+fn stats_log_reports_memory_by_component() {
+    let d = tmpdir("memory");
+    let frames = vigil_craft::demo_capture();
+    run_case(&d, &frames, vigil_craft::DEMO_RULES, &[]);
+    let log = std::fs::read_to_string(d.join("out/stats.log")).unwrap();
+    let value = |key: &str| -> u64 {
+        log.lines()
+            .find(|l| l.split('|').next().map(str::trim) == Some(key))
+            .and_then(|l| l.rsplit('|').next())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{key} missing from stats.log:\n{log}"))
+    };
+    let peak = value("memory.process_peak_bytes");
+    let prefilter = value("memory.prefilter_bytes");
+    assert!(peak > 1 << 20, "peak {peak}");
+    assert!(
+        prefilter > 0 && prefilter < peak,
+        "prefilter {prefilter}, peak {peak}"
+    );
+    assert!(value("memory.ruleset_bytes") < peak);
+    assert!(value("memory.flows_peak_bytes") > 0);
+    value("memory.stream_peak_bytes");
+}
