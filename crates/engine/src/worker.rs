@@ -668,6 +668,9 @@ struct PktCtx<'r> {
     sel: Option<GroupSel>,
 }
 
+/// A span of pass 1 that was left to pass 2 (see [`Worker::process`]).
+const DEFERRED: (u32, u32) = (u32::MAX, u32::MAX);
+
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         let checksum_on = cfg.checksum != ChecksumMode::None;
@@ -731,28 +734,49 @@ impl Worker {
             .iter()
             .map(|r| decode(r.linktype, batch.data(r)))
             .collect();
-        // Pass 1 (stateless): rule groups and prefilter for every packet.
+        // Pass 1 (stateless): the rule groups of every packet. On the CPU
+        // the prefilter runs in pass 2, when the packet's flow is known:
+        // a flow whose payload is no longer inspected (TLS after the
+        // handshake) or that was dropped is not scanned at all, as in
+        // Suricata (the device path scans the whole batch in pass 1).
         self.candidates.clear();
         self.spans.clear();
         self.sels.clear();
-        let ctx = &mut self.ctx;
         for p in &packets {
-            let start = self.candidates.len() as u32;
-            let sel = ctx.detect.select_groups(p);
-            if let Some(sel) = sel {
-                let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
-                ctx.detect.candidates(
-                    sel,
-                    p.payload(),
-                    addrs,
-                    &mut ctx.scratch,
-                    &mut self.candidates,
-                );
-            }
-            self.sels.push(sel);
-            self.spans.push((start, self.candidates.len() as u32));
+            self.sels.push(self.ctx.detect.select_groups(p));
+            self.spans.push(DEFERRED);
         }
         self.pass2(batch, &mut packets, alerts);
+    }
+
+    /// The packet's candidates: pass 1's (`span`), or, when pass 1 left
+    /// them to pass 2 ([`DEFERRED`]), the prefilter run now over the
+    /// payload; with `scan` false only the rules without a prefilter
+    /// pattern (every prefiltered rule has a packet payload pattern, and
+    /// none of those can match when the payload is not inspected).
+    fn packet_candidates(
+        &mut self,
+        p: &Packet<'_>,
+        sel: Option<GroupSel>,
+        span: std::ops::Range<usize>,
+        scan: bool,
+    ) -> std::ops::Range<usize> {
+        if span.start != DEFERRED.0 as usize {
+            return span;
+        }
+        let start = self.candidates.len();
+        if let Some(sel) = sel {
+            let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+            let payload = if scan { p.payload() } else { &[] };
+            self.ctx.detect.candidates(
+                sel,
+                payload,
+                addrs,
+                &mut self.ctx.scratch,
+                &mut self.candidates,
+            );
+        }
+        start..self.candidates.len()
     }
 
     /// Pass 2 (in order): flows, streams, verification, per-flow state,
@@ -845,6 +869,7 @@ impl Worker {
             // Fragments get no flow: the datagram they rebuild is
             // inspected with its flow (Suricata does the same).
             if !self.ctx.skip_detect {
+                let cand = self.packet_candidates(p, pk.sel, cand, true);
                 self.ctx
                     .inspect_flowless(p, pk, &self.candidates[cand], alerts);
             }
@@ -875,6 +900,11 @@ impl Worker {
                 slot = self.lookup(key, src_is_lo, p, rec, alerts);
             }
         }
+        let Some(flow) = self.flows.get_mut(slot) else {
+            return;
+        };
+        let scan = !flow.state.no_payload && !(self.ctx.cfg.inline && flow.state.dropped);
+        let cand = self.packet_candidates(p, pk.sel, cand, scan);
         let Some(flow) = self.flows.get_mut(slot) else {
             return;
         };
