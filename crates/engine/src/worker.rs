@@ -903,7 +903,7 @@ impl Worker {
         let Some(flow) = self.flows.get_mut(slot) else {
             return;
         };
-        let scan = !flow.state.no_payload && !(self.ctx.cfg.inline && flow.state.dropped);
+        let scan = !(flow.state.no_payload || (self.ctx.cfg.inline && flow.state.dropped));
         let cand = self.packet_candidates(p, pk.sel, cand, scan);
         let Some(flow) = self.flows.get_mut(slot) else {
             return;
