@@ -256,9 +256,9 @@ outputs:
 ]
 
 
-def engine_seed(settings, rules, packets):
-    """packets: [(ctl, flags, payload)]"""
-    out = bytes([settings]) + "\n".join(rules).encode() + b"\0"
+def engine_seed(settings, rules, packets, mask=0xFFFF):
+    """rules: extra rule lines; packets: [(ctl, flags, payload)]"""
+    out = bytes([settings]) + struct.pack("<H", mask) + "\n".join(rules).encode() + b"\0"
     for ctl, flags, payload in packets:
         while True:
             part, payload = payload[:255], payload[255:]
@@ -350,24 +350,17 @@ def main():
     add("applayer_tls", "gap", chunks([(0, tls["tls12_client.bin"][:100])]) + GAP(0)
         + chunks([(1, tls["tls12_server.bin"])]))
 
-    seed_rules = [
-        'alert http any any -> any any (msg:"uri"; http.uri; content:"/index.html"; sid:1;)',
-        'alert tcp any any -> any 80 (msg:"stream"; flow:established,to_server; content:"etc/passwd"; sid:2;)',
-        'alert dns any any -> any any (msg:"dns"; dns.query; content:"example"; sid:3;)',
-        'alert http any any -> any any (msg:"resp"; http.stat_code; content:"200"; sid:4;)',
-        'drop tcp any any -> any 80 (msg:"drop"; content:"attack"; sid:5;)',
-        'alert icmp any any -> any any (msg:"ping"; itype:8; sid:6;)',
-        'alert tcp any any -> any any (msg:"fb"; flowbits:set,x; flowbits:noalert; content:"GET"; sid:7;)',
-        'alert tcp any any -> any any (msg:"fb2"; flowbits:isset,x; content:"200"; sid:8;)',
-    ]
-    add("engine", "http", engine_seed(0, seed_rules, tcp_conv(0, HTTP_REQ + HTTP_REQ2, HTTP_RESP)))
-    add("engine", "http_inline", engine_seed(1, seed_rules, tcp_conv(0, b"GET /attack HTTP/1.1\r\n\r\n", HTTP_RESP)))
-    add("engine", "http_v6_overlap", engine_seed(4 << 2, seed_rules,
+    extra = ['alert http any any -> any any (msg:"x"; http.uri; content:"/index.html"; sid:100;)']
+    add("engine", "http", engine_seed(0, [], tcp_conv(0, HTTP_REQ + HTTP_REQ2, HTTP_RESP)))
+    add("engine", "http_extra_rule", engine_seed(0, extra, tcp_conv(0, HTTP_REQ, HTTP_RESP), mask=0))
+    add("engine", "http_inline", engine_seed(1, [], tcp_conv(0, b"GET /attack HTTP/1.1\r\n\r\n", HTTP_RESP)))
+    add("engine", "http_v6_overlap", engine_seed(4 << 2, [],
         tcp_conv(3, HTTP_REQ, HTTP_GZIP, v6=True)[:4] + [((3 << 3) | 0x40 | 0x80, PSH | ACK, HTTP_REQ2)]))
-    add("engine", "dns_udp", engine_seed(0, seed_rules, [((2 << 3) | 1, 0, DNS_Q), ((2 << 3) | 1 | 4, 0, DNS_R)]))
-    add("engine", "tls_icmp", engine_seed(2, seed_rules + RULES[6:7],
+    add("engine", "dns_udp", engine_seed(0, [], [((2 << 3) | 1, 0, DNS_Q), ((2 << 3) | 1 | 4, 0, DNS_R)]))
+    add("engine", "tls_icmp", engine_seed(2, [],
         tcp_conv(1, tls["tls12_client.bin"], tls["tls12_server.bin"]) + [(2, 0, b"abcd")]))
-    add("engine", "raw_frames", engine_seed(0, seed_rules, [(3, 0, f) for lt, f in frames if lt == 1][:6]))
+    add("engine", "smb_inline", engine_seed(1, [], tcp_conv(6, b"\0\0\0\x20\xffSMB" + bytes(28), b"\0\0\0\0")))
+    add("engine", "raw_frames", engine_seed(0, [], [(3, 0, f) for lt, f in frames if lt == 1][:6]))
 
     for target, files in corp.items():
         d = os.path.join(out, target)

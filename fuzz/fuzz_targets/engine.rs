@@ -2,8 +2,10 @@
 //! rule text plus a packet sequence built from the input.
 //!
 //! Layout: one settings byte (bit 0 inline, bit 1 midstream pickup, bits
-//! 2..4 the overlap policy), the rules (one per line, up to the first NUL
-//! byte; lines that do not parse are left out), then packets, each
+//! 2..4 the overlap policy), two bytes (little endian) choosing which of
+//! the 16 built-in rules (`RULES`) are loaded, more rules as text (one per
+//! line, up to the first NUL byte; lines that do not parse are left out),
+//! then packets, each
 //! `[ctl][flags][len][len bytes of payload]`:
 //! - `ctl` bits 0..1: 0 TCP, 1 UDP, 2 ICMP echo, 3 the payload is a whole
 //!   Ethernet frame;
@@ -23,6 +25,7 @@
 //! packet of a batch gets a verdict.
 #![no_main]
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -43,21 +46,40 @@ const POLICIES: [OverlapPolicy; 6] = [
     OverlapPolicy::Solaris,
 ];
 
+/// Rules the packets can trip: app-layer buffers of each protocol,
+/// stream and packet content, flowbits, thresholds, byte tests, pcre,
+/// inline drops.
+const RULES: [&str; 16] = [
+    r#"alert http any any -> any any (msg:"uri"; flow:established,to_server; http.uri; content:"/index"; http.method; content:"GET"; sid:1;)"#,
+    r#"alert http any any -> any any (msg:"resp"; http.stat_code; content:"200"; file.data; content:"hi"; sid:2;)"#,
+    r#"alert http any any -> any any (msg:"hdr"; http.header; content:"Host|3a|"; nocase; http.user_agent; pcre:"/^[a-z]+\//i"; sid:3;)"#,
+    r#"alert dns any any -> any any (msg:"dns"; dns.query; content:"example"; nocase; sid:4;)"#,
+    r#"alert tls any any -> any any (msg:"tls"; tls.sni; content:"example"; sid:5;)"#,
+    r#"alert tcp any any -> any 80 (msg:"stream"; flow:established,to_server; content:"etc/passwd"; sid:6;)"#,
+    r#"drop tcp any any -> any any (msg:"drop"; content:"attack"; sid:7;)"#,
+    r#"alert tcp any any -> any any (msg:"fb set"; flowbits:set,seen; flowbits:noalert; content:"GET"; sid:8;)"#,
+    r#"alert tcp any any -> any any (msg:"fb isset"; flowbits:isset,seen; content:"HTTP/1."; sid:9;)"#,
+    r#"alert icmp any any -> any any (msg:"ping"; itype:8; threshold:type limit,track by_src,count 1,seconds 60; sid:10;)"#,
+    r#"alert udp any any -> any any (msg:"udp"; dsize:>4; byte_test:1,>,0x7f,2; sid:11;)"#,
+    r#"alert tcp any any -> any any (msg:"flags"; flags:S; detection_filter:track by_dst,count 2,seconds 10; sid:12;)"#,
+    r#"alert tcp any any -> any any (msg:"bytes"; content:"|16 03|"; depth:2; byte_extract:2,1,len,relative; byte_jump:2,1,relative; isdataat:1,relative; sid:13;)"#,
+    r#"alert ip any any -> any any (msg:"ttl"; ttl:<2; sid:14;)"#,
+    r#"reject tcp any any -> any 445 (msg:"reject"; flow:to_server; content:"|ff|SMB"; sid:15;)"#,
+    r#"alert tcp-pkt any any -> any any (msg:"pkt"; content:"POST"; stream_size:client,>,10; sid:16;)"#,
+];
+
 fuzz_target!(|data: &[u8]| {
-    let Some((&settings, rest)) = data.split_first() else {
+    if data.len() < 3 {
         return;
-    };
+    }
+    let settings = data[0];
+    let mask = u16::from_le_bytes([data[1], data[2]]);
+    let rest = &data[3..];
     let (rules_text, mut pkts) = match rest.iter().position(|&b| b == 0) {
         Some(i) => (&rest[..i], &rest[i + 1..]),
         None => (rest, &[][..]),
     };
-    let vars = Vars::default();
-    let rules: Vec<_> = String::from_utf8_lossy(rules_text)
-        .lines()
-        .take(64)
-        .filter_map(|l| parse_rule(l, &vars, Origin::default()).ok())
-        .collect();
-    let (detect, _report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+    let detect = engine_for(mask, rules_text);
     let nrules = detect.rules.len();
     let inline = settings & 1 != 0;
     let cfg = WorkerConfig {
@@ -70,7 +92,7 @@ fuzz_target!(|data: &[u8]| {
         },
         ..WorkerConfig::default()
     };
-    let mut worker = Worker::new(Arc::new(detect), cfg);
+    let mut worker = Worker::new(detect, cfg);
 
     let b = PacketBuilder::default();
     // Next sequence number per (port, from_server).
@@ -163,6 +185,47 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// The engine for a rule choice and text. Building one costs far more
+/// than running a few packets (the port tables), and most mutations leave
+/// the rules alone, so the last few engines are kept (an engine is
+/// immutable).
+fn engine_for(mask: u16, rules_text: &[u8]) -> Arc<DetectEngine> {
+    type Cache = Vec<(u16, Vec<u8>, Arc<DetectEngine>)>;
+    thread_local! {
+        static CACHE: RefCell<Cache> = const { RefCell::new(Vec::new()) };
+    }
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(i) = c.iter().position(|(m, t, _)| *m == mask && t == rules_text) {
+            let hit = c.remove(i);
+            let e = hit.2.clone();
+            c.push(hit);
+            return e;
+        }
+        let vars = Vars::default();
+        let text = String::from_utf8_lossy(rules_text);
+        let mut rules: Vec<_> = (0..16)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| {
+                parse_rule(RULES[i], &vars, Origin::default())
+                    .unwrap_or_else(|e| panic!("built-in rule {i}: {e}"))
+            })
+            .collect();
+        rules.extend(
+            text.lines()
+                .take(64)
+                .filter_map(|l| parse_rule(l, &vars, Origin::default()).ok()),
+        );
+        let (detect, _report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+        let e = Arc::new(detect);
+        if c.len() >= 8 {
+            c.remove(0);
+        }
+        c.push((mask, rules_text.to_vec(), e.clone()));
+        e
+    })
+}
 
 fn run_batch(
     worker: &mut Worker,
