@@ -83,8 +83,8 @@ echo "== cargo test: prefilter engines without Hyperscan (vigil --no-default-fea
 cargo clippy -p vigil --no-default-features --all-targets --release -- -D warnings
 cargo test -p vigil-prefilter --release 2>&1 | tee -a target/test-output.txt
 
-echo "== fuzz: build every target of fuzz/, replay its seeds, ${FUZZ_SMOKE_SECS:-10}s of mutation each"
-scripts/fuzz.sh --smoke "${FUZZ_SMOKE_SECS:-10}"
+echo "== fuzz: build every target of fuzz/, replay its seeds, ${FUZZ_SMOKE_SECS:-5}s of mutation each"
+scripts/fuzz.sh --smoke "${FUZZ_SMOKE_SECS:-5}"
 
 # One closing line over every cargo test run above.
 totals=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed", p, f }' target/test-output.txt)
