@@ -92,6 +92,7 @@ def wire_frames():
     vxlan = ipv4(17, udp(1, 4789, bytes.fromhex("0800000000000100") + eth(0x8100, vlan(5, 0x86DD, v6t))))
     geneve = ipv4(17, udp(1, 6081, bytes.fromhex("010065580000010000010200") + eth(0x0800, v4t)))
     teredo = ipv4(17, udp(3544, 3544, v6t))
+    erspan = ipv4(47, bytes.fromhex("100088be00000001") + bytes.fromhex("1005000000000001") + eth(0x0800, v4t))
     mpls = bytes.fromhex("0001000000010140") + v4t
     pppoe = bytes.fromhex("110000010000") + struct.pack("!H", len(v4u) + 2) + b"\x00\x21" + v4u
     icmp4 = ipv4(1, bytes([3, 1, 0, 0, 0, 0, 0, 0]) + ipv4(17, udp(1, 2, b"xx"))[:28])
@@ -111,7 +112,7 @@ def wire_frames():
         (ETH, eth(0x8100, vlan(7, 0x88A8, vlan(8, 0x0800, v4u)))),
         (ETH, eth(0x86DD, v6ext)), (ETH, eth(0x0800, v4opt)), (ETH, eth(0x0800, icmp4)),
         (ETH, eth(0x86DD, icmp6)), (ETH, eth(0x0800, gre)), (ETH, eth(0x0800, vxlan)),
-        (ETH, eth(0x0800, geneve)), (ETH, eth(0x0800, teredo)), (ETH, eth(0x8847, mpls)),
+        (ETH, eth(0x0800, geneve)), (ETH, eth(0x0800, teredo)), (ETH, eth(0x0800, erspan)), (ETH, eth(0x8847, mpls)),
         (ETH, eth(0x8864, pppoe)), (ETH, eth(0x0800, frag)), (ETH, eth(0x0800, frag2)),
         (RAW, ipv4(41, v6ext)), (RAW, ipv6(4, v4opt)), (IPV4, v4u), (IPV6, v6t),
         (SLL, sll), (SLL2, sll2), (NULL, null), (LOOP, loop), (PPP, ppp),

@@ -1,6 +1,6 @@
 //! The packet decoder (crates/wire) on hostile frames. The first byte picks
 //! the pcap link type (every one Vigil decodes, plus an unknown one), the
-//! rest is the frame. Tunnels (GRE, VXLAN, Geneve, IP-in-IP, Teredo,
+//! rest is the frame. Tunnels (GRE, VXLAN, Geneve, IP-in-IP, ERSPAN,
 //! MPLS, PPPoE ...) are reached from inside the frame.
 //!
 //! Invariants: no panic; every range the decoder returns lies within the
