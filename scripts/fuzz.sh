@@ -17,7 +17,8 @@
 #       crash. The committed corpus is not written to.
 #
 # Builds go to FUZZ_TARGET_DIR (default target/fuzz), with debug
-# assertions (overflow checks) on. Logs: fuzz/campaign/logs/.
+# assertions (overflow checks) on. Logs: fuzz/campaign/logs/ (smoke runs:
+# FUZZ_TARGET_DIR/fuzz-smoke-logs/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -43,6 +44,8 @@ mapfile -t all < <("${fuzz[@]}" list)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 logs="$root/fuzz/campaign/logs"
+# A smoke run keeps its logs apart, so as not to overwrite a campaign's.
+[ "$smoke" = 1 ] && logs="$CARGO_TARGET_DIR/fuzz-smoke-logs"
 mkdir -p "$logs"
 
 start=$(date +%s)
@@ -125,7 +128,7 @@ for t in "${targets[@]}"; do
     done
 done
 for t in "${failed[@]}"; do
-    echo "FAILED $t: see fuzz/campaign/logs/$t.log"
+    echo "FAILED $t: see $logs/$t.log"
     tail -n 30 "$logs/$t.log" | sed 's/^/   /'
 done
 echo "fuzz: ${#targets[@]} targets, ${secs}s each, $crashes crash artifacts, ${#failed[@]} failed, $(( $(date +%s) - start )) s in all"
