@@ -52,21 +52,18 @@ fuzz_target!(|data: &[u8]| {
         // A record is at least 12 bytes (a pcapng simple packet block), so
         // no input can hold more packets than this.
         let bound = body.len() as u64 / 12 + 1;
-        loop {
-            match src.next_packet() {
-                Ok(Some(p)) => {
-                    n += 1;
-                    assert!(n <= bound, "more packets than the input can hold");
-                    assert_eq!(p.index, n);
-                    assert!(p.data.len() <= body.len());
-                    assert!(p.ts.nanos < 1_000_000_000);
-                    let pkt = vigil_wire::decode(p.linktype, p.data);
-                    std::hint::black_box(pkt.payload());
-                }
-                Ok(None) | Err(_) => break,
-            }
+        // Up to the end or the first error.
+        while let Ok(Some(p)) = src.next_packet() {
+            n += 1;
+            assert!(n <= bound, "more packets than the input can hold");
+            assert_eq!(p.index, n);
+            assert!(p.data.len() <= body.len());
+            assert!(p.ts.nanos < 1_000_000_000);
+            let pkt = vigil_wire::decode(p.linktype, p.data);
+            std::hint::black_box(pkt.payload());
             assert!(src.bytes_read() <= total, "read past the input");
         }
+        assert!(src.bytes_read() <= total, "read past the input");
         assert_eq!(src.packets_read(), n);
         let _ = src.truncated_records();
     }

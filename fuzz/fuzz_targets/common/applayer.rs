@@ -102,7 +102,7 @@ pub fn run(proto: AppProto, transport: Transport, port: u16, mut rest: &[u8]) {
         }
         // Reading everything back after every operation costs more than
         // the parsing; every 8th is enough to catch states in between.
-        if ts % 8 == 0 {
+        if ts.is_multiple_of(8) {
             check(&mut st, &cfg);
         }
     }
