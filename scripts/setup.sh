@@ -56,3 +56,12 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 rustup component list --installed 2>/dev/null | grep -q clippy || rustup component add clippy rustfmt >/dev/null 2>&1 || true
+# Fuzzing (scripts/fuzz.sh, the smoke step of scripts/test.sh): cargo-fuzz
+# builds the targets of fuzz/ with libFuzzer and sanitizer flags, which
+# need a nightly toolchain.
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    rustup toolchain install nightly --profile minimal
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi

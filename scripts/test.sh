@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit/integration/end-to-end
-# tests, and, when ../shared is present, the suricata-verify conformance
-# run and the worker-count determinism check on the shared dev capture.
+# tests, a smoke run of every fuzz target (scripts/fuzz.sh --smoke), and,
+# when ../shared is present, the suricata-verify conformance run and the
+# worker-count determinism check on the shared dev capture.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -81,6 +82,9 @@ grep -q "^test every_group_kind_in_one_batch_matches_the_cpu ... ok" target/test
 echo "== cargo test: prefilter engines without Hyperscan (vigil --no-default-features)"
 cargo clippy -p vigil --no-default-features --all-targets --release -- -D warnings
 cargo test -p vigil-prefilter --release 2>&1 | tee -a target/test-output.txt
+
+echo "== fuzz: build every target of fuzz/, replay its seeds, ${FUZZ_SMOKE_SECS:-5}s of mutation each"
+scripts/fuzz.sh --smoke "${FUZZ_SMOKE_SECS:-5}"
 
 # One closing line over every cargo test run above.
 totals=$(awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed", p, f }' target/test-output.txt)

@@ -564,9 +564,39 @@ impl FileReader {
         Ok(())
     }
 
+    /// pcapng: the length of the block at the front of the buffer, when it
+    /// is below the 12 bytes every block has (type, length, trailing
+    /// length). pcap-parser does not check this for every block type (a
+    /// process information block of length 4 to 11 underflows its
+    /// `length - 12`), so such a block is refused here.
+    fn short_ng_block(&self) -> Option<u32> {
+        if !matches!(self.reader, AnyReader::Ng(_)) {
+            return None;
+        }
+        let d = self.reader.get_ref().data();
+        let head: [u8; 8] = d.get(..8)?.try_into().ok()?;
+        let ty = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        if ty == 0x0A0D_0D0A {
+            // A section header: its own byte order, checked by the parser.
+            return None;
+        }
+        let len = [head[4], head[5], head[6], head[7]];
+        let len = if self.fmt.big_endian {
+            u32::from_be_bytes(len)
+        } else {
+            u32::from_le_bytes(len)
+        };
+        (len < 12).then_some(len)
+    }
+
     /// Parses the next block.
     fn step(&mut self, last_ts: Timestamp) -> Result<Step, SourceError> {
         loop {
+            if let Some(len) = self.short_ng_block() {
+                return Err(
+                    self.malformed(format!("block length {len} is below the 12-byte minimum"))
+                );
+            }
             let base = self.reader.get_ref().data().as_ptr() as usize;
             let res = match self.reader.get().next() {
                 Ok((consume, block)) => Ok(self.fmt.handle(&block, base, consume, last_ts)),

@@ -1,0 +1,68 @@
+//! The packet decoder (crates/wire) on hostile frames. The first byte picks
+//! the pcap link type (every one Vigil decodes, plus an unknown one), the
+//! rest is the frame. Tunnels (GRE, VXLAN, Geneve, IP-in-IP, ERSPAN,
+//! MPLS, PPPoE ...) are reached from inside the frame.
+//!
+//! Invariants: no panic; every range the decoder returns lies within the
+//! frame; a transport implies an IP layer; the packet keeps its link type;
+//! at most 3 VLAN ids and 8 IPv4 options; SACK blocks read in bounds.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::ops::Range;
+use vigil_wire::{decode, linktype, L4};
+
+const LINKTYPES: [u32; 12] = [
+    linktype::NULL,
+    linktype::ETHERNET,
+    linktype::PPP,
+    linktype::RAW,
+    linktype::LOOP,
+    linktype::LINUX_SLL,
+    linktype::IPV4,
+    linktype::IPV6,
+    linktype::LINUX_SLL2,
+    linktype::RAW_OPENBSD,
+    linktype::RAW_ALT,
+    9999,
+];
+
+fn in_frame(r: &Range<usize>, n: usize, what: &str) {
+    assert!(
+        r.start <= r.end && r.end <= n,
+        "{what} {r:?} outside 0..{n}"
+    );
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&sel, frame)) = data.split_first() else {
+        return;
+    };
+    let lt = LINKTYPES[usize::from(sel) % LINKTYPES.len()];
+    let p = decode(lt, frame);
+    let n = frame.len();
+    assert_eq!(p.linktype, lt);
+    in_frame(&p.l4_header, n, "l4_header");
+    in_frame(&p.payload, n, "payload");
+    in_frame(&p.link_header, n, "link_header");
+    for ip in p.ip.iter().chain(p.outer_ip.iter()) {
+        in_frame(&ip.header, n, "ip.header");
+        in_frame(&ip.fixed_header, n, "ip.fixed_header");
+        assert_eq!(ip.fixed_header.start, ip.header.start);
+        assert!(ip.fixed_header.end <= ip.header.end);
+        if let Some(f) = &ip.fragment {
+            in_frame(&f.data, n, "fragment data");
+        }
+        assert!(usize::from(ip.ipv4_option_count) <= 8);
+        let _ = ip.ipv4_options();
+    }
+    assert!(usize::from(p.vlan_count) <= 3);
+    assert!(p.vlans().len() <= 3);
+    if !matches!(p.l4, L4::None) {
+        assert!(p.ip.is_some(), "transport without IP");
+    }
+    let _ = (p.payload(), p.l4_header(), p.ip_header(), p.link_header());
+    let _ = (p.src_port(), p.dst_port(), p.is_fragment());
+    let _ = p.sack_blocks().count();
+    let _ = p.events.iter().count();
+});

@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (fuzz/corpus/<target>/).
+
+Every seed is built here from hand-written frames, files and messages, or
+from test data committed in this repository (demo/demo.rules, the TLS
+captures of crates/applayer/tests/data); nothing comes from ../shared.
+The layouts follow the targets' doc comments (fuzz/fuzz_targets/*.rs).
+Deterministic: running it twice gives the same files.
+
+Usage: scripts/fuzz_seed.py [CORPUS_DIR]   (default fuzz/corpus)
+"""
+
+import gzip
+import os
+import random
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+# ---- packet building -------------------------------------------------------
+
+V4A, V4B = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+V6A = bytes.fromhex("20010db8000000000000000000000001")
+V6B = bytes.fromhex("20010db8000000000000000000000002")
+
+
+def eth(ethertype, payload):
+    return bytes.fromhex("020000000002020000000001") + struct.pack("!H", ethertype) + payload
+
+
+def vlan(vid, ethertype, payload):
+    return struct.pack("!HH", vid, ethertype) + payload
+
+
+def ipv4(proto, body, src=V4A, dst=V4B, opts=b"", flags_frag=0, ident=1):
+    ihl = 5 + len(opts) // 4
+    h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, 20 + len(opts) + len(body), ident,
+                    flags_frag, 64, proto, 0, src, dst) + opts
+    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+    return h + body
+
+
+def ipv6(nh, body, src=V6A, dst=V6B, hl=64):
+    return struct.pack("!IHBB16s16s", 0x60000000, len(body), nh, hl, src, dst) + body
+
+
+def tcp(sport, dport, flags, payload=b"", seq=1, ack=0, opts=b""):
+    off = (20 + len(opts)) // 4
+    return struct.pack("!HHIIBBHHH", sport, dport, seq, ack, off << 4, flags, 65535, 0, 0) + opts + payload
+
+
+def udp(sport, dport, payload):
+    return struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+
+
+DNS_Q = bytes.fromhex("123401000001000000000000") + b"\x07example\x03com\x00\x00\x01\x00\x01"
+DNS_R = (bytes.fromhex("123481800001000100000000") + b"\x07example\x03com\x00\x00\x01\x00\x01"
+         + b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x0e\x10\x00\x04\x5d\xb8\xd8\x22")
+HTTP_REQ = (b"GET /index.html?a=1&b=%2e%2e/x HTTP/1.1\r\nHost: www.example.com\r\n"
+            b"User-Agent: fuzz/1.0\r\nCookie: a=b\r\nAccept: */*\r\n\r\n")
+HTTP_POST = (b"POST /upload HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\n"
+             b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+HTTP_RESP = (b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/html\r\n"
+             b"Content-Length: 13\r\n\r\n<html>hi</html>"[:-2])
+GZ_BODY = gzip.compress(b"hello, gzip body " * 8, mtime=0)
+HTTP_GZIP = (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(GZ_BODY)
+             + GZ_BODY)
+HTTP_REQ2 = b"GET /../../etc/passwd HTTP/1.0\r\n\r\n"
+
+
+def wire_frames():
+    t = tcp(1234, 80, 0x18, HTTP_REQ, opts=bytes([2, 4, 5, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7]))
+    sack = tcp(80, 1234, 0x10, b"", opts=bytes([1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2]))
+    u = udp(5353, 53, DNS_Q)
+    v4t, v4u = ipv4(6, t), ipv4(17, u)
+    v6t = ipv6(6, t)
+    ext = bytes([60, 0, 1, 4, 0, 0, 0, 0]) + bytes([44, 0, 0, 0, 0, 0, 0, 0])
+    ext += bytes([6, 0, 0, 1, 0, 0, 0, 7])  # fragment header, first fragment
+    v6ext = ipv6(0, ext + t)
+    gre = ipv4(47, bytes.fromhex("300008000000000100000002") + v4t)
+    vxlan = ipv4(17, udp(1, 4789, bytes.fromhex("0800000000000100") + eth(0x8100, vlan(5, 0x86DD, v6t))))
+    geneve = ipv4(17, udp(1, 6081, bytes.fromhex("010065580000010000010200") + eth(0x0800, v4t)))
+    teredo = ipv4(17, udp(3544, 3544, v6t))
+    erspan = ipv4(47, bytes.fromhex("100088be00000001") + bytes.fromhex("1005000000000001") + eth(0x0800, v4t))
+    mpls = bytes.fromhex("0001000000010140") + v4t
+    pppoe = bytes.fromhex("110000010000") + struct.pack("!H", len(v4u) + 2) + b"\x00\x21" + v4u
+    icmp4 = ipv4(1, bytes([3, 1, 0, 0, 0, 0, 0, 0]) + ipv4(17, udp(1, 2, b"xx"))[:28])
+    icmp6 = ipv6(58, bytes([128, 0, 0, 0, 0, 1, 0, 1]) + b"ping")
+    frag = ipv4(17, u[:16], flags_frag=0x2000, ident=77)
+    frag2 = ipv4(17, u[16:], flags_frag=2, ident=77)
+    v4opt = ipv4(17, u, opts=bytes([0x07, 0x0f, 0x04]) + bytes(13) + bytes([0x94, 4, 0, 0]))
+    sll = bytes.fromhex("00000001000601020304050600000800") + v4t
+    sll2 = struct.pack("!HHIHBB8s", 0x86DD, 0, 2, 1, 0, 6, bytes(8)) + v6t
+    null = struct.pack("<I", 2) + v4t
+    loop = struct.pack("!I", 24) + v6t
+    ppp = bytes([0xFF, 0x03, 0x00, 0x57]) + v6t
+    # Link type index (see LINKTYPES in wire_decode.rs) and frame.
+    NULL, ETH, PPP, RAW, LOOP, SLL, IPV4, IPV6, SLL2 = range(9)
+    return [
+        (ETH, eth(0x0800, v4t)), (ETH, eth(0x0800, ipv4(6, sack))),
+        (ETH, eth(0x8100, vlan(7, 0x88A8, vlan(8, 0x0800, v4u)))),
+        (ETH, eth(0x86DD, v6ext)), (ETH, eth(0x0800, v4opt)), (ETH, eth(0x0800, icmp4)),
+        (ETH, eth(0x86DD, icmp6)), (ETH, eth(0x0800, gre)), (ETH, eth(0x0800, vxlan)),
+        (ETH, eth(0x0800, geneve)), (ETH, eth(0x0800, teredo)), (ETH, eth(0x0800, erspan)), (ETH, eth(0x8847, mpls)),
+        (ETH, eth(0x8864, pppoe)), (ETH, eth(0x0800, frag)), (ETH, eth(0x0800, frag2)),
+        (RAW, ipv4(41, v6ext)), (RAW, ipv6(4, v4opt)), (IPV4, v4u), (IPV6, v6t),
+        (SLL, sll), (SLL2, sll2), (NULL, null), (LOOP, loop), (PPP, ppp),
+    ]
+
+
+# ---- capture files ---------------------------------------------------------
+
+
+def pcap(frames, linktype=1, nano=False, big=False):
+    e = ">" if big else "<"
+    magic = 0xA1B23C4D if nano else 0xA1B2C3D4
+    out = struct.pack(e + "IHHiIII", magic, 2, 4, 0, 0, 65535, linktype)
+    for i, f in enumerate(frames):
+        out += struct.pack(e + "IIII", 1700000000 + i, 500 * i, len(f), len(f)) + f
+    return out
+
+
+def ng_block(btype, body):
+    body += b"\0" * (-len(body) % 4)
+    n = 12 + len(body)
+    return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
+
+
+def pcapng(frames, tsresol=None, spb=False, sections=1):
+    out = b""
+    for _ in range(sections):
+        out += ng_block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+        opts = b""
+        if tsresol is not None:
+            opts = struct.pack("<HHB", 9, 1, tsresol) + b"\0\0\0" + struct.pack("<HH", 0, 0)
+        out += ng_block(1, struct.pack("<HHI", 1, 0, 65535) + opts)
+        for i, f in enumerate(frames):
+            if spb:
+                out += ng_block(3, struct.pack("<I", len(f)) + f)
+            else:
+                ts = 1700000000000000 + i * 1000
+                out += ng_block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(f), len(f)) + f)
+    return out
+
+
+# ---- app-layer chunk encoding ----------------------------------------------
+
+
+def chunks(messages):
+    """messages: [(to_client, bytes)] -> the app-layer targets' layout."""
+    out = b""
+    for to_client, data in messages:
+        while data:
+            k = min(63, (len(data) - 1) // 7)
+            n = k * 7 + 1
+            out += bytes([(k << 2) | (1 if to_client else 0)]) + data[:n]
+            data = data[n:]
+    return out
+
+
+GAP = lambda to_client: bytes([0x82 | (1 if to_client else 0)])  # noqa: E731
+END = lambda to_client: bytes([0xC2 | (1 if to_client else 0)])  # noqa: E731
+
+
+def tls_records():
+    d = os.path.join(ROOT, "crates/applayer/tests/data")
+    out = {}
+    for name in ("tls12_client.bin", "tls12_server.bin", "tls13_client.bin"):
+        with open(os.path.join(d, name), "rb") as f:
+            out[name] = f.read()
+    return out
+
+
+# ---- rules and config files ------------------------------------------------
+
+RULES = [
+    'alert http $HOME_NET any -> $EXTERNAL_NET any (msg:"ET MALWARE x"; flow:established,to_server; http.method; content:"POST"; http.uri; content:"/gate.php"; fast_pattern; endswith; http.header_names; content:!"Referer"; pkt_data; pcre:"/^\\/[a-z]{4}\\.php$/U"; reference:url,example.com; classtype:trojan-activity; sid:2000001; rev:2; metadata:created_at 2020_01_01;)',
+    'alert tcp $EXTERNAL_NET any -> $HOME_NET 445 (msg:"x"; flow:to_server,established; content:"|FF|SMB"; depth:5; offset:4; byte_extract:2,0,len,relative,little; byte_test:2,>,len,0,relative; byte_jump:4,len,relative,align,post_offset -2; isdataat:!10,relative; sid:1;)',
+    'alert udp any any -> any 53 (msg:"dns"; dns.query; dotprefix; content:".evil.com"; nocase; endswith; bsize:<100; threshold:type limit,track by_src,count 1,seconds 60; sid:2;)',
+    'alert ip [1.1.1.1,!1.1.1.2,[10.0.0.0/8,!10.1.0.0/16]] [80,!81,1024:] <> ![$HOME_NET,2001:db8::/32] any (msg:"h"; ttl:<5; dsize:10<>20; flags:SA,12; fragbits:+M; ip_proto:!6; tos:!x10; icmp_id:5; sid:3;)',
+    'alert tcp $EXTERNAL_NET $HTTP_PORTS -> $HOME_NET any (msg:"y"; flow:to_client,established; file_data; content:"MZ"; within:2; flowbits:isset,a|b; flowbits:noalert; detection_filter:track by_dst,count 5,seconds 10; sid:4;)',
+    'alert tcp any any -> any any (msg:"z"; flow.pkts:toserver,>3; flowint:cnt,+,1; xbits:isset,ET.x,track ip_pair,expire 60; tag:session,5,packets; urilen:5<>10,raw; stream_size:client,<,100; tcp.wscale:>7; ipopts:lsrr; sid:5;)',
+    'alert tls any any -> any any (msg:"sni"; tls.sni; content:"example"; ja3.hash; content:"e7d705a3286e19ea42f587b344ee6865"; sid:6;)',
+    'drop tcp any any -> any 80 (msg:"drop"; content:"attack"; sid:7;)',
+    'pass http any any -> any any (msg:"pass"; http.host; content:"good"; sid:8;)',
+    'alert http any any -> any any (msg:"resp"; http.stat_code; content:"200"; http.response_body; content:"hi"; sid:9;)',
+]
+
+CLASSIFICATION = b"""# config classification:shortname,short description,priority
+config classification: not-suspicious,Not Suspicious Traffic,3
+config classification: trojan-activity,A Network Trojan was detected, 1
+config classification: bad,
+"""
+REFERENCE = b"""config reference: bugtraq   http://www.securityfocus.com/bid/
+config reference: url       http://
+config reference: cve,http://cve.mitre.org/cgi-bin/cvename.cgi?name=
+"""
+THRESHOLD = b"""threshold gen_id 1, sig_id 10, type limit, track by_src, count 1, seconds 60
+suppress gen_id 1, sig_id 13, track by_either, ip [10.0.0.0/8,!10.1.0.0/16,$HOME_NET]
+suppress gen_id 1, sig_id 14
+rate_filter gen_id 1, sig_id 14, track by_src, count 10, seconds 60, new_action drop, timeout 300
+event_filter gen_id 1, sig_id 15, type both, track by_dst, count 2, seconds 5
+"""
+
+YAMLS = [
+    b"""%YAML 1.1
+---
+vars:
+  address-groups:
+    HOME_NET: "[10.0.0.0/8,192.168.0.0/16]"
+    EXTERNAL_NET: "!$HOME_NET"
+  port-groups:
+    HTTP_PORTS: "80"
+default-rule-path: /etc/vigil/rules
+rule-files:
+  - a.rules
+  - /abs/b.rules
+classification-file: classification.config
+flow:
+  memcap: 128mb
+outputs:
+  - fast:
+      enabled: yes
+      filename: fast.log
+  - eve-log:
+      enabled: yes
+      filename: eve.json
+      types:
+        - alert:
+            payload: yes
+            packet: no
+            xff:
+              enabled: yes
+              mode: overwrite
+              deployment: reverse
+              header: X-Forwarded-For
+        - http
+        - drop:
+            alerts: yes
+            flows: all
+""",
+    b"include: other.yaml\nflow: {memcap: 12gb}\n",
+    b"outputs: [ {eve-log: {types: [alert, dns, tls]}} ]\nflow:\n  memcap: 1.5kb\n",
+    b"a: &x [1, 2]\nb: *x\nc: !!binary aGVsbG8=\n",
+    b"---\n",
+]
+
+
+def engine_seed(settings, rules, packets, mask=0xFFFF):
+    """rules: extra rule lines; packets: [(ctl, flags, payload)]"""
+    out = bytes([settings]) + struct.pack("<H", mask) + "\n".join(rules).encode() + b"\0"
+    for ctl, flags, payload in packets:
+        while True:
+            part, payload = payload[:255], payload[255:]
+            out += bytes([ctl, flags, len(part)]) + part
+            if not payload:
+                break
+    return out
+
+
+SYN, ACK, PSH, FIN, RST = 0x02, 0x10, 0x08, 0x01, 0x04
+
+
+def tcp_conv(port_idx, req, resp, v6=False):
+    c = (port_idx << 3) | (0x40 if v6 else 0)
+    s = c | 4
+    return [
+        (c, SYN, b""), (s, SYN | ACK, b""), (c, ACK, b""),
+        (c, PSH | ACK, req), (s, ACK, b""), (s, PSH | ACK, resp), (c, ACK, b""),
+        (c, FIN | ACK, b""), (s, FIN | ACK, b""), (c, ACK, b""),
+    ]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz/corpus")
+    rng = random.Random(19)
+    corp = {}
+
+    def add(target, name, data):
+        corp.setdefault(target, []).append((name, data))
+
+    frames = wire_frames()
+    for i, (lt, f) in enumerate(frames):
+        add("wire_decode", "frame%02d" % i, bytes([lt]) + f)
+
+    ef = [eth(0x0800, ipv4(6, tcp(1234, 80, 0x18, HTTP_REQ))), eth(0x0800, ipv4(17, udp(1, 53, DNS_Q)))]
+    add("pcap_source", "pcap_us_le", b"\0" + pcap(ef))
+    add("pcap_source", "pcap_ns_be", b"\0" + pcap(ef, nano=True, big=True))
+    add("pcap_source", "pcap_raw", b"\0" + pcap([ipv4(17, udp(1, 53, DNS_Q))], linktype=101))
+    add("pcap_source", "pcap_truncated", b"\0" + pcap(ef)[:-10])
+    add("pcap_source", "pcapng_epb", b"\0" + pcapng(ef))
+    add("pcap_source", "pcapng_tsresol", b"\0" + pcapng(ef, tsresol=9))
+    add("pcap_source", "pcapng_tsresol_pow2", b"\0" + pcapng(ef, tsresol=0x8A))
+    add("pcap_source", "pcapng_spb", b"\0" + pcapng(ef, spb=True))
+    add("pcap_source", "pcapng_two_sections", b"\0" + pcapng(ef, sections=2))
+    two = pcap(ef) + pcapng(ef)
+    add("pcap_source", "dir_pcap_pcapng", b"\x01" + bytes([len(pcap(ef)) * 256 // len(two) + 1]) + two)
+
+    # Structured (arbitrary) targets: random bytes of a few sizes; the
+    # fuzzer finds the structure from there.
+    for t in ("defrag", "stream"):
+        for i, n in enumerate((64, 256, 1024, 4096)):
+            add(t, "random%d" % i, bytes(rng.randrange(256) for _ in range(n)))
+
+    demo = []
+    with open(os.path.join(ROOT, "demo/demo.rules")) as f:
+        demo = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    for i, r in enumerate(RULES + demo):
+        add("parse_rule", "rule%02d" % i, r.encode())
+    for v in ("$HOME_NET", "[10.0.0.0/8,!10.1.0.0/16]", "[80:90,!85]"):
+        add("parse_rule", "var_" + str(len(corp["parse_rule"])), v.encode())
+
+    with open(os.path.join(ROOT, "demo/demo.rules"), "rb") as f:
+        add("rule_files", "demo.rules", b"\0" + f.read())
+    add("rule_files", "continued.rules",
+        b"\0# c\nalert tcp any any -> any any \\\n (msg:\"x\"; \\\n sid:1;)\n\n" + "\n".join(RULES[:4]).encode())
+    add("rule_files", "classification.config", b"\1" + CLASSIFICATION)
+    add("rule_files", "reference.config", b"\2" + REFERENCE)
+    add("rule_files", "threshold.config", b"\3" + THRESHOLD)
+
+    for i, y in enumerate(YAMLS):
+        add("yaml_config", "config%d.yaml" % i, y)
+
+    add("applayer_http", "get", chunks([(0, HTTP_REQ), (1, HTTP_RESP)]))
+    add("applayer_http", "post_chunked", chunks([(0, HTTP_POST), (1, HTTP_RESP)]))
+    add("applayer_http", "gzip", chunks([(0, HTTP_REQ2), (1, HTTP_GZIP)]))
+    add("applayer_http", "pipelined_gap",
+        chunks([(0, HTTP_REQ + HTTP_REQ2)]) + GAP(1) + chunks([(1, HTTP_RESP)]) + END(0) + END(1))
+    add("applayer_http", "connect",
+        chunks([(0, b"CONNECT a:443 HTTP/1.1\r\n\r\n"), (1, b"HTTP/1.1 200 OK\r\n\r\n"), (0, b"\x16\x03\x01")]))
+    add("applayer_dns_udp", "query_answer", chunks([(0, DNS_Q), (1, DNS_R)]))
+    add("applayer_dns_udp", "query", chunks([(0, DNS_Q)]))
+    tcpq = struct.pack("!H", len(DNS_Q)) + DNS_Q
+    tcpr = struct.pack("!H", len(DNS_R)) + DNS_R
+    add("applayer_dns_tcp", "query_answer", chunks([(0, tcpq), (1, tcpr)]))
+    add("applayer_dns_tcp", "two_in_one", chunks([(0, tcpq + tcpq), (1, tcpr)]) + GAP(0) + chunks([(0, tcpq)]))
+    tls = tls_records()
+    add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
+    add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))
+    add("applayer_tls", "gap", chunks([(0, tls["tls12_client.bin"][:100])]) + GAP(0)
+        + chunks([(1, tls["tls12_server.bin"])]))
+
+    extra = ['alert http any any -> any any (msg:"x"; http.uri; content:"/index.html"; sid:100;)']
+    add("engine", "http", engine_seed(0, [], tcp_conv(0, HTTP_REQ + HTTP_REQ2, HTTP_RESP)))
+    add("engine", "http_extra_rule", engine_seed(0, extra, tcp_conv(0, HTTP_REQ, HTTP_RESP), mask=0))
+    add("engine", "http_inline", engine_seed(1, [], tcp_conv(0, b"GET /attack HTTP/1.1\r\n\r\n", HTTP_RESP)))
+    add("engine", "http_v6_overlap", engine_seed(4 << 2, [],
+        tcp_conv(3, HTTP_REQ, HTTP_GZIP, v6=True)[:4] + [((3 << 3) | 0x40 | 0x80, PSH | ACK, HTTP_REQ2)]))
+    add("engine", "dns_udp", engine_seed(0, [], [((2 << 3) | 1, 0, DNS_Q), ((2 << 3) | 1 | 4, 0, DNS_R)]))
+    add("engine", "tls_icmp", engine_seed(2, [],
+        tcp_conv(1, tls["tls12_client.bin"], tls["tls12_server.bin"]) + [(2, 0, b"abcd")]))
+    add("engine", "smb_inline", engine_seed(1, [], tcp_conv(6, b"\0\0\0\x20\xffSMB" + bytes(28), b"\0\0\0\0")))
+    add("engine", "raw_frames", engine_seed(0, [], [(3, 0, f) for lt, f in frames if lt == 1][:6]))
+
+    for target, files in corp.items():
+        d = os.path.join(out, target)
+        os.makedirs(d, exist_ok=True)
+        for name, data in files:
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+        print("%-18s %3d seeds %7d bytes" % (target, len(files), sum(len(x) for _, x in files)))
+
+
+if __name__ == "__main__":
+    main()
