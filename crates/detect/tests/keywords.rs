@@ -99,6 +99,9 @@ fn ip_and_tcp_header_keywords() {
         "alert tcp any any -> any any (fragbits:!D; sid:7;)",
         "alert tcp any any -> any any (seq:1; ack:1; sid:8;)",
         "alert ip any any -> any any (sameip; sid:9;)",
+        // Suricata 9's names of seq, ack and window.
+        "alert tcp any any -> any any (tcp.seq:1; tcp.ack:1; sid:10;)",
+        "alert tcp any any -> any any (flags:S,CE; tcp.window:!1024; sid:11;)",
     ]);
     let mut st = FlowDetectState::default();
     // Record route option: type 7, length 7, pointer 4, one empty slot.
@@ -107,18 +110,18 @@ fn ip_and_tcp_header_keywords() {
         .ip_options(&[7, 7, 4, 0, 0, 0, 0, 1]);
     assert_eq!(
         alerts(&e, &tcp_with(rr, PSH | ACK, b"x"), est(), &mut st),
-        vec![1, 2, 8]
+        vec![1, 2, 8, 10]
     );
     let syn = PacketBuilder::new().wscale(7).mss(536).df(false);
     // flags:S with C and E masked: SYN|ECE|CWR still matches.
     assert_eq!(
         alerts(&e, &tcp_with(syn, SYN | 0xC0, b""), None, &mut st),
-        vec![3, 4, 5, 7, 8]
+        vec![3, 4, 5, 7, 8, 10, 11]
     );
     let ip = PacketBuilder::new().df(true).ttl(5).tos(0x10).ip_id(77);
     assert_eq!(
         alerts(&e, &tcp_with(ip, PSH | ACK, b"x"), est(), &mut st),
-        vec![6, 8]
+        vec![6, 8, 10]
     );
 }
 

@@ -815,15 +815,15 @@ impl Parser {
                 let v = parse_u16(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::IpId(v));
             }
-            "seq" => {
+            "seq" | "tcp.seq" => {
                 let v = parse_u32(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::TcpSeq(v));
             }
-            "ack" => {
+            "ack" | "tcp.ack" => {
                 let v = parse_u32(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::TcpAck(v));
             }
-            "window" => {
+            "window" | "tcp.window" => {
                 let v = strip_quotes(need(name, value)?);
                 let (negated, v) = match v.strip_prefix('!') {
                     Some(r) => (true, r),

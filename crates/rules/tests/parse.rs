@@ -746,6 +746,16 @@ fn integer_keywords() {
     assert_eq!(cond("id:31337;"), Condition::IpId(31337));
     assert_eq!(cond("seq:0;"), Condition::TcpSeq(0));
     assert_eq!(cond("ack:4294967295;"), Condition::TcpAck(u32::MAX));
+    // Suricata 9's dotted names.
+    assert_eq!(cond("tcp.seq:12;"), Condition::TcpSeq(12));
+    assert_eq!(cond("tcp.ack:13;"), Condition::TcpAck(13));
+    assert_eq!(
+        cond("tcp.window:1024;"),
+        Condition::TcpWindow {
+            negated: false,
+            value: 1024
+        }
+    );
     assert_eq!(
         cond("window:!55808;"),
         Condition::TcpWindow {
@@ -776,6 +786,7 @@ fn integer_errors() {
     bad_kw("window:-1;", RuleErrorKind::InvalidValue, "window");
     bad_kw("ipopts:bogus;", RuleErrorKind::InvalidValue, "ipopts");
     bad_kw("seq:x;", RuleErrorKind::InvalidValue, "seq");
+    bad_kw("tcp.seq:x;", RuleErrorKind::InvalidValue, "tcp.seq");
     bad_kw("sameip:1;", RuleErrorKind::InvalidValue, "sameip");
 }
 
