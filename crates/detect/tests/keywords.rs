@@ -307,3 +307,46 @@ fn threshold_config_suppress_and_override() {
     // for sources in 10/8 (the client is 10.0.0.1).
     assert_eq!(alerts(&e, &tcp(b"abde"), est(), &mut st), vec![4, 5]);
 }
+
+#[test]
+fn base64_decode_and_data() {
+    let e = engine(&[
+        // Relative to a content; a failed decode retries the content's
+        // next occurrence.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; base64_data; content:"hello"; sid:1;)"#,
+        // Absolute, bytes and offset; base64_data keywords are anchored
+        // in the decoded buffer.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:bytes 8, offset 4; base64_data; content:"hello"; depth:5; sid:2;)"#,
+        // Relative keywords inside base64_data.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; base64_data; content:"hel"; content:"world"; distance:3; within:5; sid:3;)"#,
+        // Without base64_data keywords nothing matches (as in Suricata).
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; sid:4;)"#,
+        // Negated content on the decoded data.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; base64_data; content:!"hello"; sid:5;)"#,
+    ]);
+    let mut st = FlowDetectState::default();
+    // "hello world"
+    assert_eq!(
+        alerts(&e, &tcp(b"b64,aGVsbG8gd29ybGQ="), est(), &mut st),
+        vec![1, 2, 3]
+    );
+    // "foobar": only the negated one.
+    assert_eq!(alerts(&e, &tcp(b"b64,Zm9vYmFy"), est(), &mut st), vec![5]);
+    // Decoding stops at the first byte outside the alphabet (RFC 4648):
+    // "hello " then nothing, so "world" is not there.
+    assert_eq!(
+        alerts(&e, &tcp(b"b64,aGVsbG8g!d29ybGQ="), est(), &mut st),
+        vec![1, 2]
+    );
+    // The first occurrence decodes "foo"; the second "hello world".
+    // sid 2 decodes from offset 4 ("Zm9v...") and fails.
+    assert_eq!(
+        alerts(&e, &tcp(b"b64,Zm9v b64,aGVsbG8gd29ybGQ="), est(), &mut st),
+        vec![1, 3, 5]
+    );
+    // Nothing to decode after the content.
+    assert_eq!(
+        alerts(&e, &tcp(b"xx b64,"), est(), &mut st),
+        Vec::<u32>::new()
+    );
+}

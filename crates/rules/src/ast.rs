@@ -342,6 +342,20 @@ pub struct IsDataAt {
     pub rawbytes: bool,
 }
 
+/// `base64_decode:[bytes N][, offset N][, relative]` with the keywords
+/// of the `base64_data` buffer that follows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base64Decode {
+    /// Most bytes of input to decode (`None`: to the end of the buffer).
+    pub bytes: Option<u32>,
+    /// Bytes skipped before decoding, from the start of the buffer or,
+    /// with `relative`, from the previous match.
+    pub offset: u32,
+    pub relative: bool,
+    /// The `base64_data` keywords, evaluated on the decoded bytes.
+    pub data: Vec<PayloadItem>,
+}
+
 /// One keyword that inspects bytes of a buffer, in rule order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadItem {
@@ -359,6 +373,10 @@ pub enum PayloadItem {
     Absent {
         or_else: bool,
     },
+    /// `base64_decode` (Suricata: a terminal keyword of its list; the
+    /// list matches when the `base64_data` keywords match the decoded
+    /// bytes).
+    Base64Decode(Base64Decode),
 }
 
 /// A transform applied to a sticky buffer (`dotprefix`, `pcrexform:"..."`),

@@ -278,7 +278,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("quic.cyu.string", Sticky("quic.cyu.string")),
     ("dnp3_data", Sticky("dnp3.data")),
     ("dnp3.data", Sticky("dnp3.data")),
-    ("base64_data", Sticky("base64_data")),
     ("ike.vendor", Sticky("ike.vendor")),
     ("ike.init_spi", Sticky("ike.init_spi")),
     ("ike.resp_spi", Sticky("ike.resp_spi")),
@@ -349,7 +348,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("dataset", Other("dataset")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
-    ("base64_decode", Other("base64_decode")),
     ("filemagic", Other("filemagic")),
     ("filestore", Other("filestore")),
     ("filemd5", Other("filemd5")),
@@ -635,6 +633,8 @@ const PROTO_NOT_PARSED: KeywordStatus = Unsupported("protocol not parsed yet");
 /// A unit test checks this list against the parser's source.
 pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("absent", Supported),
+    ("base64_data", Supported),
+    ("base64_decode", Supported),
     ("ack", Supported),
     ("app-layer-event", Supported),
     ("bsize", Supported),
@@ -925,14 +925,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("sctp.chunk_type", "needs SCTP chunk inspection"),
     ("sctp.chunk_cnt", "needs SCTP chunk inspection"),
     ("sctp.vtag", "needs SCTP inspection"),
-    (
-        "base64_decode",
-        "base64 decoding of the payload into base64_data not implemented",
-    ),
-    (
-        "base64_data",
-        "base64 decoding of the payload into base64_data not implemented",
-    ),
     ("app-layer-state", "needs per-transaction progress states"),
     ("engine-event", "engine events are not raised"),
     ("flowvar", "pcre variable capture not implemented"),
@@ -1115,6 +1107,42 @@ pub fn keyword_registry() -> Vec<KeywordInfo> {
     out
 }
 
+/// What is deliberately left out, and why (part of docs/keywords.md).
+const LEFT_OUT: &str = "\
+## Deliberately left out
+
+- **Application protocols Vigil does not parse yet** (SMB, DCERPC, FTP, SSH,
+  SMTP/IMAP/POP3/email, QUIC, SIP/SDP, Kerberos, IKE, MQTT, SNMP, RFB, NFS,
+  DHCP, LDAP, WebSocket, HTTP/2, NTP, PostgreSQL, DNP3, Modbus, ENIP/CIP,
+  mDNS/LLMNR, TFTP): their keywords are `unsupported` with \"protocol not
+  parsed yet\". The parser accepts those it knows, so such rules load as
+  *not evaluable* rather than failing; they become evaluable as the
+  protocol parsers land (a separate issue).
+- **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
+  would run arbitrary scripts in the packet path.
+- **External data**: `dataset`, `datarep`, `iprep`, `geoip`, `filemd5` /
+  `filesha1` / `filesha256` need lists or databases Vigil has no
+  configuration for.
+- **Files**: `filestore` (extraction), `filemagic` / `file.magic`
+  (libmagic) and `filesize` are not implemented.
+- **Rewriting and active responses**: `replace`, `resp`, `react`,
+  `nfq_set_mark`; in IPS mode Vigil drops or rejects but never edits
+  packets.
+- **`tag`**: validated and ignored: Vigil has no packet log, so there is
+  nothing to record the tagged packets in; the matching packet alerts as
+  usual.
+- **`target`**: validated and ignored until EVE alerts carry
+  `source`/`target`.
+- **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
+  setting): Suricata 8/9's firewall rule hooks are not implemented.
+- **Checksum keywords** (`ipv4-csum`, `tcpv4-csum`, ...), **IGMP**
+  (`igmp.*`), **`ip.src` / `ip.dst`** and **`flow.elephant`**: not
+  implemented; the parser rejects them.
+- **Snort-only keywords** (Snort 3 inspector fields such as
+  `http_param`, `js_data`, `vba_data`, `sd_pattern`, `so`, ...): parsed so
+  that Snort rule files load, not evaluated.
+";
+
 /// The registry as a Markdown document (docs/keywords.md).
 pub fn keywords_markdown() -> String {
     use std::fmt::Write;
@@ -1146,6 +1174,8 @@ pub fn keywords_markdown() -> String {
         count("parsed"),
         count("unsupported")
     );
+    o.push_str(LEFT_OUT);
+    o.push_str("\n## All keywords\n\n");
     o.push_str("| keyword | canonical | kind | status | reason |\n");
     o.push_str("|---|---|---|---|---|\n");
     for k in &reg {

@@ -1331,8 +1331,6 @@ fn not_evaluable_keywords_parse() {
         ("dce_opnum:0-5;", "dcerpc.opnum"),
         ("smb.named_pipe; content:\"x\";", "smb.named_pipe"),
         ("lua:script.lua;", "lua"),
-        ("base64_decode:bytes 10,offset 2,relative;", "base64_decode"),
-        ("base64_data; content:\"x\";", "base64_data"),
         ("ja3.hash; content:\"abc\";", "ja3.hash"),
         ("asn1:oversize_length 100;", "asn1"),
         ("geoip:src,RU;", "geoip"),
@@ -1484,4 +1482,80 @@ fn the_config_keyword_and_action() {
         let e = rule(&text).unwrap_err();
         assert!(e.to_string().contains("config"), "{bad}: {e}");
     }
+}
+
+// ---------------------------------------------------------------- base64
+
+#[test]
+fn base64_decode_and_data() {
+    let r = ok(
+        r#"content:"b64,"; base64_decode:bytes 100, offset 2, relative; base64_data; content:"hello"; nocase; content:"x"; distance:1;"#,
+    );
+    assert!(r.not_evaluable.is_empty(), "{:?}", r.not_evaluable);
+    // One packet list: the content and the decode, which carries the
+    // base64_data keywords (no buffer of its own).
+    assert_eq!(r.buffers.len(), 1, "{:?}", r.buffers);
+    let it = items(&r, &Buffer::Packet);
+    assert_eq!(it.len(), 2);
+    let PayloadItem::Base64Decode(d) = &it[1] else {
+        panic!("{:?}", it[1])
+    };
+    assert_eq!((d.bytes, d.offset, d.relative), (Some(100), 2, true));
+    let data: Vec<&Content> = d
+        .data
+        .iter()
+        .map(|i| match i {
+            PayloadItem::Content(c) => c,
+            o => panic!("{o:?}"),
+        })
+        .collect();
+    assert_eq!(data.len(), 2);
+    assert_eq!(data[0].pattern, b"hello");
+    assert!(data[0].nocase);
+    assert_eq!(data[1].pattern, b"x");
+    assert!(data[1].distance.is_some());
+
+    // Defaults, on a sticky buffer; pkt_data after base64_data returns to
+    // the packet.
+    let r = ok(r#"http.uri; base64_decode; base64_data; content:"a"; pkt_data; content:"p";"#);
+    let PayloadItem::Base64Decode(d) = &items(&r, &named("http.uri"))[0] else {
+        panic!("{:?}", r.buffers)
+    };
+    assert_eq!((d.bytes, d.offset, d.relative), (None, 0, false));
+    assert_eq!(d.data.len(), 1);
+    assert_eq!(contents(&r, &Buffer::Packet)[0].pattern, b"p");
+}
+
+#[test]
+fn base64_errors() {
+    bad_kw(
+        r#"base64_data; content:"a";"#,
+        RuleErrorKind::Validation,
+        "base64_data",
+    );
+    bad_kw(
+        "base64_decode:bytes 0;",
+        RuleErrorKind::InvalidValue,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode:size 4;",
+        RuleErrorKind::InvalidValue,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode; base64_decode;",
+        RuleErrorKind::Validation,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode; base64_data; base64_decode;",
+        RuleErrorKind::Validation,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode; base64_data:1;",
+        RuleErrorKind::InvalidValue,
+        "base64_data",
+    );
 }
