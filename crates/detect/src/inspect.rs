@@ -4,6 +4,7 @@
 
 use vigil_rules::{
     Buffer, Condition, FlagsModifier, FlowCountDir, FlowCounter, FlowbitsCmd, FlowintOp, IntCmp,
+    VlanLayer,
 };
 use vigil_wire::{Packet, L4};
 
@@ -315,6 +316,23 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             }
         }),
         Condition::Ttl(cmp) => ip.is_some_and(|i| cmp.matches(i.ttl as u64)),
+        Condition::VlanId { cmp, layer } => {
+            let ids = p.vlans();
+            let m = |id: &u16| cmp.matches(*id as u64);
+            match *layer {
+                VlanLayer::Any => ids.iter().any(m),
+                VlanLayer::All => !ids.is_empty() && ids.iter().all(m),
+                VlanLayer::Index(i) => {
+                    let at = if i >= 0 {
+                        Some(i as usize)
+                    } else {
+                        ids.len().checked_sub(i.unsigned_abs() as usize)
+                    };
+                    at.and_then(|k| ids.get(k)).is_some_and(m)
+                }
+            }
+        }
+        Condition::VlanLayers(cmp) => cmp.matches(p.vlans().len() as u64),
         Condition::Tos(cmp) => ip.is_some_and(|i| cmp.matches(i.tos as u64)),
         Condition::IpId(id) => ip.is_some_and(|i| i.version == 4 && i.id == *id as u32),
         Condition::Itype(cmp) => match p.l4 {

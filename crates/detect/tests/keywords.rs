@@ -350,3 +350,48 @@ fn base64_decode_and_data() {
         Vec::<u32>::new()
     );
 }
+
+#[test]
+fn vlan_id_and_layers() {
+    let e = engine(&[
+        "alert tcp any any -> any any (vlan.id:300; sid:1;)",
+        "alert tcp any any -> any any (vlan.id:<300,0; sid:2;)",
+        "alert tcp any any -> any any (vlan.id:>=200,1; sid:3;)",
+        "alert tcp any any -> any any (vlan.id:123,-1; sid:4;)",
+        "alert tcp any any -> any any (vlan.id:>100,all; sid:5;)",
+        "alert tcp any any -> any any (vlan.layers:2; sid:6;)",
+        "alert tcp any any -> any any (vlan.layers:0; sid:7;)",
+        "alert tcp any any -> any any (vlan.id:666,-2; sid:8;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let f = |b: PacketBuilder| tcp_with(b, PSH | ACK, b"x");
+    // [vlan 666 (index 0 and -2)] [vlan 123 (index 1 and -1)]
+    assert_eq!(
+        alerts(
+            &e,
+            &f(PacketBuilder::new().vlan(666).vlan(123)),
+            est(),
+            &mut st
+        ),
+        vec![4, 5, 6, 8]
+    );
+    // One layer, 300: index 0 and -1; no layer 1 or -2.
+    assert_eq!(
+        alerts(&e, &f(PacketBuilder::new().vlan(300)), est(), &mut st),
+        vec![1, 5]
+    );
+    assert_eq!(
+        alerts(
+            &e,
+            &f(PacketBuilder::new().vlan(50).vlan(250)),
+            est(),
+            &mut st
+        ),
+        vec![2, 3, 6]
+    );
+    // No VLAN: only vlan.layers:0 (all needs at least one layer).
+    assert_eq!(
+        alerts(&e, &f(PacketBuilder::new()), est(), &mut st),
+        vec![7]
+    );
+}

@@ -356,6 +356,17 @@ pub struct Base64Decode {
     pub data: Vec<PayloadItem>,
 }
 
+/// The layer `vlan.id` looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VlanLayer {
+    /// Any layer matches (the default).
+    Any,
+    /// Every layer matches (and there is at least one).
+    All,
+    /// One layer: 0..2 outermost first, -1..-3 innermost first.
+    Index(i8),
+}
+
 /// One keyword that inspects bytes of a buffer, in rule order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadItem {
@@ -596,6 +607,14 @@ pub enum Condition {
     Icmpv6Mtu(IntCmp),
     /// `tcp.wscale`: the window scale option value.
     TcpWscale(IntCmp),
+    /// `vlan.id:[op]id[,layer]`: the VLAN id of a layer (0..2 outermost
+    /// first, -1..-3 innermost first), of any layer or of all layers.
+    VlanId {
+        cmp: IntCmp,
+        layer: VlanLayer,
+    },
+    /// `vlan.layers:[op]n`: the number of VLAN layers.
+    VlanLayers(IntCmp),
     /// `flow.pkts` / `flow.bytes` and their `_toserver` / `_toclient`
     /// forms: the flow's counters, current packet included.
     FlowCount {

@@ -933,6 +933,32 @@ impl Parser {
                 let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
                 self.conditions.push(Condition::Icmpv6Mtu(c));
             }
+            "vlan.id" => {
+                let v = strip_quotes(need(name, value)?);
+                let (c, layer) = match v.split_once(',') {
+                    Some((c, l)) => (c.trim(), l.trim()),
+                    None => (v, "any"),
+                };
+                let layer = match layer {
+                    "any" => VlanLayer::Any,
+                    "all" => VlanLayer::All,
+                    l => match l.parse::<i8>() {
+                        Ok(i) if (-3..=2).contains(&i) => VlanLayer::Index(i),
+                        _ => {
+                            return Err(inval(format!(
+                                "vlan.id: invalid layer '{}' (0..2, -3..-1, any or all)",
+                                truncate(l, 20)
+                            )))
+                        }
+                    },
+                };
+                let cmp = parse_uint_cmp(c, 4095).map_err(inval)?;
+                self.conditions.push(Condition::VlanId { cmp, layer });
+            }
+            "vlan.layers" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::VlanLayers(c));
+            }
             "tcp.wscale" => {
                 let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
                 self.conditions.push(Condition::TcpWscale(c));

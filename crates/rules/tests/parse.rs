@@ -1559,3 +1559,46 @@ fn base64_errors() {
         "base64_data",
     );
 }
+
+#[test]
+fn vlan_keywords() {
+    let cond = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(
+        cond("vlan.id:300;"),
+        Condition::VlanId {
+            cmp: IntCmp::Eq(300),
+            layer: VlanLayer::Any
+        }
+    );
+    assert_eq!(
+        cond("vlan.id:<300,0;"),
+        Condition::VlanId {
+            cmp: IntCmp::Lt(300),
+            layer: VlanLayer::Index(0)
+        }
+    );
+    assert_eq!(
+        cond("vlan.id:>=200,-3;"),
+        Condition::VlanId {
+            cmp: IntCmp::Ge(200),
+            layer: VlanLayer::Index(-3)
+        }
+    );
+    assert_eq!(
+        cond("vlan.id:7,all;"),
+        Condition::VlanId {
+            cmp: IntCmp::Eq(7),
+            layer: VlanLayer::All
+        }
+    );
+    assert_eq!(
+        cond("vlan.layers:>1;"),
+        Condition::VlanLayers(IntCmp::Gt(1))
+    );
+    assert!(ok("vlan.id:1;").not_evaluable.is_empty());
+    bad_kw("vlan.id:4096;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.id:1,3;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.id:1,-4;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.id:1,some;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.layers:x;", RuleErrorKind::InvalidValue, "vlan.layers");
+}
