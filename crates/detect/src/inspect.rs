@@ -32,6 +32,9 @@ pub struct FlowView {
     /// TCP session sequence progress (`next_seq - isn`) of the client and
     /// server streams, for `stream_size`; `None` without a session.
     pub tcp_sizes: Option<(u32, u32)>,
+    /// `flow.age`: whole seconds from the flow's first packet to this one
+    /// (Suricata: the difference of their timestamps' seconds).
+    pub age_secs: u64,
     /// The flow's application protocol as detected so far
     /// (`app-layer-protocol`, rules whose header names a protocol).
     pub app_proto: crate::app::AppProtoState,
@@ -332,6 +335,7 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
                 }
             }
         }
+        Condition::FlowAge(cmp) => flow.is_some_and(|f| cmp.matches(f.age_secs)),
         Condition::VlanLayers(cmp) => cmp.matches(p.vlans().len() as u64),
         Condition::Tos(cmp) => ip.is_some_and(|i| cmp.matches(i.tos as u64)),
         Condition::IpId(id) => ip.is_some_and(|i| i.version == 4 && i.id == *id as u32),

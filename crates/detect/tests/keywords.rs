@@ -395,3 +395,24 @@ fn vlan_id_and_layers() {
         vec![7]
     );
 }
+
+#[test]
+fn flow_age() {
+    let e = engine(&[
+        "alert tcp any any -> any any (flow.age:>10; sid:1;)",
+        "alert tcp any any -> any any (flow.age:0; sid:2;)",
+        "alert tcp any any -> any any (flow.age:5-20; sid:3;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let aged = |s: u64| {
+        Some(FlowView {
+            age_secs: s,
+            ..est().unwrap()
+        })
+    };
+    assert_eq!(alerts(&e, &tcp(b"x"), aged(0), &mut st), vec![2]);
+    assert_eq!(alerts(&e, &tcp(b"x"), aged(11), &mut st), vec![1, 3]);
+    assert_eq!(alerts(&e, &tcp(b"x"), aged(30), &mut st), vec![1]);
+    // No flow: no age.
+    assert_eq!(alerts(&e, &tcp(b"x"), None, &mut st), Vec::<u32>::new());
+}

@@ -615,6 +615,9 @@ pub enum Condition {
     },
     /// `vlan.layers:[op]n`: the number of VLAN layers.
     VlanLayers(IntCmp),
+    /// `flow.age:[op]n`: whole seconds between the flow's first packet
+    /// and this one.
+    FlowAge(IntCmp),
     /// `flow.pkts` / `flow.bytes` and their `_toserver` / `_toclient`
     /// forms: the flow's counters, current packet included.
     FlowCount {

@@ -454,7 +454,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("config", Other("config")),
     ("entropy", Other("entropy")),
     ("frame", Other("frame")),
-    ("flow.age", Other("flow.age")),
     ("sctp.chunk_type", Other("sctp.chunk_type")),
     ("sctp.chunk_cnt", Other("sctp.chunk_cnt")),
     ("sctp.vtag", Other("sctp.vtag")),
@@ -656,6 +655,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("filename", Supported),
     ("flags", Supported),
     ("flow", Supported),
+    ("flow.age", Supported),
     ("flow.bytes", Supported),
     ("flow.bytes_toclient", Supported),
     ("flow.bytes_toserver", Supported),
@@ -952,7 +952,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("l3_proto", "not evaluated yet"),
     ("entropy", "not evaluated yet"),
     ("frame", "app-layer frames not implemented"),
-    ("flow.age", "not evaluated yet"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
     ("rpc", "ONC RPC decoding not implemented"),
 ];

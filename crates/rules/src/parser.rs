@@ -955,6 +955,10 @@ impl Parser {
                 let cmp = parse_uint_cmp(c, 4095).map_err(inval)?;
                 self.conditions.push(Condition::VlanId { cmp, layer });
             }
+            "flow.age" => {
+                let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
+                self.conditions.push(Condition::FlowAge(c));
+            }
             "vlan.layers" => {
                 let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
                 self.conditions.push(Condition::VlanLayers(c));

@@ -1602,3 +1602,20 @@ fn vlan_keywords() {
     bad_kw("vlan.id:1,some;", RuleErrorKind::InvalidValue, "vlan.id");
     bad_kw("vlan.layers:x;", RuleErrorKind::InvalidValue, "vlan.layers");
 }
+
+#[test]
+fn flow_age_keyword() {
+    let cond = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(
+        cond("flow.age:>3600;"),
+        Condition::FlowAge(IntCmp::Gt(3600))
+    );
+    assert_eq!(cond("flow.age:10;"), Condition::FlowAge(IntCmp::Eq(10)));
+    assert!(ok("flow.age:1;").not_evaluable.is_empty());
+    bad_kw("flow.age:x;", RuleErrorKind::InvalidValue, "flow.age");
+    bad_kw(
+        "flow.age:4294967296;",
+        RuleErrorKind::InvalidValue,
+        "flow.age",
+    );
+}
