@@ -193,6 +193,14 @@ fn b64val(c: u8) -> Option<u8> {
 /// strict mode met a bad byte).
 pub fn base64_decode(input: &[u8], mode: Base64Mode) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(input.len() / 4 * 3 + 3);
+    base64_decode_into(input, mode, &mut out).then_some(out)
+}
+
+/// [`base64_decode`] appending to `out` (a reused buffer: no allocation
+/// once it is large enough); `false` when nothing decoded (or strict
+/// mode met a bad byte, in which case `out` is left as it was).
+pub fn base64_decode_into(input: &[u8], mode: Base64Mode, out: &mut Vec<u8>) -> bool {
+    let start = out.len();
     let mut acc: u32 = 0;
     let mut n = 0;
     for &c in input {
@@ -212,7 +220,10 @@ pub fn base64_decode(input: &[u8], mode: Base64Mode) -> Option<Vec<u8>> {
             None => match mode {
                 Base64Mode::Rfc2045 => continue,
                 Base64Mode::Rfc4648 => break,
-                Base64Mode::Strict => return None,
+                Base64Mode::Strict => {
+                    out.truncate(start);
+                    return false;
+                }
             },
         }
     }
@@ -221,7 +232,7 @@ pub fn base64_decode(input: &[u8], mode: Base64Mode) -> Option<Vec<u8>> {
         3 => out.extend_from_slice(&[(acc >> 10) as u8, (acc >> 2) as u8]),
         _ => {}
     }
-    (!out.is_empty()).then_some(out)
+    out.len() > start
 }
 
 /// `from_base64`: decodes `bytes` bytes from `offset`; the buffer is kept

@@ -4,6 +4,7 @@
 
 use vigil_rules::{
     Buffer, Condition, FlagsModifier, FlowCountDir, FlowCounter, FlowbitsCmd, FlowintOp, IntCmp,
+    VlanLayer,
 };
 use vigil_wire::{Packet, L4};
 
@@ -31,6 +32,9 @@ pub struct FlowView {
     /// TCP session sequence progress (`next_seq - isn`) of the client and
     /// server streams, for `stream_size`; `None` without a session.
     pub tcp_sizes: Option<(u32, u32)>,
+    /// `flow.age`: whole seconds from the flow's first packet to this one
+    /// (Suricata: the difference of their timestamps' seconds).
+    pub age_secs: u64,
     /// The flow's application protocol as detected so far
     /// (`app-layer-protocol`, rules whose header names a protocol).
     pub app_proto: crate::app::AppProtoState,
@@ -317,6 +321,24 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             }
         }),
         Condition::Ttl(cmp) => ip.is_some_and(|i| cmp.matches(i.ttl as u64)),
+        Condition::VlanId { cmp, layer } => {
+            let ids = p.vlans();
+            let m = |id: &u16| cmp.matches(*id as u64);
+            match *layer {
+                VlanLayer::Any => ids.iter().any(m),
+                VlanLayer::All => !ids.is_empty() && ids.iter().all(m),
+                VlanLayer::Index(i) => {
+                    let at = if i >= 0 {
+                        Some(i as usize)
+                    } else {
+                        ids.len().checked_sub(i.unsigned_abs() as usize)
+                    };
+                    at.and_then(|k| ids.get(k)).is_some_and(m)
+                }
+            }
+        }
+        Condition::FlowAge(cmp) => flow.is_some_and(|f| cmp.matches(f.age_secs)),
+        Condition::VlanLayers(cmp) => cmp.matches(p.vlans().len() as u64),
         Condition::Tos(cmp) => ip.is_some_and(|i| cmp.matches(i.tos as u64)),
         Condition::IpId(id) => ip.is_some_and(|i| i.version == 4 && i.id == *id as u32),
         Condition::Itype(cmp) => match p.l4 {

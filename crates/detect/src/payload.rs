@@ -31,6 +31,7 @@
 use std::fmt;
 
 use pcre2::bytes::Regex;
+use vigil_applayer::transforms::{base64_decode_into, Base64Mode};
 use vigil_rules::{
     ByteExtract, ByteJump, ByteMath, ByteTest, CmpOp, Content, Endian, IntCmp, IsDataAt, MathOp,
     NumBase, NumOrVar, NumOrVar64, NumOrVarSigned, PayloadItem, Pcre,
@@ -412,6 +413,23 @@ struct CIsDataAt {
     relative: bool,
 }
 
+/// `base64_decode` and its `base64_data` program.
+#[derive(Debug, Clone)]
+struct CBase64 {
+    bytes: u32,
+    offset: u32,
+    relative: bool,
+    data: Box<CompiledPayload>,
+}
+
+/// Most bytes `base64_decode` decodes (Suricata's limit).
+const BASE64_DECODE_MAX: u32 = 65535;
+
+thread_local! {
+    /// The decoded `base64_data` buffer, reused across inspections.
+    static BASE64_DATA: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 #[derive(Debug, Clone)]
 enum Item {
     Content(CContent),
@@ -422,6 +440,7 @@ enum Item {
     ByteMath(CByteMath),
     IsDataAt(CIsDataAt),
     Bsize(IntCmp),
+    Base64Decode(CBase64),
 }
 
 /// The result of one inspection step, as in Suricata: match, no match
@@ -586,6 +605,7 @@ impl CompiledPayload {
                     DISCONTINUE
                 }
             }
+            Item::Base64Decode(b) => base64(b, ctx),
         }
     }
 
@@ -798,6 +818,37 @@ impl CompiledPayload {
             (true, true) if d.relative => NO_MATCH,
             (true, true) => fail,
         }
+    }
+}
+
+/// `base64_decode` (Suricata's `DetectBase64DecodeDoMatch` and the
+/// inspection of the `base64_data` list that follows it): decodes from the
+/// start of the buffer or the cursor, plus `offset`, at most `bytes`
+/// bytes, stopping at the first byte outside the alphabet (RFC 4648); the
+/// list matches when the `base64_data` keywords match the decoded bytes.
+/// It is a terminal keyword: keywords after it in the same list are not
+/// evaluated.
+fn base64(b: &CBase64, ctx: &mut Ctx) -> i8 {
+    let mut start = if b.relative { ctx.off } else { 0 }.min(ctx.len);
+    if b.offset != 0 {
+        if b.offset >= ctx.len - start {
+            return NO_MATCH;
+        }
+        start += b.offset;
+    }
+    let end = start + (ctx.len - start).min(b.bytes);
+    let input = &ctx.buf[start as usize..end as usize];
+    let mut out = BASE64_DATA.take();
+    out.clear();
+    let matched = base64_decode_into(input, Base64Mode::Rfc4648, &mut out)
+        && !b.data.is_empty()
+        && b.data
+            .matches_with_limit(&out, ctx.vars, ctx.limit.saturating_sub(ctx.count));
+    BASE64_DATA.set(out);
+    if matched {
+        MATCH
+    } else {
+        NO_MATCH
     }
 }
 
@@ -1114,6 +1165,16 @@ fn compile_item(it: &PayloadItem, vars: &mut VarTable) -> Result<Item, PayloadCo
         PayloadItem::Absent { .. } => {
             return Err(PayloadCompileError::Unsupported("absent"));
         }
+        PayloadItem::Base64Decode(d) => Item::Base64Decode(CBase64 {
+            bytes: d.bytes.unwrap_or(BASE64_DECODE_MAX).min(BASE64_DECODE_MAX),
+            offset: d.offset,
+            relative: d.relative,
+            data: Box::new(CompiledPayload::compile_for(
+                &d.data,
+                vars,
+                ListKind::Sticky,
+            )?),
+        }),
     })
 }
 
@@ -1254,7 +1315,8 @@ fn set_next_flags(items: &mut [Item], item: &Item, kind: ListKind) {
         | Item::ByteJump(CByteJump { relative, .. })
         | Item::ByteExtract(CByteExtract { relative, .. })
         | Item::ByteMath(CByteMath { relative, .. })
-        | Item::IsDataAt(CIsDataAt { relative, .. }) => {
+        | Item::IsDataAt(CIsDataAt { relative, .. })
+        | Item::Base64Decode(CBase64 { relative, .. }) => {
             if !relative {
                 return;
             }
@@ -1355,6 +1417,13 @@ fn min_len(items: &[Item]) -> usize {
                     _ => 0,
                 };
                 need = need.max(b.min(i64::MAX as u64) as i64);
+            }
+            Item::Base64Decode(b) => {
+                // At least one byte after the offset to decode; the
+                // keyword ends the list.
+                let base = if b.relative { cursor } else { 0 };
+                need = need.max(base + b.offset as i64 + 1);
+                break;
             }
         }
     }

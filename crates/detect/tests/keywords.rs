@@ -99,6 +99,9 @@ fn ip_and_tcp_header_keywords() {
         "alert tcp any any -> any any (fragbits:!D; sid:7;)",
         "alert tcp any any -> any any (seq:1; ack:1; sid:8;)",
         "alert ip any any -> any any (sameip; sid:9;)",
+        // Suricata 9's names of seq, ack and window.
+        "alert tcp any any -> any any (tcp.seq:1; tcp.ack:1; sid:10;)",
+        "alert tcp any any -> any any (flags:S,CE; tcp.window:!1024; sid:11;)",
     ]);
     let mut st = FlowDetectState::default();
     // Record route option: type 7, length 7, pointer 4, one empty slot.
@@ -107,18 +110,18 @@ fn ip_and_tcp_header_keywords() {
         .ip_options(&[7, 7, 4, 0, 0, 0, 0, 1]);
     assert_eq!(
         alerts(&e, &tcp_with(rr, PSH | ACK, b"x"), est(), &mut st),
-        vec![1, 2, 8]
+        vec![1, 2, 8, 10]
     );
     let syn = PacketBuilder::new().wscale(7).mss(536).df(false);
     // flags:S with C and E masked: SYN|ECE|CWR still matches.
     assert_eq!(
         alerts(&e, &tcp_with(syn, SYN | 0xC0, b""), None, &mut st),
-        vec![3, 4, 5, 7, 8]
+        vec![3, 4, 5, 7, 8, 10, 11]
     );
     let ip = PacketBuilder::new().df(true).ttl(5).tos(0x10).ip_id(77);
     assert_eq!(
         alerts(&e, &tcp_with(ip, PSH | ACK, b"x"), est(), &mut st),
-        vec![6, 8]
+        vec![6, 8, 10]
     );
 }
 
@@ -303,4 +306,113 @@ fn threshold_config_suppress_and_override() {
     // sid 1 is suppressed but still sets its flowbit; sid 2 is suppressed
     // for sources in 10/8 (the client is 10.0.0.1).
     assert_eq!(alerts(&e, &tcp(b"abde"), est(), &mut st), vec![4, 5]);
+}
+
+#[test]
+fn base64_decode_and_data() {
+    let e = engine(&[
+        // Relative to a content; a failed decode retries the content's
+        // next occurrence.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; base64_data; content:"hello"; sid:1;)"#,
+        // Absolute, bytes and offset; base64_data keywords are anchored
+        // in the decoded buffer.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:bytes 8, offset 4; base64_data; content:"hello"; depth:5; sid:2;)"#,
+        // Relative keywords inside base64_data.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; base64_data; content:"hel"; content:"world"; distance:3; within:5; sid:3;)"#,
+        // Without base64_data keywords nothing matches (as in Suricata).
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; sid:4;)"#,
+        // Negated content on the decoded data.
+        r#"alert tcp any any -> any any (content:"b64,"; base64_decode:relative; base64_data; content:!"hello"; sid:5;)"#,
+    ]);
+    let mut st = FlowDetectState::default();
+    // "hello world"
+    assert_eq!(
+        alerts(&e, &tcp(b"b64,aGVsbG8gd29ybGQ="), est(), &mut st),
+        vec![1, 2, 3]
+    );
+    // "foobar": only the negated one.
+    assert_eq!(alerts(&e, &tcp(b"b64,Zm9vYmFy"), est(), &mut st), vec![5]);
+    // Decoding stops at the first byte outside the alphabet (RFC 4648):
+    // "hello " then nothing, so "world" is not there.
+    assert_eq!(
+        alerts(&e, &tcp(b"b64,aGVsbG8g!d29ybGQ="), est(), &mut st),
+        vec![1, 2]
+    );
+    // The first occurrence decodes "foo"; the second "hello world".
+    // sid 2 decodes from offset 4 ("Zm9v...") and fails.
+    assert_eq!(
+        alerts(&e, &tcp(b"b64,Zm9v b64,aGVsbG8gd29ybGQ="), est(), &mut st),
+        vec![1, 3, 5]
+    );
+    // Nothing to decode after the content.
+    assert_eq!(
+        alerts(&e, &tcp(b"xx b64,"), est(), &mut st),
+        Vec::<u32>::new()
+    );
+}
+
+#[test]
+fn vlan_id_and_layers() {
+    let e = engine(&[
+        "alert tcp any any -> any any (vlan.id:300; sid:1;)",
+        "alert tcp any any -> any any (vlan.id:<300,0; sid:2;)",
+        "alert tcp any any -> any any (vlan.id:>=200,1; sid:3;)",
+        "alert tcp any any -> any any (vlan.id:123,-1; sid:4;)",
+        "alert tcp any any -> any any (vlan.id:>100,all; sid:5;)",
+        "alert tcp any any -> any any (vlan.layers:2; sid:6;)",
+        "alert tcp any any -> any any (vlan.layers:0; sid:7;)",
+        "alert tcp any any -> any any (vlan.id:666,-2; sid:8;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let f = |b: PacketBuilder| tcp_with(b, PSH | ACK, b"x");
+    // [vlan 666 (index 0 and -2)] [vlan 123 (index 1 and -1)]
+    assert_eq!(
+        alerts(
+            &e,
+            &f(PacketBuilder::new().vlan(666).vlan(123)),
+            est(),
+            &mut st
+        ),
+        vec![4, 5, 6, 8]
+    );
+    // One layer, 300: index 0 and -1; no layer 1 or -2.
+    assert_eq!(
+        alerts(&e, &f(PacketBuilder::new().vlan(300)), est(), &mut st),
+        vec![1, 5]
+    );
+    assert_eq!(
+        alerts(
+            &e,
+            &f(PacketBuilder::new().vlan(50).vlan(250)),
+            est(),
+            &mut st
+        ),
+        vec![2, 3, 6]
+    );
+    // No VLAN: only vlan.layers:0 (all needs at least one layer).
+    assert_eq!(
+        alerts(&e, &f(PacketBuilder::new()), est(), &mut st),
+        vec![7]
+    );
+}
+
+#[test]
+fn flow_age() {
+    let e = engine(&[
+        "alert tcp any any -> any any (flow.age:>10; sid:1;)",
+        "alert tcp any any -> any any (flow.age:0; sid:2;)",
+        "alert tcp any any -> any any (flow.age:5-20; sid:3;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let aged = |s: u64| {
+        Some(FlowView {
+            age_secs: s,
+            ..est().unwrap()
+        })
+    };
+    assert_eq!(alerts(&e, &tcp(b"x"), aged(0), &mut st), vec![2]);
+    assert_eq!(alerts(&e, &tcp(b"x"), aged(11), &mut st), vec![1, 3]);
+    assert_eq!(alerts(&e, &tcp(b"x"), aged(30), &mut st), vec![1]);
+    // No flow: no age.
+    assert_eq!(alerts(&e, &tcp(b"x"), None, &mut st), Vec::<u32>::new());
 }

@@ -1448,6 +1448,7 @@ impl Ctx {
             bytes_toserver: flow.bytes_toserver,
             bytes_toclient: flow.bytes_toclient,
             tcp_sizes,
+            age_secs: flow_age_secs(flow.first_ns, flow.last_ns),
             app_proto: flow
                 .state
                 .app
@@ -1701,6 +1702,7 @@ impl Ctx {
                 bytes_toserver: f.bytes_toserver,
                 bytes_toclient: f.bytes_toclient,
                 tcp_sizes: Some((tcp.client.seq_size(), tcp.server.seq_size())),
+                age_secs: flow_age_secs(f.first_ns, f.last_ns),
                 app_proto: f
                     .state
                     .app
@@ -2198,4 +2200,11 @@ fn xff_of(
         parts.next()
     }?;
     pick.parse::<IpAddr>().ok().map(|ip| ip.to_string())
+}
+
+/// `flow.age`: the difference of the whole seconds of the flow's first
+/// and last packet times, as Suricata computes it.
+fn flow_age_secs(first_ns: i64, last_ns: i64) -> u64 {
+    let secs = |ns: i64| ns.div_euclid(1_000_000_000);
+    secs(last_ns).saturating_sub(secs(first_ns)).max(0) as u64
 }

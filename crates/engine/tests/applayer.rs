@@ -325,3 +325,26 @@ fn a_config_rule_keeps_its_transaction_out_of_the_log() {
     assert_eq!(records(&out, "http").len(), 1, "{out:#?}");
     assert!(out.iter().any(|o| o.kind == OutKind::Alert && o.sid == 9));
 }
+
+#[test]
+fn flow_age_counts_whole_seconds_since_the_flows_first_packet() {
+    use std::net::Ipv4Addr;
+    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+    let pb = PacketBuilder::new();
+    // Packets (microsecond timestamps) at 100.9 s, 101.1 s (age 1: seconds differ), 105.95 s and
+    // 112.0 s of the same UDP flow.
+    let frames: Vec<TimedFrame> = [(100, 900_000), (101, 100_000), (105, 950_000), (112, 0)]
+        .into_iter()
+        .map(|ts| (ts, pb.ipv4_udp(a, 5000, b, 6000, b"x")))
+        .collect();
+    let rules = "alert udp any any -> any any (flow.age:0; sid:1;)\n\
+                 alert udp any any -> any any (flow.age:>=5; sid:2;)\n\
+                 alert udp any any -> any any (flow.age:1; sid:3;)\n";
+    let (out, _) = run("flow_age", frames, rules, 1);
+    let got: Vec<(u64, u32)> = out
+        .iter()
+        .filter(|o| o.kind == OutKind::Alert)
+        .map(|o| (o.index, o.sid))
+        .collect();
+    assert_eq!(got, vec![(1, 1), (2, 3), (3, 2), (4, 2)]);
+}

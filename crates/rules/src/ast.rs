@@ -342,6 +342,31 @@ pub struct IsDataAt {
     pub rawbytes: bool,
 }
 
+/// `base64_decode:[bytes N][, offset N][, relative]` with the keywords
+/// of the `base64_data` buffer that follows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base64Decode {
+    /// Most bytes of input to decode (`None`: to the end of the buffer).
+    pub bytes: Option<u32>,
+    /// Bytes skipped before decoding, from the start of the buffer or,
+    /// with `relative`, from the previous match.
+    pub offset: u32,
+    pub relative: bool,
+    /// The `base64_data` keywords, evaluated on the decoded bytes.
+    pub data: Vec<PayloadItem>,
+}
+
+/// The layer `vlan.id` looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VlanLayer {
+    /// Any layer matches (the default).
+    Any,
+    /// Every layer matches (and there is at least one).
+    All,
+    /// One layer: 0..2 outermost first, -1..-3 innermost first.
+    Index(i8),
+}
+
 /// One keyword that inspects bytes of a buffer, in rule order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PayloadItem {
@@ -359,6 +384,10 @@ pub enum PayloadItem {
     Absent {
         or_else: bool,
     },
+    /// `base64_decode` (Suricata: a terminal keyword of its list; the
+    /// list matches when the `base64_data` keywords match the decoded
+    /// bytes).
+    Base64Decode(Base64Decode),
 }
 
 /// A transform applied to a sticky buffer (`dotprefix`, `pcrexform:"..."`),
@@ -578,6 +607,17 @@ pub enum Condition {
     Icmpv6Mtu(IntCmp),
     /// `tcp.wscale`: the window scale option value.
     TcpWscale(IntCmp),
+    /// `vlan.id:[op]id[,layer]`: the VLAN id of a layer (0..2 outermost
+    /// first, -1..-3 innermost first), of any layer or of all layers.
+    VlanId {
+        cmp: IntCmp,
+        layer: VlanLayer,
+    },
+    /// `vlan.layers:[op]n`: the number of VLAN layers.
+    VlanLayers(IntCmp),
+    /// `flow.age:[op]n`: whole seconds between the flow's first packet
+    /// and this one.
+    FlowAge(IntCmp),
     /// `flow.pkts` / `flow.bytes` and their `_toserver` / `_toclient`
     /// forms: the flow's counters, current packet included.
     FlowCount {

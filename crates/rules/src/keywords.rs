@@ -278,7 +278,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("quic.cyu.string", Sticky("quic.cyu.string")),
     ("dnp3_data", Sticky("dnp3.data")),
     ("dnp3.data", Sticky("dnp3.data")),
-    ("base64_data", Sticky("base64_data")),
     ("ike.vendor", Sticky("ike.vendor")),
     ("ike.init_spi", Sticky("ike.init_spi")),
     ("ike.resp_spi", Sticky("ike.resp_spi")),
@@ -349,7 +348,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("dataset", Other("dataset")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
-    ("base64_decode", Other("base64_decode")),
     ("filemagic", Other("filemagic")),
     ("filestore", Other("filestore")),
     ("filemd5", Other("filemd5")),
@@ -456,12 +454,9 @@ const TABLE: &[(&str, Kw)] = &[
     ("config", Other("config")),
     ("entropy", Other("entropy")),
     ("frame", Other("frame")),
-    ("flow.age", Other("flow.age")),
     ("sctp.chunk_type", Other("sctp.chunk_type")),
     ("sctp.chunk_cnt", Other("sctp.chunk_cnt")),
     ("sctp.vtag", Other("sctp.vtag")),
-    ("vlan.id", Other("vlan.id")),
-    ("vlan.layers", Other("vlan.layers")),
     ("dhcp.leasetime", Other("dhcp.leasetime")),
     ("dhcp.rebinding_time", Other("dhcp.rebinding_time")),
     ("dhcp.renewal_time", Other("dhcp.renewal_time")),
@@ -569,6 +564,636 @@ pub(crate) fn lookup(name: &str) -> Option<Kw> {
     table().get(name).copied()
 }
 
+// ---------------------------------------------------------------------
+// The keyword registry: every keyword Vigil's parser knows (the option
+// keywords `parser.rs` handles itself, and [`TABLE`]) plus the Suricata 9
+// keywords it rejects, each with Vigil's status. `vigil rules keywords`
+// prints it and docs/keywords.md is generated from it.
+
+/// Vigil's status of a rule keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordStatus {
+    /// Parsed and evaluated with Suricata's semantics.
+    Supported,
+    /// Accepted but not evaluated, with the reason. A rule using a keyword
+    /// that changes what matches is loaded as not evaluable (skipped);
+    /// hints that do not change matches (reason starting with "ignored")
+    /// leave the rule loaded.
+    Parsed(&'static str),
+    /// Not implemented, with the reason. Keywords the parser does not know
+    /// are syntax errors; application-protocol keywords the parser knows
+    /// make the rule not evaluable.
+    Unsupported(&'static str),
+}
+
+impl KeywordStatus {
+    /// `supported`, `parsed` or `unsupported`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            KeywordStatus::Supported => "supported",
+            KeywordStatus::Parsed(_) => "parsed",
+            KeywordStatus::Unsupported(_) => "unsupported",
+        }
+    }
+
+    /// The reason (empty for supported keywords).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            KeywordStatus::Supported => "",
+            KeywordStatus::Parsed(r) | KeywordStatus::Unsupported(r) => r,
+        }
+    }
+}
+
+/// One keyword of the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeywordInfo {
+    /// The name as written in rules.
+    pub name: &'static str,
+    /// The canonical (Suricata, dotted) name; equal to `name` unless it
+    /// is a legacy alias.
+    pub canonical: &'static str,
+    /// `option` (handled by the parser itself), `buffer` (sticky buffer),
+    /// `modifier` (content modifier moving the content into a buffer),
+    /// `transform`, `keyword` (recorded, evaluated by detection when
+    /// supported), `hint` (accepted and dropped) or `unknown` (rejected
+    /// by the parser).
+    pub kind: &'static str,
+    pub status: KeywordStatus,
+}
+
+use KeywordStatus::{Parsed, Supported, Unsupported};
+
+const PROTO_NOT_PARSED: KeywordStatus = Unsupported("protocol not parsed yet");
+
+/// Option keywords `parser.rs` handles itself (not through [`TABLE`]).
+/// A unit test checks this list against the parser's source.
+pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
+    ("absent", Supported),
+    ("base64_data", Supported),
+    ("base64_decode", Supported),
+    ("ack", Supported),
+    ("app-layer-event", Supported),
+    ("bsize", Supported),
+    ("bufferlen", Supported),
+    ("bypass", Supported),
+    ("byte_extract", Supported),
+    ("byte_jump", Supported),
+    ("byte_math", Supported),
+    ("byte_test", Supported),
+    ("classtype", Supported),
+    ("config", Supported),
+    ("content", Supported),
+    ("decode-event", Supported),
+    ("depth", Supported),
+    ("detection_filter", Supported),
+    ("distance", Supported),
+    ("dsize", Supported),
+    ("endswith", Supported),
+    ("fast_pattern", Supported),
+    ("fileext", Supported),
+    ("filename", Supported),
+    ("flags", Supported),
+    ("flow", Supported),
+    ("flow.age", Supported),
+    ("flow.bytes", Supported),
+    ("flow.bytes_toclient", Supported),
+    ("flow.bytes_toserver", Supported),
+    ("flow.pkts", Supported),
+    ("flow.pkts_toclient", Supported),
+    ("flow.pkts_toserver", Supported),
+    ("flowbits", Supported),
+    ("flowint", Supported),
+    ("fragbits", Supported),
+    ("fragoffset", Supported),
+    ("gid", Supported),
+    ("icmp_id", Supported),
+    ("icmp_seq", Supported),
+    ("icmpv6.mtu", Supported),
+    ("icode", Supported),
+    ("id", Supported),
+    ("ip_proto", Supported),
+    ("ipopts", Supported),
+    ("isdataat", Supported),
+    ("itype", Supported),
+    ("metadata", Supported),
+    ("msg", Supported),
+    ("noalert", Supported),
+    ("nocase", Supported),
+    ("offset", Supported),
+    ("pcre", Supported),
+    ("priority", Supported),
+    ("rawbytes", Supported),
+    ("reference", Supported),
+    ("requires", Supported),
+    ("rev", Supported),
+    ("sameip", Supported),
+    ("seq", Supported),
+    ("sid", Supported),
+    ("startswith", Supported),
+    ("stream-event", Supported),
+    ("stream_size", Supported),
+    (
+        "tag",
+        Parsed("ignored: validated; tagging the flow's or host's later packets is not implemented (the matching packet alerts as usual)"),
+    ),
+    (
+        "target",
+        Parsed("ignored: validated and recorded, EVE alerts do not carry source/target yet"),
+    ),
+    ("tcp.ack", Supported),
+    ("tcp.flags", Supported),
+    ("tcp.mss", Supported),
+    ("tcp.seq", Supported),
+    ("tcp.window", Supported),
+    ("tcp.wscale", Supported),
+    ("threshold", Supported),
+    ("tos", Supported),
+    ("ttl", Supported),
+    ("uricontent", Supported),
+    ("vlan.id", Supported),
+    ("vlan.layers", Supported),
+    ("urilen", Supported),
+    ("window", Supported),
+    ("within", Supported),
+    (
+        "xbits",
+        Parsed("needs host / ip-pair state shared across flows"),
+    ),
+];
+
+/// Suricata 9 keywords the parser rejects as unknown.
+const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
+    (
+        "alert",
+        Unsupported("firewall-mode keyword (alert from an accept rule) not implemented"),
+    ),
+    ("email.body_md5", PROTO_NOT_PARSED),
+    (
+        "flow.elephant",
+        Unsupported("elephant-flow tracking not implemented"),
+    ),
+    ("ftp.reply_received", PROTO_NOT_PARSED),
+    (
+        "icmpv4-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+    (
+        "icmpv6-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+    ("igmp-csum", Unsupported("IGMP is not decoded")),
+    ("igmp.hdr", Unsupported("IGMP is not decoded")),
+    ("igmp.type", Unsupported("IGMP is not decoded")),
+    (
+        "ip.dst",
+        Unsupported("address sticky buffers not implemented"),
+    ),
+    (
+        "ip.src",
+        Unsupported("address sticky buffers not implemented"),
+    ),
+    (
+        "ipv4-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+    ("llmnr.additionals.rrname", PROTO_NOT_PARSED),
+    ("llmnr.answers.rrname", PROTO_NOT_PARSED),
+    ("llmnr.authorities.rrname", PROTO_NOT_PARSED),
+    ("llmnr.queries.rrname", PROTO_NOT_PARSED),
+    ("llmnr.response.rrname", PROTO_NOT_PARSED),
+    ("ntp.mode", PROTO_NOT_PARSED),
+    ("ntp.reference_id", PROTO_NOT_PARSED),
+    ("ntp.stratum", PROTO_NOT_PARSED),
+    ("ntp.version", PROTO_NOT_PARSED),
+    ("pgsql.query", PROTO_NOT_PARSED),
+    ("sdp.attribute", PROTO_NOT_PARSED),
+    ("sdp.bandwidth", PROTO_NOT_PARSED),
+    ("sdp.connection_data", PROTO_NOT_PARSED),
+    ("sdp.email", PROTO_NOT_PARSED),
+    ("sdp.encryption_key", PROTO_NOT_PARSED),
+    ("sdp.media.connection_data", PROTO_NOT_PARSED),
+    ("sdp.media.encryption_key", PROTO_NOT_PARSED),
+    ("sdp.media.media", PROTO_NOT_PARSED),
+    ("sdp.media.media_info", PROTO_NOT_PARSED),
+    ("sdp.origin", PROTO_NOT_PARSED),
+    ("sdp.phone_number", PROTO_NOT_PARSED),
+    ("sdp.repeat_time", PROTO_NOT_PARSED),
+    ("sdp.session_info", PROTO_NOT_PARSED),
+    ("sdp.session_name", PROTO_NOT_PARSED),
+    ("sdp.time", PROTO_NOT_PARSED),
+    ("sdp.timezone", PROTO_NOT_PARSED),
+    ("sdp.uri", PROTO_NOT_PARSED),
+    ("snmp.trap_address", PROTO_NOT_PARSED),
+    ("snmp.trap_oid", PROTO_NOT_PARSED),
+    ("snmp.trap_type", PROTO_NOT_PARSED),
+    (
+        "tcp.session",
+        Unsupported("TCP session-phase matching (firewall mode) not implemented"),
+    ),
+    (
+        "tcpv4-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+    (
+        "tcpv6-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+    (
+        "udpv4-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+    (
+        "udpv6-csum",
+        Unsupported("checksum validation keywords not implemented"),
+    ),
+];
+
+/// Canonical names of [`TABLE`] entries that detection evaluates. A test
+/// in crates/detect checks this list against detection.
+const EVALUATED: &[&str] = &[
+    // packet and header buffers
+    "pkt_data",
+    "ipv4.hdr",
+    "ipv6.hdr",
+    "tcp.hdr",
+    "udp.hdr",
+    "icmpv4.hdr",
+    "icmpv6.hdr",
+    // HTTP
+    "http.uri",
+    "http.uri.raw",
+    "http.method",
+    "http.request_line",
+    "http.request_body",
+    "http.response_body",
+    "http.header",
+    "http.header.raw",
+    "http.cookie",
+    "http.user_agent",
+    "http.host",
+    "http.host.raw",
+    "http.stat_code",
+    "http.stat_msg",
+    "http.response_line",
+    "http.protocol",
+    "http.start",
+    "http.header_names",
+    "http.accept",
+    "http.accept_enc",
+    "http.accept_lang",
+    "http.connection",
+    "http.content_len",
+    "http.content_type",
+    "http.location",
+    "http.referer",
+    "http.server",
+    "http.request_header",
+    "http.response_header",
+    "file.data",
+    "file.name",
+    // DNS
+    "dns.query",
+    "dns.queries.rrname",
+    "dns.answers.rrname",
+    "dns.response.rrname",
+    "dns.opcode",
+    "dns.rcode",
+    "dns.rrtype",
+    // TLS
+    "tls.sni",
+    "tls.cert_subject",
+    "tls.cert_issuer",
+    "tls.cert_serial",
+    "tls.cert_fingerprint",
+    "tls.certs",
+    "tls.random",
+    "tls.random_time",
+    "tls.random_bytes",
+    "tls.subject",
+    "tls.issuerdn",
+    "tls.version",
+    "tls.fingerprint",
+    "ssl_version",
+    "ja3.hash",
+    "ja3.string",
+    "ja3s.hash",
+    "ja3s.string",
+    "ja4.hash",
+    "app-layer-protocol",
+    // transforms
+    "dotprefix",
+    "strip_whitespace",
+    "compress_whitespace",
+    "to_lowercase",
+    "to_uppercase",
+    "url_decode",
+    "to_md5",
+    "to_sha1",
+    "to_sha256",
+    "xor",
+    "from_base64",
+    "header_lowercase",
+    "strip_pseudo_headers",
+    "pcrexform",
+    "subslice",
+    "gunzip",
+    "zlib_deflate",
+];
+
+/// Why a [`TABLE`] keyword that is neither evaluated nor an application
+/// protocol's is only parsed.
+const PARSED_REASONS: &[(&str, &str)] = &[
+    ("rem", "ignored: a comment"),
+    (
+        "service",
+        "ignored: Snort 3 service hint; the rule header's protocol is used",
+    ),
+    ("logto", "ignored: alerts go to the configured outputs"),
+    (
+        "session",
+        "ignored: Snort session logging is not implemented",
+    ),
+    (
+        "prefilter",
+        "ignored: performance hint; Vigil chooses its own prefilter, matches are the same",
+    ),
+    ("file_meta", "ignored: Snort 3 file metadata"),
+    ("ether.hdr", "needs the link-layer header buffer"),
+    ("sctp.hdr", "needs SCTP inspection"),
+    ("sctp.chunk_data", "needs SCTP chunk inspection"),
+    ("sctp.chunk_type", "needs SCTP chunk inspection"),
+    ("sctp.chunk_cnt", "needs SCTP chunk inspection"),
+    ("sctp.vtag", "needs SCTP inspection"),
+    ("app-layer-state", "needs per-transaction progress states"),
+    ("engine-event", "engine events are not raised"),
+    ("flowvar", "pcre variable capture not implemented"),
+    ("pktvar", "pcre variable capture not implemented"),
+    ("hostbits", "needs host state shared across flows"),
+    ("iprep", "IP reputation lists not implemented"),
+    ("datarep", "datasets not implemented"),
+    ("dataset", "datasets not implemented"),
+    ("lua", "Lua scripting is not available"),
+    ("luajit", "Lua scripting is not available"),
+    ("luaxform", "Lua scripting is not available"),
+    ("domain", "transform not implemented yet"),
+    ("tld", "transform not implemented yet"),
+    ("casechange", "transform not implemented yet"),
+    ("filemagic", "needs libmagic file type detection"),
+    ("file.magic", "needs libmagic file type detection"),
+    ("filestore", "file extraction not implemented"),
+    ("filemd5", "file hash lists not implemented"),
+    ("filesha1", "file hash lists not implemented"),
+    ("filesha256", "file hash lists not implemented"),
+    ("filesize", "file size tracking not implemented"),
+    ("asn1", "ASN.1 decoding not implemented"),
+    ("geoip", "GeoIP database lookups not implemented"),
+    ("replace", "IPS payload rewriting not implemented"),
+    ("l3_proto", "not evaluated yet"),
+    ("entropy", "not evaluated yet"),
+    ("frame", "app-layer frames not implemented"),
+    ("nfq_set_mark", "NFQUEUE marks not implemented"),
+    ("rpc", "ONC RPC decoding not implemented"),
+];
+
+/// Canonical-name prefixes of application protocols Vigil does not parse
+/// yet (HTTP/1, TLS and DNS are parsed).
+const UNPARSED_PROTO_PREFIXES: &[&str] = &[
+    "smb.",
+    "dcerpc.",
+    "ftp",
+    "ssh",
+    "quic.",
+    "sip",
+    "krb5",
+    "ike.",
+    "mqtt.",
+    "snmp.",
+    "rfb.",
+    "nfs",
+    "dhcp.",
+    "ldap.",
+    "websocket.",
+    "email.",
+    "smtp.",
+    "pop3.",
+    "imap.",
+    "http2.",
+    "dnp3",
+    "modbus",
+    "enip",
+    "cip",
+    "mdns.",
+    "llmnr.",
+    "sdp.",
+    "ntp.",
+    "pgsql.",
+    "tftp.",
+    "gtp_",
+    "s7commplus",
+    "iec104",
+    "mms_",
+    "ber_",
+    "dce_",
+];
+
+/// Snort-only keywords whose feature Vigil does not have.
+fn snort_reason(canon: &str) -> Option<&'static str> {
+    Some(match canon {
+        "http_raw_body"
+        | "http_true_ip"
+        | "http_param"
+        | "http_trailer"
+        | "http_raw_trailer"
+        | "http_encode"
+        | "http_version_match"
+        | "http_num_headers"
+        | "http_num_trailers"
+        | "http_num_cookies"
+        | "http_max_header_line"
+        | "http_max_trailer_line"
+        | "http_header_test"
+        | "http_trailer_test" => "Snort 3 HTTP inspector field not provided",
+        "js_data" => "Snort 3 JavaScript normalisation not implemented",
+        "vba_data" => "Snort 3 VBA macro extraction not implemented",
+        "sd_pattern" | "protected_content" | "hash" | "md5" | "sha256" | "sha512" => {
+            "Snort-only pattern keyword not implemented"
+        }
+        "resp" | "react" => "active responses not implemented",
+        "tls.store" => "certificate store not implemented",
+        "cvs" | "stream_reassemble" | "activates" | "activated_by" | "count" | "length"
+        | "regex" | "so" | "appids" | "file_type" | "file_group" | "file_id" => {
+            "Snort-only keyword not implemented"
+        }
+        _ => return None,
+    })
+}
+
+fn table_status(canon: &str) -> KeywordStatus {
+    if EVALUATED.contains(&canon) {
+        return Supported;
+    }
+    if let Some((_, r)) = PARSED_REASONS.iter().find(|(k, _)| *k == canon) {
+        return Parsed(r);
+    }
+    if UNPARSED_PROTO_PREFIXES.iter().any(|p| canon.starts_with(p)) {
+        return PROTO_NOT_PARSED;
+    }
+    if let Some(r) = snort_reason(canon) {
+        return Parsed(r);
+    }
+    if canon.starts_with("http.") || canon.starts_with("http_") {
+        return Parsed("the HTTP parser does not provide this field yet");
+    }
+    if canon.starts_with("dns.") {
+        return Parsed("the DNS parser does not provide this field yet");
+    }
+    if canon.starts_with("tls") || canon.starts_with("ja3") || canon.starts_with("ja4") {
+        return Parsed("the TLS parser does not provide this field yet");
+    }
+    Parsed("not evaluated yet")
+}
+
+/// Every keyword Vigil knows, and the Suricata 9 keywords it does not,
+/// sorted by name.
+pub fn keyword_registry() -> Vec<KeywordInfo> {
+    let mut out: Vec<KeywordInfo> = Vec::with_capacity(TABLE.len() + PARSER_KEYWORDS.len());
+    for (name, status) in PARSER_KEYWORDS {
+        out.push(KeywordInfo {
+            name,
+            canonical: match *name {
+                "flags" => "tcp.flags",
+                "seq" => "tcp.seq",
+                "ack" => "tcp.ack",
+                "window" => "tcp.window",
+                n => n,
+            },
+            kind: "option",
+            status: *status,
+        });
+    }
+    // Entries the parser handles before the table (`bypass`, `config`)
+    // are listed once, as options.
+    for (name, kw) in TABLE
+        .iter()
+        .filter(|(n, _)| !PARSER_KEYWORDS.iter().any(|(p, _)| p == n))
+    {
+        let (canonical, kind) = match kw {
+            Sticky(c) => (*c, "buffer"),
+            Modifier(c) => (*c, "modifier"),
+            Transform(c) => (*c, "transform"),
+            Other(c) => (*c, "keyword"),
+            Info => (*name, "hint"),
+        };
+        out.push(KeywordInfo {
+            name,
+            canonical,
+            kind,
+            status: table_status(canonical),
+        });
+    }
+    for (name, status) in UNKNOWN_KEYWORDS {
+        out.push(KeywordInfo {
+            name,
+            canonical: name,
+            kind: "unknown",
+            status: *status,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(b.name));
+    out
+}
+
+/// What is deliberately left out, and why (part of docs/keywords.md).
+const LEFT_OUT: &str = "\
+## Deliberately left out
+
+- **Application protocols Vigil does not parse yet** (SMB, DCERPC, FTP, SSH,
+  SMTP/IMAP/POP3/email, QUIC, SIP/SDP, Kerberos, IKE, MQTT, SNMP, RFB, NFS,
+  DHCP, LDAP, WebSocket, HTTP/2, NTP, PostgreSQL, DNP3, Modbus, ENIP/CIP,
+  mDNS/LLMNR, TFTP): their keywords are `unsupported` with \"protocol not
+  parsed yet\". The parser accepts those it knows, so such rules load as
+  *not evaluable* rather than failing; they become evaluable as the
+  protocol parsers land (a separate issue).
+- **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
+  would run arbitrary scripts in the packet path.
+- **External data**: `dataset`, `datarep`, `iprep`, `geoip`, `filemd5` /
+  `filesha1` / `filesha256` need lists or databases Vigil has no
+  configuration for.
+- **Files**: `filestore` (extraction), `filemagic` / `file.magic`
+  (libmagic) and `filesize` are not implemented.
+- **Rewriting and active responses**: `replace`, `resp`, `react`,
+  `nfq_set_mark`; in IPS mode Vigil drops or rejects but never edits
+  packets.
+- **`tag`**: validated and ignored: Vigil has no packet log, so there is
+  nothing to record the tagged packets in; the matching packet alerts as
+  usual.
+- **`target`**: validated and ignored until EVE alerts carry
+  `source`/`target`.
+- **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
+  setting): Suricata 8/9's firewall rule hooks are not implemented.
+- **Checksum keywords** (`ipv4-csum`, `tcpv4-csum`, ...), **IGMP**
+  (`igmp.*`), **`ip.src` / `ip.dst`** and **`flow.elephant`**: not
+  implemented; the parser rejects them.
+- **Snort-only keywords** (Snort 3 inspector fields such as
+  `http_param`, `js_data`, `vba_data`, `sd_pattern`, `so`, ...): parsed so
+  that Snort rule files load, not evaluated.
+";
+
+/// The registry as a Markdown document (docs/keywords.md).
+pub fn keywords_markdown() -> String {
+    use std::fmt::Write;
+    let reg = keyword_registry();
+    let count = |s: &str| reg.iter().filter(|k| k.status.as_str() == s).count();
+    let mut o = String::new();
+    o.push_str("# Rule keywords\n\n");
+    o.push_str(
+        "Generated by `vigil rules keywords` from the parser's keyword registry \
+         (crates/rules/src/keywords.rs); do not edit by hand. A test checks that \
+         this file equals the command's output and that every keyword of \
+         Suricata 9 is listed.\n\n",
+    );
+    o.push_str(
+        "- `supported`: parsed and evaluated with Suricata's semantics.\n\
+         - `parsed`: accepted but not evaluated, for the reason given. Rules using \
+         a keyword that changes what matches are loaded as *not evaluable* and \
+         skipped (`vigil rules check` lists them); hints whose reason starts with \
+         \"ignored\" leave the rule loaded.\n\
+         - `unsupported`: not implemented. Keywords of kind `unknown` are syntax \
+         errors; application-protocol keywords the parser knows make the rule not \
+         evaluable (\"protocol not parsed yet\").\n\n",
+    );
+    let _ = writeln!(
+        o,
+        "{} keywords: {} supported, {} parsed, {} unsupported.\n",
+        reg.len(),
+        count("supported"),
+        count("parsed"),
+        count("unsupported")
+    );
+    o.push_str(LEFT_OUT);
+    o.push_str("\n## All keywords\n\n");
+    o.push_str("| keyword | canonical | kind | status | reason |\n");
+    o.push_str("|---|---|---|---|---|\n");
+    for k in &reg {
+        let canon = if k.canonical == k.name {
+            String::new()
+        } else {
+            format!("`{}`", k.canonical)
+        };
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} | {} | {} |",
+            k.name,
+            canon,
+            k.kind,
+            k.status.as_str(),
+            k.status.reason()
+        );
+    }
+    o
+}
+
 /// Application protocols accepted in a rule header.
 pub(crate) const APP_PROTOS: &[&str] = &[
     "http",
@@ -637,6 +1262,102 @@ pub(crate) const APP_PROTOS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The option keywords of `Parser::option`'s match, read from the
+    /// parser's source: the arms are the lines indented by 12 spaces.
+    fn parser_arms() -> std::collections::BTreeSet<String> {
+        let src = include_str!("parser.rs");
+        let start = src
+            .find("fn option(&mut self")
+            .expect("Parser::option in parser.rs");
+        let end = start
+            + src[start..]
+                .find("_ => self.table_keyword(")
+                .expect("fallback arm of Parser::option");
+        let mut out = std::collections::BTreeSet::new();
+        for line in src[start..end].lines() {
+            let Some(rest) = line.strip_prefix("            ") else {
+                continue;
+            };
+            if !(rest.starts_with('"') || rest.starts_with("| \"")) {
+                continue;
+            }
+            let pat = rest.split("=>").next().unwrap_or("");
+            for (i, part) in pat.split('"').enumerate() {
+                if i % 2 == 1 {
+                    out.insert(part.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn parser_keywords_list_matches_the_parser() {
+        let arms = parser_arms();
+        let listed: std::collections::BTreeSet<String> =
+            PARSER_KEYWORDS.iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(
+            arms, listed,
+            "PARSER_KEYWORDS must list exactly the keywords Parser::option handles"
+        );
+    }
+
+    #[test]
+    fn registry_names_are_unique_and_classified() {
+        let reg = keyword_registry();
+        let mut seen = std::collections::HashSet::new();
+        for k in &reg {
+            assert!(seen.insert(k.name), "keyword {} listed twice", k.name);
+            if k.status != KeywordStatus::Supported {
+                assert!(!k.status.reason().is_empty(), "{} has no reason", k.name);
+            }
+        }
+        // Every evaluated or explained canonical name exists in the table.
+        for c in EVALUATED {
+            assert!(
+                TABLE.iter().any(|(_, kw)| matches!(kw,
+                    Sticky(x) | Modifier(x) | Transform(x) | Other(x) if x == c)),
+                "EVALUATED names {c}, which the table does not have"
+            );
+        }
+        for (c, _) in PARSED_REASONS {
+            assert!(
+                reg.iter().any(|k| k.canonical == *c),
+                "PARSED_REASONS names {c}, which the registry does not have"
+            );
+        }
+        for (k, _) in UNKNOWN_KEYWORDS {
+            assert!(
+                lookup(k).is_none() && !PARSER_KEYWORDS.iter().any(|(p, _)| p == k),
+                "{k} is known to the parser but listed as unknown"
+            );
+        }
+    }
+
+    #[test]
+    fn the_parser_knows_exactly_the_known_keywords() {
+        use crate::{parse_rule, Origin, RuleErrorKind, Vars};
+        let vars = Vars::default();
+        for k in keyword_registry() {
+            let text = format!(
+                "alert tcp any any -> any any (content:\"a\"; {}; sid:1;)",
+                k.name
+            );
+            let unknown = matches!(
+                parse_rule(&text, &vars, Origin::default()),
+                Err(e) if e.kind == RuleErrorKind::UnknownKeyword
+                    && e.keyword.as_deref() == Some(k.name)
+            );
+            assert_eq!(
+                unknown,
+                k.kind == "unknown",
+                "{}: the parser {} it",
+                k.name,
+                if unknown { "rejects" } else { "accepts" }
+            );
+        }
+    }
 
     #[test]
     fn table_has_no_duplicates() {

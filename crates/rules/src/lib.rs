@@ -19,7 +19,9 @@ pub mod config;
 pub mod error;
 pub mod file;
 mod keywords;
-pub use keywords::keyword_class;
+pub use keywords::{
+    keyword_class, keyword_registry, keywords_markdown, KeywordInfo, KeywordStatus,
+};
 pub mod parser;
 pub mod threshold_config;
 mod values;

@@ -446,6 +446,8 @@ struct Parser {
     target: Option<String>,
     flow_seen: bool,
     requires_unmet: Option<String>,
+    /// Index in `items` of the rule's `base64_decode`.
+    base64_decode: Option<usize>,
 }
 
 fn err(kind: K, msg: impl Into<String>) -> RuleError {
@@ -495,6 +497,7 @@ impl Parser {
             target: None,
             flow_seen: false,
             requires_unmet: None,
+            base64_decode: None,
         }
     }
 
@@ -744,6 +747,18 @@ impl Parser {
                 });
             }
             "bufferlen" => self.bufferlen(need(name, value)?)?,
+            "base64_decode" => self.base64_decode(value)?,
+            "base64_data" => {
+                no_value(name, value)?;
+                if self.base64_decode.is_none() {
+                    return Err(err(
+                        K::Validation,
+                        "'base64_data' needs a preceding base64_decode",
+                    ));
+                }
+                self.sticky = Some(Buffer::Named("base64_data".into()));
+                self.sticky_xf.clear();
+            }
             // Suricata's legacy file keywords: `filename:"x"` is
             // `file.name; content:"x"; nocase;`, `fileext:"x"` is
             // `file.name; content:".x"; endswith; nocase;`.
@@ -815,15 +830,15 @@ impl Parser {
                 let v = parse_u16(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::IpId(v));
             }
-            "seq" => {
+            "seq" | "tcp.seq" => {
                 let v = parse_u32(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::TcpSeq(v));
             }
-            "ack" => {
+            "ack" | "tcp.ack" => {
                 let v = parse_u32(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::TcpAck(v));
             }
-            "window" => {
+            "window" | "tcp.window" => {
                 let v = strip_quotes(need(name, value)?);
                 let (negated, v) = match v.strip_prefix('!') {
                     Some(r) => (true, r),
@@ -918,6 +933,36 @@ impl Parser {
                 let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
                 self.conditions.push(Condition::Icmpv6Mtu(c));
             }
+            "vlan.id" => {
+                let v = strip_quotes(need(name, value)?);
+                let (c, layer) = match v.split_once(',') {
+                    Some((c, l)) => (c.trim(), l.trim()),
+                    None => (v, "any"),
+                };
+                let layer = match layer {
+                    "any" => VlanLayer::Any,
+                    "all" => VlanLayer::All,
+                    l => match l.parse::<i8>() {
+                        Ok(i) if (-3..=2).contains(&i) => VlanLayer::Index(i),
+                        _ => {
+                            return Err(inval(format!(
+                                "vlan.id: invalid layer '{}' (0..2, -3..-1, any or all)",
+                                truncate(l, 20)
+                            )))
+                        }
+                    },
+                };
+                let cmp = parse_uint_cmp(c, 4095).map_err(inval)?;
+                self.conditions.push(Condition::VlanId { cmp, layer });
+            }
+            "flow.age" => {
+                let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
+                self.conditions.push(Condition::FlowAge(c));
+            }
+            "vlan.layers" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::VlanLayers(c));
+            }
             "tcp.wscale" => {
                 let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
                 self.conditions.push(Condition::TcpWscale(c));
@@ -1000,6 +1045,61 @@ impl Parser {
             }
             _ => self.table_keyword(name, value)?,
         }
+        Ok(())
+    }
+
+    /// `base64_decode:[bytes N][, offset N][, relative]` on the current
+    /// buffer (the sticky buffer, else the packet payload).
+    fn base64_decode(&mut self, value: Option<&str>) -> Result<(), RuleError> {
+        if self.base64_decode.is_some() {
+            return Err(err(
+                K::Validation,
+                "only one base64_decode per rule (there is one base64_data buffer)",
+            ));
+        }
+        let mut d = Base64Decode {
+            bytes: None,
+            offset: 0,
+            relative: false,
+            data: Vec::new(),
+        };
+        for part in split_commas(strip_quotes(value.unwrap_or(""))) {
+            let (k, v) = match part.split_once(char::is_whitespace) {
+                Some((k, v)) => (k, v.trim()),
+                None => (part, ""),
+            };
+            match k {
+                "" => {}
+                "relative" if v.is_empty() => d.relative = true,
+                "bytes" => {
+                    let n = parse_u32(v).map_err(inval)?;
+                    if n == 0 {
+                        return Err(inval("base64_decode: bytes must be > 0"));
+                    }
+                    d.bytes = Some(n);
+                }
+                "offset" => d.offset = parse_u32(v).map_err(inval)?,
+                _ => {
+                    return Err(inval(format!(
+                        "base64_decode: unknown option '{}' (bytes N, offset N, relative)",
+                        truncate(part, 40)
+                    )))
+                }
+            }
+        }
+        let buffer = self.cur_buffer();
+        if matches!(&buffer, Buffer::Named(n) if n == "base64_data") {
+            return Err(err(
+                K::Validation,
+                "base64_decode cannot inspect base64_data",
+            ));
+        }
+        self.base64_decode = Some(self.items.len());
+        self.push_slot(Slot {
+            xf: Vec::new(),
+            buffer,
+            item: PayloadItem::Base64Decode(d),
+        });
         Ok(())
     }
 
@@ -2085,8 +2185,30 @@ impl Parser {
             )
             .with_keyword("detection_filter"));
         }
+        let mut items = self.items;
+        // The base64_data keywords belong to the base64_decode that
+        // produces their buffer.
+        if let Some(at) = self.base64_decode {
+            let mut data = Vec::new();
+            let mut rest = Vec::with_capacity(items.len());
+            for s in items {
+                if matches!(&s.buffer, Buffer::Named(n) if n == "base64_data") {
+                    data.push(s.item);
+                } else {
+                    rest.push(s);
+                }
+            }
+            items = rest;
+            if let Some(Slot {
+                item: PayloadItem::Base64Decode(d),
+                ..
+            }) = items.get_mut(at)
+            {
+                d.data = data;
+            }
+        }
         let mut buffers: Vec<BufferMatch> = Vec::new();
-        for s in self.items {
+        for s in items {
             match buffers
                 .iter_mut()
                 .find(|b| b.buffer == s.buffer && b.transforms == s.xf)

@@ -746,6 +746,16 @@ fn integer_keywords() {
     assert_eq!(cond("id:31337;"), Condition::IpId(31337));
     assert_eq!(cond("seq:0;"), Condition::TcpSeq(0));
     assert_eq!(cond("ack:4294967295;"), Condition::TcpAck(u32::MAX));
+    // Suricata 9's dotted names.
+    assert_eq!(cond("tcp.seq:12;"), Condition::TcpSeq(12));
+    assert_eq!(cond("tcp.ack:13;"), Condition::TcpAck(13));
+    assert_eq!(
+        cond("tcp.window:1024;"),
+        Condition::TcpWindow {
+            negated: false,
+            value: 1024
+        }
+    );
     assert_eq!(
         cond("window:!55808;"),
         Condition::TcpWindow {
@@ -776,6 +786,7 @@ fn integer_errors() {
     bad_kw("window:-1;", RuleErrorKind::InvalidValue, "window");
     bad_kw("ipopts:bogus;", RuleErrorKind::InvalidValue, "ipopts");
     bad_kw("seq:x;", RuleErrorKind::InvalidValue, "seq");
+    bad_kw("tcp.seq:x;", RuleErrorKind::InvalidValue, "tcp.seq");
     bad_kw("sameip:1;", RuleErrorKind::InvalidValue, "sameip");
 }
 
@@ -1320,8 +1331,6 @@ fn not_evaluable_keywords_parse() {
         ("dce_opnum:0-5;", "dcerpc.opnum"),
         ("smb.named_pipe; content:\"x\";", "smb.named_pipe"),
         ("lua:script.lua;", "lua"),
-        ("base64_decode:bytes 10,offset 2,relative;", "base64_decode"),
-        ("base64_data; content:\"x\";", "base64_data"),
         ("ja3.hash; content:\"abc\";", "ja3.hash"),
         ("asn1:oversize_length 100;", "asn1"),
         ("geoip:src,RU;", "geoip"),
@@ -1473,4 +1482,140 @@ fn the_config_keyword_and_action() {
         let e = rule(&text).unwrap_err();
         assert!(e.to_string().contains("config"), "{bad}: {e}");
     }
+}
+
+// ---------------------------------------------------------------- base64
+
+#[test]
+fn base64_decode_and_data() {
+    let r = ok(
+        r#"content:"b64,"; base64_decode:bytes 100, offset 2, relative; base64_data; content:"hello"; nocase; content:"x"; distance:1;"#,
+    );
+    assert!(r.not_evaluable.is_empty(), "{:?}", r.not_evaluable);
+    // One packet list: the content and the decode, which carries the
+    // base64_data keywords (no buffer of its own).
+    assert_eq!(r.buffers.len(), 1, "{:?}", r.buffers);
+    let it = items(&r, &Buffer::Packet);
+    assert_eq!(it.len(), 2);
+    let PayloadItem::Base64Decode(d) = &it[1] else {
+        panic!("{:?}", it[1])
+    };
+    assert_eq!((d.bytes, d.offset, d.relative), (Some(100), 2, true));
+    let data: Vec<&Content> = d
+        .data
+        .iter()
+        .map(|i| match i {
+            PayloadItem::Content(c) => c,
+            o => panic!("{o:?}"),
+        })
+        .collect();
+    assert_eq!(data.len(), 2);
+    assert_eq!(data[0].pattern, b"hello");
+    assert!(data[0].nocase);
+    assert_eq!(data[1].pattern, b"x");
+    assert!(data[1].distance.is_some());
+
+    // Defaults, on a sticky buffer; pkt_data after base64_data returns to
+    // the packet.
+    let r = ok(r#"http.uri; base64_decode; base64_data; content:"a"; pkt_data; content:"p";"#);
+    let PayloadItem::Base64Decode(d) = &items(&r, &named("http.uri"))[0] else {
+        panic!("{:?}", r.buffers)
+    };
+    assert_eq!((d.bytes, d.offset, d.relative), (None, 0, false));
+    assert_eq!(d.data.len(), 1);
+    assert_eq!(contents(&r, &Buffer::Packet)[0].pattern, b"p");
+}
+
+#[test]
+fn base64_errors() {
+    bad_kw(
+        r#"base64_data; content:"a";"#,
+        RuleErrorKind::Validation,
+        "base64_data",
+    );
+    bad_kw(
+        "base64_decode:bytes 0;",
+        RuleErrorKind::InvalidValue,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode:size 4;",
+        RuleErrorKind::InvalidValue,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode; base64_decode;",
+        RuleErrorKind::Validation,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode; base64_data; base64_decode;",
+        RuleErrorKind::Validation,
+        "base64_decode",
+    );
+    bad_kw(
+        "base64_decode; base64_data:1;",
+        RuleErrorKind::InvalidValue,
+        "base64_data",
+    );
+}
+
+#[test]
+fn vlan_keywords() {
+    let cond = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(
+        cond("vlan.id:300;"),
+        Condition::VlanId {
+            cmp: IntCmp::Eq(300),
+            layer: VlanLayer::Any
+        }
+    );
+    assert_eq!(
+        cond("vlan.id:<300,0;"),
+        Condition::VlanId {
+            cmp: IntCmp::Lt(300),
+            layer: VlanLayer::Index(0)
+        }
+    );
+    assert_eq!(
+        cond("vlan.id:>=200,-3;"),
+        Condition::VlanId {
+            cmp: IntCmp::Ge(200),
+            layer: VlanLayer::Index(-3)
+        }
+    );
+    assert_eq!(
+        cond("vlan.id:7,all;"),
+        Condition::VlanId {
+            cmp: IntCmp::Eq(7),
+            layer: VlanLayer::All
+        }
+    );
+    assert_eq!(
+        cond("vlan.layers:>1;"),
+        Condition::VlanLayers(IntCmp::Gt(1))
+    );
+    assert!(ok("vlan.id:1;").not_evaluable.is_empty());
+    bad_kw("vlan.id:4096;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.id:1,3;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.id:1,-4;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.id:1,some;", RuleErrorKind::InvalidValue, "vlan.id");
+    bad_kw("vlan.layers:x;", RuleErrorKind::InvalidValue, "vlan.layers");
+}
+
+#[test]
+fn flow_age_keyword() {
+    let cond = |o: &str| ok(o).conditions[0].clone();
+    assert_eq!(
+        cond("flow.age:>3600;"),
+        Condition::FlowAge(IntCmp::Gt(3600))
+    );
+    assert_eq!(cond("flow.age:10;"), Condition::FlowAge(IntCmp::Eq(10)));
+    assert!(ok("flow.age:1;").not_evaluable.is_empty());
+    bad_kw("flow.age:x;", RuleErrorKind::InvalidValue, "flow.age");
+    bad_kw(
+        "flow.age:4294967296;",
+        RuleErrorKind::InvalidValue,
+        "flow.age",
+    );
 }

@@ -62,6 +62,19 @@ pub enum RulesCommand {
     /// not yet evaluable (by keyword) / failed (by reason). Exits non-zero
     /// only when a rule has a syntax error.
     Check(CheckArgs),
+    /// List every rule keyword Vigil knows (and every Suricata 9 keyword
+    /// it does not) with its status: supported, parsed (accepted, not
+    /// evaluated, with the reason) or unsupported. The output is
+    /// docs/keywords.md.
+    Keywords(KeywordsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeywordsArgs {
+    /// A JSON array of {name, canonical, kind, status, reason} instead of
+    /// the Markdown table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

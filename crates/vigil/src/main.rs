@@ -19,6 +19,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Run(args) => run::run(args),
         cli::Command::Rules(cli::RulesCommand::Check(args)) => rules_cmd::check(args),
+        cli::Command::Rules(cli::RulesCommand::Keywords(args)) => rules_cmd::keywords(args),
         cli::Command::Bench(cmd) => bench_cmd::bench(cmd),
         cli::Command::Ctl(cmd) => live::ctl(cmd),
     };

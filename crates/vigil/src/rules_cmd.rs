@@ -26,7 +26,7 @@ use vigil_detect::payload::{CompiledPayload, ListKind, VarTable};
 use vigil_detect::{rule::not_evaluable_keywords, DetectEngine, Skip};
 use vigil_rules::{Buffer, ReferenceConfig, Rule};
 
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, KeywordsArgs};
 use crate::config::Config;
 use crate::run::{build_vars, load_classification, load_rule_files};
 
@@ -491,4 +491,23 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `vigil rules keywords [--json]`: the keyword registry with statuses.
+pub fn keywords(args: KeywordsArgs) -> Result<ExitCode> {
+    if args.json {
+        let list: Vec<serde_json::Value> = vigil_rules::keyword_registry()
+            .iter()
+            .map(|k| {
+                serde_json::json!({
+                    "name": k.name, "canonical": k.canonical, "kind": k.kind,
+                    "status": k.status.as_str(), "reason": k.status.reason(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        print!("{}", vigil_rules::keywords_markdown());
+    }
+    Ok(ExitCode::SUCCESS)
 }
