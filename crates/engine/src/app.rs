@@ -227,6 +227,9 @@ impl AppFlow {
                         out.gaps += 1;
                     }
                     self.dirty[di] = true;
+                    if st.take_raw_trigger(dir) {
+                        tcp.trigger_raw(client);
+                    }
                     tcp.app_consumed(client, Some(pos.max(start)), mem);
                 }
                 None if self.proto == AppProtoState::Failed => {
