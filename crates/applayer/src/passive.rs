@@ -113,6 +113,13 @@ impl PassiveState {
         std::mem::take(&mut self.framing[dir.index()].trigger)
     }
 
+    /// Whether the state still does anything with data of `dir`: only
+    /// DCERPC framing does, until it is lost. The engine stops copying a
+    /// direction out of the stream once this is false.
+    pub fn wants_data(&self, dir: Direction) -> bool {
+        !self.framing[dir.index()].lost
+    }
+
     /// Messages framed so far in `dir`.
     pub fn records(&self, dir: Direction) -> u64 {
         self.framing[dir.index()].records
@@ -158,7 +165,9 @@ mod tests {
     fn gap_and_garbage_lose_framing() {
         let mut s = PassiveState::new(AppProto::Dcerpc);
         let pdu = dcerpc_pdu(0, 8);
+        assert!(s.wants_data(Direction::ToClient));
         s.on_gap(Direction::ToClient);
+        assert!(!s.wants_data(Direction::ToClient));
         s.feed(Direction::ToClient, &pdu);
         assert!(!s.take_raw_trigger(Direction::ToClient));
         let mut g = PassiveState::new(AppProto::Dcerpc);
@@ -182,6 +191,7 @@ mod tests {
     #[test]
     fn ftp_and_smtp_are_not_framed() {
         let mut s = PassiveState::new(AppProto::Ftp);
+        assert!(!s.wants_data(Direction::ToServer));
         s.feed(Direction::ToServer, b"USER x\r\n");
         assert!(!s.take_raw_trigger(Direction::ToServer));
         assert_eq!(s.bytes[0], 8);

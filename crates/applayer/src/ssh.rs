@@ -204,6 +204,12 @@ impl SshState {
         }
     }
 
+    /// Whether the identification of `dir` is still to be read (after it
+    /// the parser skips everything).
+    pub fn wants_data(&self, dir: Direction) -> bool {
+        !self.sides[dir.index()].done
+    }
+
     /// A gap: what was being read is lost; the identification, if not
     /// parsed yet, will not be.
     pub fn on_gap(&mut self, dir: Direction) {
@@ -258,6 +264,7 @@ mod tests {
             Some(&b"dropbear_2016.74"[..])
         );
         assert!(t.progress().request_complete && t.progress().response_complete);
+        assert!(!s.wants_data(Direction::ToServer) && !s.wants_data(Direction::ToClient));
         let e = t.eve();
         assert_eq!(e["client"]["software_version"], "libssh_0.9.6");
         assert_eq!(e["server"]["proto_version"], "2.0");

@@ -190,6 +190,18 @@ impl AppLayerState {
         }
     }
 
+    /// Whether the parser still wants the data of `dir`: HTTP, DNS and
+    /// TLS always do; SSH until its identification is read; a
+    /// detected-only protocol (`passive`) only while it frames DCERPC.
+    /// When not, the engine lets the stream go without copying it out.
+    pub fn wants_data(&self, dir: Direction) -> bool {
+        match self {
+            AppLayerState::Passive(s) => s.wants_data(dir),
+            AppLayerState::Ssh(s) => s.wants_data(dir),
+            _ => true,
+        }
+    }
+
     /// One direction of the stream ended (FIN or RST).
     pub fn finish(&mut self, dir: Direction) -> Vec<AppLayerEvent> {
         let mut ev = Vec::new();
