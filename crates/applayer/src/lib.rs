@@ -15,6 +15,8 @@
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
+//! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
+//! | [`passive`] | SMB, DCERPC, FTP and SMTP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
 //! # Bounded memory
@@ -33,7 +35,9 @@
 pub mod dns;
 mod events;
 pub mod http;
+pub mod passive;
 pub mod probe;
+pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
@@ -72,6 +76,11 @@ pub enum AppProto {
     Http,
     Dns,
     Tls,
+    Smb,
+    Dcerpc,
+    Ftp,
+    Smtp,
+    Ssh,
 }
 
 impl AppProto {
@@ -82,6 +91,11 @@ impl AppProto {
             AppProto::Http => "http",
             AppProto::Dns => "dns",
             AppProto::Tls => "tls",
+            AppProto::Smb => "smb",
+            AppProto::Dcerpc => "dcerpc",
+            AppProto::Ftp => "ftp",
+            AppProto::Smtp => "smtp",
+            AppProto::Ssh => "ssh",
         }
     }
 }
@@ -217,6 +231,11 @@ pub enum BufferId {
     Ja3sHash,
     Ja3sString,
     Ja4Hash,
+    /// `ssh.proto`: the protocol version of the identification string
+    /// (`2.0`), of the direction inspected.
+    SshProto,
+    /// `ssh.software`: the software version (`OpenSSH_8.4p1`).
+    SshSoftware,
 }
 
 impl BufferId {
@@ -228,6 +247,7 @@ impl BufferId {
             TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
             | TlsCerts | TlsRandom | TlsRandomTime | TlsRandomBytes | Ja3Hash | Ja3String
             | Ja3sHash | Ja3sString | Ja4Hash => AppProto::Tls,
+            SshProto | SshSoftware => AppProto::Ssh,
             _ => AppProto::Http,
         }
     }
@@ -302,6 +322,8 @@ impl BufferId {
             "ja3s.hash" => Ja3sHash,
             "ja3s.string" => Ja3sString,
             "ja4.hash" => Ja4Hash,
+            "ssh.proto" | "ssh_proto" => SshProto,
+            "ssh.software" | "ssh_software" => SshSoftware,
             _ => return None,
         })
     }

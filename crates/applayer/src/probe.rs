@@ -17,6 +17,11 @@ pub enum ProbeResult {
     Http,
     Dns,
     Tls,
+    Smb,
+    Dcerpc,
+    Ftp,
+    Smtp,
+    Ssh,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -29,6 +34,11 @@ impl ProbeResult {
             ProbeResult::Http => Some(AppProto::Http),
             ProbeResult::Dns => Some(AppProto::Dns),
             ProbeResult::Tls => Some(AppProto::Tls),
+            ProbeResult::Smb => Some(AppProto::Smb),
+            ProbeResult::Dcerpc => Some(AppProto::Dcerpc),
+            ProbeResult::Ftp => Some(AppProto::Ftp),
+            ProbeResult::Smtp => Some(AppProto::Smtp),
+            ProbeResult::Ssh => Some(AppProto::Ssh),
             _ => None,
         }
     }
@@ -215,21 +225,177 @@ fn probe_dns_tcp(dir: Direction, data: &[u8], port_hint: u16) -> Verdict {
     Verdict::Yes
 }
 
+/// SSH: the identification string starts `SSH-` in both directions
+/// (Suricata's `SSH-` pattern at offset 0).
+fn probe_ssh(data: &[u8]) -> Verdict {
+    prefix(data, b"SSH-")
+}
+
+/// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
+fn prefix(data: &[u8], p: &[u8]) -> Verdict {
+    if data.len() >= p.len() {
+        if data.starts_with(p) {
+            Verdict::Yes
+        } else {
+            Verdict::No
+        }
+    } else if p.starts_with(data) {
+        Verdict::More
+    } else {
+        Verdict::No
+    }
+}
+
+/// SMB 1/2/3 over TCP: a NetBIOS session message (type 0, 17-bit
+/// length) whose payload starts `\xffSMB`, `\xfeSMB` or the SMB3
+/// transform header `\xfdSMB` (Suricata's SMB probe on the NBSS record).
+fn probe_smb(data: &[u8]) -> Verdict {
+    if data.is_empty() {
+        return Verdict::More;
+    }
+    if data[0] != 0 || data.get(1).is_some_and(|&b| b > 1) {
+        return Verdict::No;
+    }
+    if data.len() < 8 {
+        let have = &data[4.min(data.len())..];
+        let ok = [b"\xffSMB", b"\xfeSMB", b"\xfdSMB"]
+            .iter()
+            .any(|m| m.starts_with(have));
+        return if ok { Verdict::More } else { Verdict::No };
+    }
+    let len =
+        (usize::from(data[1] & 1) << 16) | usize::from(u16::from_be_bytes([data[2], data[3]]));
+    if len < 4 || !matches!(data[4], 0xfd..=0xff) || &data[5..8] != b"SMB" {
+        return Verdict::No;
+    }
+    Verdict::Yes
+}
+
+/// DCERPC connection-oriented PDU header (16 bytes): version 5.0 or 5.1,
+/// a known PDU type, a sane data representation and fragment length, as
+/// Suricata's DCERPC/TCP probe checks.
+fn probe_dcerpc(data: &[u8]) -> Verdict {
+    if data.is_empty() {
+        return Verdict::More;
+    }
+    if data[0] != 5 {
+        return Verdict::No;
+    }
+    if data.len() < 16 {
+        if data.len() >= 2 && data[1] > 1 {
+            return Verdict::No;
+        }
+        if data.len() >= 3 && data[2] > 20 {
+            return Verdict::No;
+        }
+        return Verdict::More;
+    }
+    let frag_len = if data[4] & 0x10 != 0 {
+        u16::from_le_bytes([data[8], data[9]])
+    } else {
+        u16::from_be_bytes([data[8], data[9]])
+    };
+    let ok = data[1] <= 1 && data[2] <= 20 && data[4] & 0xee == 0 && data[5] <= 3 && frag_len >= 16;
+    if ok {
+        Verdict::Yes
+    } else {
+        Verdict::No
+    }
+}
+
+/// Case-insensitive `starts_with` over the bytes there are: `Some(true)`
+/// on a full match, `Some(false)` while a prefix, `None` on a mismatch.
+fn word(data: &[u8], w: &[u8]) -> Option<bool> {
+    let n = data.len().min(w.len());
+    if data[..n].eq_ignore_ascii_case(&w[..n]) {
+        Some(n == w.len())
+    } else {
+        None
+    }
+}
+
+/// Client commands that open an FTP session (Suricata's to-server FTP
+/// patterns).
+const FTP_CMDS: &[&[u8]] = &[b"USER ", b"PASS ", b"PORT ", b"AUTH ", b"FEAT", b"SYST"];
+/// Client commands that open an SMTP session.
+const SMTP_CMDS: &[&[u8]] = &[b"EHLO", b"HELO", b"STARTTLS"];
+
+/// FTP or SMTP from the client's first line, or from the server's
+/// greeting: `220` followed by the line naming FTP or (E)SMTP, or the
+/// port saying which. Returns the verdicts for (FTP, SMTP).
+fn probe_ftp_smtp(dir: Direction, data: &[u8], port_hint: u16) -> (Verdict, Verdict) {
+    if data.is_empty() {
+        return (Verdict::More, Verdict::More);
+    }
+    let cmd = |cmds: &[&[u8]]| {
+        let mut v = Verdict::No;
+        for c in cmds {
+            match word(data, c) {
+                Some(true) => return Verdict::Yes,
+                Some(false) => v = Verdict::More,
+                None => {}
+            }
+        }
+        v
+    };
+    match dir {
+        Direction::ToServer => (cmd(FTP_CMDS), cmd(SMTP_CMDS)),
+        Direction::ToClient => {
+            match word(data, b"220") {
+                None => return (Verdict::No, Verdict::No),
+                Some(false) => return (Verdict::More, Verdict::More),
+                Some(true) => {}
+            }
+            if data.len() > 3 && !matches!(data[3], b' ' | b'-') {
+                return (Verdict::No, Verdict::No);
+            }
+            let Some(eol) = memchr::memchr(b'\n', data) else {
+                return (Verdict::More, Verdict::More);
+            };
+            let line = &data[..eol];
+            let has = |w: &[u8]| line.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w));
+            if has(b"FTP") {
+                (Verdict::Yes, Verdict::No)
+            } else if has(b"SMTP") || has(b"Postfix") || has(b"Exim") || has(b"Sendmail") {
+                (Verdict::No, Verdict::Yes)
+            } else if port_hint == 21 {
+                (Verdict::Yes, Verdict::No)
+            } else if SMTP_PORTS.contains(&port_hint) {
+                (Verdict::No, Verdict::Yes)
+            } else {
+                // A bare greeting: the client's first command decides.
+                (Verdict::No, Verdict::No)
+            }
+        }
+    }
+}
+
+const SMTP_PORTS: [u16; 3] = [25, 587, 465];
+
 /// Probes the first bytes of one direction of a TCP stream.
+///
+/// Cheap tests only, each on the first bytes: no probe runs once a flow's
+/// protocol is known.
 pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeResult {
+    let (ftp, smtp) = probe_ftp_smtp(dir, first_bytes, dst_port_hint);
     let candidates = [
-        (ProbeResult::Tls, probe_tls(first_bytes), 443),
-        (ProbeResult::Http, probe_http(dir, first_bytes), 80),
+        (ProbeResult::Tls, probe_tls(first_bytes), &[443][..]),
+        (ProbeResult::Http, probe_http(dir, first_bytes), &[80]),
         (
             ProbeResult::Dns,
             probe_dns_tcp(dir, first_bytes, dst_port_hint),
-            53,
+            &[53],
         ),
+        (ProbeResult::Smb, probe_smb(first_bytes), &[445, 139]),
+        (ProbeResult::Dcerpc, probe_dcerpc(first_bytes), &[135]),
+        (ProbeResult::Ssh, probe_ssh(first_bytes), &[22]),
+        (ProbeResult::Ftp, ftp, &[21]),
+        (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
         .iter()
-        .find(|c| c.1 == Verdict::Yes && c.2 == dst_port_hint)
+        .find(|c| c.1 == Verdict::Yes && c.2.contains(&dst_port_hint))
     {
         return c.0;
     }

@@ -5,6 +5,8 @@ use serde_json::Value;
 
 use crate::dns::DnsState;
 use crate::http::HttpState;
+use crate::passive::PassiveState;
+use crate::ssh::SshState;
 use crate::tls::TlsState;
 use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
 
@@ -75,6 +77,9 @@ pub enum AppLayerState {
     Http(Box<HttpState>),
     Dns(Box<DnsState>),
     Tls(Box<TlsState>),
+    Ssh(Box<SshState>),
+    /// SMB, DCERPC, FTP, SMTP: detected, not parsed into transactions.
+    Passive(Box<PassiveState>),
 }
 
 impl AppLayerState {
@@ -85,7 +90,7 @@ impl AppLayerState {
     pub fn errored(&self) -> bool {
         match self {
             AppLayerState::Tls(t) => t.errored(),
-            AppLayerState::Http(_) | AppLayerState::Dns(_) => false,
+            _ => false,
         }
     }
 
@@ -100,6 +105,10 @@ impl AppLayerState {
             AppProto::Http => AppLayerState::Http(Box::new(HttpState::new(cfg))),
             AppProto::Dns => AppLayerState::Dns(Box::new(DnsState::new(transport, cfg))),
             AppProto::Tls => AppLayerState::Tls(Box::new(TlsState::new(cfg))),
+            AppProto::Ssh => AppLayerState::Ssh(Box::new(SshState::new())),
+            AppProto::Smb | AppProto::Dcerpc | AppProto::Ftp | AppProto::Smtp => {
+                AppLayerState::Passive(Box::new(PassiveState::new(proto)))
+            }
         }
     }
 
@@ -108,6 +117,8 @@ impl AppLayerState {
             AppLayerState::Http(_) => AppProto::Http,
             AppLayerState::Dns(_) => AppProto::Dns,
             AppLayerState::Tls(_) => AppProto::Tls,
+            AppLayerState::Ssh(_) => AppProto::Ssh,
+            AppLayerState::Passive(s) => s.proto(),
         }
     }
 
@@ -119,6 +130,8 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Ssh(s) => s.feed(dir, data, ts),
+            AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
         ev
@@ -143,6 +156,8 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Dns(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| &t.common),
+            AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| &t.common),
+            AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
     }
@@ -157,16 +172,43 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.on_gap(dir, len, &mut ev),
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
+            AppLayerState::Ssh(s) => s.on_gap(dir),
+            AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
         ev
     }
 
+    /// Whether the parser completed a message of `dir` since the last
+    /// call, so that the raw stream of that direction is due for
+    /// inspection now (Suricata's `AppLayerParserTriggerRawStreamInspection`).
+    /// Only the SMB and DCERPC framing asks for it so far.
+    pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
+        match self {
+            AppLayerState::Passive(s) => s.take_raw_trigger(dir),
+            _ => false,
+        }
+    }
+
+    /// Whether the parser still wants the data of `dir`: HTTP, DNS and
+    /// TLS always do; SSH until its identification is read; a
+    /// detected-only protocol (`passive`) only while it frames DCERPC.
+    /// When not, the engine lets the stream go without copying it out.
+    pub fn wants_data(&self, dir: Direction) -> bool {
+        match self {
+            AppLayerState::Passive(s) => s.wants_data(dir),
+            AppLayerState::Ssh(s) => s.wants_data(dir),
+            _ => true,
+        }
+    }
+
     /// One direction of the stream ended (FIN or RST).
     pub fn finish(&mut self, dir: Direction) -> Vec<AppLayerEvent> {
         let mut ev = Vec::new();
-        if let AppLayerState::Http(s) = self {
-            s.finish(dir, &mut ev);
+        match self {
+            AppLayerState::Http(s) => s.finish(dir, &mut ev),
+            AppLayerState::Ssh(s) => s.finish(dir),
+            _ => {}
         }
         self.remember(&ev, dir);
         ev
@@ -197,6 +239,12 @@ impl AppLayerState {
                 .map(|t| info(&t.common, t.progress()))
                 .into_iter()
                 .collect(),
+            AppLayerState::Ssh(s) => s
+                .tx()
+                .map(|t| info(&t.common, t.progress()))
+                .into_iter()
+                .collect(),
+            AppLayerState::Passive(_) => Vec::new(),
         }
     }
 
@@ -205,6 +253,8 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Dns(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Tls(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Ssh(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Passive(_) => None,
         }
     }
 
@@ -239,7 +289,7 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
-            AppLayerState::Tls(_) => 0,
+            AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
 
@@ -251,6 +301,8 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Dns(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Tls(s) => s.tx_ref(tx)?.buffer(id, dir),
+            AppLayerState::Ssh(s) => s.tx_ref(tx)?.buffer(id, dir),
+            AppLayerState::Passive(_) => None,
         }
     }
 
@@ -267,17 +319,21 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
     }
 
-    /// The EVE object for a transaction (`http`, `dns` or `tls`, named by
+    /// The EVE object for a transaction (`http`, `dns`, `tls` or `ssh`, named by
     /// [`AppProto::name`]).
     pub fn eve(&self, tx: TxId) -> Option<Value> {
         match self {
             AppLayerState::Http(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.eve()),
+            AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.eve()),
+            AppLayerState::Passive(_) => None,
         }
     }
 
@@ -291,6 +347,13 @@ impl AppLayerState {
     pub fn as_dns(&self) -> Option<&DnsState> {
         match self {
             AppLayerState::Dns(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_ssh(&self) -> Option<&SshState> {
+        match self {
+            AppLayerState::Ssh(s) => Some(s),
             _ => None,
         }
     }

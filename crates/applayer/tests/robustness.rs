@@ -31,6 +31,8 @@ const ALL_BUFFERS: &[BufferId] = &[
     BufferId::TlsCertSubject,
     BufferId::Ja3Hash,
     BufferId::Ja4Hash,
+    BufferId::SshProto,
+    BufferId::SshSoftware,
 ];
 
 /// Feeds chunks alternately to both directions and reads every buffer and
@@ -106,6 +108,29 @@ proptest! {
     #[test]
     fn dns_udp_never_panics(c in seeded(&[0x12, 0x34, 0x81, 0x80, 0x00, 0x01, 0x00, 0x02, 0x00, 0x01, 0x00, 0x01])) {
         exercise(AppProto::Dns, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn ssh_never_panics(c in seeded(b"SSH-2.0-")) {
+        exercise(AppProto::Ssh, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn ssh_arbitrary(c in chunks()) {
+        exercise(AppProto::Ssh, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
+        exercise(AppProto::Dcerpc, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn smb_ftp_smtp_arbitrary(c in chunks()) {
+        exercise(AppProto::Smb, Transport::Tcp, &c);
+        exercise(AppProto::Ftp, Transport::Tcp, &c);
+        exercise(AppProto::Smtp, Transport::Tcp, &c);
+        exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
 
     #[test]
@@ -188,8 +213,10 @@ fn probing_by_content() {
     assert_eq!(probe(ToServer, b"\x16\x03", 80), ProbeResult::NeedMore);
     assert_eq!(
         probe(ToServer, b"SSH-2.0-OpenSSH_9.6\r\n", 22),
-        ProbeResult::Unknown
+        ProbeResult::Ssh
     );
+    assert_eq!(probe(ToClient, b"SSH-1.99-x\r\n", 2222), ProbeResult::Ssh);
+    assert_eq!(probe(ToServer, b"SS", 22), ProbeResult::NeedMore);
     assert_eq!(
         probe(ToServer, b"GETX / HTTP/1.1", 80),
         ProbeResult::Unknown
@@ -234,5 +261,93 @@ fn detector_combines_directions() {
     assert_eq!(
         d.feed(Direction::ToServer, b"ST /a HTTP/1.1\r\n"),
         Detection::Detected(AppProto::Http)
+    );
+}
+
+/// The new protocols' probes: SMB over NetBIOS, DCERPC PDUs, SSH banners,
+/// FTP and SMTP by command or greeting with the port as a hint.
+#[test]
+fn probing_new_protocols() {
+    use Direction::*;
+    let smb2 = b"\x00\x00\x00\x44\xfeSMB\x40\x00";
+    assert_eq!(probe(ToServer, smb2, 445), ProbeResult::Smb);
+    assert_eq!(probe(ToServer, smb2, 50000), ProbeResult::Smb);
+    assert_eq!(
+        probe(ToServer, b"\x00\x00\x00\x2f\xffSMB", 139),
+        ProbeResult::Smb
+    );
+    assert_eq!(
+        probe(ToServer, b"\x00\x00\x00\x44\xfe", 445),
+        ProbeResult::NeedMore
+    );
+    assert_eq!(
+        probe(ToServer, b"\x00\x00\x00\x44GET / HTTP/1.1", 445),
+        ProbeResult::Unknown
+    );
+    let bind = [5u8, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0];
+    assert_eq!(probe(ToServer, &bind, 49444), ProbeResult::Dcerpc);
+    assert_eq!(probe(ToServer, &bind[..6], 135), ProbeResult::NeedMore);
+    let mut bad = bind;
+    bad[1] = 7;
+    assert_eq!(probe(ToServer, &bad, 135), ProbeResult::Unknown);
+    assert_eq!(probe(ToServer, b"USER anonymous\r\n", 21), ProbeResult::Ftp);
+    assert_eq!(probe(ToServer, b"user bob\r\n", 2121), ProbeResult::Ftp);
+    assert_eq!(
+        probe(ToServer, b"EHLO example.org\r\n", 25),
+        ProbeResult::Smtp
+    );
+    assert_eq!(
+        probe(ToClient, b"220 (vsFTPd 3.0.3)\r\n", 2121),
+        ProbeResult::Ftp
+    );
+    assert_eq!(
+        probe(ToClient, b"220 mx.example.org ESMTP\r\n", 2525),
+        ProbeResult::Smtp
+    );
+    assert_eq!(probe(ToClient, b"220 welcome\r\n", 21), ProbeResult::Ftp);
+    assert_eq!(probe(ToClient, b"220 welcome\r\n", 587), ProbeResult::Smtp);
+    // A bare greeting on another port leaves it to the client.
+    assert_eq!(
+        probe(ToClient, b"220 welcome here\r\n", 4000),
+        ProbeResult::Unknown
+    );
+    assert_eq!(probe(ToClient, b"220 welc", 4000), ProbeResult::NeedMore);
+    assert_eq!(
+        probe(ToClient, b"200 OK, fine by me\r\n", 21),
+        ProbeResult::Unknown
+    );
+    let mut d = ProtocolDetector::new(Transport::Tcp, 4000);
+    assert_eq!(d.feed(ToClient, b"220 welcome\r\n"), Detection::Pending);
+    assert_eq!(
+        d.feed(ToServer, b"HELO me\r\n"),
+        Detection::Detected(AppProto::Smtp)
+    );
+}
+
+/// Truncated and oversized SSH identifications, and a gap before one.
+#[test]
+fn ssh_truncated_oversized_gap() {
+    let mut s = AppLayerState::new(AppProto::Ssh, Transport::Tcp);
+    s.feed(Direction::ToServer, b"SSH-2.0-Open", 1);
+    assert_eq!(
+        s.buffer(0, BufferId::SshSoftware, Direction::ToServer),
+        None
+    );
+    s.finish(Direction::ToServer);
+    assert!(s.transactions()[0].progress.request_complete);
+    let mut big = b"SSH-2.0-".to_vec();
+    big.resize(100_000, b'Z');
+    big.extend_from_slice(b"\r\n");
+    s.feed(Direction::ToClient, &big, 2);
+    let sw = s
+        .buffer(0, BufferId::SshSoftware, Direction::ToClient)
+        .unwrap();
+    assert!(sw.len() <= vigil_applayer::ssh::MAX_LINE);
+    let mut g = AppLayerState::new(AppProto::Ssh, Transport::Tcp);
+    g.on_gap(Direction::ToClient, Some(10));
+    g.feed(Direction::ToClient, b"SSH-2.0-late\r\n", 3);
+    assert_eq!(
+        g.buffer(0, BufferId::SshSoftware, Direction::ToClient),
+        None
     );
 }

@@ -113,7 +113,12 @@ impl AppTest {
         if st == AppProtoState::Unknown {
             return false;
         }
-        (st == self.want) != self.negated
+        // As Suricata's AppProtoEquals: `dcerpc` also means DCERPC
+        // carried over SMB (named pipes).
+        let eq = st == self.want
+            || (self.want == AppProtoState::Detected(AppProto::Dcerpc)
+                && st == AppProtoState::Detected(AppProto::Smb));
+        eq != self.negated
     }
 }
 
@@ -515,7 +520,9 @@ fn side(b: BufferId) -> Side {
         }
         HttpHeader | HttpHeaderRaw | HttpHeaderNames | HttpCookie | HttpContentType
         | HttpContentLen | HttpConnection | HttpProtocol | HttpStart | DnsQueriesRrname
-        | TlsRandom | TlsRandomTime | TlsRandomBytes => Side::Both(AppDir::ToServer),
+        | TlsRandom | TlsRandomTime | TlsRandomBytes | SshProto | SshSoftware => {
+            Side::Both(AppDir::ToServer)
+        }
     }
 }
 
@@ -542,7 +549,7 @@ pub(crate) fn spec_directions(
 ) -> (AppDir, bool) {
     let mut sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
     sides.extend(checks.iter().map(TxCheck::side));
-    let both = matches!(proto, AppProto::Dns | AppProto::Tls)
+    let both = matches!(proto, AppProto::Dns | AppProto::Tls | AppProto::Ssh)
         && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -836,13 +843,27 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 3] = [AppProto::Http, AppProto::Dns, AppProto::Tls];
+const PROTOS: [AppProto; 8] = [
+    AppProto::Http,
+    AppProto::Dns,
+    AppProto::Tls,
+    AppProto::Ssh,
+    AppProto::Smb,
+    AppProto::Dcerpc,
+    AppProto::Ftp,
+    AppProto::Smtp,
+];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
     let p = match proto {
         AppProto::Http => 0,
         AppProto::Dns => 1,
         AppProto::Tls => 2,
+        AppProto::Ssh => 3,
+        AppProto::Smb => 4,
+        AppProto::Dcerpc => 5,
+        AppProto::Ftp => 6,
+        AppProto::Smtp => 7,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

@@ -260,6 +260,12 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         // `ssl` is Suricata's alias of `tls`.
         "tls" | "ssl" => (ProtoMatch::Number(6), Some(AppProto::Tls)),
         "dns" => (ProtoMatch::TcpUdp, Some(AppProto::Dns)),
+        "smb" => (ProtoMatch::Number(6), Some(AppProto::Smb)),
+        // DCERPC over UDP is not detected yet; the header still admits it.
+        "dcerpc" => (ProtoMatch::TcpUdp, Some(AppProto::Dcerpc)),
+        "ftp" => (ProtoMatch::Number(6), Some(AppProto::Ftp)),
+        "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
+        "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         _ => return None,
     })
 }

@@ -440,6 +440,32 @@ fn header_protocol_requires_detected_app_proto() {
     );
 }
 
+/// A `dcerpc` header also matches SMB flows (DCERPC over named pipes),
+/// as Suricata's AppProtoEquals; `smb` does not match DCERPC flows.
+#[test]
+fn dcerpc_header_matches_smb_flows() {
+    let e = engine(&[
+        "alert dcerpc any any -> any any (content:\"GET\"; sid:1;)",
+        "alert smb any any -> any any (content:\"GET\"; sid:2;)",
+        "alert ssh any any -> any any (content:\"GET\"; sid:3;)",
+    ]);
+    let frame = packet(AppDir::ToServer, false, REQUEST);
+    let at = |s| flow(AppDir::ToServer, s);
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Smb))),
+        vec![1, 2]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Dcerpc))),
+        vec![1]
+    );
+    assert_eq!(
+        packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Ssh))),
+        vec![3]
+    );
+    assert!(packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Http))).is_empty());
+}
+
 #[test]
 fn app_layer_protocol_keyword() {
     let e = engine(&[
@@ -478,7 +504,7 @@ fn app_layer_protocol_keyword() {
     assert!(packet_alerts(&e, &frame, at(AppProtoState::Unknown)).is_empty());
     // Protocols Vigil does not detect stay not evaluable.
     let (_, report) = DetectEngine::build(
-        &parse(&["alert tcp any any -> any any (app-layer-protocol:smb; sid:9;)"]),
+        &parse(&["alert tcp any any -> any any (app-layer-protocol:krb5; sid:9;)"]),
         &ClassificationConfig::default(),
     );
     assert_eq!(

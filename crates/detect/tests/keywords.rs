@@ -255,7 +255,7 @@ fn xbits_and_app_layer_rules_are_not_evaluable() {
     let vars = Vars::default();
     let rules: Vec<_> = [
         "alert tcp any any -> any any (xbits:isset,a,track ip_src; sid:1;)",
-        "alert smb any any -> any any (content:\"a\"; sid:2;)",
+        "alert krb5 any any -> any any (content:\"a\"; sid:2;)",
     ]
     .iter()
     .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
@@ -263,12 +263,12 @@ fn xbits_and_app_layer_rules_are_not_evaluable() {
     let (_, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
     assert_eq!(report.not_evaluable_by_keyword.get("xbits"), Some(&1));
     assert_eq!(
-        report.not_evaluable_by_keyword.get("protocol smb"),
+        report.not_evaluable_by_keyword.get("protocol krb5"),
         Some(&1)
     );
     assert_eq!(
         vigil_detect::rule::not_evaluable_keywords(&rules[1]),
-        vec!["protocol smb".to_string()]
+        vec!["protocol krb5".to_string()]
     );
 }
 

@@ -205,6 +205,11 @@ impl AppFlow {
                 }
             }
             match self.state.as_mut() {
+                // A detected-only protocol that has no use for the data:
+                // the app layer stops following this direction.
+                Some(st) if !st.wants_data(dir) => {
+                    tcp.app_consumed(client, None, mem);
+                }
                 Some(st) => {
                     if std::mem::take(&mut self.skipped[di]) {
                         out.events += st.on_gap(dir, None).len() as u64;
@@ -227,6 +232,9 @@ impl AppFlow {
                         out.gaps += 1;
                     }
                     self.dirty[di] = true;
+                    if st.take_raw_trigger(dir) {
+                        tcp.trigger_raw(client);
+                    }
                     tcp.app_consumed(client, Some(pos.max(start)), mem);
                 }
                 None if self.proto == AppProtoState::Failed => {

@@ -348,3 +348,150 @@ fn flow_age_counts_whole_seconds_since_the_flows_first_packet() {
         .collect();
     assert_eq!(got, vec![(1, 1), (2, 3), (3, 2), (4, 2)]);
 }
+
+/// SSH on a port that is not SSH's: the identification strings of both
+/// sides, the `ssh` record, `ssh.software`/`ssh.proto` rules and a raw
+/// rule whose header names ssh.
+#[test]
+fn ssh_is_detected_and_its_identifications_logged() {
+    let mut s = TcpSession::new(addr("10.0.0.1:40022"), addr("10.0.1.1:2222"))
+        .start_at((1_700_000_000, 0))
+        .with_mss(9);
+    s.handshake()
+        .server_send(b"SSH-2.0-OpenSSH_9.6 Debian\r\n")
+        .client_send(b"SSH-2.0-PUTTY_Release_0.81\r\n\x00\x00\x01\x2c\x06\x14")
+        .server_send(b"\x00\x00\x01\x2c\x06\x14resume@appgate.com")
+        .close();
+    let rules = "alert ssh any any -> any any (msg:\"sw\"; flow:to_server; ssh.software; content:\"PUTTY\"; sid:20;)\n\
+                 alert ssh any any -> any any (msg:\"proto\"; ssh_proto; content:\"2.0\"; sid:21;)\n\
+                 alert ssh any any -> any any (msg:\"raw\"; flow:to_client; content:\"resume@appgate.com\"; sid:22;)\n\
+                 alert ssh any any -> any any (msg:\"sw not\"; ssh.software; content:\"libssh\"; sid:23;)";
+    let (out, stats) = run("ssh", s.into_frames(), rules, 1);
+    let ssh = records(&out, "ssh");
+    assert_eq!(ssh.len(), 1, "{out:#?}");
+    assert_eq!(ssh[0]["client"]["proto_version"], "2.0");
+    assert_eq!(ssh[0]["client"]["software_version"], "PUTTY_Release_0.81");
+    assert_eq!(ssh[0]["server"]["software_version"], "OpenSSH_9.6");
+    let alerts: Vec<&Out> = out.iter().filter(|o| o.kind == OutKind::Alert).collect();
+    let sids: Vec<u32> = alerts.iter().map(|a| a.sid).collect();
+    assert_eq!(sids.iter().filter(|&&s| s == 20).count(), 1, "{alerts:#?}");
+    assert!(sids.contains(&21) && sids.contains(&22), "{alerts:#?}");
+    assert!(!sids.contains(&23));
+    assert!(alerts.iter().all(|a| a.app_proto == Some("ssh")));
+    let sw = alerts.iter().find(|a| a.sid == 20).unwrap();
+    assert_eq!(sw.key, Some("ssh"));
+    assert_eq!(stats.workers.app_flows.get("ssh"), Some(&1));
+}
+
+fn dcerpc_pdu(ptype: u8, call: u32, body: &[u8]) -> Vec<u8> {
+    let len = (16 + body.len()) as u16;
+    let mut v = vec![5, 0, ptype, 3, 0x10, 0, 0, 0];
+    v.extend_from_slice(&len.to_le_bytes());
+    v.extend_from_slice(&[0, 0]);
+    v.extend_from_slice(&call.to_le_bytes());
+    v.extend_from_slice(body);
+    v
+}
+
+/// DCERPC over TCP on a dynamic port: detected by its PDU header, and
+/// each request PDU is inspected as raw stream when it is complete (as
+/// Suricata's DCERPC parser asks), not once a 2.5 KB chunk piled up: a
+/// raw `alert dcerpc` rule fires once per request.
+#[test]
+fn dcerpc_over_tcp_raw_rule_fires_per_request() {
+    let mut s = TcpSession::new(addr("10.0.0.5:34462"), addr("10.0.1.5:49444"))
+        .start_at((1_700_000_000, 0));
+    s.handshake()
+        .client_send(&dcerpc_pdu(11, 1, &[0u8; 56]))
+        .server_send(&dcerpc_pdu(12, 1, &[0u8; 44]));
+    for call in 2..5u32 {
+        let mut body = vec![0u8; 24];
+        body.extend_from_slice(b"\\\\127.0.0.1\\ADMIN$\\__");
+        s.client_send(&dcerpc_pdu(0, call, &body))
+            .server_send(&dcerpc_pdu(2, call, &[0u8; 24]));
+    }
+    s.close();
+    let rules = "alert dcerpc any any -> any any (msg:\"raw\"; flow:established,to_server; content:\"ADMIN$\"; sid:30;)\n\
+                 alert smb any any -> any any (msg:\"not smb\"; content:\"ADMIN$\"; sid:31;)";
+    let (out, stats) = run("dcerpc", s.into_frames(), rules, 1);
+    let alerts: Vec<&Out> = out.iter().filter(|o| o.kind == OutKind::Alert).collect();
+    assert_eq!(
+        alerts.iter().filter(|a| a.sid == 30).count(),
+        3,
+        "{alerts:#?}"
+    );
+    assert!(alerts
+        .iter()
+        .all(|a| a.sid == 30 && a.app_proto == Some("dcerpc")));
+    assert_eq!(stats.workers.app_flows.get("dcerpc"), Some(&1));
+}
+
+/// SMB2 over NetBIOS on 445: `alert smb` rules apply, and so do `alert
+/// dcerpc` ones (DCERPC over SMB named pipes, Suricata's AppProtoEquals);
+/// `alert ftp` ones do not.
+#[test]
+fn smb_flow_matches_smb_and_dcerpc_rules() {
+    let mut smb = b"\xfeSMB\x40\x00".to_vec();
+    smb.resize(64, 0);
+    smb.extend_from_slice(&dcerpc_pdu(0, 7, b"\x00\x00svcctl-marker"));
+    let mut rec = vec![0, 0];
+    rec.extend_from_slice(&(smb.len() as u16).to_be_bytes());
+    rec.extend_from_slice(&smb);
+    let mut s =
+        TcpSession::new(addr("10.0.0.6:50000"), addr("10.0.1.6:445")).start_at((1_700_000_000, 0));
+    s.handshake()
+        .client_send(&rec)
+        .server_send(b"\x00\x00\x00\x08\xfeSMB\x40\x00\x00\x00")
+        .close();
+    let rules = "alert smb any any -> any any (msg:\"smb\"; flow:to_server; content:\"|fe|SMB\"; sid:40;)\n\
+                 alert dcerpc any any -> any any (msg:\"dce\"; content:\"svcctl-marker\"; sid:41;)\n\
+                 alert ftp any any -> any any (msg:\"ftp\"; content:\"svcctl-marker\"; sid:42;)";
+    let (out, _) = run("smb", s.into_frames(), rules, 1);
+    let sids: Vec<u32> = out
+        .iter()
+        .filter(|o| o.kind == OutKind::Alert)
+        .map(|o| o.sid)
+        .collect();
+    assert!(sids.contains(&40) && sids.contains(&41), "{out:#?}");
+    assert!(!sids.contains(&42));
+    assert!(out
+        .iter()
+        .filter(|o| o.kind == OutKind::Alert)
+        .all(|o| o.app_proto == Some("smb")));
+}
+
+/// FTP and SMTP away from their ports: the server's greeting names the
+/// protocol, or the client's first command decides.
+#[test]
+fn ftp_and_smtp_are_detected_by_greeting_or_command() {
+    let mut f =
+        TcpSession::new(addr("10.0.0.7:40001"), addr("10.0.1.7:2121")).start_at((1_700_000_000, 0));
+    f.handshake()
+        .server_send(b"220 (vsFTPd 3.0.3)\r\n")
+        .client_send(b"USER anonymous\r\n")
+        .server_send(b"331 Please specify the password.\r\n")
+        .close();
+    let mut m =
+        TcpSession::new(addr("10.0.0.8:40002"), addr("10.0.1.8:4025")).start_at((1_700_000_001, 0));
+    m.handshake()
+        .server_send(b"220 mail.example.org ready\r\n")
+        .client_send(b"EHLO client.example.org\r\n")
+        .server_send(b"250 mail.example.org\r\n")
+        .close();
+    let mut frames = f.into_frames();
+    frames.extend(m.into_frames());
+    let rules = "alert ftp any any -> any any (msg:\"ftp\"; flow:to_server; content:\"USER anonymous\"; sid:50;)\n\
+                 alert smtp any any -> any any (msg:\"smtp\"; flow:to_server; content:\"EHLO\"; sid:51;)\n\
+                 alert smtp any any -> any any (msg:\"not smtp\"; content:\"USER\"; sid:52;)";
+    let (out, stats) = run("ftpsmtp", frames, rules, 1);
+    let alerts: Vec<(u32, Option<&str>)> = out
+        .iter()
+        .filter(|o| o.kind == OutKind::Alert)
+        .map(|o| (o.sid, o.app_proto))
+        .collect();
+    assert!(alerts.contains(&(50, Some("ftp"))), "{alerts:?}");
+    assert!(alerts.contains(&(51, Some("smtp"))), "{alerts:?}");
+    assert!(!alerts.iter().any(|a| a.0 == 52));
+    assert_eq!(stats.workers.app_flows.get("ftp"), Some(&1));
+    assert_eq!(stats.workers.app_flows.get("smtp"), Some(&1));
+}

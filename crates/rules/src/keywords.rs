@@ -812,6 +812,9 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
 /// Canonical names of [`TABLE`] entries that detection evaluates. A test
 /// in crates/detect checks this list against detection.
 const EVALUATED: &[&str] = &[
+    // SSH identification strings
+    "ssh.proto",
+    "ssh.software",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",

@@ -129,6 +129,11 @@ pub struct HalfStream {
     pub depth_reached: bool,
     /// Payload bytes seen / not stored (depth, memory cap).
     pub bytes_seen: u64,
+    /// The application layer completed a message of this direction: the
+    /// next raw-stream window is not held back for a full chunk
+    /// (Suricata's raw-inspection trigger). Cleared by the next
+    /// inspection.
+    pub raw_trigger: bool,
 }
 
 impl HalfStream {
@@ -639,7 +644,7 @@ impl TcpSession {
             return Some(RawWindow { from, to: e });
         }
         let acked = h.acked_offset();
-        let flush = h.depth_reached || self.state > TcpState::TimeWait;
+        let flush = h.depth_reached || h.raw_trigger || self.state > TcpState::TimeWait;
         if !flush && acked < h.raw_progress.saturating_add(chunk) {
             return None;
         }
@@ -669,12 +674,23 @@ impl TcpSession {
         } else {
             &mut self.server
         };
+        h.raw_trigger = false;
         if progress > h.raw_progress {
             h.raw_progress = progress;
             let off = progress
                 .saturating_sub(keep)
                 .min(h.app_progress.unwrap_or(u64::MAX));
             h.buf.release_before(off, mem);
+        }
+    }
+
+    /// Asks for the raw stream of a direction to be inspected at its next
+    /// packet without waiting for a chunk (see [`HalfStream::raw_trigger`]).
+    pub fn trigger_raw(&mut self, from_client: bool) {
+        if from_client {
+            self.client.raw_trigger = true;
+        } else {
+            self.server.raw_trigger = true;
         }
     }
 
