@@ -347,7 +347,7 @@ impl RuleGroups {
             for (i, r) in rules.iter().enumerate() {
                 let i = i as u32;
                 // Transaction rules are inspected on transactions only.
-                if r.is_tx() || !r.proto.admits(proto) {
+                if r.is_tx() || !r.admits_ip_proto(proto) {
                     continue;
                 }
                 if !r.uses_ports() {
@@ -397,9 +397,9 @@ impl RuleGroups {
                 .filter(|(_, r)| !r.is_tx())
                 .filter(|(_, r)| {
                     if portless {
-                        r.proto == ProtoMatch::Ip
+                        r.proto == ProtoMatch::Ip && r.admits_ip_proto(p as u8)
                     } else {
-                        r.proto.admits(p as u8)
+                        r.admits_ip_proto(p as u8)
                     }
                 })
                 .map(|(i, _)| i as u32)

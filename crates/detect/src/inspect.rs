@@ -371,9 +371,9 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             L4::Tcp(t) => (t.window == *value) != *negated,
             _ => false,
         },
-        Condition::IpProto { negated, op, .. } => {
-            ip.is_some_and(|i| op.matches(i.proto as u64) != *negated)
-        }
+        // `op` holds the negation (`!N` is `Ne(N)`); `negated` only
+        // records how the rule wrote it.
+        Condition::IpProto { op, .. } => ip.is_some_and(|i| op.matches(i.proto as u64)),
         Condition::SameIp => ip.is_some_and(|i| i.src == i.dst),
         Condition::Fragbits { modifier, bits } => ip.is_some_and(|i| {
             let mut have = 0u8;

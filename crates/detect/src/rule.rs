@@ -160,6 +160,19 @@ pub struct CompiledRule {
 }
 
 impl CompiledRule {
+    /// Whether the rule can match a packet whose IP protocol is `proto`:
+    /// its header protocol admits it and every `ip_proto` check passes
+    /// (`alert ip ... (ip_proto:41;)` belongs to protocol 41's group only,
+    /// not to every group, where it was verified on every packet).
+    #[inline]
+    pub fn admits_ip_proto(&self, proto: u8) -> bool {
+        self.proto.admits(proto)
+            && self.checks.iter().all(|c| match c {
+                Check::Cond(vigil_rules::Condition::IpProto { op, .. }) => op.matches(proto as u64),
+                _ => true,
+            })
+    }
+
     /// Whether the rule's ports can be used for grouping (`->` only).
     pub fn uses_ports(&self) -> bool {
         matches!(

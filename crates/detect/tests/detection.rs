@@ -248,3 +248,51 @@ fn ip_reputation_rules_without_content_use_the_address_index() {
     let to_bad = eth_ipv4_tcp(CLIENT, 1, Ipv4Addr::new(203, 0, 113, 9), 2, 1, 1, 0x10, b"");
     assert_eq!(alerts_with(&e, &to_bad, &mut st), vec![2]);
 }
+
+/// An `ip` rule with `ip_proto:N` sits only in the groups of protocol N
+/// (it used to be verified on every packet of every protocol); without
+/// `ip_proto`, or negated, it stays in every group.
+#[test]
+fn ip_proto_rules_are_grouped_by_their_protocol() {
+    let e = engine(&[
+        "alert ip any any -> any any (msg:\"6in4\"; ip_proto:41; sid:1;)",
+        "alert ip any any -> any any (msg:\"not gre\"; ip_proto:!47; sid:2;)",
+        "alert ip any any -> any any (msg:\"any\"; ttl:1; sid:3;)",
+    ]);
+    let sids_in = |proto: u8, sp: u16, dp: u16| -> Vec<u32> {
+        let sel = e.groups.select(proto, sp, dp);
+        let mut v: Vec<u32> = std::iter::once(sel.primary)
+            .chain(sel.secondary)
+            .flat_map(|g| {
+                let g = &e.groups.groups[g as usize];
+                g.always
+                    .iter()
+                    .chain(&g.prefiltered)
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .map(|r| e.rules[r as usize].sid)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    assert_eq!(sids_in(41, 0, 0), vec![1, 2, 3]);
+    assert_eq!(sids_in(6, 1234, 80), vec![2, 3]);
+    assert_eq!(sids_in(17, 53, 53), vec![2, 3]);
+    assert_eq!(sids_in(47, 0, 0), vec![3]);
+}
+
+/// `ip_proto:!N` matches every protocol but N.
+#[test]
+fn negated_ip_proto_matches_other_protocols() {
+    let e = engine(&[
+        "alert ip any any -> any any (ip_proto:!47; sid:2;)",
+        "alert ip any any -> any any (ip_proto:!6; sid:3;)",
+        "alert ip any any -> any any (ip_proto:6; sid:4;)",
+    ]);
+    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+    let tcp = eth_ipv4_tcp(a, 1234, b, 80, 1, 1, 0x18, b"x");
+    let mut st = FlowDetectState::default();
+    assert_eq!(alerts_with(&e, &tcp, &mut st), vec![2, 4]);
+}
