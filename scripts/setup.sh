@@ -5,7 +5,7 @@
 # PoCL for the device path, libpcap (BPF compilation) and tcpreplay and
 # iproute2 for the live-capture tests, libnetfilter_queue and iptables for
 # inline mode, tcpdump for its capture test, iperf3 and ping for the
-# inline benchmark. Idempotent.
+# inline benchmark, python3-jsonschema for the EVE schema check. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -39,6 +39,9 @@ command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 # through the test router.
 command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)
 command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
+# scripts/eve_schema_check.py (a step of scripts/test.sh) validates EVE
+# output against Suricata's schema with the jsonschema package.
+python3 -c 'import jsonschema' >/dev/null 2>&1 || need_apt+=(python3-jsonschema)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

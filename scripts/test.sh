@@ -67,6 +67,14 @@ PY
         check "packet and stream rules" 0.95 0.95 \
             --only-sids ../shared/rules/et-open/packet-stream-sids.txt
     fi
+    # Every event of the dev-mix eve.json against Suricata's EVE schema;
+    # the allowed failures are the explained ones (docs/ARCHITECTURE.md,
+    # "EVE schema"). The self-test first: one valid, one invalid event.
+    if [ -f ../shared/peers/suricata/eve.schema.json ]; then
+        echo "== EVE schema: dev-mix eve.json against Suricata's eve.schema.json (at most ${EVE_SCHEMA_MAX_FAILURES:-4} explained failures)"
+        python3 scripts/eve_schema_check.py --self-test
+        python3 scripts/eve_schema_check.py "$eve" --max-failures "${EVE_SCHEMA_MAX_FAILURES:-4}"
+    fi
 fi
 
 echo "== cargo test"

@@ -342,6 +342,9 @@ pub struct WorkerStats {
     pub stream_events: BTreeMap<&'static str, u64>,
     /// Flows by detected application protocol (`failed` included).
     pub app_flows: BTreeMap<&'static str, u64>,
+    /// The UDP flows among `app_flows` (Suricata's stats name a protocol
+    /// it parses on both transports `dns_tcp` / `dns_udp`).
+    pub app_flows_udp: BTreeMap<&'static str, u64>,
     /// App-layer events raised by the parsers (limits, anomalies).
     pub app_events: u64,
     /// Stream gaps the parsers were told about.
@@ -479,6 +482,9 @@ impl WorkerStats {
         }
         for (k, v) in &o.app_flows {
             *self.app_flows.entry(k).or_default() += v;
+        }
+        for (k, v) in &o.app_flows_udp {
+            *self.app_flows_udp.entry(k).or_default() += v;
         }
         self.app_events += o.app_events;
         self.app_gaps += o.app_gaps;
@@ -1643,7 +1649,7 @@ impl Ctx {
                         &mut self.mem,
                         &mut self.app_buf,
                     );
-                    count_feed(&mut self.stats, app, o);
+                    count_feed(&mut self.stats, app, o, false);
                 }
             }
         }
@@ -1814,7 +1820,7 @@ impl Ctx {
                         &mut self.app_buf,
                     );
                     decided |= o.decided;
-                    count_feed(&mut self.stats, app, o);
+                    count_feed(&mut self.stats, app, o, false);
                 }
                 if self.cfg.tls_stop_after_handshake
                     && app
@@ -1834,7 +1840,7 @@ impl Ctx {
                 });
                 let o = app.feed_udp(to_server, p.payload(), ts_us, cfg);
                 decided |= o.decided;
-                count_feed(&mut self.stats, app, o);
+                count_feed(&mut self.stats, app, o, true);
             }
             _ => {}
         }
@@ -2072,10 +2078,13 @@ fn add_defrag_events(p: &mut Packet<'_>, bits: u8) {
 }
 
 /// Counts what feeding the app layer did.
-fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome) {
+fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome, udp: bool) {
     if o.decided {
         if let Some(name) = app.proto_name() {
             *stats.app_flows.entry(name).or_default() += 1;
+            if udp {
+                *stats.app_flows_udp.entry(name).or_default() += 1;
+            }
         }
     }
     stats.app_events += o.events;

@@ -365,12 +365,34 @@ fn stream_settings(cfg: &Config, e: &mut EngineConfig) -> Result<()> {
     Ok(())
 }
 
+/// Protocols Suricata parses on both TCP and UDP, whose `app_layer.flow`
+/// counters it names `<proto>_tcp` / `<proto>_udp` (`failed` included).
+const APP_FLOW_BY_TRANSPORT: &[&str] = &["dcerpc", "dns", "failed"];
+
+/// All counters of a run: [`stats_parts`] in one tree (stats.log, and the
+/// live stats records, which add their own capture and reload figures).
 pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
+    let (mut t, vigil) = stats_parts(s, report);
+    for (k, v) in vigil.counters() {
+        let _ = t.set(&k, v);
+    }
+    t
+}
+
+/// A run's counters in two trees: those Suricata has, under its names
+/// (the offline EVE `stats` record, which validates against Suricata's EVE
+/// schema), and Vigil's own (stats.log only offline). IPS and device
+/// counters stay in the first: they appear only in those modes.
+pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, StatsTree) {
     let w = &s.workers;
     let mut t = StatsTree::new();
+    let mut own = StatsTree::new();
     let mut set = |k: &str, v: u64| {
         // Keys are fixed and well-formed; a clash would be a bug here.
         let _ = t.set(k, v);
+    };
+    let mut vigil = |k: &str, v: u64| {
+        let _ = own.set(k, v);
     };
     set("decoder.pkts", w.pkts);
     set("decoder.bytes", w.bytes);
@@ -383,22 +405,28 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     set("decoder.icmpv6", w.icmpv6);
     set("decoder.sctp", w.sctp);
     set("decoder.vlan", w.vlan);
-    set("decoder.fragments", w.fragments);
-    set("decoder.other_ip", w.other_ip);
-    set("decoder.truncated_records", s.truncated_records);
+    vigil("decoder.fragments", w.fragments);
+    vigil("decoder.other_ip", w.other_ip);
+    vigil("decoder.truncated_records", s.truncated_records);
     for (name, n) in &w.events {
-        set(&format!("decoder.event.{name}"), *n);
+        if name.contains('.') {
+            set(&format!("decoder.event.{name}"), *n);
+        } else {
+            // Events of no protocol (`too_many_layers`): Suricata's
+            // counter is `decoder.<name>`.
+            set(&format!("decoder.{name}"), *n);
+        }
     }
     set("flow.total", w.flows_created);
-    set("flow.timeout", w.flows_timed_out);
-    set("flow.memcap_evictions", w.flows_evicted);
-    set("flow.active_at_end", w.flows_active_at_end);
-    set("flow.passed", w.passed_flows);
+    set("flow.tcp_reuse", w.tcp_reuse);
+    vigil("flow.timeout", w.flows_timed_out);
+    vigil("flow.memcap_evictions", w.flows_evicted);
+    vigil("flow.active_at_end", w.flows_active_at_end);
+    vigil("flow.passed", w.passed_flows);
     if w.bypassed_flows > 0 {
         set("flow.bypassed", w.bypassed_flows);
     }
     set("tcp.sessions", w.tcp_sessions);
-    set("tcp.ssn_reuse", w.tcp_reuse);
     set("tcp.invalid_checksum", w.tcp_invalid_checksum);
     let exception_drops: u64 = w.ips_drop_exception.values().sum();
     let blocked =
@@ -423,39 +451,48 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
     }
     set("tcp.pseudo", w.pseudo_packets);
     set("tcp.overlap", w.stream_overlaps);
-    set("tcp.reassembly_depth_dropped_bytes", w.stream_depth_dropped);
-    set(
+    vigil("tcp.reassembly_depth_dropped_bytes", w.stream_depth_dropped);
+    vigil(
         "tcp.reassembly_memcap_dropped_bytes",
         w.stream_memcap_dropped,
     );
-    set("tcp.stream_chunks", w.stream_chunks);
-    set("tcp.stream_chunk_bytes", w.stream_chunk_bytes);
+    vigil("tcp.stream_chunks", w.stream_chunks);
+    vigil("tcp.stream_chunk_bytes", w.stream_chunk_bytes);
     for (name, n) in &w.stream_events {
         set(name, *n);
     }
     for (name, n) in &w.app_flows {
-        set(&format!("app_layer.flow.{name}"), *n);
+        if APP_FLOW_BY_TRANSPORT.contains(name) {
+            let udp = w.app_flows_udp.get(name).copied().unwrap_or(0);
+            set(&format!("app_layer.flow.{name}_tcp"), n - udp);
+            set(&format!("app_layer.flow.{name}_udp"), udp);
+        } else {
+            set(&format!("app_layer.flow.{name}"), *n);
+        }
     }
-    set("app_layer.tx_logged", w.tx_logged);
-    set("app_layer.tls_encrypted_flows", w.tls_encrypted_flows);
-    set("app_layer.tx_inspections", w.tx_inspections);
-    set("app_layer.events", w.app_events);
-    set("app_layer.gaps", w.app_gaps);
-    set("app_layer.bytes", w.app_bytes);
+    vigil("app_layer.tx_logged", w.tx_logged);
+    vigil("app_layer.tls_encrypted_flows", w.tls_encrypted_flows);
+    vigil("app_layer.tx_inspections", w.tx_inspections);
+    vigil("app_layer.events", w.app_events);
+    vigil("app_layer.gaps", w.app_gaps);
+    vigil("app_layer.bytes", w.app_bytes);
+    // Suricata splits these by IP version (defrag.ipv4.fragments ...);
+    // Vigil counts both together.
     let d = &s.defrag;
-    set("defrag.fragments", d.fragments);
-    set("defrag.reassembled", d.reassembled);
-    set("defrag.overlaps", d.overlaps);
-    set("defrag.timeouts", d.timeouts);
-    set("defrag.evicted", d.evicted);
-    set("defrag.ignored", d.ignored);
-    set("defrag.memuse_peak", d.peak_bytes);
-    set("capture.dropped", 0);
+    vigil("defrag.fragments", d.fragments);
+    vigil("defrag.reassembled", d.reassembled);
+    vigil("defrag.overlaps", d.overlaps);
+    vigil("defrag.timeouts", d.timeouts);
+    vigil("defrag.evicted", d.evicted);
+    vigil("defrag.ignored", d.ignored);
+    vigil("defrag.memuse_peak", d.peak_bytes);
+    vigil("capture.dropped", 0);
     set("detect.alert", s.alerts_written);
     set("detect.alerts_suppressed", s.alerts_suppressed);
     if let Some(r) = report {
-        set("detect.engines.rules_loaded", r.loaded as u64);
-        set("detect.engines.rules_skipped", r.skipped.len() as u64);
+        // Suricata's detect.engines is an array of engines (tenants).
+        vigil("detect.engines.rules_loaded", r.loaded as u64);
+        vigil("detect.engines.rules_skipped", r.skipped.len() as u64);
     }
     // Device path counters (only with --prefilter-device on a device; last,
     // so the rest of the record is that of the CPU run).
@@ -480,7 +517,7 @@ pub fn stats_tree(s: &RunStats, report: Option<&BuildReport>) -> StatsTree {
         set("prefilter_device.overflow_reruns", d.overflow_reruns);
         set("prefilter_device.cpu_threshold_bytes", d.cpu_threshold);
     }
-    t
+    (t, own)
 }
 
 /// The config file with `--set` applied.
@@ -1035,11 +1072,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(ts) = stats_last_ts(&stats) {
         last_ts = ts;
     }
+    // EVE gets the counters Suricata has, under its names; stats.log all.
+    let (eve_tree, _) = stats_parts(&stats, Some(&report));
     let tree = stats_tree(&stats, Some(&report));
     sink.eve.write_stats(
         last_ts.div_euclid(1_000_000_000),
         last_ts.rem_euclid(1_000_000_000) as u32,
-        &tree,
+        &eve_tree,
     )?;
     sink.eve.flush()?;
     if let Some(f) = &mut sink.fast {
