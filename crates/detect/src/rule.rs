@@ -726,6 +726,19 @@ pub fn compile_rule(
             });
         }
         if let Some(h) = header_app.filter(|h| *h != app_proto) {
+            // Protocols Vigil detects but has no transactions for yet
+            // (SMTP's file.data, SMB's file buffers ...): a valid rule
+            // that cannot be evaluated, not an invalid one.
+            if matches!(
+                h,
+                AppProto::Smtp | AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc
+            ) {
+                return Err(Skip::NotEvaluable(format!(
+                    "{} transactions ({} buffers)",
+                    h.name(),
+                    app_proto.name()
+                )));
+            }
             return Err(Skip::Invalid {
                 keyword: "protocol".into(),
                 message: format!(
