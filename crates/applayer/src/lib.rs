@@ -239,6 +239,62 @@ pub enum BufferId {
 }
 
 impl BufferId {
+    /// Every buffer, in declaration order (robustness tests and fuzz
+    /// targets ask a transaction for each).
+    pub const ALL: &'static [BufferId] = &[
+        BufferId::HttpMethod,
+        BufferId::HttpUri,
+        BufferId::HttpUriRaw,
+        BufferId::HttpRequestLine,
+        BufferId::HttpHeader,
+        BufferId::HttpHeaderRaw,
+        BufferId::HttpHeaderNames,
+        BufferId::HttpHost,
+        BufferId::HttpHostRaw,
+        BufferId::HttpUserAgent,
+        BufferId::HttpCookie,
+        BufferId::HttpReferer,
+        BufferId::HttpAccept,
+        BufferId::HttpAcceptEnc,
+        BufferId::HttpAcceptLang,
+        BufferId::HttpContentType,
+        BufferId::HttpContentLen,
+        BufferId::HttpConnection,
+        BufferId::HttpProtocol,
+        BufferId::HttpStart,
+        BufferId::HttpRequestBody,
+        BufferId::HttpStatCode,
+        BufferId::HttpStatMsg,
+        BufferId::HttpResponseLine,
+        BufferId::HttpResponseBody,
+        BufferId::HttpServer,
+        BufferId::HttpLocation,
+        BufferId::HttpRequestHeader,
+        BufferId::HttpResponseHeader,
+        BufferId::FileData,
+        BufferId::FileName,
+        BufferId::DnsQuery,
+        BufferId::DnsQueriesRrname,
+        BufferId::DnsAnswersRrname,
+        BufferId::DnsResponseRrname,
+        BufferId::TlsSni,
+        BufferId::TlsCertSubject,
+        BufferId::TlsCertIssuer,
+        BufferId::TlsCertSerial,
+        BufferId::TlsCertFingerprint,
+        BufferId::TlsCerts,
+        BufferId::TlsRandom,
+        BufferId::TlsRandomTime,
+        BufferId::TlsRandomBytes,
+        BufferId::Ja3Hash,
+        BufferId::Ja3String,
+        BufferId::Ja3sHash,
+        BufferId::Ja3sString,
+        BufferId::Ja4Hash,
+        BufferId::SshProto,
+        BufferId::SshSoftware,
+    ];
+
     /// The protocol whose transactions carry this buffer.
     pub fn proto(self) -> AppProto {
         use BufferId::*;
@@ -337,4 +393,20 @@ pub(crate) fn hex_lower(bytes: &[u8]) -> String {
         s.push(HEX[(b & 15) as usize] as char);
     }
     s
+}
+
+#[cfg(test)]
+mod buffer_list_tests {
+    use super::BufferId;
+
+    #[test]
+    fn all_lists_each_buffer_once() {
+        let mut seen = std::collections::HashSet::new();
+        for b in BufferId::ALL {
+            assert!(seen.insert(*b), "{b:?} twice");
+            // Every buffer belongs to a protocol.
+            let _ = b.proto();
+        }
+        assert!(seen.contains(&BufferId::HttpMethod) && seen.contains(&BufferId::SshSoftware));
+    }
 }

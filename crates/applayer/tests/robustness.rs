@@ -8,33 +8,6 @@ use vigil_applayer::{
     Transport,
 };
 
-const ALL_BUFFERS: &[BufferId] = &[
-    BufferId::HttpMethod,
-    BufferId::HttpUri,
-    BufferId::HttpUriRaw,
-    BufferId::HttpRequestLine,
-    BufferId::HttpHeader,
-    BufferId::HttpHeaderRaw,
-    BufferId::HttpHeaderNames,
-    BufferId::HttpHost,
-    BufferId::HttpHostRaw,
-    BufferId::HttpStart,
-    BufferId::HttpRequestBody,
-    BufferId::HttpResponseBody,
-    BufferId::HttpStatCode,
-    BufferId::HttpRequestHeader,
-    BufferId::HttpResponseHeader,
-    BufferId::DnsQuery,
-    BufferId::DnsResponseRrname,
-    BufferId::TlsSni,
-    BufferId::TlsCerts,
-    BufferId::TlsCertSubject,
-    BufferId::Ja3Hash,
-    BufferId::Ja4Hash,
-    BufferId::SshProto,
-    BufferId::SshSoftware,
-];
-
 /// Feeds chunks alternately to both directions and reads every buffer and
 /// EVE object.
 fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
@@ -53,7 +26,7 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
     s.finish(Direction::ToServer);
     s.finish(Direction::ToClient);
     for t in s.transactions() {
-        for &id in ALL_BUFFERS {
+        for &id in BufferId::ALL {
             for dir in [Direction::ToServer, Direction::ToClient] {
                 let _ = s.buffer(t.id, id, dir);
                 let _ = s.buffers(t.id, id, dir).count();

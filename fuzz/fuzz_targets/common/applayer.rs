@@ -21,57 +21,6 @@ use vigil_applayer::{
 };
 
 use BufferId::*;
-const ALL_BUFFERS: &[BufferId] = &[
-    HttpMethod,
-    HttpUri,
-    HttpUriRaw,
-    HttpRequestLine,
-    HttpHeader,
-    HttpHeaderRaw,
-    HttpHeaderNames,
-    HttpHost,
-    HttpHostRaw,
-    HttpUserAgent,
-    HttpCookie,
-    HttpReferer,
-    HttpAccept,
-    HttpAcceptEnc,
-    HttpAcceptLang,
-    HttpContentType,
-    HttpContentLen,
-    HttpConnection,
-    HttpProtocol,
-    HttpStart,
-    HttpRequestBody,
-    HttpStatCode,
-    HttpStatMsg,
-    HttpResponseLine,
-    HttpResponseBody,
-    HttpServer,
-    HttpLocation,
-    HttpRequestHeader,
-    HttpResponseHeader,
-    FileData,
-    FileName,
-    DnsQuery,
-    DnsQueriesRrname,
-    DnsAnswersRrname,
-    DnsResponseRrname,
-    TlsSni,
-    TlsCertSubject,
-    TlsCertIssuer,
-    TlsCertSerial,
-    TlsCertFingerprint,
-    TlsCerts,
-    TlsRandom,
-    TlsRandomTime,
-    TlsRandomBytes,
-    Ja3Hash,
-    Ja3String,
-    Ja3sHash,
-    Ja3sString,
-    Ja4Hash,
-];
 
 pub fn run(proto: AppProto, transport: Transport, port: u16, mut rest: &[u8]) {
     let cfg = AppLayerConfig::default();
@@ -124,7 +73,7 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
         assert!(w[0].id < w[1].id, "transaction ids out of order");
     }
     for tx in &txs {
-        for &id in ALL_BUFFERS {
+        for &id in BufferId::ALL {
             for dir in [Direction::ToServer, Direction::ToClient] {
                 let one = st.buffer(tx.id, id, dir);
                 std::hint::black_box(one);
