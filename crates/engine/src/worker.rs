@@ -1212,7 +1212,9 @@ impl Ctx {
             return;
         }
         s.pkts += 1;
-        s.bytes += rec.orig_len as u64;
+        // Captured bytes, as Suricata's decoder.bytes (a record's original
+        // length can be anything: one of dev-mix's claims 4 GB).
+        s.bytes += rec.len as u64;
         if p.vlan_count > 0 {
             s.vlan += 1;
         }

@@ -103,6 +103,11 @@ fn demo_capture_raises_demo_alerts() {
         stats["stats"]["decoder"]["pkts"].as_u64().unwrap(),
         frames.len() as u64
     );
+    // Captured bytes, as Suricata counts them.
+    assert_eq!(
+        stats["stats"]["decoder"]["bytes"].as_u64().unwrap(),
+        frames.iter().map(|(_, f)| f.len() as u64).sum::<u64>()
+    );
 }
 
 /// Many flows over several workers: output must not depend on the count.
@@ -449,4 +454,44 @@ fn stats_log_reports_memory_by_component() {
     assert!(value("memory.ruleset_bytes") < peak);
     assert!(value("memory.flows_peak_bytes") > 0);
     value("memory.stream_peak_bytes");
+}
+
+/// `decoder.bytes` counts captured bytes, as Suricata's does, not the
+/// original lengths the records claim (a snaplen-cut capture, or a record
+/// claiming gigabytes).
+#[test]
+fn decoder_bytes_counts_captured_bytes() {
+    let d = tmpdir("capbytes");
+    let frame = vigil_craft::eth_ipv4_udp(
+        std::net::Ipv4Addr::new(10, 0, 0, 1),
+        1000,
+        std::net::Ipv4Addr::new(10, 0, 0, 2),
+        2000,
+        b"hello",
+    );
+    let mut pcap = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        pcap.extend_from_slice(&v.to_le_bytes());
+    }
+    for orig in [frame.len() as u32 + 1000, 4_000_000_000] {
+        for v in [1_700_000_000u32, 0, frame.len() as u32, orig] {
+            pcap.extend_from_slice(&v.to_le_bytes());
+        }
+        pcap.extend_from_slice(&frame);
+    }
+    let path = d.join("cut.pcap");
+    std::fs::write(&path, &pcap).unwrap();
+    let out = d.join("out");
+    let o = vigil(&[
+        "run",
+        "-r",
+        path.to_str().unwrap(),
+        "-l",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    let stats: serde_json::Value = serde_json::from_str(eve.lines().last().unwrap()).unwrap();
+    assert_eq!(stats["stats"]["decoder"]["pkts"], 2);
+    assert_eq!(stats["stats"]["decoder"]["bytes"], 2 * frame.len() as u64);
 }
