@@ -307,6 +307,27 @@ fn last_stats(eve: &[Value]) -> &Value {
         .expect("a stats event")
 }
 
+/// Stops an inline Vigil that ran the blocking rule (sid 1001): it exits
+/// cleanly, every alert is that rule's and says "blocked", and the stats
+/// count at least one drop by a rule. Returns the EVE events and stderr.
+fn stop_expecting_blocks(v: Vigil) -> (Vec<Value>, String) {
+    let eve_path = v.out.join("eve.json");
+    let (status, _, err) = v.stop();
+    assert!(status.success(), "{err}");
+    let eve = eve_lines(&eve_path);
+    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
+    assert!(!alerts.is_empty(), "no alert: {err}");
+    assert!(alerts
+        .iter()
+        .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
+    let s = &last_stats(&eve)["stats"];
+    assert!(
+        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
+    (eve, err)
+}
+
 fn offline(pcap: &Path, rules: &Path, dir: &Path) -> Vec<Value> {
     let out = dir.join("offline");
     let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
@@ -1066,20 +1087,8 @@ fn nfqueue_inline_blocks_the_attack_and_its_flow_and_lets_the_rest_through() {
     assert!(!net.server_saw("/ATTACK"), "the attack reached the server");
     // Other flows are not affected.
     assert!(net.get("/index.html").is_some());
-    let eve_path = v.out.join("eve.json");
-    let (status, _, err) = v.stop();
-    assert!(status.success(), "{err}");
-    let eve = eve_lines(&eve_path);
-    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
-    assert!(!alerts.is_empty(), "no alert: {err}");
-    assert!(alerts
-        .iter()
-        .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
+    let (eve, _err) = stop_expecting_blocks(v);
     let s = &last_stats(&eve)["stats"];
-    assert!(
-        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
-        "{s}"
-    );
     // The client retransmits the dropped request: the flow verdict table
     // drops the copies without inspecting them.
     assert!(
@@ -1608,21 +1617,9 @@ fn bridge_inline_blocks_the_attack_and_lets_the_rest_through() {
             v.stderr_text()
         );
     }
-    let eve_path = v.out.join("eve.json");
-    let (status, _, err) = v.stop();
-    assert!(status.success(), "{err}");
+    let (eve, err) = stop_expecting_blocks(v);
     assert!(err.contains("fail-closed"), "{err}");
-    let eve = eve_lines(&eve_path);
-    let alerts: Vec<&Value> = eve.iter().filter(|e| e["event_type"] == "alert").collect();
-    assert!(!alerts.is_empty(), "no alert: {err}");
-    assert!(alerts
-        .iter()
-        .all(|a| a["alert"]["signature_id"] == 1001 && a["alert"]["action"] == "blocked"));
     let s = &last_stats(&eve)["stats"];
-    assert!(
-        s["ips"]["drop_reason"]["rules"].as_u64().unwrap() >= 1,
-        "{s}"
-    );
     // One flow per connection: a flow split over the workers would count
     // twice (its directions as two flows on two workers).
     assert_eq!(s["flow"]["total"].as_u64(), Some(MORE as u64 + 2), "{s}");
