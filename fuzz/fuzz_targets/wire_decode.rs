@@ -12,20 +12,12 @@ use libfuzzer_sys::fuzz_target;
 use std::ops::Range;
 use vigil_wire::{decode, linktype, L4};
 
-const LINKTYPES: [u32; 12] = [
-    linktype::NULL,
-    linktype::ETHERNET,
-    linktype::PPP,
-    linktype::RAW,
-    linktype::LOOP,
-    linktype::LINUX_SLL,
-    linktype::IPV4,
-    linktype::IPV6,
-    linktype::LINUX_SLL2,
-    linktype::RAW_OPENBSD,
-    linktype::RAW_ALT,
-    9999,
-];
+/// The `i`-th of the decoded link types and, last, one the decoder does
+/// not know (12 in all).
+fn linktype_at(i: usize) -> u32 {
+    let n = linktype::DECODED.len() + 1;
+    linktype::DECODED.get(i % n).copied().unwrap_or(9999)
+}
 
 fn in_frame(r: &Range<usize>, n: usize, what: &str) {
     assert!(
@@ -38,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&sel, frame)) = data.split_first() else {
         return;
     };
-    let lt = LINKTYPES[usize::from(sel) % LINKTYPES.len()];
+    let lt = linktype_at(usize::from(sel));
     let p = decode(lt, frame);
     let n = frame.len();
     assert_eq!(p.linktype, lt);

@@ -91,6 +91,22 @@ pub mod linktype {
     pub const RAW_OPENBSD: u32 = 12;
     /// DLT_RAW on some platforms (14).
     pub const RAW_ALT: u32 = 14;
+
+    /// Every link type the decoder reads (robustness tests and the fuzz
+    /// target walk them all).
+    pub const DECODED: [u32; 11] = [
+        NULL,
+        ETHERNET,
+        PPP,
+        RAW,
+        LOOP,
+        LINUX_SLL,
+        IPV4,
+        IPV6,
+        LINUX_SLL2,
+        RAW_OPENBSD,
+        RAW_ALT,
+    ];
 }
 
 /// Network-layer facts of a decoded packet.
