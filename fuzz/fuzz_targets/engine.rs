@@ -37,14 +37,6 @@ use vigil_engine::{Batch, OutKind, OverlapPolicy, StreamSettings, Worker, Worker
 use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
 
 const PORTS: [u16; 8] = [80, 443, 53, 8080, 21, 25, 445, 6666];
-const POLICIES: [OverlapPolicy; 6] = [
-    OverlapPolicy::First,
-    OverlapPolicy::Last,
-    OverlapPolicy::Bsd,
-    OverlapPolicy::Linux,
-    OverlapPolicy::OldLinux,
-    OverlapPolicy::Solaris,
-];
 
 /// Rules the packets can trip: app-layer buffers of each protocol,
 /// stream and packet content, flowbits, thresholds, byte tests, pcre,
@@ -86,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
         inline,
         stream: StreamSettings {
             midstream: settings & 2 != 0,
-            policy: POLICIES[usize::from(settings >> 2 & 7) % POLICIES.len()],
+            policy: OverlapPolicy::ALL[usize::from(settings >> 2 & 7) % OverlapPolicy::ALL.len()],
             inline,
             ..StreamSettings::default()
         },

@@ -34,6 +34,16 @@ pub enum OverlapPolicy {
 }
 
 impl OverlapPolicy {
+    /// Every policy (fuzz targets try each).
+    pub const ALL: [OverlapPolicy; 6] = [
+        OverlapPolicy::First,
+        OverlapPolicy::Last,
+        OverlapPolicy::Bsd,
+        OverlapPolicy::Linux,
+        OverlapPolicy::OldLinux,
+        OverlapPolicy::Solaris,
+    ];
+
     /// Parses a policy or a target OS name as Suricata's host-os-policy
     /// section spells them.
     pub fn from_name(s: &str) -> Option<OverlapPolicy> {
