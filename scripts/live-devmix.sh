@@ -39,21 +39,16 @@ python3 $shared/tools/pcap_for_replay.py "$pcap" "$work/fixed.pcap" >/dev/null
 # timing the link gives them: the offline run reads a copy whose
 # timestamps are those of a replay at RATE (each frame's wire time at
 # that rate after the previous one), and the live run replays that copy.
-python3 - "$work/fixed.pcap" "$work/replay.pcap" "$rate" <<'PY'
+python3 - "$work/fixed.pcap" "$work/replay.pcap" "$rate" "$PWD/scripts" <<'PY'
 import struct, sys
 src, dst, rate = sys.argv[1], sys.argv[2], float(sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+import pcaplib
 with open(src, "rb") as f, open(dst, "wb") as g:
-    gh = f.read(24)
-    end = "<" if struct.unpack("<I", gh[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    nano = struct.unpack(end + "I", gh[:4])[0] in (0xA1B23C4D,)
+    gh, end, nano, _ = pcaplib.read_header(f)
     g.write(gh)
     t = 1_700_000_000.0
-    while True:
-        h = f.read(16)
-        if len(h) < 16:
-            break
-        _, _, cap, length = struct.unpack(end + "IIII", h)
-        data = f.read(cap)
+    for _, _, cap, length, data in pcaplib.records(f, end):
         t += length * 8 / (rate * 1e6)
         sec = int(t)
         frac = int((t - sec) * (1e9 if nano else 1e6))

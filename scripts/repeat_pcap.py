@@ -17,8 +17,12 @@ Copy 0 is the input unchanged. Ethernet (with 802.1Q/802.1ad tags), raw
 IP and Linux cooked captures are rewritten; other records are copied as
 they are, as are records too short to parse.
 """
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcaplib  # noqa: E402
 
 DAY = 86400
 
@@ -113,25 +117,11 @@ def rewrite(linktype, data, k):
 
 def main(src, dst, n):
     with open(src, "rb") as f:
-        gh = f.read(24)
-        magic = struct.unpack("<I", gh[:4])[0]
-        if magic in (0xA1B2C3D4, 0xA1B23C4D):
-            end = "<"
-        elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-            end = ">"
-        else:
-            sys.exit("not a classic pcap file (pcapng is not handled)")
-        linktype = struct.unpack(end + "I", gh[20:24])[0] & 0x0FFFFFFF
-        records = []
-        while True:
-            h = f.read(16)
-            if len(h) < 16:
-                break
-            ts, frac, cap, length = struct.unpack(end + "IIII", h)
-            data = f.read(cap)
-            if len(data) < cap:
-                break
-            records.append((ts, frac, cap, length, data))
+        try:
+            gh, end, _, linktype = pcaplib.read_header(f)
+        except ValueError as ex:
+            sys.exit(str(ex))
+        records = list(pcaplib.records(f, end))
     if not records:
         sys.exit("no records")
     span = max(r[0] for r in records) - min(r[0] for r in records)
