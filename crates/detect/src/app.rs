@@ -1200,12 +1200,13 @@ impl DetectEngine {
                     txst.fired.push((ri, tx.dir));
                     return true;
                 }
-                Verdict::Alert => {
+                Verdict::Alert | Verdict::Deferred => {
                     txst.fired.push((ri, tx.dir));
                     alerts.push(Hit {
                         rule: ri,
                         stream: false,
                         tx: Some(tx.tx),
+                        deferred: matches!(v, Verdict::Deferred),
                     });
                 }
                 Verdict::Silent => txst.fired.push((ri, tx.dir)),

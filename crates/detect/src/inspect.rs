@@ -175,6 +175,10 @@ pub struct Hit {
     /// sticky buffers such as `http.uri`), for the alert's `http`/`dns`/
     /// `tls` object.
     pub tx: Option<crate::app::TxId>,
+    /// The rule has `xbits`: whether it matches (and alerts) is decided
+    /// where events meet in input order ([`crate::xbits`]); the worker
+    /// raises the event, not an alert.
+    pub deferred: bool,
 }
 
 fn flowbits_test(op: &FlowbitOp, st: Option<&FlowDetectState>) -> bool {
@@ -632,10 +636,11 @@ impl DetectEngine {
             match verdict {
                 Verdict::NoMatch => continue,
                 Verdict::Pass => return true,
-                Verdict::Alert => alerts.push(Hit {
+                Verdict::Alert | Verdict::Deferred => alerts.push(Hit {
                     rule: ri,
                     stream: stream_hit,
                     tx: None,
+                    deferred: matches!(verdict, Verdict::Deferred),
                 }),
                 Verdict::Silent => {}
             }
@@ -760,6 +765,9 @@ pub(crate) enum Verdict {
     Alert,
     /// The rule matched without an alert (`noalert`, suppressed).
     Silent,
+    /// The rule matched here but has `xbits`: the event goes to where
+    /// they are resolved, which decides ([`crate::xbits`]).
+    Deferred,
 }
 
 /// The last steps of a match: `flowint` (may still fail), flowbit
@@ -793,6 +801,9 @@ pub(crate) fn conclude(
     let Some(ip) = &input.packet.ip else {
         return Verdict::Silent;
     };
+    if !r.xbits.is_empty() {
+        return Verdict::Deferred;
+    }
     if !r.noalert && !r.suppressed(ip.src, ip.dst) {
         Verdict::Alert
     } else {

@@ -21,6 +21,7 @@ pub mod profile;
 pub mod rule;
 pub mod stream;
 pub mod threshold;
+pub mod xbits;
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,7 @@ pub use profile::{RuleCost, RuleProfile};
 pub use rule::{CompiledRule, Skip};
 pub use stream::{StreamChunk, StreamReq, StreamSize};
 pub use threshold::{AlertKey, ThresholdTracker};
+pub use xbits::{XbitStats, XbitTable};
 
 /// A rule that was not loaded, and why.
 #[derive(Debug, Clone)]
@@ -71,6 +73,8 @@ pub struct DetectEngine {
     pub flowbit_names: Vec<String>,
     /// `flowint` variable names by index.
     pub flowint_names: Vec<String>,
+    /// `xbits` / `hostbits` names by index.
+    pub xbit_names: Vec<String>,
 }
 
 impl DetectEngine {
@@ -196,6 +200,7 @@ impl DetectEngine {
                 tx,
                 flowbit_names: names.names,
                 flowint_names: names.int_names,
+                xbit_names: names.xbit_names,
             },
             report,
         )

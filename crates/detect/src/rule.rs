@@ -135,6 +135,9 @@ pub struct CompiledRule {
     /// `flowint` operations in rule order, run after everything else
     /// matched; a failing test makes the rule not match.
     pub flowints: Vec<FlowintStep>,
+    /// `xbits` / `hostbits` in rule order. A rule with any is resolved
+    /// where the workers' events meet (see [`crate::xbits`]).
+    pub xbits: Vec<crate::xbits::XbitOp>,
     /// `threshold.config` suppressions by address: an alert whose tracked
     /// address is in the set is dropped (side effects still happen).
     pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
@@ -238,6 +241,9 @@ pub struct FlowbitNames {
     /// `flowint` variable names (their own index space).
     pub int_names: Vec<String>,
     int_index: HashMap<String, u32>,
+    /// `xbits` / `hostbits` names (their own index space).
+    pub xbit_names: Vec<String>,
+    xbit_index: HashMap<String, u32>,
 }
 
 impl FlowbitNames {
@@ -248,6 +254,17 @@ impl FlowbitNames {
         let i = self.names.len() as u32;
         self.names.push(name.to_string());
         self.index.insert(name.to_string(), i);
+        i
+    }
+
+    /// The index of an `xbits` / `hostbits` name.
+    pub fn intern_xbit(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.xbit_index.get(name) {
+            return i;
+        }
+        let i = self.xbit_names.len() as u32;
+        self.xbit_names.push(name.to_string());
+        self.xbit_index.insert(name.to_string(), i);
         i
     }
 
@@ -556,6 +573,7 @@ pub fn compile_rule(
     let mut threshold = None;
     let mut detection_filter = None;
     let mut flowints = Vec::new();
+    let mut xbits: Vec<crate::xbits::XbitOp> = Vec::new();
     let mut noalert = rule.noalert || rule.action == Action::Config;
     for c in &rule.conditions {
         match c {
@@ -670,7 +688,21 @@ pub fn compile_rule(
                     Some(FlowintValue::Var(v)) => FlowintOperand::Var(flowbits.intern_int(v)),
                 },
             }),
-            Condition::Xbits(_) => return Err(Skip::NotEvaluable("xbits".into())),
+            Condition::Xbits(x) => {
+                let track = match x.track.as_str() {
+                    "ip_src" => crate::xbits::XTrack::Src,
+                    "ip_dst" => crate::xbits::XTrack::Dst,
+                    "ip_pair" => crate::xbits::XTrack::Pair,
+                    // Bits per transaction (Suricata 8): not kept yet.
+                    _ => return Err(Skip::NotEvaluable("xbits track tx".into())),
+                };
+                xbits.push(crate::xbits::XbitOp {
+                    cmd: x.cmd,
+                    bit: flowbits.intern_xbit(&x.name),
+                    track,
+                    expire_s: x.expire.unwrap_or(crate::xbits::DEFAULT_EXPIRE_S),
+                });
+            }
             other => checks.push(Check::Cond(other.clone())),
         }
     }
@@ -686,6 +718,21 @@ pub fn compile_rule(
         },
         None => (String::new(), None),
     };
+    // An xbits test is decided where the workers' events meet (see
+    // crate::xbits), after the worker already applied the rule's flow
+    // state changes: a rule that would change flow state only when an
+    // xbit is set cannot be evaluated that way.
+    // A `pass` rule stops at the worker, so its xbits would never apply.
+    if (!xbits.is_empty() && rule.action == Action::Pass)
+        || (xbits.iter().any(|o| o.is_test())
+            && (!flowbit_sets.is_empty()
+                || flowints.iter().any(|f| f.op.is_modifier())
+                || rule.bypass))
+    {
+        return Err(Skip::NotEvaluable(
+            "xbits on a pass rule, or an xbits test with flowbits/flowint/bypass".into(),
+        ));
+    }
     let severity = rule.priority.or(class_prio).unwrap_or(3);
     let (app, fast_pattern) = if lists.is_empty() && urilen.is_none() && tx_checks.is_empty() {
         // A packet rule whose header names an application protocol only
@@ -811,6 +858,7 @@ pub fn compile_rule(
         threshold,
         detection_filter,
         flowints,
+        xbits,
         suppress: Vec::new(),
         fast_pattern,
         app_tests,
@@ -827,7 +875,7 @@ pub fn compile_rule(
 /// reject, then alert; within an action, rules that set flowbits before
 /// rules that only read them; the same for flowint; then by priority (1
 /// first); ties keep file order.
-pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8) {
+pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8, u8) {
     let action = match r.action {
         Action::Pass => 0,
         Action::Drop => 1,
@@ -849,5 +897,14 @@ pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8) {
         (false, true) => 2,
         (false, false) => 3,
     };
-    (action, fb, fi, r.severity)
+    // Suricata orders by host and ip-pair bits the same way.
+    let xs = r.xbits.iter().any(|o| !o.is_test());
+    let xt = r.xbits.iter().any(|o| o.is_test());
+    let xb = match (xs, xt) {
+        (true, false) => 0,
+        (true, true) => 1,
+        (false, true) => 2,
+        (false, false) => 3,
+    };
+    (action, fb, fi, xb, r.severity)
 }

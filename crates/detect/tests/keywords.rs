@@ -251,17 +251,32 @@ fn requires_unmet_rules_are_skipped() {
 }
 
 #[test]
-fn xbits_and_app_layer_rules_are_not_evaluable() {
+fn xbits_per_transaction_and_app_layer_rules_are_not_evaluable() {
     let vars = Vars::default();
     let rules: Vec<_> = [
-        "alert tcp any any -> any any (xbits:isset,a,track ip_src; sid:1;)",
+        "alert tcp any any -> any any (xbits:isset,a,track tx; sid:1;)",
         "alert krb5 any any -> any any (content:\"a\"; sid:2;)",
+        // An xbits test decided after the flow state already changed.
+        "alert tcp any any -> any any (xbits:isset,a,track ip_src; flowbits:set,b; sid:3;)",
+        "pass tcp any any -> any any (xbits:set,a,track ip_src; sid:4;)",
+        // Loads: xbits effects only, with flowbits.
+        "alert tcp any any -> any any (xbits:set,a,track ip_src; flowbits:set,b; sid:5;)",
     ]
     .iter()
     .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
     .collect();
     let (_, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
-    assert_eq!(report.not_evaluable_by_keyword.get("xbits"), Some(&1));
+    assert_eq!(
+        report.not_evaluable_by_keyword.get("xbits track tx"),
+        Some(&1)
+    );
+    assert_eq!(
+        report
+            .not_evaluable_by_keyword
+            .get("xbits on a pass rule, or an xbits test with flowbits/flowint/bypass"),
+        Some(&2)
+    );
+    assert_eq!(report.loaded, 1);
     assert_eq!(
         report.not_evaluable_by_keyword.get("protocol krb5"),
         Some(&1)

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use vigil_defrag::{DefragStats, Defragmenter, Fragment};
-use vigil_detect::{AlertKey, CompiledRule, DetectEngine, ThresholdTracker};
+use vigil_detect::{AlertKey, CompiledRule, DetectEngine, ThresholdTracker, XbitStats, XbitTable};
 use vigil_flow::{flow_hash, pair_hash, FlowKey};
 use vigil_source::PcapSource;
 use vigil_stream::StreamConfig;
@@ -183,6 +183,8 @@ pub struct RunStats {
     pub defrag: DefragStats,
     /// Device path counters, summed over workers (`None`: CPU run).
     pub device: Option<DeviceStats>,
+    /// Host and ip-pair bits (`xbits`, `hostbits`).
+    pub xbits: XbitStats,
 }
 
 /// Errors that end a run.
@@ -301,7 +303,8 @@ pub fn run_offline(
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
-        let (written, suppressed) = merged?;
+        let (written, suppressed, xbits) = merged?;
+        totals.xbits = xbits;
         totals.alerts_written = written;
         totals.alerts_suppressed = suppressed;
         totals.packets_read = packets;
@@ -706,16 +709,22 @@ fn merge_loop(
     rx: Receiver<Report>,
     detect: &DetectEngine,
     sink: &mut (dyn AlertSink + Send),
-) -> Result<(u64, u64), RunError> {
+) -> Result<(u64, u64, XbitStats), RunError> {
     let mut queues: Vec<VecDeque<AlertOut>> = (0..n).map(|_| VecDeque::new()).collect();
     let mut marks = vec![0u64; n];
     let mut thresholds = ThresholdTracker::default();
+    let mut xbits = XbitTable::default();
     let mut written = 0u64;
     let mut suppressed = 0u64;
     let mut emit = |a: &AlertOut| -> Result<(), RunError> {
         match a.kind {
             OutKind::TxLog => return Ok(sink.tx_log(a)?),
             OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
+            OutKind::Xbits => {
+                if !xbits_alert(&mut xbits, &detect.rules[a.rule as usize], a) {
+                    return Ok(());
+                }
+            }
             OutKind::Alert => {}
         }
         let r = &detect.rules[a.rule as usize];
@@ -764,5 +773,11 @@ fn merge_loop(
     }
     result?;
     drain(&mut queues, u64::MAX, &mut emit)?;
-    Ok((written, suppressed))
+    Ok((written, suppressed, xbits.stats))
+}
+
+/// Resolves an [`OutKind::Xbits`] event against the host and pair bits:
+/// whether the rule matched after all and alerts (its effects applied).
+pub(crate) fn xbits_alert(t: &mut XbitTable, r: &CompiledRule, a: &AlertOut) -> bool {
+    t.resolve(&r.xbits, a.src, a.dst, a.ts_ns) && !r.noalert && !r.suppressed(a.src, a.dst)
 }

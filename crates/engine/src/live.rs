@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use vigil_detect::{DetectEngine, ThresholdTracker};
+use vigil_detect::{DetectEngine, ThresholdTracker, XbitTable};
 
 use vigil_defrag::{DefragStats, Defragmenter};
 
@@ -590,6 +590,7 @@ fn output_loop(
     };
     let mut done = vec![false; n];
     let mut thresholds = ThresholdTracker::default();
+    let mut xbits = XbitTable::default();
     let mut threshold_engine: Option<Arc<DetectEngine>> = None;
     let mut last_tick = Instant::now();
     let mut failed: Option<std::io::Error> = None;
@@ -605,6 +606,9 @@ fn output_loop(
                     .is_some_and(|e| Arc::ptr_eq(e, &engine))
                 {
                     thresholds = ThresholdTracker::default();
+                    // Bits are kept by name index: a new ruleset (rule
+                    // reload) starts afresh too.
+                    xbits = XbitTable::default();
                     threshold_engine = Some(engine.clone());
                 }
                 for a in &alerts {
@@ -617,8 +621,12 @@ fn output_loop(
                         sink.drop_log(a, engine.rules.get(a.rule as usize))
                     } else {
                         let rule = &engine.rules[a.rule as usize];
-                        let allowed = crate::threshold_allows(&mut thresholds, rule, a);
-                        if allowed {
+                        let matched =
+                            a.kind != OutKind::Xbits || crate::xbits_alert(&mut xbits, rule, a);
+                        let allowed = matched && crate::threshold_allows(&mut thresholds, rule, a);
+                        if !matched {
+                            Ok(())
+                        } else if allowed {
                             snap.alerts_written += 1;
                             snap.alerts_blocked += u64::from(a.blocked);
                             sink.alert(a, rule)

@@ -297,6 +297,11 @@ pub enum OutKind {
     /// Inline: a dropped packet (EVE `drop` event): `app` holds the
     /// `drop` object; `rule` is the rule that dropped it, or `u32::MAX`.
     Drop,
+    /// An event for the host and pair scopes: `rule` (which has
+    /// `xbits`) matched everything else on this packet; where events meet
+    /// in input order its xbits decide whether it matches and alerts
+    /// (vigil_detect::xbits). Otherwise an alert.
+    Xbits,
 }
 
 /// A transaction's EVE object, as the output writes it.
@@ -363,6 +368,8 @@ pub struct WorkerStats {
     pub flows_active_at_end: u64,
     pub flows_peak: u64,
     pub alerts: u64,
+    /// Matches of rules with `xbits` sent to be resolved across flows.
+    pub xbits_events: u64,
     pub passed_flows: u64,
     /// Flows bypassed by a rule's `bypass` keyword.
     pub bypassed_flows: u64,
@@ -437,6 +444,7 @@ impl WorkerStats {
             flows_active_at_end,
             flows_peak,
             alerts,
+            xbits_events,
             passed_flows,
             bypassed_flows,
             prefilter_hits,
@@ -1926,9 +1934,22 @@ impl Ctx {
         let (sp, dp, icmp) = ports_and_icmp(p);
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
-            self.stats.alerts += 1;
+            let rule = &self.detect.rules[h.rule as usize];
+            if h.deferred {
+                self.stats.xbits_events += 1;
+            } else {
+                self.stats.alerts += 1;
+            }
             let mut blocked = false;
-            if self.cfg.inline && !e.pseudo {
+            // Inline, the verdict is the worker's: a rule whose xbits
+            // tests are decided later does not drop (docs/inline.md).
+            let decided_here = !h.deferred
+                || (!rule.xbits.iter().any(|o| o.is_test())
+                    && !rule.noalert
+                    && p.ip
+                        .as_ref()
+                        .is_some_and(|ip| !rule.suppressed(ip.src, ip.dst)));
+            if self.cfg.inline && !e.pseudo && decided_here {
                 use vigil_rules::Action;
                 let v = match self.detect.rules[h.rule as usize].action {
                     Action::Drop => Verdict::Drop,
@@ -1993,7 +2014,11 @@ impl Ctx {
                     Some(tx) if self.cfg.alert_app => app.and_then(|a| tx_record(a, tx)),
                     _ => None,
                 },
-                kind: OutKind::Alert,
+                kind: if h.deferred {
+                    OutKind::Xbits
+                } else {
+                    OutKind::Alert
+                },
                 blocked,
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),

@@ -627,8 +627,9 @@ pub enum Condition {
     },
     /// `flowint:name,op[,value]`.
     Flowint(Flowint),
-    /// `xbits:cmd,name,track T[,expire N]`: parsed and validated; the
-    /// host/ip-pair state it needs spans flows (not evaluable yet).
+    /// `xbits:cmd,name,track T[,expire N]`, and `hostbits` (as xbits
+    /// with `track ip_src` / `ip_dst`): bits kept per host or address
+    /// pair, across flows.
     Xbits(Xbits),
     /// Any other keyword that parsed but is not evaluated yet.
     NotEvaluable {

@@ -342,7 +342,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("engine-event", Other("engine-event")),
     ("flowvar", Other("flowvar")),
     ("pktvar", Other("pktvar")),
-    ("hostbits", Other("hostbits")),
     ("iprep", Other("iprep")),
     ("datarep", Other("datarep")),
     ("dataset", Other("dataset")),
@@ -667,6 +666,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("fragbits", Supported),
     ("fragoffset", Supported),
     ("gid", Supported),
+    ("hostbits", Supported),
     ("icmp_id", Supported),
     ("icmp_seq", Supported),
     ("icmpv6.mtu", Supported),
@@ -716,10 +716,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("urilen", Supported),
     ("window", Supported),
     ("within", Supported),
-    (
-        "xbits",
-        Parsed("needs host / ip-pair state shared across flows"),
-    ),
+    ("xbits", Supported),
 ];
 
 /// Suricata 9 keywords the parser rejects as unknown.
@@ -932,7 +929,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("engine-event", "engine events are not raised"),
     ("flowvar", "pcre variable capture not implemented"),
     ("pktvar", "pcre variable capture not implemented"),
-    ("hostbits", "needs host state shared across flows"),
     ("iprep", "IP reputation lists not implemented"),
     ("datarep", "datasets not implemented"),
     ("dataset", "datasets not implemented"),

@@ -1016,6 +1016,7 @@ impl Parser {
                 self.conditions.push(Condition::Flowint(f));
             }
             "xbits" => self.xbits(need(name, value)?)?,
+            "hostbits" => self.hostbits(need(name, value)?)?,
             "requires" => {
                 let v = need(name, value)?;
                 if let Some(why) = check_requires(v).map_err(inval)? {
@@ -1172,7 +1173,58 @@ impl Parser {
             track,
             expire,
         }));
-        self.note("xbits");
+        Ok(())
+    }
+
+    /// `hostbits:<cmd>,<name>[,src|dst|both]` (Suricata's host bits: the
+    /// same state as `xbits` with `track ip_src` / `ip_dst`; `src` when no
+    /// direction is given, `both` sets or tests the bit on both hosts) or
+    /// `hostbits:noalert`.
+    fn hostbits(&mut self, v: &str) -> Result<(), RuleError> {
+        let t = strip_quotes(v);
+        let parts: Vec<&str> = split_commas(t).collect();
+        let cmd = match parts[0] {
+            "set" => FlowbitsCmd::Set,
+            "unset" => FlowbitsCmd::Unset,
+            "toggle" => FlowbitsCmd::Toggle,
+            "isset" => FlowbitsCmd::IsSet,
+            "isnotset" => FlowbitsCmd::IsNotSet,
+            "noalert" => {
+                if parts.len() > 1 {
+                    return Err(inval("hostbits:noalert takes no other option"));
+                }
+                self.noalert = true;
+                return Ok(());
+            }
+            c => return Err(inval(format!("unknown hostbits command '{c}'"))),
+        };
+        let name = parts.get(1).copied().unwrap_or("");
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(inval(format!("invalid hostbits name '{name}'")));
+        }
+        let tracks: &[&str] = match parts.get(2).copied().unwrap_or("src") {
+            "src" | "to_src" => &["ip_src"],
+            "dst" | "to_dst" => &["ip_dst"],
+            "both" => &["ip_src", "ip_dst"],
+            o => {
+                return Err(inval(format!(
+                    "invalid hostbits direction '{o}' (src, dst or both)"
+                )))
+            }
+        };
+        if parts.len() > 3 {
+            return Err(inval(
+                "hostbits takes at most a command, a name and a direction",
+            ));
+        }
+        for track in tracks {
+            self.conditions.push(Condition::Xbits(Xbits {
+                cmd,
+                name: name.to_string(),
+                track: track.to_string(),
+                expire: None,
+            }));
+        }
         Ok(())
     }
 

@@ -1170,7 +1170,7 @@ fn flowint_forms() {
 }
 
 #[test]
-fn xbits_validated_not_evaluable() {
+fn xbits_and_hostbits_parse() {
     let r = ok("xbits:isset,ET.x,track ip_pair,expire 60;");
     assert_eq!(
         r.conditions,
@@ -1181,8 +1181,47 @@ fn xbits_validated_not_evaluable() {
             expire: Some(60)
         })]
     );
-    assert_eq!(r.not_evaluable, vec!["xbits".to_string()]);
+    assert!(r.not_evaluable.is_empty());
     assert!(ok("xbits:noalert;").noalert);
+    // hostbits: xbits on the source (default), destination or both hosts.
+    let hb = |v: &str| -> Vec<(FlowbitsCmd, String)> {
+        ok(v)
+            .conditions
+            .iter()
+            .filter_map(|c| match c {
+                Condition::Xbits(x) => {
+                    assert_eq!(x.name, "h");
+                    assert_eq!(x.expire, None);
+                    Some((x.cmd, x.track.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        hb("hostbits:set,h;"),
+        vec![(FlowbitsCmd::Set, "ip_src".into())]
+    );
+    assert_eq!(
+        hb("hostbits:isset,h,dst;"),
+        vec![(FlowbitsCmd::IsSet, "ip_dst".into())]
+    );
+    assert_eq!(
+        hb("hostbits:toggle,h,both;"),
+        vec![
+            (FlowbitsCmd::Toggle, "ip_src".into()),
+            (FlowbitsCmd::Toggle, "ip_dst".into())
+        ]
+    );
+    assert!(ok("hostbits:noalert;").noalert);
+    for b in [
+        "hostbits:set;",
+        "hostbits:set,h,sideways;",
+        "hostbits:frob,h;",
+        "hostbits:set,h,src,extra;",
+    ] {
+        bad_kw(b, RuleErrorKind::InvalidValue, "hostbits");
+    }
     for b in [
         "xbits:set,a;",
         "xbits:set,a,track ip_host;",
@@ -1320,7 +1359,6 @@ fn not_evaluable_keywords_parse() {
         ("tls.version:1.2;", "tls.version"),
         ("ssl_state:client_hello;", "ssl_state"),
         ("ssl_version:sslv3;", "ssl_version"),
-        ("xbits:set,a,track ip_src;", "xbits"),
         ("stream_size:server,>,100;", "stream_size"),
         ("urilen:>100;", "urilen"),
         ("filemagic:\"PDF\";", "filemagic"),

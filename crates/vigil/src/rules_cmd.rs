@@ -117,7 +117,6 @@ fn describe(k: &str) -> String {
         };
     }
     match k {
-        "xbits" => "needs host / ip-pair state shared across flows".into(),
         "stream_size" => "needs TCP stream sequence tracking".into(),
         "stream-event" => "needs TCP stream reassembly events".into(),
         "app-layer-event" | "app-layer-protocol" | "app-layer-state" | "urilen" => {

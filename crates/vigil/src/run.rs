@@ -489,6 +489,13 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     vigil("capture.dropped", 0);
     set("detect.alert", s.alerts_written);
     set("detect.alerts_suppressed", s.alerts_suppressed);
+    let x = &s.xbits;
+    vigil("detect.xbits.events", x.events);
+    vigil("detect.xbits.tests_failed", x.tests_failed);
+    vigil("detect.xbits.sets", x.sets);
+    vigil("detect.xbits.expired", x.expired);
+    vigil("detect.xbits.table_full", x.full);
+    vigil("detect.xbits.peak_entries", x.peak_entries);
     if let Some(r) = report {
         // Suricata's detect.engines is an array of engines (tenants).
         vigil("detect.engines.rules_loaded", r.loaded as u64);

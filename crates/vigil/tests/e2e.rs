@@ -495,3 +495,72 @@ fn decoder_bytes_counts_captured_bytes() {
     assert_eq!(stats["stats"]["decoder"]["pkts"], 2);
     assert_eq!(stats["stats"]["decoder"]["bytes"], 2 * frame.len() as u64);
 }
+
+/// `xbits` and `hostbits`: a bit set on one flow is seen by a rule on
+/// another flow (on another worker), in input order, until it expires;
+/// the same alerts for any worker count.
+#[test]
+fn xbits_and_hostbits_cross_flows_in_input_order() {
+    let d = tmpdir("xbits");
+    let (a, b, c, dd) = ("10.3.0.1", "10.3.0.2", "10.3.0.3", "10.3.0.4");
+    // (second, client, client port, server, server port, request)
+    type Flow<'a> = (i64, &'a str, u16, &'a str, u16, &'a [u8]);
+    let flows: &[Flow] = &[
+        // Checked before it is set: no alert.
+        (999, c, 6010, a, 80, b"CHECKDST"),
+        (1000, a, 6000, b, 80, b"SETSRC"),
+        // A is the destination now: set (sid 31).
+        (1002, c, 6001, a, 80, b"CHECKDST"),
+        // Not on B.
+        (1003, c, 6002, b, 80, b"CHECKDST"),
+        (1003, a, 6003, c, 80, b"PAIRSET"),
+        // The pair in the other direction: set (sid 33).
+        (1004, c, 6004, a, 443, b"PAIRCHK"),
+        // hostbits on the destination, checked on the source.
+        (1005, dd, 6006, b, 80, b"HBSET"),
+        (1006, b, 6007, c, 80, b"HBCHK"),
+        // Expired (set at 1000 for 10 s).
+        (1020, c, 6005, a, 80, b"CHECKDST"),
+    ];
+    let mut frames = Vec::new();
+    for (t, src, sp, dst, dp, data) in flows {
+        let mut s = TcpSession::new(addr(&format!("{src}:{sp}")), addr(&format!("{dst}:{dp}")))
+            .start_at((*t, 0));
+        s.handshake().client_send(data).close();
+        frames.extend(s.into_frames());
+    }
+    let rules = "\
+alert tcp any any -> any any (msg:\"set\"; flow:to_server; content:\"SETSRC\"; xbits:set,evil,track ip_src,expire 10; xbits:noalert; sid:30;)
+alert tcp any any -> any any (msg:\"dst has it\"; flow:to_server; content:\"CHECKDST\"; xbits:isset,evil,track ip_dst; sid:31;)
+alert tcp any any -> any any (msg:\"pair set\"; flow:to_server; content:\"PAIRSET\"; xbits:set,p,track ip_pair; noalert; sid:32;)
+alert tcp any any -> any any (msg:\"pair has it\"; flow:to_server; content:\"PAIRCHK\"; xbits:isset,p,track ip_pair; sid:33;)
+alert tcp any any -> any any (msg:\"hb set\"; flow:to_server; content:\"HBSET\"; hostbits:set,h,dst; hostbits:noalert; sid:34;)
+alert tcp any any -> any any (msg:\"hb src has it\"; flow:to_server; content:\"HBCHK\"; hostbits:isset,h,src; sid:35;)
+alert tcp any any -> any any (msg:\"hb src lacks it\"; flow:to_server; content:\"HBCHK\"; hostbits:isnotset,h; sid:36;)
+";
+    let mut first: Option<String> = None;
+    for w in ["1", "2", "3", "4"] {
+        let sub = d.join(w);
+        std::fs::create_dir_all(&sub).unwrap();
+        let (events, _) = run_case(&sub, &frames, rules, &["--workers", w]);
+        assert_eq!(alert_sids(&events), vec![31, 33, 35], "workers {w}");
+        let eve = std::fs::read_to_string(sub.join("out/eve.json")).unwrap();
+        match &first {
+            None => first = Some(eve),
+            Some(f) => assert_eq!(f, &eve, "eve.json differs at {w} workers"),
+        }
+        let stats = std::fs::read_to_string(sub.join("out/stats.log")).unwrap();
+        let value = |k: &str| -> u64 {
+            stats
+                .lines()
+                .find(|l| l.split('|').next().unwrap().trim() == k)
+                .and_then(|l| l.rsplit('|').next())
+                .map(|v| v.trim().parse().unwrap())
+                .unwrap_or_else(|| panic!("{k} missing in stats.log"))
+        };
+        // 10 matches of xbits rules (sid 36 matched once, failed its test).
+        assert_eq!(value("detect.xbits.events"), 10, "workers {w}");
+        assert_eq!(value("detect.xbits.tests_failed"), 4, "workers {w}");
+        assert_eq!(value("detect.xbits.sets"), 3, "workers {w}");
+    }
+}

@@ -26,7 +26,7 @@ alert tcp any any -> any any (msg:\"bad pcre\"; pcre:\"/(/\"; sid:3;)
 alert tcp any any -> any any (msg:\"syntax\"; content:\"a\"; depth:0x; sid:4;)
 alert tcp any any -> any any (msg:\"gated\"; content:\"a\"; requires: version >= 99; sid:5;)
 alert tcp any any -> any any (msg:\"dup\"; content:\"b\"; sid:1; rev:2;)
-alert tcp any any -> any any (msg:\"xb\"; xbits:isset,a,track ip_pair; sid:6;)
+alert tcp any any -> any any (msg:\"lua\"; lua:script.lua; sid:6;)
 # a comment
 alert tcp any any -> any any (msg:\"ref\"; content:\"c\"; reference:nosuchsystem,abc; sid:7;)
 ";
@@ -48,7 +48,7 @@ fn text_report_states_and_exit_status() {
         line(4, "sid 4: keyword depth: "),
         line(5, "sid 5: keyword requires: requirement not met"),
         line(1, "sid 1: keyword sid: duplicate signature 1:1 (rev 1)"),
-        line(7, "sid 6: keyword xbits: not yet evaluable: "),
+        line(7, "sid 6: keyword lua: not yet evaluable: "),
         line(
             9,
             "sid 7: keyword reference: warning: unknown reference system 'nosuchsystem'",
@@ -106,8 +106,8 @@ fn json_summary() {
     assert_eq!(s["duplicates"], 1);
     assert_eq!(s["not_evaluable_by_keyword"]["krb5.cname"], 1);
     assert_eq!(s["not_evaluable_by_keyword"]["protocol krb5"], 1);
-    assert_eq!(s["not_evaluable_by_keyword"]["xbits"], 1);
-    assert_eq!(s["not_evaluable_only_by_keyword"]["xbits"], 1);
+    assert_eq!(s["not_evaluable_by_keyword"]["lua"], 1);
+    assert_eq!(s["not_evaluable_only_by_keyword"]["lua"], 1);
     assert_eq!(s["invalid_by_keyword"]["pcre"], 1);
     assert!(s["timings"]["total_ms"].as_f64().is_some());
     assert_eq!(s["files"][0]["rules"], 8);
