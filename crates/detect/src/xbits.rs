@@ -90,6 +90,8 @@ pub struct XbitTable {
     bits: HashMap<(u32, Key), i64>,
     max_entries: usize,
     next_sweep_s: i64,
+    /// The second of the last sweep made because the table was full.
+    full_sweep_s: i64,
     pub stats: XbitStats,
 }
 
@@ -107,6 +109,7 @@ impl XbitTable {
             bits: HashMap::new(),
             max_entries: max_entries.max(1),
             next_sweep_s: i64::MIN,
+            full_sweep_s: i64::MIN,
             stats: XbitStats::default(),
         }
     }
@@ -179,7 +182,11 @@ impl XbitTable {
 
     fn set(&mut self, k: (u32, Key), now_s: i64, expire_s: u32) {
         if self.bits.len() >= self.max_entries && !self.bits.contains_key(&k) {
-            self.sweep_now(now_s);
+            // At most one sweep per packet-time second when full.
+            if self.full_sweep_s != now_s {
+                self.full_sweep_s = now_s;
+                self.sweep_now(now_s);
+            }
             if self.bits.len() >= self.max_entries {
                 self.stats.full += 1;
                 return;

@@ -19,6 +19,7 @@
 
 mod app;
 mod batch;
+pub mod detectors;
 mod exception;
 pub mod hosts;
 mod live;
@@ -129,6 +130,8 @@ pub struct EngineConfig {
     pub profile_rules: bool,
     /// Inline: `drop` records (the eve-log `drop` type).
     pub drop_log: Option<DropLog>,
+    /// The built-in cross-flow detectors (scans, floods); `None`: off.
+    pub detectors: Option<detectors::DetectorConfig>,
 }
 
 impl Default for EngineConfig {
@@ -160,6 +163,7 @@ impl Default for EngineConfig {
             exceptions: ExceptionPolicies::default(),
             profile_rules: false,
             drop_log: None,
+            detectors: Some(detectors::DetectorConfig::default()),
         }
     }
 }
@@ -185,6 +189,8 @@ pub struct RunStats {
     pub device: Option<DeviceStats>,
     /// Host and ip-pair bits (`xbits`, `hostbits`).
     pub xbits: XbitStats,
+    /// The built-in detectors (`None`: off).
+    pub detectors: Option<detectors::DetectorStats>,
 }
 
 /// Errors that end a run.
@@ -269,9 +275,12 @@ pub fn run_offline(
         }
         drop(report_tx);
         let merge_detect = detect.clone();
+        let merge_detectors = cfg.detectors.clone().filter(|d| d.any());
         let merger = std::thread::Builder::new()
             .name("vigil-merge".into())
-            .spawn_scoped(scope, move || merge_loop(n, report_rx, &merge_detect, sink))
+            .spawn_scoped(scope, move || {
+                merge_loop(n, report_rx, &merge_detect, merge_detectors.as_ref(), sink)
+            })
             .map_err(RunError::Output)?;
 
         let read = read_loop(&mut source, &batch_txs, &pool, cfg, progress);
@@ -303,10 +312,11 @@ pub fn run_offline(
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
-        let (written, suppressed, xbits) = merged?;
-        totals.xbits = xbits;
-        totals.alerts_written = written;
-        totals.alerts_suppressed = suppressed;
+        let merged = merged?;
+        totals.xbits = merged.xbits;
+        totals.detectors = merged.detectors;
+        totals.alerts_written = merged.written;
+        totals.alerts_suppressed = merged.suppressed;
         totals.packets_read = packets;
         totals.bytes_read = bytes;
         totals.truncated_records = source.truncated_records();
@@ -347,6 +357,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         exceptions: cfg.exceptions,
         drop_log: cfg.drop_log.filter(|_| cfg.inline),
         profile_rules: cfg.profile_rules,
+        conn_events: cfg.detectors.as_ref().is_some_and(|d| d.any()),
     }
 }
 
@@ -708,16 +719,25 @@ fn merge_loop(
     n: usize,
     rx: Receiver<Report>,
     detect: &DetectEngine,
+    detectors: Option<&detectors::DetectorConfig>,
     sink: &mut (dyn AlertSink + Send),
-) -> Result<(u64, u64, XbitStats), RunError> {
+) -> Result<MergeTotals, RunError> {
     let mut queues: Vec<VecDeque<AlertOut>> = (0..n).map(|_| VecDeque::new()).collect();
     let mut marks = vec![0u64; n];
     let mut thresholds = ThresholdTracker::default();
     let mut xbits = XbitTable::default();
+    let mut dets = detectors.map(detectors::Detectors::new);
+    let mut det_alerts = Vec::new();
     let mut written = 0u64;
     let mut suppressed = 0u64;
     let mut emit = |a: &AlertOut| -> Result<(), RunError> {
         match a.kind {
+            OutKind::Conn(k) => {
+                if let Some(d) = dets.as_mut() {
+                    written += detector_alerts(d, k, a, &mut det_alerts, sink)?;
+                }
+                return Ok(());
+            }
             OutKind::TxLog => return Ok(sink.tx_log(a)?),
             OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
             OutKind::Xbits => {
@@ -773,7 +793,40 @@ fn merge_loop(
     }
     result?;
     drain(&mut queues, u64::MAX, &mut emit)?;
-    Ok((written, suppressed, xbits.stats))
+    Ok(MergeTotals {
+        written,
+        suppressed,
+        xbits: xbits.stats,
+        detectors: dets.map(|d| d.stats),
+    })
+}
+
+/// What the merge counted.
+struct MergeTotals {
+    written: u64,
+    suppressed: u64,
+    xbits: XbitStats,
+    detectors: Option<detectors::DetectorStats>,
+}
+
+/// Feeds a connection event to the detectors and writes the alerts it
+/// raises (on the event's packet or flow, with the detector's rule).
+/// Returns how many were written.
+pub(crate) fn detector_alerts<S: AlertSink + ?Sized>(
+    d: &mut detectors::Detectors,
+    kind: detectors::ConnKind,
+    a: &AlertOut,
+    buf: &mut Vec<detectors::DetectorAlert>,
+    sink: &mut S,
+) -> std::io::Result<u64> {
+    buf.clear();
+    d.on_event(kind, a, buf);
+    for da in buf.iter() {
+        let mut out = a.clone();
+        out.kind = OutKind::Alert;
+        sink.alert(&out, &detectors::detector_rule(da))?;
+    }
+    Ok(buf.len() as u64)
 }
 
 /// Resolves an [`OutKind::Xbits`] event against the host and pair bits:

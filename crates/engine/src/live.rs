@@ -362,7 +362,8 @@ pub fn run_live(
             );
         }
         drop(tx);
-        let out = output_loop(n, rx, sink, start);
+        let detectors = cfg.detectors.clone().filter(|d| d.any());
+        let out = output_loop(n, rx, sink, start, detectors.as_ref());
         let mut totals = RunStats::default();
         for h in handles {
             if h.join().is_err() {
@@ -580,7 +581,10 @@ fn output_loop(
     rx: Receiver<Msg>,
     sink: &mut (dyn LiveSink + Send),
     start: Instant,
+    detectors: Option<&crate::detectors::DetectorConfig>,
 ) -> Result<OutputTotals, RunError> {
+    let mut dets = detectors.map(crate::detectors::Detectors::new);
+    let mut det_alerts = Vec::new();
     let mut snap = LiveSnapshot {
         workers: vec![WorkerStats::default(); n],
         inputs: vec![Vec::new(); n],
@@ -615,7 +619,16 @@ fn output_loop(
                     if failed.is_some() {
                         break;
                     }
-                    let r = if a.kind == OutKind::TxLog {
+                    let r = if let OutKind::Conn(k) = a.kind {
+                        match dets.as_mut() {
+                            Some(d) => {
+                                crate::detector_alerts(d, k, a, &mut det_alerts, sink).map(|w| {
+                                    snap.alerts_written += w;
+                                })
+                            }
+                            None => Ok(()),
+                        }
+                    } else if a.kind == OutKind::TxLog {
                         sink.tx_log(a)
                     } else if a.kind == OutKind::Drop {
                         sink.drop_log(a, engine.rules.get(a.rule as usize))

@@ -75,6 +75,9 @@ pub struct FlowState {
     app_error_seen: bool,
     /// Inline: a `drop` record was written for (to-server, to-client).
     drop_logged: [bool; 2],
+    /// A SYN opened the session and a connection attempt was raised for
+    /// the detectors (a failure is raised if it never gets established).
+    conn_attempt: bool,
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
@@ -302,6 +305,10 @@ pub enum OutKind {
     /// in input order its xbits decide whether it matches and alerts
     /// (vigil_detect::xbits). Otherwise an alert.
     Xbits,
+    /// A connection event for the built-in detectors
+    /// ([`crate::detectors`]): `src` is the client, `dst`/`dp` the
+    /// server; `rule` is unused.
+    Conn(crate::detectors::ConnKind),
 }
 
 /// A transaction's EVE object, as the output writes it.
@@ -370,6 +377,8 @@ pub struct WorkerStats {
     pub alerts: u64,
     /// Matches of rules with `xbits` sent to be resolved across flows.
     pub xbits_events: u64,
+    /// Connection events raised for the detectors.
+    pub conn_events: u64,
     pub passed_flows: u64,
     /// Flows bypassed by a rule's `bypass` keyword.
     pub bypassed_flows: u64,
@@ -445,6 +454,7 @@ impl WorkerStats {
             flows_peak,
             alerts,
             xbits_events,
+            conn_events,
             passed_flows,
             bypassed_flows,
             prefilter_hits,
@@ -554,6 +564,9 @@ pub struct WorkerConfig {
     pub exceptions: ExceptionPolicies,
     /// Time and count every rule check (`--profile-rules`).
     pub profile_rules: bool,
+    /// Raise connection events for the built-in detectors
+    /// ([`OutKind::Conn`]).
+    pub conn_events: bool,
 }
 
 /// Suricata's checksum modes (`-k`). With validation on, a TCP packet
@@ -615,6 +628,7 @@ impl Default for WorkerConfig {
             drop_log: None,
             exceptions: ExceptionPolicies::default(),
             profile_rules: false,
+            conn_events: false,
         }
     }
 }
@@ -1344,6 +1358,25 @@ impl Ctx {
                 if before == TcpState::None && st.tcp.state != TcpState::None {
                     s.tcp_sessions += 1;
                 }
+                if self.cfg.conn_events
+                    && before == TcpState::None
+                    && st.tcp.state == TcpState::SynSent
+                {
+                    st.conn_attempt = true;
+                    s.conn_events += 1;
+                    if let Some(ip) = &p.ip {
+                        alerts.push(conn_event(
+                            crate::detectors::ConnKind::Attempt,
+                            rec.index,
+                            (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+                            rec.ts_ns,
+                            Some(flow.id),
+                            (ip.src, Some(p.src_port())),
+                            (ip.dst, Some(p.dst_port())),
+                            false,
+                        ));
+                    }
+                }
                 // A session whose first packet is not a SYN (picked up
                 // with stream.midstream, else not tracked): once a flow.
                 if before == TcpState::None
@@ -1626,7 +1659,22 @@ impl Ctx {
             if let Some(k) = f.state.deadline.take() {
                 self.deadlines.remove(&k);
             }
-            self.flush_flow(f, (at.0, at.1, f.first_index), alerts);
+            let order = (at.0, at.1, f.first_index);
+            if f.state.conn_attempt && !f.state.tcp.established_ever() {
+                let (cli, srv) = endpoints(f);
+                self.stats.conn_events += 1;
+                alerts.push(conn_event(
+                    crate::detectors::ConnKind::Failed,
+                    f.first_index,
+                    order,
+                    f.last_ns,
+                    Some(f.id),
+                    (cli.0, Some(cli.1)),
+                    (srv.0, Some(srv.1)),
+                    true,
+                ));
+            }
+            self.flush_flow(f, order, alerts);
             f.state.tcp.release(&mut self.mem);
         }
         ended.clear();
@@ -2026,6 +2074,47 @@ impl Ctx {
                 },
             });
         }
+    }
+}
+
+/// A connection event for the detectors (see [`OutKind::Conn`]).
+#[allow(clippy::too_many_arguments)]
+fn conn_event(
+    kind: crate::detectors::ConnKind,
+    index: u64,
+    order: AlertOrder,
+    ts_ns: i64,
+    flow_id: Option<u64>,
+    (src, sp): (IpAddr, Option<u16>),
+    (dst, dp): (IpAddr, Option<u16>),
+    flow_end: bool,
+) -> AlertOut {
+    AlertOut {
+        index,
+        order,
+        ts_ns,
+        flow_id,
+        src,
+        dst,
+        sp,
+        dp,
+        proto: 6,
+        icmp: None,
+        vlan: [0; 3],
+        vlan_count: 0,
+        to_server: Some(true),
+        rule: u32::MAX,
+        linktype: linktype::RAW,
+        stream: false,
+        pseudo: flow_end,
+        rebuilt: false,
+        payload: None,
+        packet: None,
+        app_proto: None,
+        app: None,
+        kind: OutKind::Conn(kind),
+        xff: None,
+        blocked: false,
     }
 }
 

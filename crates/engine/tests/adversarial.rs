@@ -41,6 +41,15 @@ fn syn_flood_of_a_million_flows_stays_within_the_flow_cap() {
     assert!(w.flows_evicted >= u64::from(flows) - cap as u64);
     // SYNs carry no data: no stream memory at all.
     assert_eq!(w.stream_mem_peak, 0);
+    // The detectors saw every attempt and every failure (a flow evicted
+    // or ended without an answer), and kept their tables bounded: a
+    // million spoofed sources are a million keys, refused and counted
+    // beyond the cap.
+    let d = s.detectors.expect("detectors on by default");
+    assert_eq!(d.attempts, u64::from(flows));
+    assert_eq!(d.failed, u64::from(flows));
+    assert!(d.keys_peak <= vigil_engine::detectors::MAX_KEYS as u64);
+    assert!(d.keys_refused > 0);
 }
 
 #[test]

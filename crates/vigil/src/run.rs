@@ -496,6 +496,24 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     vigil("detect.xbits.expired", x.expired);
     vigil("detect.xbits.table_full", x.full);
     vigil("detect.xbits.peak_entries", x.peak_entries);
+    if let Some(d) = &s.detectors {
+        vigil("detect.detectors.attempts", d.attempts);
+        vigil("detect.detectors.failed", d.failed);
+        for det in vigil_engine::detectors::Detector::ALL {
+            let name = match det {
+                vigil_engine::detectors::Detector::PortScan => "port_scan",
+                vigil_engine::detectors::Detector::AddressScan => "address_scan",
+                vigil_engine::detectors::Detector::SynFlood => "syn_flood",
+                vigil_engine::detectors::Detector::FailedConnections => "failed_connections",
+            };
+            vigil(
+                &format!("detect.detectors.{name}_alerts"),
+                d.alerts[det as usize - 1],
+            );
+        }
+        vigil("detect.detectors.keys_peak", d.keys_peak);
+        vigil("detect.detectors.keys_refused", d.keys_refused);
+    }
     if let Some(r) = report {
         // Suricata's detect.engines is an array of engines (tenants).
         vigil("detect.engines.rules_loaded", r.loaded as u64);
@@ -731,6 +749,7 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     flow_timeouts(cfg, &mut ecfg.timeouts)?;
     ecfg.checksum = checksum_mode(args, cfg)?;
     ecfg.host_block = host_block(cfg)?;
+    ecfg.detectors = detectors_config(cfg)?;
     ecfg.profile_rules = profile_rules_limit(args, cfg)?.is_some();
     Ok(ecfg)
 }
@@ -880,6 +899,51 @@ pub(crate) fn set_inline(ecfg: &mut EngineConfig, cfg: &Config, inline: bool) ->
 /// `ips.block-hosts`: `classtypes` (a list, or a comma-separated string
 /// with `--set`), `seconds` (300) and `track` (`src`, the default, or
 /// `dst`).
+/// The built-in detectors (`detectors:` in the config; all on by default
+/// with the thresholds of `DetectorConfig::default`):
+/// `detectors.enabled`, and per detector (`port-scan`, `address-scan`,
+/// `syn-flood`, `failed-connections`) `enabled`, `count`, `seconds`.
+fn detectors_config(cfg: &Config) -> Result<Option<vigil_engine::detectors::DetectorConfig>> {
+    use vigil_engine::detectors::{DetectorConfig, Limit};
+    if cfg
+        .get_str("detectors.enabled")
+        .is_some_and(|v| !truthy(&v))
+    {
+        return Ok(None);
+    }
+    let mut d = DetectorConfig::default();
+    for (name, slot) in [
+        ("port-scan", &mut d.port_scan),
+        ("address-scan", &mut d.address_scan),
+        ("syn-flood", &mut d.syn_flood),
+        ("failed-connections", &mut d.failed_connections),
+    ] {
+        if cfg
+            .get_str(&format!("detectors.{name}.enabled"))
+            .is_some_and(|v| !truthy(&v))
+        {
+            *slot = None;
+            continue;
+        }
+        let Some(limit) = slot.as_mut() else { continue };
+        let num = |key: &str, default: u32| -> Result<u32> {
+            let k = format!("detectors.{name}.{key}");
+            match cfg.get_str(&k) {
+                None => Ok(default),
+                Some(v) => match v.trim().parse::<u32>() {
+                    Ok(n) if n > 0 => Ok(n),
+                    _ => bail!("{k}: '{v}' is not a positive number"),
+                },
+            }
+        };
+        *limit = Limit {
+            count: num("count", limit.count)?,
+            seconds: num("seconds", limit.seconds)?,
+        };
+    }
+    Ok(Some(d).filter(|d| d.any()))
+}
+
 fn host_block(cfg: &Config) -> Result<Option<vigil_engine::hosts::HostBlockConfig>> {
     use vigil_engine::hosts::{BlockTrack, HostBlockConfig};
     let classtypes: Vec<String> = match cfg.get("ips.block-hosts.classtypes") {

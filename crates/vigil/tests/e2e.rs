@@ -78,20 +78,28 @@ fn demo_capture_raises_demo_alerts() {
     let (events, fast) = run_case(&d, &frames, vigil_craft::DEMO_RULES, &[]);
     let sids = alert_sids(&events);
     assert!(!sids.is_empty(), "demo raised no alert");
-    // Every alert has Suricata's core fields.
+    // Every alert has Suricata's core fields (no pcap_cnt on flow-end
+    // pseudo packets, as in Suricata).
     for e in events.iter().filter(|e| e["event_type"] == "alert") {
-        for k in [
-            "timestamp",
-            "flow_id",
-            "pcap_cnt",
-            "src_ip",
-            "dest_ip",
-            "proto",
-        ] {
+        for k in ["timestamp", "flow_id", "src_ip", "dest_ip", "proto"] {
             assert!(!e[k].is_null(), "missing {k} in {e}");
         }
+        assert_eq!(
+            e["pcap_cnt"].is_null(),
+            e["pkt_src"] == "stream (flow timeout)",
+            "{e}"
+        );
         assert_eq!(e["alert"]["action"], "allowed");
     }
+    // The demo's SYN scan of 20 ports is also found by the built-in
+    // vertical port scan detector (gid 9000, sid 1), once.
+    let scans: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event_type"] == "alert" && e["alert"]["gid"] == 9000)
+        .collect();
+    assert_eq!(scans.len(), 1, "{scans:?}");
+    assert_eq!(scans[0]["alert"]["signature_id"], 1);
+    assert_eq!(scans[0]["alert"]["metadata"]["vigil_scope"][0], "pair");
     assert_eq!(fast.lines().count(), sids.len());
     let stats = events.last().unwrap();
     assert_eq!(stats["event_type"], "stats");
@@ -411,7 +419,12 @@ fn profile_rules_reports_checks_and_matches() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("rule_perf.json")).unwrap())
             .unwrap();
-    let sids = alert_sids(&plain);
+    // Rule alerts (the built-in detectors, gid 9000, are not rules).
+    let sids: Vec<u64> = plain
+        .iter()
+        .filter(|e| e["event_type"] == "alert" && e["alert"]["gid"] == 1)
+        .map(|e| e["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
     for sid in &sids {
         let r = doc["rules"]
             .as_array()
@@ -563,4 +576,124 @@ alert tcp any any -> any any (msg:\"hb src lacks it\"; flow:to_server; content:\
         assert_eq!(value("detect.xbits.tests_failed"), 4, "workers {w}");
         assert_eq!(value("detect.xbits.sets"), 3, "workers {w}");
     }
+}
+
+/// The built-in detectors on a crafted capture: a vertical port scan
+/// (SYNs answered by resets), a horizontal address scan (SYNs nobody
+/// answers) and a benign client that connects to many servers. Alerts
+/// name the scope and the counts, the same for any worker count.
+#[test]
+fn detectors_find_crafted_scans_with_scope_and_counts() {
+    use vigil_craft::{add_us, PacketBuilder, ACK, RST, SYN};
+    let d = tmpdir("detectors");
+    let b = PacketBuilder::default();
+    let ip = |s: &str| -> std::net::IpAddr { s.parse().unwrap() };
+    let mut frames: Vec<TimedFrame> = Vec::new();
+    let mut t = 0u64;
+    let at = |t: &mut u64| {
+        *t += 1000;
+        add_us((1_705_500_000, 0), *t)
+    };
+    // Vertical: 20 ports of one host, each answered by a reset.
+    for port in 1..=20u16 {
+        let (scanner, target) = (ip("10.7.0.66"), ip("10.7.0.1"));
+        frames.push((
+            at(&mut t),
+            b.tcp(scanner, 40000, target, port, 1000, 0, SYN, &[]),
+        ));
+        frames.push((
+            at(&mut t),
+            b.tcp(target, port, scanner, 40000, 0, 1001, RST | ACK, &[]),
+        ));
+    }
+    // Horizontal: port 445 of 30 hosts, no answer.
+    for h in 1..=30u8 {
+        let target = std::net::IpAddr::from([10, 7, 1, h]);
+        frames.push((
+            at(&mut t),
+            b.tcp(
+                ip("10.7.0.77"),
+                41000 + u16::from(h),
+                target,
+                445,
+                7,
+                0,
+                SYN,
+                &[],
+            ),
+        ));
+    }
+    // Benign: 30 servers on port 443, every connection established.
+    for h in 1..=30u8 {
+        let server = format!("10.7.2.{h}:443");
+        let mut s = TcpSession::new(
+            addr(&format!("10.7.0.88:{}", 42000 + u16::from(h))),
+            addr(&server),
+        )
+        .start_at((1_705_500_100 + i64::from(h), 0));
+        s.handshake().client_send(b"hello").close();
+        frames.extend(s.into_frames());
+    }
+    frames.sort_by_key(|f| f.0);
+    let rules = "alert tcp any any -> any any (msg:\"unrelated\"; content:\"nothing-matches-this\"; sid:1;)\n";
+    let mut first: Option<String> = None;
+    for w in ["1", "2", "4"] {
+        let sub = d.join(w);
+        std::fs::create_dir_all(&sub).unwrap();
+        let (events, _) = run_case(&sub, &frames, rules, &["--workers", w]);
+        let alerts: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["event_type"] == "alert")
+            .collect();
+        let got: Vec<(u64, u64, &str, &str)> = alerts
+            .iter()
+            .map(|e| {
+                (
+                    e["alert"]["gid"].as_u64().unwrap(),
+                    e["alert"]["signature_id"].as_u64().unwrap(),
+                    e["src_ip"].as_str().unwrap(),
+                    e["alert"]["metadata"]["vigil_scope"][0].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (9000, 1, "10.7.0.66", "pair"),
+                (9000, 2, "10.7.0.77", "orig")
+            ],
+            "workers {w}"
+        );
+        assert_eq!(alerts[0]["dest_ip"], "10.7.0.1");
+        assert_eq!(alerts[0]["alert"]["metadata"]["vigil_count"][0], "15");
+        assert_eq!(alerts[1]["dest_port"], 445);
+        assert_eq!(alerts[1]["alert"]["metadata"]["vigil_count"][0], "25");
+        let eve = std::fs::read_to_string(sub.join("out/eve.json")).unwrap();
+        match &first {
+            None => first = Some(eve),
+            Some(f) => assert_eq!(f, &eve, "eve.json differs at {w} workers"),
+        }
+    }
+    // Off in the config: no detector alerts.
+    let cfg = d.join("vigil.yaml");
+    std::fs::write(&cfg, "detectors:\n  enabled: no\n").unwrap();
+    let sub = d.join("off");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (events, _) = run_case(&sub, &frames, rules, &["-c", cfg.to_str().unwrap()]);
+    assert!(alert_sids(&events).is_empty());
+    // A threshold from the config: 5 ports make a port scan.
+    std::fs::write(
+        &cfg,
+        "detectors:\n  port-scan:\n    count: 5\n  address-scan:\n    enabled: no\n",
+    )
+    .unwrap();
+    let sub = d.join("five");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (events, _) = run_case(&sub, &frames, rules, &["-c", cfg.to_str().unwrap()]);
+    let a: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event_type"] == "alert")
+        .collect();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0]["alert"]["metadata"]["vigil_threshold"][0], "5");
 }
