@@ -6,18 +6,21 @@
 //! Redis with `LPUSH`, `RPUSH`, `PUBLISH` or `XADD key [MAXLEN ~|= n] * eve
 //! <record>`, up to `batch_size` commands per round trip (a pipeline).
 //!
-//! Nothing here blocks the caller for long or fails it: a full queue drops
-//! the record and counts it; a lost or refused connection is retried with a
-//! growing pause (100 ms doubling to 2 s) and the batch in hand is sent
-//! again on the new connection (so a record can arrive twice when the
+//! Nothing here blocks the caller for long or fails it. A full queue
+//! while Redis is reachable (it is only slower than the records come) makes
+//! the caller wait for room, at most [`FULL_WAIT`] per record; a full queue
+//! while it is not drops the record at once; drops are counted. A lost or
+//! refused connection is retried with a growing pause (100 ms doubling to
+//! 2 s) and the batch in hand is sent again on the new connection (so a record can arrive twice when the
 //! connection dropped after Redis applied it). [`RedisWriter::finish`]
 //! gives the thread a bounded time to deliver what is queued and counts the
 //! rest as dropped.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender as Tx, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -126,6 +129,9 @@ struct Shared {
     counters: Counters,
     /// Set by `finish`: the thread stops trying at this instant.
     deadline: Mutex<Option<Instant>>,
+    /// The writer thread holds a working connection: a full queue is
+    /// then waited on (bounded), not dropped from at once.
+    connected: AtomicBool,
 }
 
 impl Shared {
@@ -140,7 +146,7 @@ impl Shared {
 /// Sends EVE records to Redis from a background thread; see the module
 /// documentation.
 pub struct RedisWriter {
-    tx: Option<SyncSender<Vec<u8>>>,
+    tx: Option<Tx<Vec<u8>>>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     /// Bytes of a record whose newline has not arrived yet.
@@ -160,15 +166,19 @@ const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// Connect, read and write timeout of one attempt or round trip.
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a record waits for room in a full queue while the writer
+/// is connected: one round trip's timeout.
+pub const FULL_WAIT: Duration = IO_TIMEOUT;
 
 impl RedisWriter {
     /// Starts the writer thread. Connecting happens there, so a Redis that
     /// is down does not stop the caller; records wait in the queue.
     pub fn start(settings: RedisSettings) -> io::Result<RedisWriter> {
-        let (tx, rx) = mpsc::sync_channel(settings.buffer_size.max(1));
+        let (tx, rx) = crossbeam_channel::bounded(settings.buffer_size.max(1));
         let shared = Arc::new(Shared {
             counters: Counters::default(),
             deadline: Mutex::new(None),
+            connected: AtomicBool::new(false),
         });
         let flush_timeout = settings.flush_timeout;
         let thread = {
@@ -186,8 +196,10 @@ impl RedisWriter {
         })
     }
 
-    /// Queues one record (without its newline); drops and counts it when
-    /// the queue is full.
+    /// Queues one record (without its newline). When the queue is full:
+    /// while the writer is connected (Redis is only slower than the
+    /// records come), waits at most [`FULL_WAIT`] for room; while it is
+    /// not, drops the record at once. Dropped records are counted.
     pub fn send_record(&mut self, record: &[u8]) {
         if record.is_empty() {
             return;
@@ -196,11 +208,20 @@ impl RedisWriter {
             self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        match tx.try_send(record.to_vec()) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        let sent = match tx.try_send(record.to_vec()) {
+            Ok(()) => true,
+            Err(TrySendError::Full(rec)) if self.shared.connected.load(Ordering::Relaxed) => {
+                match tx.send_timeout(rec, FULL_WAIT) {
+                    Ok(()) => true,
+                    Err(SendTimeoutError::Timeout(_)) | Err(SendTimeoutError::Disconnected(_)) => {
+                        false
+                    }
+                }
             }
+            Err(_) => false,
+        };
+        if !sent {
+            self.shared.counters.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -366,6 +387,7 @@ impl Sender {
                 }
                 Err(_) => {
                     c.errors.fetch_add(1, Ordering::Relaxed);
+                    self.shared.connected.store(false, Ordering::Relaxed);
                     self.conn = None;
                     self.had_trouble = true;
                     self.next_attempt = Instant::now() + self.backoff;
@@ -398,6 +420,7 @@ impl Sender {
                         .fetch_add(1, Ordering::Relaxed);
                 }
                 self.conn = Some(conn);
+                self.shared.connected.store(true, Ordering::Relaxed);
                 self.backoff = BACKOFF_MIN;
                 true
             }
@@ -468,7 +491,7 @@ mod tests {
                 exact: true
             })
         );
-        assert_eq!(RedisMode::parse("stream", 0, false).is_some(), true);
+        assert!(RedisMode::parse("stream", 0, false).is_some());
         assert_eq!(RedisMode::parse("queue", 0, false), None);
     }
 

@@ -235,7 +235,8 @@ fn stats_value(dir: &Path, out: &str, key: &str) -> u64 {
 }
 
 /// Every mode delivers exactly the lines eve.json gets, in order: list
-/// (LPUSH, pipelined), rpush (one command per record), channel (a
+/// (LPUSH, pipelined), rpush (one command per record; also with a queue of
+/// one record, which then waits for room instead of dropping), channel (a
 /// subscriber connected before the run) and stream (XADD, field `eve`).
 #[test]
 fn redis_modes_carry_the_same_records_as_eve_json() {
@@ -292,6 +293,27 @@ fn redis_modes_carry_the_same_records_as_eve_json() {
         .query(&mut con)
         .unwrap();
     assert_eq!(got, want);
+
+    // A queue of one record with Redis up: records wait for room, none
+    // is dropped.
+    let (o, _) = run_vigil(
+        &d,
+        "tiny",
+        &redis_config(
+            server.port,
+            "        mode: rpush\n        key: eve-tiny\n        buffer-size: 1\n",
+        ),
+        limit,
+    );
+    assert_ok(&o);
+    let got: Vec<String> = redis::cmd("LRANGE")
+        .arg("eve-tiny")
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(stats_value(&d, "tiny", "eve.redis.dropped"), 0);
 
     // channel = PUBLISH, to a subscriber connected before the run.
     let sub_con = server.connect();
