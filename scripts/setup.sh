@@ -5,7 +5,8 @@
 # PoCL for the device path, libpcap (BPF compilation) and tcpreplay and
 # iproute2 for the live-capture tests, libnetfilter_queue and iptables for
 # inline mode, tcpdump for its capture test, iperf3 and ping for the
-# inline benchmark, python3-jsonschema for the EVE schema check. Idempotent.
+# inline benchmark, python3-jsonschema for the EVE schema check,
+# redis-server for the EVE-to-Redis tests. Idempotent.
 set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -42,6 +43,9 @@ command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 # scripts/eve_schema_check.py (a step of scripts/test.sh) validates EVE
 # output against Suricata's schema with the jsonschema package.
 python3 -c 'import jsonschema' >/dev/null 2>&1 || need_apt+=(python3-jsonschema)
+# The EVE-to-Redis tests (crates/vigil/tests/redis_out.rs) start their own
+# redis-server on 127.0.0.1.
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

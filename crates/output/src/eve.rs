@@ -517,6 +517,12 @@ impl<W: Write> EveWriter<W> {
         self.out.get_ref()
     }
 
+    /// The underlying writer; writing to it directly bypasses what is
+    /// buffered here (flush first).
+    pub fn get_mut(&mut self) -> &mut W {
+        self.out.get_mut()
+    }
+
     /// Flushes and returns the underlying writer.
     pub fn into_inner(self) -> io::Result<W> {
         self.out.into_inner().map_err(|e| e.into_error())

@@ -8,6 +8,8 @@
 //!   payload_printable, stream, packet, packet_info`).
 //! - [`FastLogWriter`] / [`format_fast_alert`]: fast.log lines.
 //! - [`StatsTree`]: nested counters for EVE `stats` and [`write_stats_log`].
+//! - [`RedisWriter`]: EVE records to Redis (eve-log `filetype: redis`)
+//!   through a bounded queue and a writer thread that reconnects.
 //!
 //! Output is repeatable: times are the packet's, always printed in UTC
 //! (`+0000`), and nothing reads the wall clock or the local time zone, so
@@ -22,6 +24,7 @@ mod alert;
 mod eve;
 mod fast;
 mod proto;
+mod redis_out;
 mod stats;
 mod time;
 
@@ -29,6 +32,7 @@ pub use alert::{write_ip, AlertEvent, FlowInfo};
 pub use eve::{printable_payload, EveConfig, EveFormatter, EveWriter};
 pub use fast::{format_fast_alert, FastLogWriter};
 pub use proto::{linktype_name, proto_name};
+pub use redis_out::{RedisCounts, RedisMode, RedisSettings, RedisWriter};
 pub use stats::{
     write_stats_log, write_stats_log_with, StatsError, StatsLogOptions, StatsNode, StatsTree,
 };

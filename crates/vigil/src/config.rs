@@ -3,7 +3,8 @@
 //! Honoured settings (everything else is read and ignored):
 //! `vars.address-groups.*`, `vars.port-groups.*`, `default-rule-path`,
 //! `rule-files`, `classification-file`, `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
-//! `payload`, `payload-printable`, `packet`), `outputs` → `fast`
+//! `payload`, `payload-printable`, `packet`, `filetype` with its `redis`
+//! section), `outputs` → `fast`
 //! (`enabled`, `filename`), and `include` (files merged in order).
 
 use std::path::{Path, PathBuf};
@@ -287,6 +288,104 @@ impl Config {
         }))
     }
 
+    /// Where EVE records go: `None` for a file (`filetype: regular`, the
+    /// default), the Redis settings for `filetype: redis` (Suricata's
+    /// `redis:` options `server`, `port`, `mode`, `key`, `username`,
+    /// `password`, `pipelining.enabled`/`batch-size`, `stream-maxlen`,
+    /// `stream-trim-exact`; Vigil's own `buffer-size` and
+    /// `flush-timeout`). Anything unusable is an error naming the option.
+    pub fn eve_redis(&self) -> Result<Option<vigil_output::RedisSettings>> {
+        let Some(eve) = self.output("eve-log") else {
+            return Ok(None);
+        };
+        match eve.get("filetype").and_then(scalar).as_deref() {
+            None | Some("regular") | Some("file") => return Ok(None),
+            Some("redis") => {}
+            Some(other) => {
+                bail!("outputs.eve-log.filetype: '{other}' is not supported (regular or redis)")
+            }
+        }
+        let empty = Value::Mapping(Mapping::new());
+        let r = match eve.get("redis") {
+            None | Some(Value::Null) => &empty,
+            Some(v @ Value::Mapping(_)) => v,
+            Some(_) => bail!("outputs.eve-log.redis: expected a map of options"),
+        };
+        let get = |k: &str| r.get(k).and_then(scalar);
+        let mut s = vigil_output::RedisSettings::default();
+        if let Some(v) = get("server") {
+            if v.trim().is_empty() {
+                bail!("outputs.eve-log.redis.server: empty");
+            }
+            s.server = v.trim().to_string();
+        }
+        if let Some(v) = get("port") {
+            s.port = match v.trim().parse::<u16>() {
+                Ok(p) if p > 0 => p,
+                _ => bail!("outputs.eve-log.redis.port: '{v}' is not a port (1-65535)"),
+            };
+        }
+        if let Some(v) = get("key") {
+            if v.is_empty() {
+                bail!("outputs.eve-log.redis.key: empty (the list key, channel or stream to write to)");
+            }
+            s.key = v;
+        } else if r.get("key").is_some() {
+            bail!("outputs.eve-log.redis.key: expected a name");
+        }
+        s.username = get("username").filter(|v| !v.is_empty());
+        s.password = get("password").filter(|v| !v.is_empty());
+        let maxlen = match get("stream-maxlen") {
+            None => 100_000,
+            Some(v) => v.trim().parse::<u64>().map_err(|_| {
+                anyhow::anyhow!(
+                    "outputs.eve-log.redis.stream-maxlen: '{v}' is not a count (0: no trimming)"
+                )
+            })?,
+        };
+        let exact = get("stream-trim-exact").is_some_and(|v| truthy(&v));
+        let mode = get("mode").unwrap_or_else(|| "list".to_string());
+        s.mode = vigil_output::RedisMode::parse(&mode, maxlen, exact).ok_or_else(|| {
+            anyhow::anyhow!(
+                "outputs.eve-log.redis.mode: '{mode}' is not list, lpush, rpush, channel, publish, stream or xadd"
+            )
+        })?;
+        if let Some(p) = r.get("pipelining") {
+            let enabled = p
+                .get("enabled")
+                .and_then(scalar)
+                .is_some_and(|v| truthy(&v));
+            if enabled {
+                s.batch_size = match p.get("batch-size").and_then(scalar) {
+                    None => 10,
+                    Some(v) => match v.trim().parse::<usize>() {
+                        Ok(n) if (1..=100_000).contains(&n) => n,
+                        _ => bail!(
+                            "outputs.eve-log.redis.pipelining.batch-size: '{v}' is not a count from 1 to 100000"
+                        ),
+                    },
+                };
+            }
+        }
+        if let Some(v) = get("buffer-size") {
+            s.buffer_size = match v.trim().parse::<usize>() {
+                Ok(n) if (1..=10_000_000).contains(&n) => n,
+                _ => bail!(
+                    "outputs.eve-log.redis.buffer-size: '{v}' is not a record count from 1 to 10000000"
+                ),
+            };
+        }
+        if let Some(v) = get("flush-timeout") {
+            s.flush_timeout = match v.trim().parse::<f64>() {
+                Ok(x) if (0.0..=3600.0).contains(&x) => std::time::Duration::from_secs_f64(x),
+                _ => bail!(
+                    "outputs.eve-log.redis.flush-timeout: '{v}' is not a number of seconds from 0 to 3600"
+                ),
+            };
+        }
+        Ok(Some(s))
+    }
+
     /// `flow.memcap` in bytes, if set.
     pub fn flow_memcap(&self) -> Result<Option<u64>> {
         match self.get_str("flow.memcap") {
@@ -367,6 +466,72 @@ mod tests {
         assert_eq!(c.flow_memcap().unwrap(), Some(64 << 20));
         assert_eq!(c.string_map("vars.port-groups")[0].1, "8080");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    fn redis_cfg(eve: &str) -> Result<Option<vigil_output::RedisSettings>> {
+        let yaml = format!("outputs:\n  - eve-log:\n{eve}");
+        let root = parse_yaml(&yaml, Path::new("t.yaml")).unwrap();
+        Config { root, dir: None }.eve_redis()
+    }
+
+    #[test]
+    fn eve_redis_defaults_and_options() {
+        use vigil_output::RedisMode;
+        assert_eq!(redis_cfg("      filetype: regular\n").unwrap(), None);
+        assert_eq!(redis_cfg("      filename: e.json\n").unwrap(), None);
+        let d = redis_cfg("      filetype: redis\n").unwrap().unwrap();
+        assert_eq!(d, vigil_output::RedisSettings::default());
+        assert_eq!(
+            (d.server.as_str(), d.port, d.key.as_str()),
+            ("127.0.0.1", 6379, "suricata")
+        );
+        let s = redis_cfg(
+            "      filetype: redis\n      redis:\n        server: 127.0.0.2\n        port: 7000\n        mode: stream\n        key: k\n        stream-maxlen: 50\n        stream-trim-exact: yes\n        pipelining:\n          enabled: yes\n        buffer-size: 8\n        flush-timeout: 0.5\n",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.server, "127.0.0.2");
+        assert_eq!(s.port, 7000);
+        assert_eq!(s.key, "k");
+        assert_eq!(
+            s.mode,
+            RedisMode::Xadd {
+                maxlen: 50,
+                exact: true
+            }
+        );
+        assert_eq!(s.batch_size, 10);
+        assert_eq!(s.buffer_size, 8);
+        assert_eq!(s.flush_timeout, std::time::Duration::from_millis(500));
+        let p = redis_cfg("      filetype: redis\n      redis:\n        mode: channel\n        pipelining:\n          enabled: no\n          batch-size: 50\n").unwrap().unwrap();
+        assert_eq!((p.mode, p.batch_size), (RedisMode::Publish, 1));
+    }
+
+    #[test]
+    fn eve_redis_bad_options_name_the_option() {
+        let err = |eve: &str| format!("{:#}", redis_cfg(eve).unwrap_err());
+        assert!(err("      filetype: syslog\n").contains("outputs.eve-log.filetype"));
+        let r = "      filetype: redis\n      redis:\n";
+        assert!(err(&format!("{r}        mode: queue\n"))
+            .contains("outputs.eve-log.redis.mode: 'queue'"));
+        assert!(err(&format!("{r}        port: 70000\n"))
+            .contains("outputs.eve-log.redis.port: '70000'"));
+        assert!(err(&format!("{r}        port: 0\n")).contains("outputs.eve-log.redis.port"));
+        assert!(err(&format!("{r}        key:\n")).contains("outputs.eve-log.redis.key"));
+        assert!(err(&format!("{r}        key: ''\n")).contains("outputs.eve-log.redis.key"));
+        assert!(err(&format!("{r}        server: ''\n")).contains("outputs.eve-log.redis.server"));
+        assert!(err(&format!(
+            "{r}        pipelining:\n          enabled: yes\n          batch-size: 0\n"
+        ))
+        .contains("outputs.eve-log.redis.pipelining.batch-size"));
+        assert!(err(&format!(
+            "{r}        mode: stream\n        stream-maxlen: -1\n"
+        ))
+        .contains("outputs.eve-log.redis.stream-maxlen"));
+        assert!(err(&format!("{r}        buffer-size: 0\n"))
+            .contains("outputs.eve-log.redis.buffer-size"));
+        assert!(err(&format!("{r}        flush-timeout: soon\n"))
+            .contains("outputs.eve-log.redis.flush-timeout"));
     }
 
     #[test]

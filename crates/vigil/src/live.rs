@@ -352,13 +352,20 @@ impl LiveOutput {
         t
     }
 
-    fn write_stats(&mut self, snap: &LiveSnapshot) -> std::io::Result<()> {
+    fn write_stats(&mut self, snap: &LiveSnapshot, last: bool) -> std::io::Result<()> {
         let tree = self.stats_tree(snap);
         self.sink.eve.write_stats(
             snap.now_ns.div_euclid(1_000_000_000),
             snap.now_ns.rem_euclid(1_000_000_000) as u32,
             &tree,
         )?;
+        // EVE to Redis: the last block has the counts after the exit
+        // flush (bounded by its flush timeout).
+        let redis = if last {
+            self.sink.finish_redis()?
+        } else {
+            self.sink.redis().map(|r| r.counts())
+        };
         let mut lines: Vec<(&'static str, String)> = vec![
             (
                 "vigil.uptime_seconds",
@@ -390,6 +397,9 @@ impl LiveOutput {
             "vigil.kernel_drops_per_worker",
             per_worker(&|w| inputs_sum(w, |c| c.kernel_drops)),
         ));
+        if let Some(c) = &redis {
+            lines.extend(crate::run::redis_stats_lines(c));
+        }
         // stats.log grows by one block per interval, as Suricata's does.
         let p = self.log_dir.join("stats.log");
         let mut f = std::fs::OpenOptions::new()
@@ -455,18 +465,29 @@ impl LiveSink for LiveOutput {
             // SIGHUP (logrotate moved the files away): write what is
             // buffered to the old files, then open new ones.
             self.flush()?;
-            match crate::run::open_sink(&self.log_dir, &self.settings, true) {
-                Ok(s) => {
-                    self.sink = s;
-                    eprintln!("vigil: output files reopened");
+            if self.sink.redis().is_some() {
+                // EVE goes to Redis: only fast.log is a file to reopen.
+                match crate::run::open_fast(&self.log_dir, &self.settings, true) {
+                    Ok(f) => {
+                        self.sink.fast = f;
+                        eprintln!("vigil: output files reopened");
+                    }
+                    Err(e) => eprintln!("vigil: warning: cannot reopen output files: {e:#}"),
                 }
-                Err(e) => eprintln!("vigil: warning: cannot reopen output files: {e:#}"),
+            } else {
+                match crate::run::open_sink(&self.log_dir, &self.settings, true) {
+                    Ok(s) => {
+                        self.sink = s;
+                        eprintln!("vigil: output files reopened");
+                    }
+                    Err(e) => eprintln!("vigil: warning: cannot reopen output files: {e:#}"),
+                }
             }
         }
         self.publish(snap);
         if last || self.last_stats.elapsed() >= self.stats_interval {
             self.last_stats = Instant::now();
-            self.write_stats(snap)?;
+            self.write_stats(snap, last)?;
             self.flush()?;
         }
         Ok(())

@@ -11,7 +11,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
 use vigil_engine::{AlertOut, AlertSink, EngineConfig, RunStats};
-use vigil_output::{AlertEvent, EveConfig, EveWriter, FastLogWriter, StatsTree};
+use vigil_output::{
+    AlertEvent, EveConfig, EveWriter, FastLogWriter, RedisCounts, RedisSettings, RedisWriter,
+    StatsTree,
+};
 use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
 use vigil_source::PcapSource;
 
@@ -103,8 +106,47 @@ pub fn load_rule_files(files: &[PathBuf], vars: &Vars) -> Result<LoadedRules> {
     Ok(LoadedRules { rules, diagnostics })
 }
 
+/// Where EVE lines go: eve.json, or Redis (`filetype: redis`).
+pub enum EveOut {
+    File(BufWriter<File>),
+    Redis(RedisWriter),
+}
+
+impl Write for EveOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            EveOut::File(f) => f.write(buf),
+            EveOut::Redis(r) => r.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            EveOut::File(f) => f.write_all(buf),
+            EveOut::Redis(r) => r.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            EveOut::File(f) => f.flush(),
+            EveOut::Redis(r) => r.flush(),
+        }
+    }
+}
+
+/// The `eve.redis.*` stats.log lines.
+pub fn redis_stats_lines(c: &RedisCounts) -> Vec<(&'static str, String)> {
+    vec![
+        ("eve.redis.written", c.written.to_string()),
+        ("eve.redis.dropped", c.dropped.to_string()),
+        ("eve.redis.reconnects", c.reconnects.to_string()),
+        ("eve.redis.errors", c.errors.to_string()),
+    ]
+}
+
 pub struct Sink {
-    pub eve: EveWriter<BufWriter<File>>,
+    pub eve: EveWriter<EveOut>,
     pub fast: Option<FastLogWriter<BufWriter<File>>>,
     log_payload: bool,
     log_packet: bool,
@@ -117,6 +159,23 @@ pub struct Sink {
     live: bool,
     /// `drop` records name the rule that dropped the packet.
     drop_alerts: bool,
+}
+
+impl Sink {
+    /// The Redis writer, when EVE goes to Redis.
+    pub fn redis(&mut self) -> Option<&mut RedisWriter> {
+        match self.eve.get_mut() {
+            EveOut::Redis(r) => Some(r),
+            EveOut::File(_) => None,
+        }
+    }
+
+    /// Flushes EVE and, for Redis, waits (bounded by its flush timeout)
+    /// for the queued records to be delivered; the final counters.
+    pub fn finish_redis(&mut self) -> std::io::Result<Option<RedisCounts>> {
+        self.eve.flush()?;
+        Ok(self.redis().map(|r| r.finish()))
+    }
 }
 
 impl AlertSink for Sink {
@@ -633,6 +692,8 @@ pub struct OutputSettings {
     pub xff: Option<crate::config::XffSettings>,
     /// The eve-log `drop` type, when listed.
     pub drop_log: Option<vigil_engine::DropLog>,
+    /// `filetype: redis`: EVE goes to Redis instead of `eve_name`.
+    pub redis: Option<RedisSettings>,
 }
 
 pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
@@ -668,34 +729,53 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             .collect(),
         xff: cfg.eve_alert_xff()?,
         drop_log: cfg.eve_drop_log()?,
+        redis: cfg.eve_redis()?,
     })
 }
 
-/// Opens `eve.json` and `fast.log` in `dir` (appending: live runs and
-/// reopened files keep what is there; truncating: offline runs).
+/// Opens a log file in `dir`, appending or truncating.
+fn open_log(dir: &std::path::Path, name: &str, append: bool) -> Result<BufWriter<File>> {
+    let p = dir.join(name);
+    let f = if append {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+    } else {
+        File::create(&p)
+    };
+    Ok(BufWriter::with_capacity(
+        1 << 16,
+        f.with_context(|| format!("cannot create {}", p.display()))?,
+    ))
+}
+
+/// Opens `fast.log` in `dir` when it is enabled.
+pub fn open_fast(
+    dir: &std::path::Path,
+    o: &OutputSettings,
+    append: bool,
+) -> Result<Option<FastLogWriter<BufWriter<File>>>> {
+    Ok(if o.fast_enabled {
+        Some(FastLogWriter::new(open_log(dir, "fast.log", append)?))
+    } else {
+        None
+    })
+}
+
+/// Opens `eve.json` (or starts the Redis writer, `filetype: redis`) and
+/// `fast.log` in `dir` (appending: live runs and reopened files keep what
+/// is there; truncating: offline runs).
 pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Result<Sink> {
-    let open = |name: &str| -> Result<BufWriter<File>> {
-        let p = dir.join(name);
-        let f = if append {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&p)
-        } else {
-            File::create(&p)
-        };
-        Ok(BufWriter::with_capacity(
-            1 << 16,
-            f.with_context(|| format!("cannot create {}", p.display()))?,
-        ))
+    let eve_out = match &o.redis {
+        Some(r) => EveOut::Redis(
+            RedisWriter::start(r.clone()).context("cannot start the EVE Redis writer")?,
+        ),
+        None => EveOut::File(open_log(dir, &o.eve_name, append)?),
     };
     Ok(Sink {
-        eve: EveWriter::with_config(open(&o.eve_name)?, o.eve_cfg),
-        fast: if o.fast_enabled {
-            Some(FastLogWriter::new(open("fast.log")?))
-        } else {
-            None
-        },
+        eve: EveWriter::with_config(eve_out, o.eve_cfg),
+        fast: open_fast(dir, o, append)?,
         log_payload: o.log_payload,
         log_packet: o.log_packet,
         log_types: o.log_types.clone(),
@@ -1151,7 +1231,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         last_ts.rem_euclid(1_000_000_000) as u32,
         &eve_tree,
     )?;
-    sink.eve.flush()?;
+    // Redis: at most the flush timeout to deliver what is queued.
+    let redis_counts = sink.finish_redis()?;
     if let Some(f) = &mut sink.fast {
         f.flush()?;
     }
@@ -1220,6 +1301,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     ];
     let mut timing = timing;
     timing.extend(device_lines);
+    if let Some(c) = &redis_counts {
+        timing.extend(redis_stats_lines(c));
+        if c.dropped > 0 {
+            eprintln!(
+                "vigil: warning: {} EVE records not delivered to Redis ({} errors); see eve.redis.* in stats.log",
+                c.dropped, c.errors
+            );
+        }
+    }
     let mut slog = open("stats.log")?;
     vigil_output::write_stats_log(&mut slog, &tree, &timing)?;
     slog.flush()?;
