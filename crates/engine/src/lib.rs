@@ -129,6 +129,8 @@ pub struct EngineConfig {
     pub profile_rules: bool,
     /// Inline: `drop` records (the eve-log `drop` type).
     pub drop_log: Option<DropLog>,
+    /// `--slice K/N`: inspect only the flows of slice K (`None`: all).
+    pub slice: Option<Slice>,
 }
 
 impl Default for EngineConfig {
@@ -160,7 +162,60 @@ impl Default for EngineConfig {
             exceptions: ExceptionPolicies::default(),
             profile_rules: false,
             drop_log: None,
+            slice: None,
         }
+    }
+}
+
+/// `--slice K/N`: this process inspects only the packets whose dispatch
+/// hash ([`packet_hash`]) falls in slice `index` of `count`, so that
+/// `count` processes given the same input inspect every packet exactly
+/// once between them (sensors that split one capture or one link).
+///
+/// The slice is taken from the hash's high 32 bits, the worker from the
+/// whole hash modulo the worker count: the two choices are independent,
+/// so the workers of a slice stay as balanced as without slicing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Slice {
+    /// Parses `K/N` (`0 <= K < N`).
+    pub fn parse(s: &str) -> Result<Slice, String> {
+        let bad = || format!("slice '{s}': expected K/N with 0 <= K < N (e.g. 0/2)");
+        let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
+        let index: u32 = k.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 {
+            return Err(format!("slice '{s}': N must be at least 1"));
+        }
+        if index >= count {
+            return Err(format!(
+                "slice '{s}': K must be below N (slices are numbered 0 to {})",
+                count - 1
+            ));
+        }
+        Ok(Slice { index, count })
+    }
+
+    /// The slice a dispatch hash belongs to.
+    #[inline]
+    pub fn of(hash: u64, count: u32) -> u32 {
+        ((hash >> 32) % u64::from(count.max(1))) as u32
+    }
+
+    /// Whether a packet with this dispatch hash is inspected here.
+    #[inline]
+    pub fn owns(&self, hash: u64) -> bool {
+        self.count <= 1 || Self::of(hash, self.count) == self.index
+    }
+}
+
+impl std::fmt::Display for Slice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
     }
 }
 
@@ -183,6 +238,14 @@ pub struct RunStats {
     pub defrag: DefragStats,
     /// Device path counters, summed over workers (`None`: CPU run).
     pub device: Option<DeviceStats>,
+    /// `--slice` of the run (`None`: every flow).
+    pub slice: Option<Slice>,
+    /// `--slice`: capture records left to other slices (raw packets and
+    /// fragments; each is inspected by exactly one slice).
+    pub slice_packets_skipped: u64,
+    /// `--slice`: datagrams rebuilt from fragments that belong to another
+    /// slice (every slice defragments everything).
+    pub slice_datagrams_skipped: u64,
 }
 
 /// Errors that end a run.
@@ -295,9 +358,13 @@ pub fn run_offline(
         let merged = merger
             .join()
             .map_err(|_| RunError::Worker("merge thread panicked".into()))?;
-        let (packets, bytes, last_ts, defrag) = read?;
+        let read = read?;
+        let (packets, bytes, last_ts) = (read.packets, read.bytes, read.last_ts);
         totals.last_ts_ns = last_ts;
-        totals.defrag = defrag;
+        totals.defrag = read.defrag;
+        totals.slice = cfg.slice;
+        totals.slice_packets_skipped = read.slice_packets_skipped;
+        totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
@@ -443,14 +510,27 @@ pub(crate) fn threshold_allows(t: &mut ThresholdTracker, r: &CompiledRule, a: &A
     )
 }
 
+/// What the reader counted.
+struct ReadTotals {
+    packets: u64,
+    bytes: u64,
+    last_ts: Option<i64>,
+    defrag: DefragStats,
+    slice_packets_skipped: u64,
+    slice_datagrams_skipped: u64,
+}
+
 fn read_loop(
     source: &mut PcapSource,
     txs: &[Sender<Batch>],
     pool: &BatchPool,
     cfg: &EngineConfig,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<(u64, u64, Option<i64>, DefragStats), RunError> {
+) -> Result<ReadTotals, RunError> {
     let n = txs.len();
+    let slice = cfg.slice.filter(|s| s.count > 1);
+    let mut slice_packets_skipped = 0u64;
+    let mut slice_datagrams_skipped = 0u64;
     let mut pending: Vec<Batch> = (0..n).map(|_| pool.get()).collect();
     let mut packets = 0u64;
     let mut bytes = 0u64;
@@ -523,38 +603,57 @@ fn read_loop(
             _ => {}
         }
         let p = decode(pkt.linktype, pkt.data);
-        let w = if n == 1 {
+        let hash = if n == 1 && slice.is_none() {
             0
         } else {
-            (packet_hash(&p) % n as u64) as usize
+            packet_hash(&p)
+        };
+        // `--slice`: a packet of another slice's flow (a fragment: of
+        // another slice's address pair) is not inspected here.
+        let w = if slice.is_some_and(|s| !s.owns(hash)) {
+            slice_packets_skipped += 1;
+            None
+        } else {
+            Some((hash % n as u64) as usize)
         };
         // Defragmentation happens here, before dispatch, so that the
         // rebuilt datagram goes to the worker of its own flow (like a
         // NIC's fanout with defragmentation). It is single-owner state
-        // fed in input order: the same for any worker count.
+        // fed in input order: the same for any worker count. With
+        // `--slice` every slice feeds it every fragment, so that each
+        // rebuilds every datagram and keeps those of its own flows.
         let (flags, rebuilt) = match defrag.as_mut() {
             Some(d) => defrag_packet(d, &p, pkt.data, ts_ns, &mut datagram),
             None => (0, false),
         };
         // The rebuilt packet keeps the first fragment's link layers and
         // link type, and goes to the worker of its own flow.
-        let rebuilt_to = rebuilt.then(|| {
-            let rw = if n == 1 {
+        let rebuilt_to = if rebuilt {
+            let rh = if n == 1 && slice.is_none() {
                 0
             } else {
-                (packet_hash(&decode(pkt.linktype, &datagram)) % n as u64) as usize
+                packet_hash(&decode(pkt.linktype, &datagram))
             };
-            (rw, pkt.linktype)
-        });
-        pending[w].push_record(
-            pkt.index,
-            ts_ns,
-            pkt.linktype,
-            pkt.data,
-            pkt.orig_len,
-            false,
-            flags,
-        );
+            if slice.is_some_and(|s| !s.owns(rh)) {
+                slice_datagrams_skipped += 1;
+                None
+            } else {
+                Some(((rh % n as u64) as usize, pkt.linktype))
+            }
+        } else {
+            None
+        };
+        if let Some(w) = w {
+            pending[w].push_record(
+                pkt.index,
+                ts_ns,
+                pkt.linktype,
+                pkt.data,
+                pkt.orig_len,
+                false,
+                flags,
+            );
+        }
         if let Some((rw, lt)) = rebuilt_to {
             pending[rw].push_record(
                 pkt.index,
@@ -568,7 +667,7 @@ fn read_loop(
         }
         // Send only after both records are in, so that no worker reports
         // this index as done before it has the rebuilt datagram.
-        for ww in std::iter::once(w).chain(rebuilt_to.map(|r| r.0)) {
+        for ww in w.into_iter().chain(rebuilt_to.map(|r| r.0)) {
             if pending[ww].len() >= batch_packets {
                 let mut b = std::mem::replace(&mut pending[ww], pool.get());
                 b.upto = last;
@@ -589,8 +688,14 @@ fn read_loop(
         send(w, b)?;
     }
     progress(source.bytes_read(), source.total_bytes());
-    let dstats = defrag.map(|d| d.stats).unwrap_or_default();
-    Ok((packets, bytes, last_ts, dstats))
+    Ok(ReadTotals {
+        packets,
+        bytes,
+        last_ts,
+        defrag: defrag.map(|d| d.stats).unwrap_or_default(),
+        slice_packets_skipped,
+        slice_datagrams_skipped,
+    })
 }
 
 fn worker_loop(
@@ -765,4 +870,36 @@ fn merge_loop(
     result?;
     drain(&mut queues, u64::MAX, &mut emit)?;
     Ok((written, suppressed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Slice;
+
+    #[test]
+    fn slice_parse_and_ownership() {
+        assert_eq!(Slice::parse("1/3"), Ok(Slice { index: 1, count: 3 }));
+        assert_eq!(
+            Slice::parse(" 0 / 1 ").map(|s| s.to_string()).as_deref(),
+            Ok("0/1")
+        );
+        for bad in ["3/3", "0/0", "1", "-1/2", "a/b", "1/2/3", ""] {
+            assert!(Slice::parse(bad).is_err(), "{bad}");
+        }
+        // Every hash has exactly one owner among the slices of N, and the
+        // slice does not follow the worker choice (hash % workers).
+        for n in 1..6u32 {
+            let slices: Vec<Slice> = (0..n).map(|index| Slice { index, count: n }).collect();
+            let mut per_worker = [[0u32; 4]; 6];
+            for i in 0..4000u64 {
+                let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7);
+                assert_eq!(slices.iter().filter(|s| s.owns(h)).count(), 1);
+                per_worker[Slice::of(h, n) as usize][(h % 4) as usize] += 1;
+            }
+            for s in per_worker.iter().take(n as usize) {
+                let (lo, hi) = (s.iter().min().unwrap(), s.iter().max().unwrap());
+                assert!(*hi < lo * 2 + 50, "slice workers unbalanced: {s:?}");
+            }
+        }
+    }
 }

@@ -479,6 +479,12 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     // Suricata splits these by IP version (defrag.ipv4.fragments ...);
     // Vigil counts both together.
     let d = &s.defrag;
+    if s.slice.is_some() {
+        // Records of the capture that other slices inspect, and datagrams
+        // rebuilt here whose flow is another slice's.
+        vigil("slice.packets_skipped", s.slice_packets_skipped);
+        vigil("slice.datagrams_skipped", s.slice_datagrams_skipped);
+    }
     vigil("defrag.fragments", d.fragments);
     vigil("defrag.reassembled", d.reassembled);
     vigil("defrag.overlaps", d.overlaps);
@@ -725,7 +731,20 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     ecfg.checksum = checksum_mode(args, cfg)?;
     ecfg.host_block = host_block(cfg)?;
     ecfg.profile_rules = profile_rules_limit(args, cfg)?.is_some();
+    ecfg.slice = slice_setting(args, cfg)?;
     Ok(ecfg)
+}
+
+/// `--slice K/N`, else the config's `vigil.slice` (`None`: every flow).
+pub fn slice_setting(args: &RunArgs, cfg: &Config) -> Result<Option<vigil_engine::Slice>> {
+    let (text, from) = match (&args.slice, cfg.get_str("vigil.slice")) {
+        (Some(s), _) => (s.clone(), "--slice"),
+        (None, Some(s)) => (s, "vigil.slice"),
+        (None, None) => return Ok(None),
+    };
+    vigil_engine::Slice::parse(&text)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("{from}: {e}"))
 }
 
 /// Rule profiling: `--profile-rules N`, else the config's
@@ -1096,6 +1115,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         ("vigil.gbit_per_second", format!("{gbps:.3}")),
         ("vigil.packets_per_second", format!("{pps:.0}")),
         ("vigil.workers", workers.to_string()),
+        (
+            "vigil.slice",
+            ecfg.slice
+                .map_or_else(|| "all".to_string(), |s| s.to_string()),
+        ),
         // Summed over workers (each has its own share of the memcap), so
         // it depends on the worker count: not an EVE stats value.
         (
