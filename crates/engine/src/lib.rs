@@ -60,6 +60,18 @@ pub trait AlertSink {
         Ok(())
     }
 
+    /// An alert whose action a `threshold.config` `rate_filter` changed
+    /// to `action` (`Alert`, `Drop` or `Reject`; `Pass` alerts are not
+    /// written). By default written as any alert.
+    fn alert_rate_filtered(
+        &mut self,
+        alert: &AlertOut,
+        rule: &CompiledRule,
+        _action: vigil_rules::Action,
+    ) -> std::io::Result<()> {
+        self.alert(alert, rule)
+    }
+
     /// Inline: a dropped packet ([`OutKind::Drop`]), with the rule that
     /// dropped it, if a rule did.
     fn drop_log(
@@ -487,12 +499,18 @@ pub(crate) fn defrag_packet(
     (flags, r.reassembled)
 }
 
-/// Whether the rule's threshold or detection filter lets `a` through
-/// (always, for a rule without either). Applied where alerts meet in
-/// input order: the offline merge, the live output.
-pub(crate) fn threshold_allows(t: &mut ThresholdTracker, r: &CompiledRule, a: &AlertOut) -> bool {
-    if r.threshold.is_none() && r.detection_filter.is_none() {
-        return true;
+/// What the rule's threshold, detection filter and rate filter make of
+/// `a`: `None` when it is not written (held back by the threshold, or a
+/// rate filter's new action is `pass`), else `Some(action)` with the
+/// action a rate filter gave it (`None`: the rule's own). Applied where
+/// alerts meet in input order: the offline merge, the live output.
+pub(crate) fn threshold_admit(
+    t: &mut ThresholdTracker,
+    r: &CompiledRule,
+    a: &AlertOut,
+) -> Option<Option<vigil_rules::Action>> {
+    if r.threshold.is_none() && r.detection_filter.is_none() && r.rate_filter.is_none() {
+        return Some(None);
     }
     let key = AlertKey {
         src: a.src,
@@ -502,12 +520,38 @@ pub(crate) fn threshold_allows(t: &mut ThresholdTracker, r: &CompiledRule, a: &A
         sp: a.sp.unwrap_or(0),
         dp: a.dp.unwrap_or(0),
     };
-    t.allow(
-        a.rule,
-        r.threshold.as_ref(),
-        r.detection_filter.as_ref(),
-        &key,
-    )
+    if (r.threshold.is_some() || r.detection_filter.is_some())
+        && !t.allow(
+            a.rule,
+            r.threshold.as_ref(),
+            r.detection_filter.as_ref(),
+            &key,
+        )
+    {
+        return None;
+    }
+    match r
+        .rate_filter
+        .as_ref()
+        .and_then(|f| t.rate_filter(a.rule, f, &key))
+    {
+        // Suricata: a pass action ends the packet's alerts here.
+        Some(vigil_rules::Action::Pass) => None,
+        action => Some(action),
+    }
+}
+
+/// Writes an alert that [`threshold_admit`] let through.
+pub(crate) fn write_alert<S: AlertSink + ?Sized>(
+    sink: &mut S,
+    a: &AlertOut,
+    r: &CompiledRule,
+    action: Option<vigil_rules::Action>,
+) -> std::io::Result<()> {
+    match action {
+        None => sink.alert(a, r),
+        Some(action) => sink.alert_rate_filtered(a, r, action),
+    }
 }
 
 /// What the reader counted.
@@ -824,12 +868,12 @@ fn merge_loop(
             OutKind::Alert => {}
         }
         let r = &detect.rules[a.rule as usize];
-        if !threshold_allows(&mut thresholds, r, a) {
+        let Some(action) = threshold_admit(&mut thresholds, r, a) else {
             suppressed += 1;
             return Ok(());
-        }
+        };
         written += 1;
-        sink.alert(a, r)?;
+        write_alert(sink, a, r, action)?;
         Ok(())
     };
     let drain = |queues: &mut Vec<VecDeque<AlertOut>>,

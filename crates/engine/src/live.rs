@@ -649,11 +649,11 @@ fn output_loop(
                         sink.drop_log(a, engine.rules.get(a.rule as usize))
                     } else {
                         let rule = &engine.rules[a.rule as usize];
-                        let allowed = crate::threshold_allows(&mut thresholds, rule, a);
-                        if allowed {
+                        let admitted = crate::threshold_admit(&mut thresholds, rule, a);
+                        if let Some(action) = admitted {
                             snap.alerts_written += 1;
                             snap.alerts_blocked += u64::from(a.blocked);
-                            sink.alert(a, rule)
+                            crate::write_alert(sink, a, rule, action)
                         } else {
                             snap.alerts_suppressed += 1;
                             Ok(())

@@ -570,7 +570,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         bail!("--prefilter-device applies to -r runs for now; live capture runs the prefilter on the CPU");
     }
     let ring_cfg = ring_config(&args, &cfg)?;
-    let osettings = crate::run::output_settings(&cfg)?;
+    let mut osettings = crate::run::output_settings(&cfg)?;
     let mut ecfg = crate::run::engine_config(&args, &cfg, &osettings)?;
     let queues =
         vigil_inline::parse_queue_specs(&args.nfqueues).map_err(|e| anyhow::anyhow!("-q: {e}"))?;
@@ -597,6 +597,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
     // reject rules drop, stream and app layer inspect data as it arrives,
     // exception policies fail closed by default).
     crate::run::set_inline(&mut ecfg, &cfg, !queues.is_empty() || !bridges.is_empty())?;
+    osettings.inline = ecfg.inline;
     if ecfg.slice.is_some() && (!queues.is_empty() || !bridges.is_empty()) {
         // An inline input needs a verdict for every frame, and a frame of
         // another slice would have to be let through uninspected.

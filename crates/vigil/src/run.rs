@@ -79,12 +79,13 @@ pub fn apply_threshold_file(cfg: &Config, vars: &Vars, detect: &mut DetectEngine
         eprintln!("vigil: warning: {w}");
     }
     eprintln!(
-        "vigil: threshold file {}: {} entries ({} thresholds set, {} rules suppressed, {} address suppressions)",
+        "vigil: threshold file {}: {} entries ({} thresholds set, {} rules suppressed, {} address suppressions, {} rate filters)",
         path.display(),
         tc.entries.len(),
         rep.thresholds,
         rep.suppressed_rules,
-        rep.address_suppressions
+        rep.address_suppressions,
+        rep.rate_filters
     );
     Ok(())
 }
@@ -117,10 +118,22 @@ pub struct Sink {
     live: bool,
     /// `drop` records name the rule that dropped the packet.
     drop_alerts: bool,
+    /// Inline (`-q`, `--inline`, `--simulate-ips`): an alert's `blocked`
+    /// is the verdict the worker gave, which a `rate_filter` applied
+    /// later cannot change.
+    pub(crate) inline: bool,
 }
 
-impl AlertSink for Sink {
-    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+impl Sink {
+    /// Writes an alert to EVE and fast.log: `blocked` gives EVE's
+    /// `action`, `rule_drop` fast.log's `[Drop]`/`[wDrop]`.
+    fn write_alert(
+        &mut self,
+        a: &AlertOut,
+        r: &CompiledRule,
+        blocked: bool,
+        rule_drop: bool,
+    ) -> std::io::Result<()> {
         let vlan = &a.vlan[..a.vlan_count as usize];
         let xff_ip: Option<std::net::IpAddr> = match (self.xff_overwrite, &a.xff) {
             (Some(true), Some(x)) => x.parse().ok(),
@@ -150,15 +163,8 @@ impl AlertSink for Sink {
             icmp_code: a.icmp.map(|i| i.1),
             pkt_src: a.pkt_src(),
             tx_id: a.app.as_ref().map(|r| r.tx_id),
-            action: if a.blocked { "blocked" } else { "allowed" },
-            rule_drop: matches!(
-                r.action,
-                Action::Drop
-                    | Action::Reject
-                    | Action::RejectSrc
-                    | Action::RejectDst
-                    | Action::RejectBoth
-            ),
+            action: if blocked { "blocked" } else { "allowed" },
+            rule_drop,
             gid: r.gid,
             signature_id: r.sid,
             rev: r.rev,
@@ -198,6 +204,38 @@ impl AlertSink for Sink {
             f.write_alert(&ev)?;
         }
         Ok(())
+    }
+}
+
+/// Whether a rule action drops (drop, reject*).
+fn drops(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Drop | Action::Reject | Action::RejectSrc | Action::RejectDst | Action::RejectBoth
+    )
+}
+
+impl AlertSink for Sink {
+    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+        self.write_alert(a, r, a.blocked, drops(r.action))
+    }
+
+    /// A `rate_filter` changed the alert's action. In IDS mode the alert
+    /// says so as Suricata's does: `"blocked"` (and fast.log `[wDrop]`)
+    /// for a new action drop or reject, `"allowed"` for alert. Inline the
+    /// packet's verdict was given before thresholds are applied, so the
+    /// alert keeps it (see docs/inline.md).
+    fn alert_rate_filtered(
+        &mut self,
+        a: &AlertOut,
+        r: &CompiledRule,
+        action: Action,
+    ) -> std::io::Result<()> {
+        if self.inline {
+            self.alert(a, r)
+        } else {
+            self.write_alert(a, r, drops(action), drops(action))
+        }
     }
 
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -614,6 +652,8 @@ pub struct OutputSettings {
     pub xff: Option<crate::config::XffSettings>,
     /// The eve-log `drop` type, when listed.
     pub drop_log: Option<vigil_engine::DropLog>,
+    /// Inline verdicts (see [`Sink`]'s `inline`); set by the caller.
+    pub inline: bool,
 }
 
 pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
@@ -649,6 +689,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             .collect(),
         xff: cfg.eve_alert_xff()?,
         drop_log: cfg.eve_drop_log()?,
+        inline: false,
     })
 }
 
@@ -683,6 +724,7 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
         xff_overwrite: o.xff.as_ref().map(|x| x.overwrite),
         live: append,
         drop_alerts: o.drop_log.is_some_and(|d| d.alerts),
+        inline: o.inline,
     })
 }
 
@@ -1034,7 +1076,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             File::create(&p).with_context(|| format!("cannot create {}", p.display()))?,
         ))
     };
-    let osettings = output_settings(&cfg)?;
+    let mut osettings = output_settings(&cfg)?;
+    osettings.inline = args.simulate_ips;
     let mut sink = open_sink(&args.log_dir, &osettings, false)?;
     let mut ecfg = engine_config(&args, &cfg, &osettings)?;
     ecfg.device = device;
