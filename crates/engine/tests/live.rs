@@ -76,6 +76,8 @@ impl LiveInput for QueueInput {
 #[derive(Default)]
 struct Seen {
     alerts: Vec<(u32, Instant)>,
+    /// Alerts whose action a rate filter changed.
+    rate_filtered: Vec<(u32, vigil_rules::Action)>,
     tx_logs: usize,
     snaps: Vec<(Instant, LiveSnapshot, bool)>,
     swaps: usize,
@@ -87,6 +89,17 @@ struct Collect(Arc<Mutex<Seen>>);
 impl AlertSink for Collect {
     fn alert(&mut self, _a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
         self.0.lock().unwrap().alerts.push((r.sid, Instant::now()));
+        Ok(())
+    }
+    fn alert_rate_filtered(
+        &mut self,
+        _a: &AlertOut,
+        r: &CompiledRule,
+        action: vigil_rules::Action,
+    ) -> std::io::Result<()> {
+        let mut seen = self.0.lock().unwrap();
+        seen.alerts.push((r.sid, Instant::now()));
+        seen.rate_filtered.push((r.sid, action));
         Ok(())
     }
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -462,4 +475,46 @@ fn slices_split_live_flows_between_sensors() {
         assert_eq!(skipped, 60 - mine);
     }
     assert_eq!(total_alerts, 60);
+}
+
+#[test]
+fn rate_filter_changes_live_alert_actions() {
+    let mut e = Arc::try_unwrap(engine(
+        "alert udp any any -> any any (content:\"data\"; sid:9;)",
+    ))
+    .ok()
+    .unwrap();
+    let (tc, diags) = vigil_rules::ThresholdConfig::parse(
+        "rate_filter gen_id 1, sig_id 9, track by_rule, count 2, seconds 60, new_action drop, timeout 60\n",
+        "threshold.config",
+        &vigil_rules::Vars::default(),
+    );
+    assert!(diags.is_empty());
+    assert_eq!(e.apply_threshold_config(&tc).rate_filters, 1);
+    let cfg = EngineConfig {
+        workers: 2,
+        ..EngineConfig::default()
+    };
+    let frames: Vec<Vec<u8>> = (0..6).map(|i| udp(3000 + i, b"data")).collect();
+    let released = Arc::new(AtomicUsize::new(usize::MAX));
+    let (ins, queues) = inputs(&frames, 2, &released);
+    let control = LiveControl::new(Arc::new(e));
+    let sink = Collect::default();
+    let h = run_in_background(ins, control.clone(), cfg, sink.clone());
+    assert!(wait_until(Duration::from_secs(5), || queues
+        .iter()
+        .all(|q| q.lock().unwrap().is_empty())));
+    assert!(wait_until(Duration::from_secs(5), || sink
+        .0
+        .lock()
+        .unwrap()
+        .alerts
+        .len()
+        == 6));
+    control.stop();
+    h.join().unwrap();
+    let seen = sink.0.lock().unwrap();
+    // The first two matches keep the rule's action, the rest drop.
+    assert_eq!(seen.alerts.len(), 6);
+    assert_eq!(seen.rate_filtered, vec![(9, vigil_rules::Action::Drop); 4]);
 }

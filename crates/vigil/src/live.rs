@@ -276,6 +276,15 @@ impl AlertSink for LiveOutput {
         self.sink.alert(a, rule)
     }
 
+    fn alert_rate_filtered(
+        &mut self,
+        a: &AlertOut,
+        rule: &CompiledRule,
+        action: vigil_rules::Action,
+    ) -> std::io::Result<()> {
+        self.sink.alert_rate_filtered(a, rule, action)
+    }
+
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
         self.sink.tx_log(a)
     }

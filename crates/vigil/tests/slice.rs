@@ -214,6 +214,26 @@ fn bad_slice_is_refused() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("vigil.slice"));
 }
 
+/// Inline every held packet needs this sensor's verdict: `--slice` is
+/// refused there (before any queue is opened).
+#[test]
+fn slice_is_refused_inline() {
+    let dir = tmpdir("inline");
+    let rules = dir.join("empty.rules");
+    std::fs::write(&rules, "").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
+        .args(["run", "-q", "0", "-S"])
+        .arg(&rules)
+        .arg("-l")
+        .arg(dir.join("out"))
+        .args(["--slice", "0/2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("--slice applies to capture"), "{err}");
+}
+
 /// dev-mix with ET Open: the slices' alerts together are the full run's,
 /// line for line (timestamps, flow ids, pcap_cnt and all), for rules
 /// without `threshold`/`detection_filter`. Those keep counts across flows
