@@ -141,6 +141,9 @@ pub struct CompiledRule {
     /// `threshold.config` suppressions by address: an alert whose tracked
     /// address is in the set is dropped (side effects still happen).
     pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
+    /// `threshold.config` `rate_filter`: changes the alert's action while
+    /// the rule matches too often (applied after the threshold).
+    pub rate_filter: Option<crate::threshold::RateFilter>,
     /// Payload programs per packet buffer (payload, protocol headers), in
     /// rule order. Application-layer buffers are in `app`.
     pub buffers: Vec<(Buffer, CompiledPayload)>,
@@ -860,6 +863,7 @@ pub fn compile_rule(
         flowints,
         xbits,
         suppress: Vec::new(),
+        rate_filter: None,
         fast_pattern,
         app_tests,
         pd_only,

@@ -1,5 +1,6 @@
 //! `threshold` and `detection_filter`: rate limits on alerts, keyed by
-//! source, destination, both, rule or flow.
+//! source, destination, both, rule or flow; and `threshold.config`
+//! `rate_filter`: a rule's action changed while it matches too often.
 //!
 //! This state spans flows, and flows live on different workers, so it is
 //! applied where alerts are merged back into input order: one tracker sees
@@ -9,7 +10,9 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use vigil_rules::{Threshold, ThresholdConfig, ThresholdEntry, ThresholdKind, Track, UniqueOn};
+use vigil_rules::{
+    Action, Threshold, ThresholdConfig, ThresholdEntry, ThresholdKind, Track, UniqueOn,
+};
 
 use crate::DetectEngine;
 
@@ -45,10 +48,50 @@ impl Window {
     }
 }
 
+/// A `threshold.config` `rate_filter` entry, as applied to a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateFilter {
+    /// `by_src`, `by_dst`, `by_both` or `by_rule`.
+    pub track: Track,
+    /// Matches allowed within `seconds` before the action changes.
+    pub count: u32,
+    pub seconds: u32,
+    /// The action while the filter is on: `Alert`, `Drop`, `Reject` or
+    /// `Pass`; `None` for `sdrop` and `log`, which Suricata accepts and
+    /// leaves the action as it is.
+    pub new_action: Option<Action>,
+    /// How long (seconds) the new action lasts once the rate is exceeded.
+    pub timeout: u32,
+}
+
+impl RateFilter {
+    /// The action a `new_action` value names (see [`RateFilter::new_action`]).
+    pub fn action_named(name: &str) -> Option<Action> {
+        match name {
+            "alert" => Some(Action::Alert),
+            "drop" => Some(Action::Drop),
+            "reject" => Some(Action::Reject),
+            "pass" => Some(Action::Pass),
+            _ => None,
+        }
+    }
+}
+
+/// Rate filter state of one rule and key (Suricata's threshold entry).
+#[derive(Debug, Clone)]
+struct Rate {
+    /// Start of the counting window (ns).
+    start_ns: i64,
+    count: u32,
+    /// Second at which the new action was switched on (`None`: off).
+    on_since: Option<i64>,
+}
+
 /// Tracks threshold state for all rules.
 #[derive(Debug, Default)]
 pub struct ThresholdTracker {
     state: HashMap<(u32, bool, Key), Window>,
+    rates: HashMap<(u32, Key), Rate>,
     /// Entries dropped by the periodic sweep (bounded memory).
     pub expired: u64,
     last_sweep_ns: i64,
@@ -68,7 +111,11 @@ pub struct AlertKey {
 
 impl ThresholdTracker {
     fn key(t: &Threshold, k: &AlertKey) -> Key {
-        match t.track {
+        Self::track_key(t.track, k)
+    }
+
+    fn track_key(track: Track, k: &AlertKey) -> Key {
+        match track {
             Track::BySrc => Key::Addr(k.src),
             Track::ByDst => Key::Addr(k.dst),
             Track::ByBoth => {
@@ -104,6 +151,62 @@ impl ThresholdTracker {
             }
         }
         ok
+    }
+
+    /// The action a `rate_filter` gives an alert of rule `rule` that its
+    /// threshold let through: `Some(new action)` while the filter is on
+    /// for the alert's key, `None` when the rule's own action stands.
+    /// Call once per such alert, in input order.
+    ///
+    /// Suricata's semantics: the first match of a key opens a window of
+    /// `seconds`; a match within it that makes the count exceed `count`
+    /// switches the new action on (at that match's second) for `timeout`
+    /// seconds; the first match after that (more than `timeout` seconds
+    /// later) switches it off and keeps the rule's action; a match after
+    /// the window starts a new one.
+    pub fn rate_filter(&mut self, rule: u32, rf: &RateFilter, k: &AlertKey) -> Option<Action> {
+        self.sweep(k.ts_ns);
+        let sec = k.ts_ns.div_euclid(1_000_000_000);
+        let key = (rule, Self::track_key(rf.track, k));
+        let Some(r) = self.rates.get_mut(&key) else {
+            self.rates.insert(
+                key,
+                Rate {
+                    start_ns: k.ts_ns,
+                    count: 1,
+                    on_since: None,
+                },
+            );
+            return None;
+        };
+        let on = match r.on_since {
+            Some(since) if sec - since > i64::from(rf.timeout) => {
+                // Timed out: this match keeps the rule's action.
+                r.on_since = None;
+                false
+            }
+            Some(_) => true,
+            None => {
+                if k.ts_ns <= r.start_ns + i64::from(rf.seconds) * 1_000_000_000 {
+                    r.count = r.count.saturating_add(1);
+                    if r.count > rf.count {
+                        r.on_since = Some(sec);
+                        true
+                    } else {
+                        false
+                    }
+                } else {
+                    r.start_ns = k.ts_ns;
+                    r.count = 1;
+                    false
+                }
+            }
+        };
+        if on {
+            rf.new_action
+        } else {
+            None
+        }
     }
 
     fn step(&mut self, rule: u32, filter: bool, t: &Threshold, k: &AlertKey) -> bool {
@@ -168,13 +271,19 @@ impl ThresholdTracker {
     /// under address floods); cheap, amortised over many calls.
     fn sweep(&mut self, now_ns: i64) {
         const HOUR: i64 = 3600 * 1_000_000_000;
-        if now_ns - self.last_sweep_ns < HOUR / 6 || self.state.len() < 100_000 {
+        if now_ns - self.last_sweep_ns < HOUR / 6 || self.state.len() + self.rates.len() < 100_000 {
             return;
         }
         self.last_sweep_ns = now_ns;
-        let before = self.state.len();
+        let before = self.state.len() + self.rates.len();
         self.state.retain(|_, w| now_ns - w.start_ns < HOUR * 24);
-        self.expired += (before - self.state.len()) as u64;
+        // A rate entry with its new action on is kept while it may be.
+        self.rates.retain(|_, r| {
+            now_ns - r.start_ns < HOUR * 24
+                || r.on_since
+                    .is_some_and(|s| now_ns / 1_000_000_000 - s < 24 * 3600)
+        });
+        self.expired += (before - self.state.len() - self.rates.len()) as u64;
     }
 }
 
@@ -187,8 +296,9 @@ pub struct ThresholdApplyReport {
     pub suppressed_rules: usize,
     /// Rules given an address suppression.
     pub address_suppressions: usize,
-    /// Entries that matched no loaded rule, and `rate_filter` entries
-    /// (not applied), as `file:line: message`.
+    /// Rules given a rate filter.
+    pub rate_filters: usize,
+    /// Entries that matched no loaded rule, as `file:line: message`.
     pub warnings: Vec<String>,
 }
 
@@ -202,7 +312,9 @@ impl DetectEngine {
     /// - `suppress` without `track` makes the rule `noalert` (flowbits and
     ///   other side effects still happen); with `track`/`ip` it drops the
     ///   alerts whose tracked address is in `ip`;
-    /// - `rate_filter` is reported and ignored.
+    /// - `rate_filter` gives the rule a [`RateFilter`] (one per rule: a
+    ///   specific entry wins over a global one, the first of each kind
+    ///   over later ones), applied after its threshold.
     pub fn apply_threshold_config(&mut self, cfg: &ThresholdConfig) -> ThresholdApplyReport {
         let mut rep = ThresholdApplyReport::default();
         // Specific entries win over global ones whatever their order.
@@ -217,6 +329,7 @@ impl DetectEngine {
             }
         }
         let mut set_by_specific = vec![false; self.rules.len()];
+        let mut rate_set = vec![false; self.rules.len()];
         for e in specific.iter().chain(global.iter()) {
             let mut hits = 0usize;
             for (i, r) in self.rules.iter_mut().enumerate() {
@@ -256,16 +369,31 @@ impl DetectEngine {
                         r.suppress.push((*t, ip.compile()));
                         rep.address_suppressions += 1;
                     }
-                    ThresholdEntry::RateFilter { .. } => {}
+                    ThresholdEntry::RateFilter {
+                        track,
+                        count,
+                        seconds,
+                        new_action,
+                        timeout,
+                        ..
+                    } => {
+                        if rate_set[i] {
+                            continue;
+                        }
+                        rate_set[i] = true;
+                        r.rate_filter = Some(RateFilter {
+                            track: *track,
+                            count: *count,
+                            seconds: *seconds,
+                            new_action: RateFilter::action_named(new_action),
+                            timeout: *timeout,
+                        });
+                        rep.rate_filters += 1;
+                    }
                 }
             }
             let (g, s) = e.ids();
             match e {
-                ThresholdEntry::RateFilter { new_action, .. } => rep.warnings.push(format!(
-                    "{}:{}: rate_filter gen_id {g}, sig_id {s} (new_action {new_action}) is not applied yet",
-                    cfg.file,
-                    e.line()
-                )),
                 _ if hits == 0 && s != 0 => rep.warnings.push(format!(
                     "{}:{}: no loaded rule has gen_id {g}, sig_id {s}",
                     cfg.file,
@@ -399,5 +527,131 @@ mod tests {
         assert!(at(80, 5));
         // A new window starts over.
         assert!(!at(83, 70));
+    }
+
+    fn rf(track: Track, count: u32, seconds: u32, timeout: u32) -> RateFilter {
+        RateFilter {
+            track,
+            count,
+            seconds,
+            new_action: Some(Action::Drop),
+            timeout,
+        }
+    }
+
+    /// An alert from `src` to `dst` at `ms` milliseconds.
+    fn at(src: u8, dst: u8, ms: i64) -> AlertKey {
+        AlertKey {
+            src: IpAddr::from([10, 0, 0, src]),
+            dst: IpAddr::from([10, 0, 1, dst]),
+            flow_id: u64::from(src),
+            ts_ns: ms * 1_000_000,
+            sp: 1000,
+            dp: 80,
+        }
+    }
+
+    fn dropped(tr: &mut ThresholdTracker, f: &RateFilter, k: AlertKey) -> bool {
+        match tr.rate_filter(7, f, &k) {
+            Some(Action::Drop) => true,
+            None => false,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rate_filter_switches_on_after_count_within_seconds() {
+        let f = rf(Track::BySrc, 2, 10, 5);
+        let mut tr = ThresholdTracker::default();
+        // Matches 1 and 2 keep the action; the third within 10 s exceeds
+        // count 2 and switches the new action on.
+        assert!(!dropped(&mut tr, &f, at(1, 1, 0)));
+        assert!(!dropped(&mut tr, &f, at(1, 1, 1000)));
+        assert!(dropped(&mut tr, &f, at(1, 1, 2000)));
+        assert!(dropped(&mut tr, &f, at(1, 1, 3000)));
+        // On at second 2 for 5 s: still on at second 7, off (this match
+        // keeps the rule's action) at second 8.
+        assert!(dropped(&mut tr, &f, at(1, 1, 7000)));
+        assert!(!dropped(&mut tr, &f, at(1, 1, 8000)));
+        // The window (from second 0) has passed: a new one starts.
+        assert!(!dropped(&mut tr, &f, at(1, 1, 11_000)));
+        assert!(!dropped(&mut tr, &f, at(1, 1, 12_000)));
+        assert!(dropped(&mut tr, &f, at(1, 1, 13_000)));
+    }
+
+    #[test]
+    fn rate_filter_slow_matches_never_switch_on() {
+        let f = rf(Track::BySrc, 1, 2, 60);
+        let mut tr = ThresholdTracker::default();
+        for s in 0..10 {
+            assert!(!dropped(&mut tr, &f, at(1, 1, s * 3000)), "match {s}");
+        }
+    }
+
+    #[test]
+    fn rate_filter_tracks_by_src_dst_both_rule() {
+        // count 1: the second match of a key within the window is on.
+        let second_match_on = |track: Track, a: AlertKey, b: AlertKey| -> bool {
+            let f = rf(track, 1, 60, 60);
+            let mut tr = ThresholdTracker::default();
+            assert!(!dropped(&mut tr, &f, a));
+            dropped(&mut tr, &f, b)
+        };
+        // by_src: same source, other destination counts together; another
+        // source does not.
+        assert!(second_match_on(Track::BySrc, at(1, 1, 0), at(1, 2, 1)));
+        assert!(!second_match_on(Track::BySrc, at(1, 1, 0), at(2, 1, 1)));
+        // by_dst: the other way round.
+        assert!(second_match_on(Track::ByDst, at(1, 1, 0), at(2, 1, 1)));
+        assert!(!second_match_on(Track::ByDst, at(1, 1, 0), at(1, 2, 1)));
+        // by_both: the address pair in either direction.
+        let mut back = at(1, 1, 1);
+        std::mem::swap(&mut back.src, &mut back.dst);
+        assert!(second_match_on(Track::ByBoth, at(1, 1, 0), back));
+        assert!(!second_match_on(Track::ByBoth, at(1, 1, 0), at(1, 2, 1)));
+        // by_rule: every match of the rule.
+        assert!(second_match_on(Track::ByRule, at(1, 1, 0), at(2, 2, 1)));
+        // Rules are tracked apart.
+        let f = rf(Track::ByRule, 1, 60, 60);
+        let mut tr = ThresholdTracker::default();
+        assert_eq!(tr.rate_filter(1, &f, &at(1, 1, 0)), None);
+        assert_eq!(tr.rate_filter(2, &f, &at(1, 1, 1)), None);
+        assert_eq!(tr.rate_filter(1, &f, &at(1, 1, 2)), Some(Action::Drop));
+    }
+
+    #[test]
+    fn rate_filter_keys_time_out_apart() {
+        let f = rf(Track::BySrc, 1, 10, 3);
+        let mut tr = ThresholdTracker::default();
+        assert!(!dropped(&mut tr, &f, at(1, 1, 0)));
+        assert!(dropped(&mut tr, &f, at(1, 1, 500)));
+        assert!(!dropped(&mut tr, &f, at(2, 1, 1000)));
+        assert!(dropped(&mut tr, &f, at(2, 1, 2500)));
+        // Source 1 went on at second 0, source 2 at second 2: at second 4
+        // the first has timed out, the second not.
+        assert!(!dropped(&mut tr, &f, at(1, 1, 4000)));
+        assert!(dropped(&mut tr, &f, at(2, 1, 4000)));
+        assert!(!dropped(&mut tr, &f, at(2, 1, 6000)));
+    }
+
+    #[test]
+    fn rate_filter_new_actions() {
+        for (name, want) in [
+            ("alert", Some(Action::Alert)),
+            ("drop", Some(Action::Drop)),
+            ("reject", Some(Action::Reject)),
+            ("pass", Some(Action::Pass)),
+            ("sdrop", None),
+            ("log", None),
+        ] {
+            assert_eq!(RateFilter::action_named(name), want, "{name}");
+            let f = RateFilter {
+                new_action: want,
+                ..rf(Track::ByRule, 0, 1, 1)
+            };
+            let mut tr = ThresholdTracker::default();
+            assert_eq!(tr.rate_filter(1, &f, &at(1, 1, 0)), None);
+            assert_eq!(tr.rate_filter(1, &f, &at(1, 1, 1)), want, "{name}");
+        }
     }
 }

@@ -310,13 +310,17 @@ fn threshold_config_suppress_and_override() {
     let rep = e.apply_threshold_config(&cfg);
     assert_eq!(rep.suppressed_rules, 1);
     assert_eq!(rep.address_suppressions, 1);
-    assert_eq!(rep.warnings.len(), 2, "{:?}", rep.warnings);
+    assert_eq!(rep.rate_filters, 1);
+    assert_eq!(rep.warnings.len(), 1, "{:?}", rep.warnings);
     let by_sid = |sid: u32| e.rules.iter().find(|r| r.sid == sid).unwrap();
     // The specific entry replaced sid 3's own threshold; the global one
     // applied to the rules without one.
     let t3 = by_sid(3).threshold.unwrap();
     assert_eq!((t3.count, t3.seconds), (1, 10));
     assert_eq!(by_sid(2).threshold.unwrap().count, 2);
+    let rf = by_sid(5).rate_filter.unwrap();
+    assert_eq!((rf.count, rf.seconds, rf.timeout), (1, 1, 5));
+    assert_eq!(rf.new_action, Some(vigil_rules::Action::Drop));
     let mut st = FlowDetectState::default();
     // sid 1 is suppressed but still sets its flowbit; sid 2 is suppressed
     // for sources in 10/8 (the client is 10.0.0.1).

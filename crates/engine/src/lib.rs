@@ -61,6 +61,18 @@ pub trait AlertSink {
         Ok(())
     }
 
+    /// An alert whose action a `threshold.config` `rate_filter` changed
+    /// to `action` (`Alert`, `Drop` or `Reject`; `Pass` alerts are not
+    /// written). By default written as any alert.
+    fn alert_rate_filtered(
+        &mut self,
+        alert: &AlertOut,
+        rule: &CompiledRule,
+        _action: vigil_rules::Action,
+    ) -> std::io::Result<()> {
+        self.alert(alert, rule)
+    }
+
     /// Inline: a dropped packet ([`OutKind::Drop`]), with the rule that
     /// dropped it, if a rule did.
     fn drop_log(
@@ -132,6 +144,8 @@ pub struct EngineConfig {
     pub drop_log: Option<DropLog>,
     /// The built-in cross-flow detectors (scans, floods); `None`: off.
     pub detectors: Option<detectors::DetectorConfig>,
+    /// `--slice K/N`: inspect only the flows of slice K (`None`: all).
+    pub slice: Option<Slice>,
 }
 
 impl Default for EngineConfig {
@@ -164,7 +178,60 @@ impl Default for EngineConfig {
             profile_rules: false,
             drop_log: None,
             detectors: Some(detectors::DetectorConfig::default()),
+            slice: None,
         }
+    }
+}
+
+/// `--slice K/N`: this process inspects only the packets whose dispatch
+/// hash ([`packet_hash`]) falls in slice `index` of `count`, so that
+/// `count` processes given the same input inspect every packet exactly
+/// once between them (sensors that split one capture or one link).
+///
+/// The slice is taken from the hash's high 32 bits, the worker from the
+/// whole hash modulo the worker count: the two choices are independent,
+/// so the workers of a slice stay as balanced as without slicing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Slice {
+    /// Parses `K/N` (`0 <= K < N`).
+    pub fn parse(s: &str) -> Result<Slice, String> {
+        let bad = || format!("slice '{s}': expected K/N with 0 <= K < N (e.g. 0/2)");
+        let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
+        let index: u32 = k.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 {
+            return Err(format!("slice '{s}': N must be at least 1"));
+        }
+        if index >= count {
+            return Err(format!(
+                "slice '{s}': K must be below N (slices are numbered 0 to {})",
+                count - 1
+            ));
+        }
+        Ok(Slice { index, count })
+    }
+
+    /// The slice a dispatch hash belongs to.
+    #[inline]
+    pub fn of(hash: u64, count: u32) -> u32 {
+        ((hash >> 32) % u64::from(count.max(1))) as u32
+    }
+
+    /// Whether a packet with this dispatch hash is inspected here.
+    #[inline]
+    pub fn owns(&self, hash: u64) -> bool {
+        self.count <= 1 || Self::of(hash, self.count) == self.index
+    }
+}
+
+impl std::fmt::Display for Slice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
     }
 }
 
@@ -191,6 +258,14 @@ pub struct RunStats {
     pub xbits: XbitStats,
     /// The built-in detectors (`None`: off).
     pub detectors: Option<detectors::DetectorStats>,
+    /// `--slice` of the run (`None`: every flow).
+    pub slice: Option<Slice>,
+    /// `--slice`: capture records left to other slices (raw packets and
+    /// fragments; each is inspected by exactly one slice).
+    pub slice_packets_skipped: u64,
+    /// `--slice`: datagrams rebuilt from fragments that belong to another
+    /// slice (every slice defragments everything).
+    pub slice_datagrams_skipped: u64,
 }
 
 /// Errors that end a run.
@@ -306,9 +381,13 @@ pub fn run_offline(
         let merged = merger
             .join()
             .map_err(|_| RunError::Worker("merge thread panicked".into()))?;
-        let (packets, bytes, last_ts, defrag) = read?;
+        let read = read?;
+        let (packets, bytes, last_ts) = (read.packets, read.bytes, read.last_ts);
         totals.last_ts_ns = last_ts;
-        totals.defrag = defrag;
+        totals.defrag = read.defrag;
+        totals.slice = cfg.slice;
+        totals.slice_packets_skipped = read.slice_packets_skipped;
+        totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
@@ -434,12 +513,18 @@ pub(crate) fn defrag_packet(
     (flags, r.reassembled)
 }
 
-/// Whether the rule's threshold or detection filter lets `a` through
-/// (always, for a rule without either). Applied where alerts meet in
-/// input order: the offline merge, the live output.
-pub(crate) fn threshold_allows(t: &mut ThresholdTracker, r: &CompiledRule, a: &AlertOut) -> bool {
-    if r.threshold.is_none() && r.detection_filter.is_none() {
-        return true;
+/// What the rule's threshold, detection filter and rate filter make of
+/// `a`: `None` when it is not written (held back by the threshold, or a
+/// rate filter's new action is `pass`), else `Some(action)` with the
+/// action a rate filter gave it (`None`: the rule's own). Applied where
+/// alerts meet in input order: the offline merge, the live output.
+pub(crate) fn threshold_admit(
+    t: &mut ThresholdTracker,
+    r: &CompiledRule,
+    a: &AlertOut,
+) -> Option<Option<vigil_rules::Action>> {
+    if r.threshold.is_none() && r.detection_filter.is_none() && r.rate_filter.is_none() {
+        return Some(None);
     }
     let key = AlertKey {
         src: a.src,
@@ -449,12 +534,48 @@ pub(crate) fn threshold_allows(t: &mut ThresholdTracker, r: &CompiledRule, a: &A
         sp: a.sp.unwrap_or(0),
         dp: a.dp.unwrap_or(0),
     };
-    t.allow(
-        a.rule,
-        r.threshold.as_ref(),
-        r.detection_filter.as_ref(),
-        &key,
-    )
+    if (r.threshold.is_some() || r.detection_filter.is_some())
+        && !t.allow(
+            a.rule,
+            r.threshold.as_ref(),
+            r.detection_filter.as_ref(),
+            &key,
+        )
+    {
+        return None;
+    }
+    match r
+        .rate_filter
+        .as_ref()
+        .and_then(|f| t.rate_filter(a.rule, f, &key))
+    {
+        // Suricata: a pass action ends the packet's alerts here.
+        Some(vigil_rules::Action::Pass) => None,
+        action => Some(action),
+    }
+}
+
+/// Writes an alert that [`threshold_admit`] let through.
+pub(crate) fn write_alert<S: AlertSink + ?Sized>(
+    sink: &mut S,
+    a: &AlertOut,
+    r: &CompiledRule,
+    action: Option<vigil_rules::Action>,
+) -> std::io::Result<()> {
+    match action {
+        None => sink.alert(a, r),
+        Some(action) => sink.alert_rate_filtered(a, r, action),
+    }
+}
+
+/// What the reader counted.
+struct ReadTotals {
+    packets: u64,
+    bytes: u64,
+    last_ts: Option<i64>,
+    defrag: DefragStats,
+    slice_packets_skipped: u64,
+    slice_datagrams_skipped: u64,
 }
 
 fn read_loop(
@@ -463,8 +584,11 @@ fn read_loop(
     pool: &BatchPool,
     cfg: &EngineConfig,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<(u64, u64, Option<i64>, DefragStats), RunError> {
+) -> Result<ReadTotals, RunError> {
     let n = txs.len();
+    let slice = cfg.slice.filter(|s| s.count > 1);
+    let mut slice_packets_skipped = 0u64;
+    let mut slice_datagrams_skipped = 0u64;
     let mut pending: Vec<Batch> = (0..n).map(|_| pool.get()).collect();
     let mut packets = 0u64;
     let mut bytes = 0u64;
@@ -537,38 +661,57 @@ fn read_loop(
             _ => {}
         }
         let p = decode(pkt.linktype, pkt.data);
-        let w = if n == 1 {
+        let hash = if n == 1 && slice.is_none() {
             0
         } else {
-            (packet_hash(&p) % n as u64) as usize
+            packet_hash(&p)
+        };
+        // `--slice`: a packet of another slice's flow (a fragment: of
+        // another slice's address pair) is not inspected here.
+        let w = if slice.is_some_and(|s| !s.owns(hash)) {
+            slice_packets_skipped += 1;
+            None
+        } else {
+            Some((hash % n as u64) as usize)
         };
         // Defragmentation happens here, before dispatch, so that the
         // rebuilt datagram goes to the worker of its own flow (like a
         // NIC's fanout with defragmentation). It is single-owner state
-        // fed in input order: the same for any worker count.
+        // fed in input order: the same for any worker count. With
+        // `--slice` every slice feeds it every fragment, so that each
+        // rebuilds every datagram and keeps those of its own flows.
         let (flags, rebuilt) = match defrag.as_mut() {
             Some(d) => defrag_packet(d, &p, pkt.data, ts_ns, &mut datagram),
             None => (0, false),
         };
         // The rebuilt packet keeps the first fragment's link layers and
         // link type, and goes to the worker of its own flow.
-        let rebuilt_to = rebuilt.then(|| {
-            let rw = if n == 1 {
+        let rebuilt_to = if rebuilt {
+            let rh = if n == 1 && slice.is_none() {
                 0
             } else {
-                (packet_hash(&decode(pkt.linktype, &datagram)) % n as u64) as usize
+                packet_hash(&decode(pkt.linktype, &datagram))
             };
-            (rw, pkt.linktype)
-        });
-        pending[w].push_record(
-            pkt.index,
-            ts_ns,
-            pkt.linktype,
-            pkt.data,
-            pkt.orig_len,
-            false,
-            flags,
-        );
+            if slice.is_some_and(|s| !s.owns(rh)) {
+                slice_datagrams_skipped += 1;
+                None
+            } else {
+                Some(((rh % n as u64) as usize, pkt.linktype))
+            }
+        } else {
+            None
+        };
+        if let Some(w) = w {
+            pending[w].push_record(
+                pkt.index,
+                ts_ns,
+                pkt.linktype,
+                pkt.data,
+                pkt.orig_len,
+                false,
+                flags,
+            );
+        }
         if let Some((rw, lt)) = rebuilt_to {
             pending[rw].push_record(
                 pkt.index,
@@ -582,7 +725,7 @@ fn read_loop(
         }
         // Send only after both records are in, so that no worker reports
         // this index as done before it has the rebuilt datagram.
-        for ww in std::iter::once(w).chain(rebuilt_to.map(|r| r.0)) {
+        for ww in w.into_iter().chain(rebuilt_to.map(|r| r.0)) {
             if pending[ww].len() >= batch_packets {
                 let mut b = std::mem::replace(&mut pending[ww], pool.get());
                 b.upto = last;
@@ -603,8 +746,14 @@ fn read_loop(
         send(w, b)?;
     }
     progress(source.bytes_read(), source.total_bytes());
-    let dstats = defrag.map(|d| d.stats).unwrap_or_default();
-    Ok((packets, bytes, last_ts, dstats))
+    Ok(ReadTotals {
+        packets,
+        bytes,
+        last_ts,
+        defrag: defrag.map(|d| d.stats).unwrap_or_default(),
+        slice_packets_skipped,
+        slice_datagrams_skipped,
+    })
 }
 
 fn worker_loop(
@@ -748,12 +897,12 @@ fn merge_loop(
             OutKind::Alert => {}
         }
         let r = &detect.rules[a.rule as usize];
-        if !threshold_allows(&mut thresholds, r, a) {
+        let Some(action) = threshold_admit(&mut thresholds, r, a) else {
             suppressed += 1;
             return Ok(());
-        }
+        };
         written += 1;
-        sink.alert(a, r)?;
+        write_alert(sink, a, r, action)?;
         Ok(())
     };
     let drain = |queues: &mut Vec<VecDeque<AlertOut>>,
@@ -833,4 +982,36 @@ pub(crate) fn detector_alerts<S: AlertSink + ?Sized>(
 /// whether the rule matched after all and alerts (its effects applied).
 pub(crate) fn xbits_alert(t: &mut XbitTable, r: &CompiledRule, a: &AlertOut) -> bool {
     t.resolve(&r.xbits, a.src, a.dst, a.ts_ns) && !r.noalert && !r.suppressed(a.src, a.dst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Slice;
+
+    #[test]
+    fn slice_parse_and_ownership() {
+        assert_eq!(Slice::parse("1/3"), Ok(Slice { index: 1, count: 3 }));
+        assert_eq!(
+            Slice::parse(" 0 / 1 ").map(|s| s.to_string()).as_deref(),
+            Ok("0/1")
+        );
+        for bad in ["3/3", "0/0", "1", "-1/2", "a/b", "1/2/3", ""] {
+            assert!(Slice::parse(bad).is_err(), "{bad}");
+        }
+        // Every hash has exactly one owner among the slices of N, and the
+        // slice does not follow the worker choice (hash % workers).
+        for n in 1..6u32 {
+            let slices: Vec<Slice> = (0..n).map(|index| Slice { index, count: n }).collect();
+            let mut per_worker = [[0u32; 4]; 6];
+            for i in 0..4000u64 {
+                let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7);
+                assert_eq!(slices.iter().filter(|s| s.owns(h)).count(), 1);
+                per_worker[Slice::of(h, n) as usize][(h % 4) as usize] += 1;
+            }
+            for s in per_worker.iter().take(n as usize) {
+                let (lo, hi) = (s.iter().min().unwrap(), s.iter().max().unwrap());
+                assert!(*hi < lo * 2 + 50, "slice workers unbalanced: {s:?}");
+            }
+        }
+    }
 }

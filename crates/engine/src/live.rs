@@ -79,6 +79,9 @@ pub struct InputCounters {
     /// Inline bridge: frames of this input that the kernel refused to send
     /// (over the peer's MTU, link down, ...), and failed reject answers.
     pub tx_errors: u64,
+    /// `--slice`: frames of this input left to other slices (not
+    /// inspected here).
+    pub slice_skipped: u64,
 }
 
 /// A packet source read by one worker (an AF_PACKET ring, ...).
@@ -266,6 +269,7 @@ impl LiveSnapshot {
             t.link_down += c.link_down;
             t.tx_packets += c.tx_packets;
             t.tx_errors += c.tx_errors;
+            t.slice_skipped += c.slice_skipped;
         }
         out
     }
@@ -291,6 +295,10 @@ pub struct LiveConfig {
     pub tick: Duration,
     /// Largest number of frames one batch takes from an input poll.
     pub batch_packets: usize,
+    /// `--slice K/N` (capture only: an inline input must give every
+    /// frame a verdict): frames of other slices' flows are skipped before
+    /// the worker decodes them.
+    pub slice: Option<crate::Slice>,
 }
 
 impl Default for LiveConfig {
@@ -298,6 +306,7 @@ impl Default for LiveConfig {
         LiveConfig {
             tick: Duration::from_millis(100),
             batch_packets: 1024,
+            slice: None,
         }
     }
 }
@@ -407,6 +416,8 @@ fn live_worker(
     let mut last_stats = Instant::now();
     let mut down: Vec<Option<Instant>> = vec![None; ins.len()];
     let mut link_downs: Vec<u64> = vec![0; ins.len()];
+    let mut slice_skipped: Vec<u64> = vec![0; ins.len()];
+    let slice = live.slice.filter(|s| s.count > 1);
     let max = live.batch_packets.max(1);
     let mut draining = false;
     let mut datagram = Vec::new();
@@ -464,18 +475,38 @@ fn live_worker(
                 live.tick / k
             };
             let mut taken = 0usize;
+            let skipped = &mut slice_skipped[i];
             let r = input.poll(timeout, &mut |f: LiveFrame<'_>| {
                 index += 1;
                 taken += 1;
-                let (flags, rebuilt) = match defrag.as_mut() {
-                    Some(d) => {
-                        let p = vigil_wire::decode(f.linktype, f.data);
-                        crate::defrag_packet(d, &p, f.data, f.ts_ns, &mut datagram)
-                    }
-                    None => (0, false),
+                // `--slice`: the frame's flow (a fragment's address pair)
+                // decides whether it is inspected here; fragments go to
+                // the defragmenter all the same, and the datagram they
+                // complete is kept when its own flow is this slice's.
+                let p = (slice.is_some() || defrag.is_some())
+                    .then(|| vigil_wire::decode(f.linktype, f.data));
+                let keep = match (&p, slice) {
+                    (Some(p), Some(s)) => s.owns(crate::packet_hash(p)),
+                    _ => true,
                 };
-                batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
-                tokens.push((i, f.token));
+                let (flags, rebuilt) = match (defrag.as_mut(), &p) {
+                    (Some(d), Some(p)) => {
+                        crate::defrag_packet(d, p, f.data, f.ts_ns, &mut datagram)
+                    }
+                    _ => (0, false),
+                };
+                if keep {
+                    batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
+                    tokens.push((i, f.token));
+                } else {
+                    *skipped += 1;
+                }
+                let rebuilt = rebuilt
+                    && slice.is_none_or(|s| {
+                        s.owns(crate::packet_hash(&vigil_wire::decode(
+                            f.linktype, &datagram,
+                        )))
+                    });
                 if rebuilt {
                     tokens.push((usize::MAX, 0));
                     batch.push_record(
@@ -543,6 +574,7 @@ fn live_worker(
             let mut c = input_counters(ins);
             for (j, (_, cc)) in c.iter_mut().enumerate() {
                 cc.link_down += link_downs[j];
+                cc.slice_skipped += slice_skipped[j];
             }
             Box::new(Counters {
                 worker,
@@ -636,13 +668,17 @@ fn output_loop(
                         let rule = &engine.rules[a.rule as usize];
                         let matched =
                             a.kind != OutKind::Xbits || crate::xbits_alert(&mut xbits, rule, a);
-                        let allowed = matched && crate::threshold_allows(&mut thresholds, rule, a);
+                        let admitted = if matched {
+                            crate::threshold_admit(&mut thresholds, rule, a)
+                        } else {
+                            None
+                        };
                         if !matched {
                             Ok(())
-                        } else if allowed {
+                        } else if let Some(action) = admitted {
                             snap.alerts_written += 1;
                             snap.alerts_blocked += u64::from(a.blocked);
-                            sink.alert(a, rule)
+                            crate::write_alert(sink, a, rule, action)
                         } else {
                             snap.alerts_suppressed += 1;
                             Ok(())

@@ -76,6 +76,8 @@ impl LiveInput for QueueInput {
 #[derive(Default)]
 struct Seen {
     alerts: Vec<(u32, Instant)>,
+    /// Alerts whose action a rate filter changed.
+    rate_filtered: Vec<(u32, vigil_rules::Action)>,
     tx_logs: usize,
     snaps: Vec<(Instant, LiveSnapshot, bool)>,
     swaps: usize,
@@ -87,6 +89,17 @@ struct Collect(Arc<Mutex<Seen>>);
 impl AlertSink for Collect {
     fn alert(&mut self, _a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
         self.0.lock().unwrap().alerts.push((r.sid, Instant::now()));
+        Ok(())
+    }
+    fn alert_rate_filtered(
+        &mut self,
+        _a: &AlertOut,
+        r: &CompiledRule,
+        action: vigil_rules::Action,
+    ) -> std::io::Result<()> {
+        let mut seen = self.0.lock().unwrap();
+        seen.alerts.push((r.sid, Instant::now()));
+        seen.rate_filtered.push((r.sid, action));
         Ok(())
     }
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -415,4 +428,93 @@ fn fragments_the_kernel_left_are_reassembled_by_the_worker() {
     assert_eq!(sink.0.lock().unwrap().alerts[0].0, 8);
     assert_eq!(stats.defrag.reassembled, 1);
     assert_eq!(stats.defrag.fragments, 2);
+}
+
+#[test]
+fn slices_split_live_flows_between_sensors() {
+    let frames: Vec<Vec<u8>> = (0..60).map(|i| udp(2000 + i, b"data")).collect();
+    let mut total_alerts = 0;
+    for k in 0..2u32 {
+        let slice = vigil_engine::Slice { index: k, count: 2 };
+        let mine = frames
+            .iter()
+            .filter(|f| slice.owns(dispatch_hash(1, f)))
+            .count() as u64;
+        assert!(mine > 10 && mine < 50, "{mine} of 60 flows in slice {k}");
+        let cfg = EngineConfig {
+            workers: 2,
+            ..EngineConfig::default()
+        };
+        let released = Arc::new(AtomicUsize::new(usize::MAX));
+        let (ins, queues) = inputs(&frames, 2, &released);
+        let control = LiveControl::new(engine(
+            "alert udp any any -> any any (content:\"data\"; sid:9;)",
+        ));
+        let sink = Collect::default();
+        let h = {
+            let (control, mut sink) = (control.clone(), sink.clone());
+            std::thread::spawn(move || {
+                let live = LiveConfig {
+                    slice: Some(slice),
+                    ..LiveConfig::default()
+                };
+                run_live(ins, control, &cfg, &live, &mut sink).expect("live run")
+            })
+        };
+        assert!(wait_until(Duration::from_secs(5), || queues
+            .iter()
+            .all(|q| q.lock().unwrap().is_empty())));
+        control.stop();
+        let stats = h.join().unwrap();
+        assert_eq!(stats.workers.pkts, mine);
+        let seen = sink.0.lock().unwrap();
+        assert_eq!(seen.alerts.len() as u64, mine);
+        total_alerts += seen.alerts.len();
+        let (_, last, _) = seen.snaps.last().expect("a final tick");
+        let skipped: u64 = last.interfaces().iter().map(|(_, c)| c.slice_skipped).sum();
+        assert_eq!(skipped, 60 - mine);
+    }
+    assert_eq!(total_alerts, 60);
+}
+
+#[test]
+fn rate_filter_changes_live_alert_actions() {
+    let mut e = Arc::try_unwrap(engine(
+        "alert udp any any -> any any (content:\"data\"; sid:9;)",
+    ))
+    .ok()
+    .unwrap();
+    let (tc, diags) = vigil_rules::ThresholdConfig::parse(
+        "rate_filter gen_id 1, sig_id 9, track by_rule, count 2, seconds 60, new_action drop, timeout 60\n",
+        "threshold.config",
+        &vigil_rules::Vars::default(),
+    );
+    assert!(diags.is_empty());
+    assert_eq!(e.apply_threshold_config(&tc).rate_filters, 1);
+    let cfg = EngineConfig {
+        workers: 2,
+        ..EngineConfig::default()
+    };
+    let frames: Vec<Vec<u8>> = (0..6).map(|i| udp(3000 + i, b"data")).collect();
+    let released = Arc::new(AtomicUsize::new(usize::MAX));
+    let (ins, queues) = inputs(&frames, 2, &released);
+    let control = LiveControl::new(Arc::new(e));
+    let sink = Collect::default();
+    let h = run_in_background(ins, control.clone(), cfg, sink.clone());
+    assert!(wait_until(Duration::from_secs(5), || queues
+        .iter()
+        .all(|q| q.lock().unwrap().is_empty())));
+    assert!(wait_until(Duration::from_secs(5), || sink
+        .0
+        .lock()
+        .unwrap()
+        .alerts
+        .len()
+        == 6));
+    control.stop();
+    h.join().unwrap();
+    let seen = sink.0.lock().unwrap();
+    // The first two matches keep the rule's action, the rest drop.
+    assert_eq!(seen.alerts.len(), 6);
+    assert_eq!(seen.rate_filtered, vec![(9, vigil_rules::Action::Drop); 4]);
 }

@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use crate::ast::{AddrSpec, Threshold};
+use crate::ast::{AddrSpec, Threshold, Track};
 use crate::error::{RuleDiagnostic, RuleErrorKind};
 use crate::parser::parse_threshold;
 use crate::values::parse_u32;
@@ -52,12 +52,19 @@ pub enum ThresholdEntry {
         track: Option<(SuppressTrack, AddrSpec)>,
         line: usize,
     },
-    /// `rate_filter`: parsed and validated; changing a rule's action is
-    /// not done yet.
+    /// `rate_filter`: once the rule matched more than `count` times within
+    /// `seconds` for the tracked key, its action becomes `new_action` for
+    /// `timeout` seconds (for that key).
     RateFilter {
         gid: u32,
         sid: u32,
+        track: Track,
+        count: u32,
+        seconds: u32,
+        /// `alert`, `drop`, `pass`, `reject`, `sdrop` or `log` (the last
+        /// two leave the action as it is, as in Suricata).
         new_action: String,
+        timeout: u32,
         line: usize,
     },
 }
@@ -277,30 +284,26 @@ fn parse_entry(line: &str, vars: &Vars, lineno: usize) -> Result<ThresholdEntry,
         }
         _ => {
             let mut new_action = None;
-            let (mut track, mut count, mut seconds, mut timeout) = (false, false, false, false);
+            let (mut track, mut count, mut seconds, mut timeout) = (None, None, None, None);
             for (k, v) in others {
                 match k {
                     "track" => {
-                        if !matches!(v, "by_src" | "by_dst" | "by_rule" | "by_both") {
-                            return Err(fail(format!(
-                                "invalid rate_filter track '{}'",
-                                truncate(v, 40)
-                            )));
-                        }
-                        track = true;
+                        track = Some(match v {
+                            "by_src" => Track::BySrc,
+                            "by_dst" => Track::ByDst,
+                            "by_rule" => Track::ByRule,
+                            "by_both" => Track::ByBoth,
+                            _ => {
+                                return Err(fail(format!(
+                                    "invalid rate_filter track '{}'",
+                                    truncate(v, 40)
+                                )))
+                            }
+                        });
                     }
-                    "count" => {
-                        parse_u32(v).map_err(&fail)?;
-                        count = true;
-                    }
-                    "seconds" => {
-                        parse_u32(v).map_err(&fail)?;
-                        seconds = true;
-                    }
-                    "timeout" => {
-                        parse_u32(v).map_err(&fail)?;
-                        timeout = true;
-                    }
+                    "count" => count = Some(parse_u32(v).map_err(&fail)?),
+                    "seconds" => seconds = Some(parse_u32(v).map_err(&fail)?),
+                    "timeout" => timeout = Some(parse_u32(v).map_err(&fail)?),
                     "new_action" => {
                         if !matches!(v, "alert" | "drop" | "pass" | "reject" | "sdrop" | "log") {
                             return Err(fail(format!("invalid new_action '{}'", truncate(v, 40))));
@@ -318,15 +321,21 @@ fn parse_entry(line: &str, vars: &Vars, lineno: usize) -> Result<ThresholdEntry,
             let Some(new_action) = new_action else {
                 return Err(fail("rate_filter needs new_action".into()));
             };
-            if !(track && count && seconds && timeout) {
+            let (Some(track), Some(count), Some(seconds), Some(timeout)) =
+                (track, count, seconds, timeout)
+            else {
                 return Err(fail(
                     "rate_filter needs track, count, seconds and timeout".into(),
                 ));
-            }
+            };
             Ok(ThresholdEntry::RateFilter {
                 gid,
                 sid,
+                track,
+                count,
+                seconds,
                 new_action,
+                timeout,
                 line: lineno,
             })
         }
@@ -401,10 +410,19 @@ mod tests {
         assert!(c.entries[4].applies_to(1, 99));
         assert!(c.entries[4].applies_to(3, 1));
         assert!(!c.entries[0].applies_to(1, 11));
-        assert!(matches!(
-            &c.entries[5],
-            ThresholdEntry::RateFilter { line: 7, .. }
-        ));
+        assert_eq!(
+            c.entries[5],
+            ThresholdEntry::RateFilter {
+                gid: 1,
+                sid: 14,
+                track: Track::BySrc,
+                count: 10,
+                seconds: 60,
+                new_action: "drop".into(),
+                timeout: 300,
+                line: 7,
+            }
+        );
     }
 
     #[test]

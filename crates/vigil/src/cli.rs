@@ -177,6 +177,13 @@ pub struct RunArgs {
     /// Worker threads (default: number of cores).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Inspect only slice K of N (`0/2`, `1/2`): the flows whose symmetric
+    /// flow hash falls in slice K (fragments by address pair, a datagram
+    /// rebuilt from fragments by its own flow). N sensors given the same
+    /// traffic with slices 0 to N-1 inspect every packet exactly once
+    /// between them. Also the config's `vigil.slice: "K/N"`.
+    #[arg(long, value_name = "K/N")]
+    pub slice: Option<String>,
     /// TCP checksum validation, as Suricata's -k: all, none (default for
     /// -r), auto (default live: off in a worker when over 10% of its first
     /// 1000 TCP packets fail). Bad segments are kept out of reassembly.

@@ -259,6 +259,8 @@ struct LiveOutput {
     report: Arc<std::sync::Mutex<ReloadInfo>>,
     /// An inline bridge: the transmit counters go into the stats too.
     bridge: bool,
+    /// `--slice` (capture only).
+    slice: Option<vigil_engine::Slice>,
 }
 
 /// Rule reload figures, shared between the control thread and output.
@@ -272,6 +274,15 @@ struct ReloadInfo {
 impl AlertSink for LiveOutput {
     fn alert(&mut self, a: &AlertOut, rule: &CompiledRule) -> std::io::Result<()> {
         self.sink.alert(a, rule)
+    }
+
+    fn alert_rate_filtered(
+        &mut self,
+        a: &AlertOut,
+        rule: &CompiledRule,
+        action: vigil_rules::Action,
+    ) -> std::io::Result<()> {
+        self.sink.alert_rate_filtered(a, rule, action)
     }
 
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -291,8 +302,14 @@ impl LiveOutput {
             alerts_suppressed: snap.alerts_suppressed,
             ..RunStats::default()
         };
-        let mut t = crate::run::stats_tree(&totals, None);
         let ifaces = snap.interfaces();
+        let skipped: u64 = ifaces.iter().map(|(_, c)| c.slice_skipped).sum();
+        let totals = RunStats {
+            slice: self.slice,
+            slice_packets_skipped: skipped,
+            ..totals
+        };
+        let mut t = crate::run::stats_tree(&totals, None);
         let sum = |f: fn(&InputCounters) -> u64| ifaces.iter().map(|(_, c)| f(c)).sum::<u64>();
         let mut set = |k: &str, v: u64| {
             let _ = t.set(k, v);
@@ -583,7 +600,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         bail!("--prefilter-device applies to -r runs for now; live capture runs the prefilter on the CPU");
     }
     let ring_cfg = ring_config(&args, &cfg)?;
-    let osettings = crate::run::output_settings(&cfg)?;
+    let mut osettings = crate::run::output_settings(&cfg)?;
     let mut ecfg = crate::run::engine_config(&args, &cfg, &osettings)?;
     let queues =
         vigil_inline::parse_queue_specs(&args.nfqueues).map_err(|e| anyhow::anyhow!("-q: {e}"))?;
@@ -610,6 +627,12 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
     // reject rules drop, stream and app layer inspect data as it arrives,
     // exception policies fail closed by default).
     crate::run::set_inline(&mut ecfg, &cfg, !queues.is_empty() || !bridges.is_empty())?;
+    osettings.inline = ecfg.inline;
+    if ecfg.slice.is_some() && (!queues.is_empty() || !bridges.is_empty()) {
+        // An inline input needs a verdict for every frame, and a frame of
+        // another slice would have to be let through uninspected.
+        bail!("--slice applies to capture (-r, -i), not to inline (-q, --inline): every packet held inline must be inspected by this sensor");
+    }
     let workers = ecfg.workers;
     // Inputs first: a missing interface, queue or permission is said
     // before the rules take seconds to load.
@@ -732,6 +755,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         metrics: args.metrics.as_ref().map(|_| metrics.clone()),
         report: info.clone(),
         bridge: !bridges.is_empty(),
+        slice: ecfg.slice,
     };
     let control = LiveControl::new(Arc::new(d.detect));
     // Signals set flags; the control thread acts on them.
@@ -792,7 +816,10 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
             inputs,
             control.clone(),
             &ecfg,
-            &LiveConfig::default(),
+            &LiveConfig {
+                slice: ecfg.slice,
+                ..LiveConfig::default()
+            },
             &mut out,
         );
         finished.store(true, Ordering::SeqCst);

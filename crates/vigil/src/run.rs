@@ -82,12 +82,13 @@ pub fn apply_threshold_file(cfg: &Config, vars: &Vars, detect: &mut DetectEngine
         eprintln!("vigil: warning: {w}");
     }
     eprintln!(
-        "vigil: threshold file {}: {} entries ({} thresholds set, {} rules suppressed, {} address suppressions)",
+        "vigil: threshold file {}: {} entries ({} thresholds set, {} rules suppressed, {} address suppressions, {} rate filters)",
         path.display(),
         tc.entries.len(),
         rep.thresholds,
         rep.suppressed_rules,
-        rep.address_suppressions
+        rep.address_suppressions,
+        rep.rate_filters
     );
     Ok(())
 }
@@ -159,6 +160,10 @@ pub struct Sink {
     live: bool,
     /// `drop` records name the rule that dropped the packet.
     drop_alerts: bool,
+    /// Inline (`-q`, `--inline`, `--simulate-ips`): an alert's `blocked`
+    /// is the verdict the worker gave, which a `rate_filter` applied
+    /// later cannot change.
+    pub(crate) inline: bool,
 }
 
 impl Sink {
@@ -176,10 +181,16 @@ impl Sink {
         self.eve.flush()?;
         Ok(self.redis().map(|r| r.finish()))
     }
-}
 
-impl AlertSink for Sink {
-    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+    /// Writes an alert to EVE and fast.log: `blocked` gives EVE's
+    /// `action`, `rule_drop` fast.log's `[Drop]`/`[wDrop]`.
+    fn write_alert(
+        &mut self,
+        a: &AlertOut,
+        r: &CompiledRule,
+        blocked: bool,
+        rule_drop: bool,
+    ) -> std::io::Result<()> {
         let vlan = &a.vlan[..a.vlan_count as usize];
         let xff_ip: Option<std::net::IpAddr> = match (self.xff_overwrite, &a.xff) {
             (Some(true), Some(x)) => x.parse().ok(),
@@ -209,15 +220,8 @@ impl AlertSink for Sink {
             icmp_code: a.icmp.map(|i| i.1),
             pkt_src: a.pkt_src(),
             tx_id: a.app.as_ref().map(|r| r.tx_id),
-            action: if a.blocked { "blocked" } else { "allowed" },
-            rule_drop: matches!(
-                r.action,
-                Action::Drop
-                    | Action::Reject
-                    | Action::RejectSrc
-                    | Action::RejectDst
-                    | Action::RejectBoth
-            ),
+            action: if blocked { "blocked" } else { "allowed" },
+            rule_drop,
             gid: r.gid,
             signature_id: r.sid,
             rev: r.rev,
@@ -257,6 +261,38 @@ impl AlertSink for Sink {
             f.write_alert(&ev)?;
         }
         Ok(())
+    }
+}
+
+/// Whether a rule action drops (drop, reject*).
+fn drops(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Drop | Action::Reject | Action::RejectSrc | Action::RejectDst | Action::RejectBoth
+    )
+}
+
+impl AlertSink for Sink {
+    fn alert(&mut self, a: &AlertOut, r: &CompiledRule) -> std::io::Result<()> {
+        self.write_alert(a, r, a.blocked, drops(r.action))
+    }
+
+    /// A `rate_filter` changed the alert's action. In IDS mode the alert
+    /// says so as Suricata's does: `"blocked"` (and fast.log `[wDrop]`)
+    /// for a new action drop or reject, `"allowed"` for alert. Inline the
+    /// packet's verdict was given before thresholds are applied, so the
+    /// alert keeps it (see docs/inline.md).
+    fn alert_rate_filtered(
+        &mut self,
+        a: &AlertOut,
+        r: &CompiledRule,
+        action: Action,
+    ) -> std::io::Result<()> {
+        if self.inline {
+            self.alert(a, r)
+        } else {
+            self.write_alert(a, r, drops(action), drops(action))
+        }
     }
 
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -538,6 +574,12 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     // Suricata splits these by IP version (defrag.ipv4.fragments ...);
     // Vigil counts both together.
     let d = &s.defrag;
+    if s.slice.is_some() {
+        // Records of the capture that other slices inspect, and datagrams
+        // rebuilt here whose flow is another slice's.
+        vigil("slice.packets_skipped", s.slice_packets_skipped);
+        vigil("slice.datagrams_skipped", s.slice_datagrams_skipped);
+    }
     vigil("defrag.fragments", d.fragments);
     vigil("defrag.reassembled", d.reassembled);
     vigil("defrag.overlaps", d.overlaps);
@@ -694,6 +736,8 @@ pub struct OutputSettings {
     pub drop_log: Option<vigil_engine::DropLog>,
     /// `filetype: redis`: EVE goes to Redis instead of `eve_name`.
     pub redis: Option<RedisSettings>,
+    /// Inline verdicts (see [`Sink`]'s `inline`); set by the caller.
+    pub inline: bool,
 }
 
 pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
@@ -730,6 +774,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         xff: cfg.eve_alert_xff()?,
         drop_log: cfg.eve_drop_log()?,
         redis: cfg.eve_redis()?,
+        inline: false,
     })
 }
 
@@ -782,6 +827,7 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
         xff_overwrite: o.xff.as_ref().map(|x| x.overwrite),
         live: append,
         drop_alerts: o.drop_log.is_some_and(|d| d.alerts),
+        inline: o.inline,
     })
 }
 
@@ -831,7 +877,20 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     ecfg.host_block = host_block(cfg)?;
     ecfg.detectors = detectors_config(cfg)?;
     ecfg.profile_rules = profile_rules_limit(args, cfg)?.is_some();
+    ecfg.slice = slice_setting(args, cfg)?;
     Ok(ecfg)
+}
+
+/// `--slice K/N`, else the config's `vigil.slice` (`None`: every flow).
+pub fn slice_setting(args: &RunArgs, cfg: &Config) -> Result<Option<vigil_engine::Slice>> {
+    let (text, from) = match (&args.slice, cfg.get_str("vigil.slice")) {
+        (Some(s), _) => (s.clone(), "--slice"),
+        (None, Some(s)) => (s, "vigil.slice"),
+        (None, None) => return Ok(None),
+    };
+    vigil_engine::Slice::parse(&text)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("{from}: {e}"))
 }
 
 /// Rule profiling: `--profile-rules N`, else the config's
@@ -1166,7 +1225,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             File::create(&p).with_context(|| format!("cannot create {}", p.display()))?,
         ))
     };
-    let osettings = output_settings(&cfg)?;
+    let mut osettings = output_settings(&cfg)?;
+    osettings.inline = args.simulate_ips;
     let mut sink = open_sink(&args.log_dir, &osettings, false)?;
     let mut ecfg = engine_config(&args, &cfg, &osettings)?;
     ecfg.device = device;
@@ -1248,6 +1308,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         ("vigil.gbit_per_second", format!("{gbps:.3}")),
         ("vigil.packets_per_second", format!("{pps:.0}")),
         ("vigil.workers", workers.to_string()),
+        (
+            "vigil.slice",
+            ecfg.slice
+                .map_or_else(|| "all".to_string(), |s| s.to_string()),
+        ),
         // Summed over workers (each has its own share of the memcap), so
         // it depends on the worker count: not an EVE stats value.
         (
