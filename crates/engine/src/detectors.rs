@@ -339,6 +339,18 @@ impl Detectors {
     }
 }
 
+/// The sensor (slice of `n`) that writes the detectors' alerts about
+/// source host `src` when sensors share their events.
+pub fn owner_of(src: IpAddr, n: u32) -> u32 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    h.write(&match src {
+        IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
+        IpAddr::V6(v) => v.octets(),
+    });
+    (h.finish() % u64::from(n.max(1))) as u32
+}
+
 /// The rule an alert of detector `d` is written with: gid 9000, the
 /// detector's sid, and the scope and counts as rule metadata
 /// (`vigil_scope`, `vigil_count`, `vigil_threshold`, `vigil_seconds`).

@@ -144,6 +144,8 @@ pub struct EngineConfig {
     pub drop_log: Option<DropLog>,
     /// The built-in cross-flow detectors (scans, floods); `None`: off.
     pub detectors: Option<detectors::DetectorConfig>,
+    /// Sensors sharing host-scoped events (`--slice` with a link).
+    pub peers: Option<Peers>,
     /// `--slice K/N`: inspect only the flows of slice K (`None`: all).
     pub slice: Option<Slice>,
 }
@@ -178,6 +180,7 @@ impl Default for EngineConfig {
             profile_rules: false,
             drop_log: None,
             detectors: Some(detectors::DetectorConfig::default()),
+            peers: None,
             slice: None,
         }
     }
@@ -258,6 +261,9 @@ pub struct RunStats {
     pub xbits: XbitStats,
     /// The built-in detectors (`None`: off).
     pub detectors: Option<detectors::DetectorStats>,
+    /// Host-scoped events of other sensors merged in (`--slice` with a
+    /// link).
+    pub remote_events: u64,
     /// `--slice` of the run (`None`: every flow).
     pub slice: Option<Slice>,
     /// `--slice`: capture records left to other slices (raw packets and
@@ -283,6 +289,44 @@ struct Report {
     worker: usize,
     upto: u64,
     alerts: Vec<AlertOut>,
+}
+
+/// Another sensor's host-scoped events (connection events and xbits
+/// matches, in its input order) up to `upto` (its progress in input
+/// order; `u64::MAX`: it finished, or was given up on).
+#[derive(Debug)]
+pub struct PeerReport {
+    pub peer: usize,
+    pub upto: u64,
+    pub events: Vec<AlertOut>,
+}
+
+/// A link between sensors that split one capture with `--slice K/N`:
+/// each publishes the events of the host and pair scopes it raises and
+/// receives the others', so that every sensor's detectors and xbits see
+/// all of them in input order. Alerts of the detectors are written by the
+/// sensor that owns the source host ([`detectors::owner_of`]), xbits
+/// alerts by the sensor that saw the packet.
+pub trait PeerLink: Send + Sync {
+    /// This sensor's slice and the number of slices.
+    fn slice(&self) -> (u32, u32);
+    /// Publishes this sensor's events (in input order) up to `upto`.
+    fn publish(&self, events: &[AlertOut], upto: u64);
+    /// Starts receiving: the other sensors' reports go to `deliver`
+    /// (peer numbers `0..N-1`, this sensor excluded) until it returns
+    /// false; a sensor that goes silent is given up on with a final
+    /// report.
+    fn subscribe(&self, deliver: Box<dyn FnMut(PeerReport) -> bool + Send>);
+}
+
+/// [`EngineConfig::peers`]: a shared [`PeerLink`].
+#[derive(Clone)]
+pub struct Peers(pub Arc<dyn PeerLink>);
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Peers{:?}", self.0.slice())
+    }
 }
 
 /// Picks a worker for a frame: 5-tuple symmetric hash, or the address
@@ -348,13 +392,33 @@ pub fn run_offline(
                     .map_err(RunError::Output)?,
             );
         }
+        // Other sensors' events come in as reports of workers n.. .
+        let merge_peers = cfg.peers.clone();
+        if let Some(p) = &merge_peers {
+            let tx = report_tx.clone();
+            p.0.subscribe(Box::new(move |r: PeerReport| {
+                tx.send(Report {
+                    worker: n + r.peer,
+                    upto: r.upto,
+                    alerts: r.events,
+                })
+                .is_ok()
+            }));
+        }
         drop(report_tx);
         let merge_detect = detect.clone();
         let merge_detectors = cfg.detectors.clone().filter(|d| d.any());
         let merger = std::thread::Builder::new()
             .name("vigil-merge".into())
             .spawn_scoped(scope, move || {
-                merge_loop(n, report_rx, &merge_detect, merge_detectors.as_ref(), sink)
+                merge_loop(
+                    n,
+                    report_rx,
+                    &merge_detect,
+                    merge_detectors.as_ref(),
+                    merge_peers.as_ref(),
+                    sink,
+                )
             })
             .map_err(RunError::Output)?;
 
@@ -394,6 +458,7 @@ pub fn run_offline(
         let merged = merged?;
         totals.xbits = merged.xbits;
         totals.detectors = merged.detectors;
+        totals.remote_events = merged.remote_events;
         totals.alerts_written = merged.written;
         totals.alerts_suppressed = merged.suppressed;
         totals.packets_read = packets;
@@ -869,21 +934,45 @@ fn merge_loop(
     rx: Receiver<Report>,
     detect: &DetectEngine,
     detectors: Option<&detectors::DetectorConfig>,
+    peers: Option<&Peers>,
     sink: &mut (dyn AlertSink + Send),
 ) -> Result<MergeTotals, RunError> {
-    let mut queues: Vec<VecDeque<AlertOut>> = (0..n).map(|_| VecDeque::new()).collect();
-    let mut marks = vec![0u64; n];
+    // Queues 0..n are this process's workers, n.. the other sensors'
+    // host-scoped events (`--slice` with a link): one order for all.
+    let slice = peers.map(|p| p.0.slice());
+    let total = n + slice.map_or(0, |(_, k)| k.saturating_sub(1) as usize);
+    let mut queues: Vec<VecDeque<AlertOut>> = (0..total).map(|_| VecDeque::new()).collect();
+    let mut marks = vec![0u64; total];
+    // This sensor's host-scoped events waiting to be published in order.
+    let mut to_publish: Vec<VecDeque<AlertOut>> = (0..n).map(|_| VecDeque::new()).collect();
+    let mut published_upto = 0u64;
     let mut thresholds = ThresholdTracker::default();
     let mut xbits = XbitTable::default();
     let mut dets = detectors.map(detectors::Detectors::new);
     let mut det_alerts = Vec::new();
     let mut written = 0u64;
     let mut suppressed = 0u64;
-    let mut emit = |a: &AlertOut| -> Result<(), RunError> {
+    let mut remote_events = 0u64;
+    let mut emit = |w: usize, a: &AlertOut| -> Result<(), RunError> {
+        let remote = w >= n;
+        remote_events += u64::from(remote);
         match a.kind {
             OutKind::Conn(k) => {
                 if let Some(d) = dets.as_mut() {
-                    written += detector_alerts(d, k, a, &mut det_alerts, sink)?;
+                    // Every sensor counts every event; the owner of the
+                    // source host writes the alert.
+                    let mine = slice.is_none_or(|(k, n)| detectors::owner_of(a.src, n) == k);
+                    written += detector_alerts(d, k, a, &mut det_alerts, sink, mine)?;
+                }
+                return Ok(());
+            }
+            _ if remote => {
+                // Another sensor's xbits match: its effects apply here
+                // too; the alert is that sensor's.
+                if a.kind == OutKind::Xbits {
+                    if let Some(r) = detect.rules.get(a.rule as usize) {
+                        xbits.resolve(&r.xbits, a.src, a.dst, a.ts_ns);
+                    }
                 }
                 return Ok(());
             }
@@ -905,49 +994,81 @@ fn merge_loop(
         write_alert(sink, a, r, action)?;
         Ok(())
     };
-    let drain = |queues: &mut Vec<VecDeque<AlertOut>>,
-                 upto: u64,
-                 emit: &mut dyn FnMut(&AlertOut) -> Result<(), RunError>|
-     -> Result<(), RunError> {
-        loop {
-            // The worker whose next alert comes first in output order
-            // (packet index, phase, ended flow). An order key belongs to
-            // exactly one worker (a packet, a rebuilt datagram or a flow
-            // is on one worker), so ties cannot span workers and a
-            // worker's own order is kept.
-            let mut best: Option<(AlertOrder, usize)> = None;
-            for (w, q) in queues.iter().enumerate() {
-                if let Some(a) = q.front() {
-                    if a.order.0 <= upto && best.is_none_or(|(o, _)| a.order < o) {
-                        best = Some((a.order, w));
-                    }
-                }
-            }
-            let Some((key, w)) = best else { return Ok(()) };
-            while queues[w].front().is_some_and(|a| a.order == key) {
-                let a = queues[w].pop_front().expect("front exists");
-                emit(&a)?;
-            }
-        }
-    };
     let mut result = Ok(());
     for rep in rx.iter() {
         if result.is_err() {
             continue; // keep draining so workers are not blocked
         }
+        if let (Some(p), true) = (peers, rep.worker < n) {
+            to_publish[rep.worker].extend(
+                rep.alerts
+                    .iter()
+                    .filter(|a| matches!(a.kind, OutKind::Conn(_) | OutKind::Xbits))
+                    .cloned(),
+            );
+            let local = marks[..n]
+                .iter()
+                .enumerate()
+                .map(|(w, m)| {
+                    if w == rep.worker {
+                        (*m).max(rep.upto)
+                    } else {
+                        *m
+                    }
+                })
+                .min()
+                .unwrap_or(0);
+            if local > published_upto {
+                let mut batch = Vec::new();
+                drain_ordered(&mut to_publish, local, &mut |_, a| {
+                    batch.push(a.clone());
+                    Ok(())
+                })?;
+                p.0.publish(&batch, local);
+                published_upto = local;
+            }
+        }
         marks[rep.worker] = marks[rep.worker].max(rep.upto);
         queues[rep.worker].extend(rep.alerts);
         let safe = *marks.iter().min().expect("at least one worker");
-        result = drain(&mut queues, safe, &mut emit);
+        result = drain_ordered(&mut queues, safe, &mut emit);
     }
     result?;
-    drain(&mut queues, u64::MAX, &mut emit)?;
+    drain_ordered(&mut queues, u64::MAX, &mut emit)?;
     Ok(MergeTotals {
         written,
         suppressed,
         xbits: xbits.stats,
         detectors: dets.map(|d| d.stats),
+        remote_events,
     })
+}
+
+/// Emits the queued items whose packet index is at most `upto`, in output
+/// order (packet index, phase, ended flow). An order key belongs to
+/// exactly one queue (a packet, a rebuilt datagram or a flow is on one
+/// worker, and on one sensor), so ties cannot span queues and a queue's
+/// own order is kept.
+fn drain_ordered(
+    queues: &mut [VecDeque<AlertOut>],
+    upto: u64,
+    emit: &mut dyn FnMut(usize, &AlertOut) -> Result<(), RunError>,
+) -> Result<(), RunError> {
+    loop {
+        let mut best: Option<(AlertOrder, usize)> = None;
+        for (w, q) in queues.iter().enumerate() {
+            if let Some(a) = q.front() {
+                if a.order.0 <= upto && best.is_none_or(|(o, _)| a.order < o) {
+                    best = Some((a.order, w));
+                }
+            }
+        }
+        let Some((key, w)) = best else { return Ok(()) };
+        while queues[w].front().is_some_and(|a| a.order == key) {
+            let a = queues[w].pop_front().expect("front exists");
+            emit(w, &a)?;
+        }
+    }
 }
 
 /// What the merge counted.
@@ -956,6 +1077,8 @@ struct MergeTotals {
     suppressed: u64,
     xbits: XbitStats,
     detectors: Option<detectors::DetectorStats>,
+    /// Events of other sensors merged in.
+    remote_events: u64,
 }
 
 /// Feeds a connection event to the detectors and writes the alerts it
@@ -967,9 +1090,13 @@ pub(crate) fn detector_alerts<S: AlertSink + ?Sized>(
     a: &AlertOut,
     buf: &mut Vec<detectors::DetectorAlert>,
     sink: &mut S,
+    write: bool,
 ) -> std::io::Result<u64> {
     buf.clear();
     d.on_event(kind, a, buf);
+    if !write {
+        return Ok(0);
+    }
     for da in buf.iter() {
         let mut out = a.clone();
         out.kind = OutKind::Alert;

@@ -653,11 +653,10 @@ fn output_loop(
                     }
                     let r = if let OutKind::Conn(k) = a.kind {
                         match dets.as_mut() {
-                            Some(d) => {
-                                crate::detector_alerts(d, k, a, &mut det_alerts, sink).map(|w| {
+                            Some(d) => crate::detector_alerts(d, k, a, &mut det_alerts, sink, true)
+                                .map(|w| {
                                     snap.alerts_written += w;
-                                })
-                            }
+                                }),
                             None => Ok(()),
                         }
                     } else if a.kind == OutKind::TxLog {

@@ -184,6 +184,12 @@ pub struct RunArgs {
     /// between them. Also the config's `vigil.slice: "K/N"`.
     #[arg(long, value_name = "K/N")]
     pub slice: Option<String>,
+    /// With --slice: share the events of host and pair scopes (detectors,
+    /// xbits) with the other slices' sensors through the Redis server at
+    /// HOST:PORT (Redis Streams). Also the config's `sensors.redis`
+    /// (`server`, `port`, `key`, `peer-timeout`). See docs/detectors.md.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub sensor_redis: Option<String>,
     /// TCP checksum validation, as Suricata's -k: all, none (default for
     /// -r), auto (default live: off in a worker when over 10% of its first
     /// 1000 TCP packets fail). Bad segments are kept out of reassembly.

@@ -9,6 +9,7 @@ mod device;
 mod live;
 mod rules_cmd;
 mod run;
+mod sensors;
 
 use std::process::ExitCode;
 

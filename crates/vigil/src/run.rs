@@ -6,7 +6,7 @@ use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
@@ -881,6 +881,52 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     Ok(ecfg)
 }
 
+/// `--sensor-redis HOST:PORT`, else the config's `sensors.redis`
+/// (`server`, `port`, `key`, `peer-timeout` seconds).
+fn sensor_settings(args: &RunArgs, cfg: &Config) -> Result<Option<crate::sensors::SensorSettings>> {
+    let (server, port) = match (&args.sensor_redis, cfg.get_str("sensors.redis.server")) {
+        (Some(hp), _) => {
+            let (h, p) = hp
+                .rsplit_once(':')
+                .with_context(|| format!("--sensor-redis: '{hp}' is not HOST:PORT"))?;
+            let p: u16 = p
+                .parse()
+                .with_context(|| format!("--sensor-redis: '{p}' is not a port"))?;
+            (h.to_string(), p)
+        }
+        (None, Some(h)) => {
+            let p = match cfg.get_str("sensors.redis.port") {
+                None => 6379,
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("sensors.redis.port: '{v}' is not a port"))?,
+            };
+            (h, p)
+        }
+        (None, None) => return Ok(None),
+    };
+    let key = cfg
+        .get_str("sensors.redis.key")
+        .unwrap_or_else(|| "vigil:sensors".to_string());
+    if key.is_empty() {
+        bail!("sensors.redis.key: empty");
+    }
+    let peer_timeout = match cfg.get_str("sensors.redis.peer-timeout") {
+        None => 30.0,
+        Some(v) => match v.trim().parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => x,
+            _ => bail!("sensors.redis.peer-timeout: '{v}' is not a number of seconds > 0"),
+        },
+    };
+    Ok(Some(crate::sensors::SensorSettings {
+        server,
+        port,
+        key,
+        peer_timeout: Duration::from_secs_f64(peer_timeout),
+    }))
+}
+
 /// `--slice K/N`, else the config's `vigil.slice` (`None`: every flow).
 pub fn slice_setting(args: &RunArgs, cfg: &Config) -> Result<Option<vigil_engine::Slice>> {
     let (text, from) = match (&args.slice, cfg.get_str("vigil.slice")) {
@@ -1268,6 +1314,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let mut last_ts = 0i64;
     let detect = Arc::new(detect);
+    let peers = match (sensor_settings(&args, &cfg)?, ecfg.slice) {
+        (None, _) => None,
+        (Some(_), None) => bail!("--sensor-redis / sensors.redis needs --slice K/N"),
+        (Some(s), Some(sl)) => {
+            let p = Arc::new(crate::sensors::RedisPeers::new(
+                (sl.index, sl.count),
+                s,
+                &detect.rules,
+            ));
+            ecfg.peers = Some(vigil_engine::Peers(p.clone()));
+            Some(p)
+        }
+    };
     let stats = {
         let mut progress = |done: u64, _total: u64| {
             if let Some(b) = &bar {
@@ -1293,6 +1352,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     )?;
     // Redis: at most the flush timeout to deliver what is queued.
     let redis_counts = sink.finish_redis()?;
+    if let Some(p) = &peers {
+        p.finish(Duration::from_secs(5));
+        let c = &p.counters;
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        let lost = get(&c.peers_lost) + get(&c.publish_dropped);
+        if lost > 0 {
+            eprintln!(
+                "vigil: sensors: {} peer(s) given up on, {} entries not published; host-scoped analysis was partly local",
+                get(&c.peers_lost),
+                get(&c.publish_dropped)
+            );
+        }
+    }
     if let Some(f) = &mut sink.fast {
         f.flush()?;
     }
@@ -1366,6 +1438,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     ];
     let mut timing = timing;
     timing.extend(device_lines);
+    if let Some(p) = &peers {
+        let c = &p.counters;
+        let get = |a: &std::sync::atomic::AtomicU64| {
+            a.load(std::sync::atomic::Ordering::Relaxed).to_string()
+        };
+        timing.extend([
+            ("sensors.events_merged", stats.remote_events.to_string()),
+            ("sensors.entries_published", get(&c.published)),
+            ("sensors.entries_not_published", get(&c.publish_dropped)),
+            ("sensors.publish_errors", get(&c.publish_errors)),
+            ("sensors.events_received", get(&c.received)),
+            ("sensors.entries_malformed", get(&c.malformed)),
+            ("sensors.entries_late", get(&c.late)),
+            ("sensors.peers_lost", get(&c.peers_lost)),
+        ]);
+    }
     if let Some(c) = &redis_counts {
         timing.extend(redis_stats_lines(c));
         if c.dropped > 0 {

@@ -562,3 +562,140 @@ fn bad_redis_options_are_errors_at_start() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("outputs.eve-log.redis.port: '99999'"));
 }
+
+/// `--slice 0/2` and `1/2` with `--sensor-redis`: two sensors that
+/// share the events of host scopes through Redis Streams write, between
+/// them, the single run's detector and xbits alerts (and every other
+/// alert of rules without cross-flow counting).
+#[test]
+fn two_sensors_share_host_events_through_redis() {
+    if !can_run("two_sensors_share_host_events_through_redis") {
+        return;
+    }
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let pcap = shared.join("pcaps/dev/dev-mix.pcap");
+    let rules = shared.join("rules/et-open/emerging.rules");
+    if !pcap.is_file() || !rules.is_file() {
+        eprintln!("skipping: ../shared dev-mix or ET Open not found");
+        return;
+    }
+    let d = tmpdir("sensors");
+    let alerts = |out: &str| -> Vec<String> {
+        std::fs::read_to_string(d.join(out).join("eve.json"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"event_type\":\"alert\""))
+            .map(str::to_string)
+            .collect()
+    };
+    let one = spawn_vigil(&d, "one", "", &pcap, &rules, &["--workers", "2"]);
+    assert_ok(&wait_bounded(one, Duration::from_secs(300)).0);
+    let server = RedisServer::start(free_port(), &d);
+    let link = format!("127.0.0.1:{}", server.port);
+    let sensors: Vec<Child> = (0..2)
+        .map(|k| {
+            let spec = format!("{k}/2");
+            spawn_vigil(
+                &d,
+                &format!("s{k}"),
+                "",
+                &pcap,
+                &rules,
+                &["--workers", "2", "--slice", &spec, "--sensor-redis", &link],
+            )
+        })
+        .collect();
+    let mut union = Vec::new();
+    for (k, c) in sensors.into_iter().enumerate() {
+        assert_ok(&wait_bounded(c, Duration::from_secs(300)).0);
+        let out = format!("s{k}");
+        assert_eq!(stats_value(&d, &out, "sensors.peers_lost"), 0);
+        assert_eq!(stats_value(&d, &out, "sensors.entries_malformed"), 0);
+        assert!(stats_value(&d, &out, "sensors.events_merged") > 1000);
+        union.extend(alerts(&out));
+    }
+    // Host-scoped: the detectors (gid 9000) and rules with xbits.
+    let host = |v: &[String]| -> Vec<String> {
+        let mut h: Vec<String> = v
+            .iter()
+            .filter(|l| l.contains("\"gid\":9000") || l.contains("ET.") && l.contains("xbits"))
+            .cloned()
+            .collect();
+        h.sort();
+        h
+    };
+    let (got, want) = (host(&union), host(&alerts("one")));
+    assert!(want.len() >= 30, "{} host-scoped alerts", want.len());
+    let matched = got.iter().filter(|l| want.contains(l)).count() as f64;
+    let (recall, precision) = (
+        matched / want.len() as f64,
+        matched / got.len().max(1) as f64,
+    );
+    eprintln!(
+        "host-scoped alerts: single {} sensors {} recall {recall:.4} precision {precision:.4}",
+        want.len(),
+        got.len()
+    );
+    assert!(recall >= 0.99 && precision >= 0.99);
+    // In fact exactly the same lines.
+    assert_eq!(got, want);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Redis killed while two linked sensors run: both finish, give up on
+/// each other after the peer timeout and count it; analysis goes on
+/// with local events.
+#[test]
+fn sensors_finish_when_redis_dies() {
+    if !can_run("sensors_finish_when_redis_dies") {
+        return;
+    }
+    let d = tmpdir("sensors-killed");
+    let (pcap, rules, speed) = slow_inputs(&d, 3.0);
+    let mut server = RedisServer::start(free_port(), &d);
+    let cfg = format!(
+        "sensors:\n  redis:\n    server: 127.0.0.1\n    port: {}\n    peer-timeout: 2\n",
+        server.port
+    );
+    let speed = format!("{speed}");
+    let sensors: Vec<Child> = (0..2)
+        .map(|k| {
+            let spec = format!("{k}/2");
+            spawn_vigil(
+                &d,
+                &format!("s{k}"),
+                &cfg,
+                &pcap,
+                &rules,
+                &["--slice", &spec, "--replay-speed", &speed],
+            )
+        })
+        .collect();
+    // Both connected (publisher and reader each), then Redis goes away
+    // while the replay is in its quiet gap.
+    let mut con = server.connect();
+    let t = Instant::now();
+    loop {
+        let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
+        if clients.lines().count() >= 3 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "sensors never connected"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    for (k, c) in sensors.into_iter().enumerate() {
+        let (o, took) = wait_bounded(c, Duration::from_secs(60));
+        assert_ok(&o);
+        assert!(took < Duration::from_secs(40), "took {took:?}");
+        let out = format!("s{k}");
+        let lost = stats_value(&d, &out, "sensors.peers_lost")
+            + stats_value(&d, &out, "sensors.entries_not_published");
+        assert!(lost > 0, "sensor {k} counted no loss");
+    }
+}
