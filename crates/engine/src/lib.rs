@@ -502,6 +502,9 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         drop_log: cfg.drop_log.filter(|_| cfg.inline),
         profile_rules: cfg.profile_rules,
         conn_events: cfg.detectors.as_ref().is_some_and(|d| d.any()),
+        rate_filters: cfg
+            .inline
+            .then(|| Arc::new(std::sync::Mutex::new(ThresholdTracker::default()))),
     }
 }
 

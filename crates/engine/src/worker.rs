@@ -558,6 +558,8 @@ pub struct WorkerConfig {
     pub inline: bool,
     /// Inline: the host table shared by all workers (`ips.block-hosts`).
     pub hosts: Option<Arc<crate::hosts::HostTable>>,
+    /// Inline: the `rate_filter` state of all workers (one table).
+    pub rate_filters: Option<Arc<std::sync::Mutex<vigil_detect::ThresholdTracker>>>,
     /// Inline: write a `drop` record for dropped packets.
     pub drop_log: Option<DropLog>,
     /// What to do when Vigil would lose sight of a packet or flow.
@@ -629,6 +631,7 @@ impl Default for WorkerConfig {
             exceptions: ExceptionPolicies::default(),
             profile_rules: false,
             conn_events: false,
+            rate_filters: None,
         }
     }
 }
@@ -1999,7 +2002,29 @@ impl Ctx {
                         .is_some_and(|ip| !rule.suppressed(ip.src, ip.dst)));
             if self.cfg.inline && !e.pseudo && decided_here {
                 use vigil_rules::Action;
-                let v = match self.detect.rules[h.rule as usize].action {
+                // A `rate_filter` may change the action inline: its state
+                // spans flows, so it is one table for all workers (rules
+                // with a rate filter are few, and only their matches take
+                // the lock).
+                let mut action = rule.action;
+                if let (Some(rf), Some(t)) = (&rule.rate_filter, &self.cfg.rate_filters) {
+                    let key = vigil_detect::AlertKey {
+                        src: ip.src,
+                        dst: ip.dst,
+                        flow_id: e.flow_id.unwrap_or(0),
+                        ts_ns: e.ts_ns,
+                        sp: sp.unwrap_or(0),
+                        dp: dp.unwrap_or(0),
+                    };
+                    if let Some(new) = t
+                        .lock()
+                        .ok()
+                        .and_then(|mut t| t.rate_filter(h.rule, rf, &key))
+                    {
+                        action = new;
+                    }
+                }
+                let v = match action {
                     Action::Drop => Verdict::Drop,
                     Action::Reject | Action::RejectSrc => Verdict::Reject(RejectTo::Src),
                     Action::RejectDst => Verdict::Reject(RejectTo::Dst),

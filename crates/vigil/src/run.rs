@@ -1293,6 +1293,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         eprintln!("vigil: --simulate-ips with ips.block-hosts runs one worker (host blocks in input order)");
         ecfg.workers = 1;
     }
+    if args.simulate_ips && ecfg.workers > 1 && detect.rules.iter().any(|r| r.rate_filter.is_some())
+    {
+        // The same for rate filters, which change verdicts across flows.
+        eprintln!("vigil: --simulate-ips with rate_filter entries runs one worker (rate filters in input order)");
+        ecfg.workers = 1;
+    }
     let workers = ecfg.workers;
     if let Some(x) = args.replay_speed {
         if !(x.is_finite() && x >= 0.0) {

@@ -1,7 +1,7 @@
 //! `threshold.config` `rate_filter` in `vigil run`: the alert's action
 //! changes while a rule matches too often for the tracked key, for
-//! `timeout` seconds; `pass` stops the alerts; inline the verdict given
-//! before the merge stands.
+//! `timeout` seconds; `pass` stops the alerts; inline the new action is
+//! the packet's verdict.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -133,10 +133,16 @@ fn rate_filter_changes_the_action_while_a_rule_matches_too_often() {
     // does in IDS mode (`[wDrop]`).
     assert_eq!(fast.matches("[wDrop]").count(), 6, "{fast}");
 
-    // Inline, the worker gave each packet its verdict before thresholds
-    // and rate filters are applied: nothing was dropped, and the alerts
-    // say so.
-    let (inline, _, _) = run(&d, &["--simulate-ips"]);
-    assert!(inline.iter().all(|a| a.2 == "allowed"), "{inline:?}");
-    assert_eq!(inline.len(), alerts.len());
+    // Inline, the rate filter changes the verdict: the packets whose
+    // alerts say "blocked" were dropped (each probe is its own flow), the
+    // same for any worker count (one table, in input order).
+    for w in ["1", "2"] {
+        let (inline, _, stderr) = run(&d, &["--simulate-ips", "--workers", w]);
+        assert_eq!(inline, alerts, "--simulate-ips --workers {w}: {stderr}");
+    }
+    let out = d.join("out3");
+    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
+    let stats = eve.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(stats).unwrap();
+    assert_eq!(v["stats"]["ips"]["blocked"], 6, "{stats}");
 }
