@@ -372,7 +372,7 @@ pub fn run_live(
         }
         drop(tx);
         let detectors = cfg.detectors.clone().filter(|d| d.any());
-        let out = output_loop(n, rx, sink, start, detectors.as_ref());
+        let out = output_loop(n, rx, sink, start, detectors.as_ref(), cfg.peers.as_ref());
         let mut totals = RunStats::default();
         for h in handles {
             if h.join().is_err() {
@@ -614,9 +614,19 @@ fn output_loop(
     sink: &mut (dyn LiveSink + Send),
     start: Instant,
     detectors: Option<&crate::detectors::DetectorConfig>,
+    peers: Option<&crate::Peers>,
 ) -> Result<OutputTotals, RunError> {
     let mut dets = detectors.map(crate::detectors::Detectors::new);
     let mut det_alerts = Vec::new();
+    // Linked sensors: the others' host-scoped events, applied as they
+    // arrive (live there is no shared input order to wait for).
+    let slice = peers.map(|p| p.0.slice());
+    let (peer_tx, peer_rx) = crossbeam_channel::bounded::<crate::PeerReport>(1024);
+    if let Some(p) = peers {
+        p.0.subscribe(Box::new(move |r| peer_tx.send(r).is_ok()));
+    }
+    let mut first_engine: Option<Arc<DetectEngine>> = None;
+    let mut publish = Vec::new();
     let mut snap = LiveSnapshot {
         workers: vec![WorkerStats::default(); n],
         inputs: vec![Vec::new(); n],
@@ -635,6 +645,24 @@ fn output_loop(
         let mut wrote = false;
         match msg {
             Ok(Msg::Alerts(engine, alerts)) => {
+                let first = first_engine.get_or_insert_with(|| engine.clone());
+                if let Some(p) = peers {
+                    publish.clear();
+                    publish.extend(
+                        alerts
+                            .iter()
+                            .filter(|a| matches!(a.kind, OutKind::Conn(_) | OutKind::Xbits))
+                            .cloned(),
+                    );
+                    // Rule indices name rules of the ruleset loaded at
+                    // start: after a reload, xbits events stay local.
+                    if !Arc::ptr_eq(first, &engine) {
+                        publish.retain(|a| a.kind != OutKind::Xbits);
+                    }
+                    if !publish.is_empty() {
+                        p.0.publish(&publish, 0);
+                    }
+                }
                 // Thresholds count by rule index: a new engine starts them
                 // afresh (as a rule reload does in Suricata).
                 if !threshold_engine
@@ -652,8 +680,10 @@ fn output_loop(
                         break;
                     }
                     let r = if let OutKind::Conn(k) = a.kind {
+                        let mine =
+                            slice.is_none_or(|(k, n)| crate::detectors::owner_of(a.src, n) == k);
                         match dets.as_mut() {
-                            Some(d) => crate::detector_alerts(d, k, a, &mut det_alerts, sink, true)
+                            Some(d) => crate::detector_alerts(d, k, a, &mut det_alerts, sink, mine)
                                 .map(|w| {
                                     snap.alerts_written += w;
                                 }),
@@ -700,6 +730,42 @@ fn output_loop(
             Ok(Msg::Swapped(w, pause)) => sink.swapped(w, pause),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
+        }
+        // Other sensors' events: state here, alerts by their owner.
+        for rep in peer_rx.try_iter() {
+            for a in &rep.events {
+                match a.kind {
+                    OutKind::Conn(k) => {
+                        let mine =
+                            slice.is_none_or(|(k, n)| crate::detectors::owner_of(a.src, n) == k);
+                        if let Some(d) = dets.as_mut() {
+                            match crate::detector_alerts(d, k, a, &mut det_alerts, sink, mine) {
+                                Ok(w) => {
+                                    snap.alerts_written += w;
+                                    wrote |= w > 0;
+                                }
+                                Err(e) => {
+                                    failed.get_or_insert(e);
+                                }
+                            }
+                        }
+                    }
+                    OutKind::Xbits => {
+                        // Named by the ruleset loaded at start.
+                        let engine = first_engine.as_ref().filter(|f| {
+                            threshold_engine.as_ref().is_none_or(|t| Arc::ptr_eq(f, t))
+                        });
+                        if let Some(r) = engine.and_then(|e| e.rules.get(a.rule as usize)) {
+                            xbits.resolve(&r.xbits, a.src, a.dst, a.ts_ns);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let (Some(p), true) = (peers, last_tick.elapsed() >= Duration::from_secs(1)) {
+            // A heartbeat: the others do not give up on a quiet sensor.
+            p.0.publish(&[], 0);
         }
         if wrote && rx.is_empty() {
             if let Err(e) = sink.flush() {

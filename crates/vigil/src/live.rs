@@ -757,6 +757,20 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         bridge: !bridges.is_empty(),
         slice: ecfg.slice,
     };
+    // Sensors linked through Redis (`--slice` with `--sensor-redis`).
+    let peers = match (crate::run::sensor_settings(&args, &cfg)?, ecfg.slice) {
+        (None, _) => None,
+        (Some(_), None) => bail!("--sensor-redis / sensors.redis needs --slice K/N"),
+        (Some(s), Some(sl)) => {
+            let p = Arc::new(crate::sensors::RedisPeers::new(
+                (sl.index, sl.count),
+                s,
+                &d.detect.rules,
+            ));
+            ecfg.peers = Some(vigil_engine::Peers(p.clone()));
+            Some(p)
+        }
+    };
     let control = LiveControl::new(Arc::new(d.detect));
     // Signals set flags; the control thread acts on them.
     let stop = Arc::new(AtomicBool::new(false));
@@ -825,6 +839,11 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         finished.store(true, Ordering::SeqCst);
         r.map_err(|e| anyhow::anyhow!("{e}"))
     })?;
+    if let Some(p) = &peers {
+        // Tell the others this sensor left, then let the queue go out.
+        vigil_engine::PeerLink::publish(&**p, &[], u64::MAX);
+        p.finish(Duration::from_secs(2));
+    }
     eprintln!(
         "vigil: {} packets, {} bytes, {} alerts ({} suppressed by thresholds), {} flows; ran {:.1}s",
         stats.packets_read,

@@ -883,7 +883,10 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
 
 /// `--sensor-redis HOST:PORT`, else the config's `sensors.redis`
 /// (`server`, `port`, `key`, `peer-timeout` seconds).
-fn sensor_settings(args: &RunArgs, cfg: &Config) -> Result<Option<crate::sensors::SensorSettings>> {
+pub fn sensor_settings(
+    args: &RunArgs,
+    cfg: &Config,
+) -> Result<Option<crate::sensors::SensorSettings>> {
     let (server, port) = match (&args.sensor_redis, cfg.get_str("sensors.redis.server")) {
         (Some(hp), _) => {
             let (h, p) = hp
@@ -924,6 +927,7 @@ fn sensor_settings(args: &RunArgs, cfg: &Config) -> Result<Option<crate::sensors
         port,
         key,
         peer_timeout: Duration::from_secs_f64(peer_timeout),
+        live: !args.interfaces.is_empty(),
     }))
 }
 

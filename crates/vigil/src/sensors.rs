@@ -50,6 +50,11 @@ pub struct SensorSettings {
     pub port: u16,
     pub key: String,
     pub peer_timeout: Duration,
+    /// Live sensors: read only entries written from now on, publish
+    /// heartbeats, and take back a peer that speaks again after being
+    /// given up on (offline, its late entries are dropped: the merge has
+    /// moved past them).
+    pub live: bool,
 }
 
 /// The Redis link of one sensor.
@@ -264,8 +269,8 @@ fn subscribe_loop(
         })
         .collect();
     let mut conn: Option<redis::Connection> = None;
-    let mut last_id = "0".to_string();
-    while peers.iter().any(|p| !p.done) {
+    let mut last_id = if s.live { "$" } else { "0" }.to_string();
+    while s.live || peers.iter().any(|p| !p.done) {
         // Give up on peers silent for too long.
         for (i, p) in peers.iter_mut().enumerate() {
             if !p.done && p.last_seen.elapsed() > s.peer_timeout {
@@ -319,7 +324,7 @@ fn subscribe_loop(
             }
             let peer = if sensor < me { sensor } else { sensor - 1 } as usize;
             let p = &mut peers[peer];
-            if p.done {
+            if p.done && !(s.live && upto != u64::MAX) {
                 c.late.fetch_add(1, Ordering::Relaxed);
                 continue;
             }

@@ -1766,3 +1766,97 @@ fn bridge_conflicts_with_other_sources() {
         );
     }
 }
+
+/// Two live sensors on one link with `--slice` and `--sensor-redis` (a
+/// redis-server on the test namespace's 127.0.0.1): the demo's 20-port
+/// SYN scan is split between them (about 10 ports each, under the port
+/// scan threshold of 15), but with their events shared the owner of the
+/// scanner's address raises the port scan alert, once.
+#[test]
+fn two_linked_live_sensors_see_the_whole_scan() {
+    if !can_run("two_linked_live_sensors_see_the_whole_scan") {
+        return;
+    }
+    if !tool("redis-server") {
+        assert!(
+            std::env::var_os("VIGIL_REQUIRE_NET").is_none_or(|v| v != "1"),
+            "VIGIL_REQUIRE_NET=1 but redis-server is missing"
+        );
+        eprintln!("skipped: needs redis-server");
+        return;
+    }
+    let dir = tmpdir("linked");
+    let pcap = dir.join("demo.pcap");
+    vigil_craft::demo::write_demo_pcap(&pcap).unwrap();
+    let rules = demo_rules();
+    let ns = Netns::new("linked");
+    let netns = |args: &[&str]| {
+        let mut a = vec!["netns", "exec", ns.name.as_str()];
+        a.extend_from_slice(args);
+        Command::new("ip")
+            .args(&a)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+    };
+    assert!(netns(&["ip", "link", "set", "lo", "up"]).unwrap().success());
+    let port = (20000 + std::process::id() % 20000).to_string();
+    let mut redis = Command::new("ip")
+        .args(["netns", "exec", &ns.name, "redis-server", "--port", &port])
+        .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start redis-server");
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            netns(&["redis-cli", "-p", &port, "ping"]).is_ok_and(|s| s.success())
+        }),
+        "redis-server did not start"
+    );
+    // Scan connections end (and count as failed) a second after their
+    // last packet.
+    let cfg = dir.join("vigil.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "flow-timeouts:\n  tcp:\n    new: 1\n    closed: 1\nsensors:\n  redis:\n    server: 127.0.0.1\n    port: {port}\n"
+        ),
+    )
+    .unwrap();
+    let sensors: Vec<Vigil> = (0..2)
+        .map(|k| {
+            let d = dir.join(format!("s{k}"));
+            std::fs::create_dir_all(&d).unwrap();
+            let spec = format!("{k}/2");
+            Vigil::start(
+                &ns,
+                &d,
+                &rules,
+                &["--slice", &spec, "-c", cfg.to_str().unwrap()],
+            )
+        })
+        .collect();
+    replay_wait(&ns, &pcap, &["--mbps=100"]);
+    let scans = |v: &Vigil| {
+        v.eve()
+            .iter()
+            .filter(|e| e["event_type"] == "alert" && e["alert"]["gid"] == 9000)
+            .filter(|e| e["alert"]["signature_id"] == 1)
+            .count()
+    };
+    let found = wait_until(Duration::from_secs(20), || {
+        sensors.iter().map(scans).sum::<usize>() >= 1
+    });
+    // A moment more: a second sensor must not write it too.
+    std::thread::sleep(Duration::from_millis(1500));
+    let per_sensor: Vec<usize> = sensors.iter().map(scans).collect();
+    for v in sensors {
+        let (status, _, err) = v.stop();
+        assert!(status.success(), "exit {status:?}: {err}");
+    }
+    let _ = redis.kill();
+    let _ = redis.wait();
+    assert!(found, "no port scan alert from the linked sensors");
+    assert_eq!(per_sensor.iter().sum::<usize>(), 1, "{per_sensor:?}");
+}
