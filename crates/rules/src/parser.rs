@@ -1113,12 +1113,14 @@ impl Parser {
         self.note(name);
     }
 
-    /// `xbits:<cmd>,<name>,track <ip_src|ip_dst|ip_pair|tx>[,expire N]`
-    /// or `xbits:noalert`.
-    fn xbits(&mut self, v: &str) -> Result<(), RuleError> {
-        let t = strip_quotes(v);
-        let parts: Vec<&str> = split_commas(t).collect();
-        let cmd = match parts[0] {
+    /// The command and bit name of `xbits` / `hostbits` (`kw`); `None`
+    /// for `noalert` (which it applies).
+    fn bits_cmd_name<'a>(
+        &mut self,
+        kw: &str,
+        parts: &[&'a str],
+    ) -> Result<Option<(FlowbitsCmd, &'a str)>, RuleError> {
+        let cmd = match parts.first().copied().unwrap_or("") {
             "set" => FlowbitsCmd::Set,
             "unset" => FlowbitsCmd::Unset,
             "toggle" => FlowbitsCmd::Toggle,
@@ -1126,17 +1128,28 @@ impl Parser {
             "isnotset" => FlowbitsCmd::IsNotSet,
             "noalert" => {
                 if parts.len() > 1 {
-                    return Err(inval("xbits:noalert takes no other option"));
+                    return Err(inval(format!("{kw}:noalert takes no other option")));
                 }
                 self.noalert = true;
-                return Ok(());
+                return Ok(None);
             }
-            c => return Err(inval(format!("unknown xbits command '{c}'"))),
+            c => return Err(inval(format!("unknown {kw} command '{c}'"))),
         };
         let name = parts.get(1).copied().unwrap_or("");
         if name.is_empty() || name.contains(char::is_whitespace) {
-            return Err(inval(format!("invalid xbits name '{name}'")));
+            return Err(inval(format!("invalid {kw} name '{name}'")));
         }
+        Ok(Some((cmd, name)))
+    }
+
+    /// `xbits:<cmd>,<name>,track <ip_src|ip_dst|ip_pair|tx>[,expire N]`
+    /// or `xbits:noalert`.
+    fn xbits(&mut self, v: &str) -> Result<(), RuleError> {
+        let t = strip_quotes(v);
+        let parts: Vec<&str> = split_commas(t).collect();
+        let Some((cmd, name)) = self.bits_cmd_name("xbits", &parts)? else {
+            return Ok(());
+        };
         let mut track = None;
         let mut expire = None;
         for p in &parts[2..] {
@@ -1183,25 +1196,9 @@ impl Parser {
     fn hostbits(&mut self, v: &str) -> Result<(), RuleError> {
         let t = strip_quotes(v);
         let parts: Vec<&str> = split_commas(t).collect();
-        let cmd = match parts[0] {
-            "set" => FlowbitsCmd::Set,
-            "unset" => FlowbitsCmd::Unset,
-            "toggle" => FlowbitsCmd::Toggle,
-            "isset" => FlowbitsCmd::IsSet,
-            "isnotset" => FlowbitsCmd::IsNotSet,
-            "noalert" => {
-                if parts.len() > 1 {
-                    return Err(inval("hostbits:noalert takes no other option"));
-                }
-                self.noalert = true;
-                return Ok(());
-            }
-            c => return Err(inval(format!("unknown hostbits command '{c}'"))),
+        let Some((cmd, name)) = self.bits_cmd_name("hostbits", &parts)? else {
+            return Ok(());
         };
-        let name = parts.get(1).copied().unwrap_or("");
-        if name.is_empty() || name.contains(char::is_whitespace) {
-            return Err(inval(format!("invalid hostbits name '{name}'")));
-        }
         let tracks: &[&str] = match parts.get(2).copied().unwrap_or("src") {
             "src" | "to_src" => &["ip_src"],
             "dst" | "to_dst" => &["ip_dst"],

@@ -39,6 +39,14 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// Taken by the tests that load the machine (two sensors on dev-mix) and
+/// by the one whose one-record queue must keep up: not at the same time.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A port nothing listened on a moment ago.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -98,6 +106,23 @@ impl RedisServer {
     fn connect(&self) -> redis::Connection {
         self.try_connect()
             .expect("connect to the test redis-server")
+    }
+}
+
+impl RedisServer {
+    /// Waits (at most `limit`) until `n` clients, this test's own
+    /// connection included, are connected.
+    fn wait_clients(&self, n: usize, limit: Duration) {
+        let mut con = self.connect();
+        let t = Instant::now();
+        loop {
+            let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
+            if clients.lines().count() >= n {
+                return;
+            }
+            assert!(t.elapsed() < limit, "vigil never connected");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -243,6 +268,7 @@ fn redis_modes_carry_the_same_records_as_eve_json() {
     if !can_run("redis_modes_carry_the_same_records_as_eve_json") {
         return;
     }
+    let _serial = heavy();
     let d = tmpdir("modes");
     let want = file_lines(&d);
     let n = want.len() as u64;
@@ -512,19 +538,7 @@ fn redis_killed_mid_run_run_finishes_and_counts_drops() {
     );
     // Wait (bounded) until vigil's writer is connected, then kill Redis
     // while the replay is still in its quiet gap.
-    let mut con = server.connect();
-    let t = Instant::now();
-    loop {
-        let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
-        if clients.lines().count() >= 2 {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "vigil never connected"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_clients(2, Duration::from_secs(10));
     let _ = server.child.kill();
     let _ = server.child.wait();
     let (o, took) = wait_bounded(child, Duration::from_secs(60));
@@ -572,6 +586,7 @@ fn two_sensors_share_host_events_through_redis() {
     if !can_run("two_sensors_share_host_events_through_redis") {
         return;
     }
+    let _serial = heavy();
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
     let pcap = shared.join("pcaps/dev/dev-mix.pcap");
     let rules = shared.join("rules/et-open/emerging.rules");
@@ -673,19 +688,7 @@ fn sensors_finish_when_redis_dies() {
         .collect();
     // Both connected (publisher and reader each), then Redis goes away
     // while the replay is in its quiet gap.
-    let mut con = server.connect();
-    let t = Instant::now();
-    loop {
-        let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
-        if clients.lines().count() >= 3 {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "sensors never connected"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_clients(3, Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(1500));
     let _ = server.child.kill();
     let _ = server.child.wait();
