@@ -213,6 +213,7 @@ fn golden_suricata8_alert_field_order() {
         payload_base64: false,
         payload_printable: true,
         payload_length: true,
+        community_id: None,
     };
     assert_eq!(eve_line_with(&ev, cfg), want);
 }
@@ -312,6 +313,7 @@ fn empty_payload_and_payload_options() {
         payload_base64: true,
         payload_printable: true,
         payload_length: true,
+        community_id: None,
     };
     assert!(eve_line_with(&ev, all).ends_with(r#""severity":3},"payload_length":0,"stream":0}"#));
     let ev = AlertEvent {

@@ -740,6 +740,37 @@ pub struct OutputSettings {
     pub inline: bool,
 }
 
+/// The eve-log `community-id` switch and its `community-id-seed`
+/// (Suricata's keys; off by default, seed 0).
+fn eve_community_id(cfg: &Config) -> Result<Option<u16>> {
+    use serde_yaml::Value;
+    let Some(eve) = cfg.output("eve-log") else {
+        return Ok(None);
+    };
+    let on = match eve.get("community-id") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => truthy(s),
+        Some(other) => bail!("outputs.eve-log.community-id: {other:?} is not yes or no"),
+    };
+    if !on {
+        return Ok(None);
+    }
+    let seed = match eve.get("community-id-seed") {
+        None => 0,
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|n| u16::try_from(n).ok())
+            .with_context(|| format!("outputs.eve-log.community-id-seed: {n} is not 0..65535"))?,
+        Some(Value::String(t)) => t
+            .trim()
+            .parse()
+            .with_context(|| format!("outputs.eve-log.community-id-seed: '{t}' is not 0..65535"))?,
+        Some(other) => bail!("outputs.eve-log.community-id-seed: {other:?} is not 0..65535"),
+    };
+    Ok(Some(seed))
+}
+
 pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
     let eve_name = cfg
         .output("eve-log")
@@ -764,6 +795,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             payload_base64: cfg.eve_alert_flag("payload"),
             payload_printable: cfg.eve_alert_flag("payload-printable"),
             payload_length: false,
+            community_id: eve_community_id(cfg)?,
         },
         log_payload,
         log_packet: cfg.eve_alert_flag("packet"),

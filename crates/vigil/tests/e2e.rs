@@ -697,3 +697,69 @@ fn detectors_find_crafted_scans_with_scope_and_counts() {
     assert_eq!(a.len(), 1);
     assert_eq!(a[0]["alert"]["metadata"]["vigil_threshold"][0], "5");
 }
+
+/// eve-log `community-id: yes`: every event carries the flow's Community
+/// ID, the same in both directions (the spec's vector: TCP
+/// 1.2.3.4:1122 - 5.6.7.8:3344, seed 0); off by default, as in Suricata.
+#[test]
+fn community_id_on_every_event_when_enabled() {
+    let d = tmpdir("community-id");
+    for sub in ["off", "on", "seeded"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    let mut s = TcpSession::new(addr("1.2.3.4:1122"), addr("5.6.7.8:3344"));
+    s.handshake()
+        .client_send(b"ping-request")
+        .server_send(b"pong-reply")
+        .close();
+    let rules = "alert tcp any any -> any any (msg:\"req\"; content:\"ping-request\"; sid:50;)\n\
+                 alert tcp any any -> any any (msg:\"rep\"; content:\"pong-reply\"; sid:51;)\n";
+    let (off, _) = run_case(&d.join("off"), s.frames(), rules, &[]);
+    assert!(off.iter().all(|e| e.get("community_id").is_none()));
+    let cfg = d.join("vigil.yaml");
+    std::fs::write(&cfg, "outputs:\n  - eve-log:\n      community-id: yes\n").unwrap();
+    let (on, _) = run_case(
+        &d.join("on"),
+        s.frames(),
+        rules,
+        &["-c", cfg.to_str().unwrap()],
+    );
+    let alerts: Vec<&serde_json::Value> =
+        on.iter().filter(|e| e["event_type"] == "alert").collect();
+    assert_eq!(alerts.len(), 2);
+    for a in &alerts {
+        assert_eq!(a["community_id"], "1:wCb3OG7yAFWelaUydu0D+125CLM=", "{a}");
+    }
+    // Another seed, another id.
+    std::fs::write(
+        &cfg,
+        "outputs:\n  - eve-log:\n      community-id: yes\n      community-id-seed: 7\n",
+    )
+    .unwrap();
+    let (seeded, _) = run_case(
+        &d.join("seeded"),
+        s.frames(),
+        rules,
+        &["-c", cfg.to_str().unwrap()],
+    );
+    let a = seeded.iter().find(|e| e["event_type"] == "alert").unwrap();
+    assert_ne!(a["community_id"], "1:wCb3OG7yAFWelaUydu0D+125CLM=");
+    assert!(a["community_id"].as_str().unwrap().starts_with("1:"));
+    // A bad seed is an error naming the key.
+    std::fs::write(
+        &cfg,
+        "outputs:\n  - eve-log:\n      community-id: yes\n      community-id-seed: 70000\n",
+    )
+    .unwrap();
+    let o = vigil(&[
+        "run",
+        "-r",
+        d.join("on/in.pcap").to_str().unwrap(),
+        "-c",
+        cfg.to_str().unwrap(),
+        "-l",
+        d.join("bad").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("community-id-seed"));
+}
