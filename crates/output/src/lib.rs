@@ -32,7 +32,7 @@ pub use alert::{write_ip, AlertEvent, FlowInfo};
 pub use eve::{printable_payload, EveConfig, EveFormatter, EveWriter};
 pub use fast::{format_fast_alert, FastLogWriter};
 pub use proto::{linktype_name, proto_name};
-pub use redis_out::{RedisCounts, RedisMode, RedisSettings, RedisWriter};
+pub use redis_out::{redis_connection, RedisCounts, RedisMode, RedisSettings, RedisWriter};
 pub use stats::{
     write_stats_log, write_stats_log_with, StatsError, StatsLogOptions, StatsNode, StatsTree,
 };

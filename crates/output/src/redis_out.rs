@@ -166,6 +166,35 @@ const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// Connect, read and write timeout of one attempt or round trip.
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A connection to the Redis server at `server` (a path: a Unix socket)
+/// and `port`, with `IO_TIMEOUT` on connecting, reading and writing.
+pub fn redis_connection(
+    server: &str,
+    port: u16,
+    username: Option<&str>,
+    password: Option<&str>,
+) -> redis::RedisResult<redis::Connection> {
+    use redis::IntoConnectionInfo as _;
+    let addr = if server.contains('/') {
+        redis::ConnectionAddr::Unix(server.into())
+    } else {
+        redis::ConnectionAddr::Tcp(server.to_string(), port)
+    };
+    let mut info = redis::RedisConnectionInfo::default().set_skip_set_lib_name();
+    if let Some(p) = password {
+        info = info.set_password(p);
+        if let Some(u) = username {
+            info = info.set_username(u);
+        }
+    }
+    let info = addr.into_connection_info()?.set_redis_settings(info);
+    let client = redis::Client::open(info)?;
+    let conn = client.get_connection_with_timeout(IO_TIMEOUT)?;
+    conn.set_read_timeout(Some(IO_TIMEOUT))?;
+    conn.set_write_timeout(Some(IO_TIMEOUT))?;
+    Ok(conn)
+}
 /// The longest a record waits for room in a full queue while the writer
 /// is connected: one round trip's timeout.
 pub const FULL_WAIT: Duration = IO_TIMEOUT;
@@ -435,26 +464,13 @@ impl Sender {
     }
 
     fn open(&self) -> redis::RedisResult<redis::Connection> {
-        use redis::IntoConnectionInfo as _;
         let s = &self.settings;
-        let addr = if s.server.contains('/') {
-            redis::ConnectionAddr::Unix(s.server.clone().into())
-        } else {
-            redis::ConnectionAddr::Tcp(s.server.clone(), s.port)
-        };
-        let mut info = redis::RedisConnectionInfo::default().set_skip_set_lib_name();
-        if let Some(p) = &s.password {
-            info = info.set_password(p);
-            if let Some(u) = &s.username {
-                info = info.set_username(u);
-            }
-        }
-        let info = addr.into_connection_info()?.set_redis_settings(info);
-        let client = redis::Client::open(info)?;
-        let conn = client.get_connection_with_timeout(IO_TIMEOUT)?;
-        conn.set_read_timeout(Some(IO_TIMEOUT))?;
-        conn.set_write_timeout(Some(IO_TIMEOUT))?;
-        Ok(conn)
+        redis_connection(
+            &s.server,
+            s.port,
+            s.username.as_deref(),
+            s.password.as_deref(),
+        )
     }
 
     /// Sleeps until the next connection attempt, in steps short enough to

@@ -195,18 +195,7 @@ impl PeerLink for RedisPeers {
 }
 
 fn connect(s: &SensorSettings) -> Option<redis::Connection> {
-    use redis::IntoConnectionInfo as _;
-    let info = redis::ConnectionAddr::Tcp(s.server.clone(), s.port)
-        .into_connection_info()
-        .ok()?
-        .set_redis_settings(redis::RedisConnectionInfo::default().set_skip_set_lib_name());
-    let client = redis::Client::open(info).ok()?;
-    let c = client
-        .get_connection_with_timeout(Duration::from_secs(2))
-        .ok()?;
-    c.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    c.set_write_timeout(Some(Duration::from_secs(2))).ok()?;
-    Some(c)
+    vigil_output::redis_connection(&s.server, s.port, None, None).ok()
 }
 
 fn publish_loop(s: &SensorSettings, rx: Receiver<String>, c: &SensorCounters) {
