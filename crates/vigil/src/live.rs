@@ -758,19 +758,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         slice: ecfg.slice,
     };
     // Sensors linked through Redis (`--slice` with `--sensor-redis`).
-    let peers = match (crate::run::sensor_settings(&args, &cfg)?, ecfg.slice) {
-        (None, _) => None,
-        (Some(_), None) => bail!("--sensor-redis / sensors.redis needs --slice K/N"),
-        (Some(s), Some(sl)) => {
-            let p = Arc::new(crate::sensors::RedisPeers::new(
-                (sl.index, sl.count),
-                s,
-                &d.detect.rules,
-            ));
-            ecfg.peers = Some(vigil_engine::Peers(p.clone()));
-            Some(p)
-        }
-    };
+    let peers = crate::sensors::link(&args, &cfg, &mut ecfg, &d.detect.rules)?;
     let control = LiveControl::new(Arc::new(d.detect));
     // Signals set flags; the control thread acts on them.
     let stop = Arc::new(AtomicBool::new(false));

@@ -1356,19 +1356,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let mut last_ts = 0i64;
     let detect = Arc::new(detect);
-    let peers = match (sensor_settings(&args, &cfg)?, ecfg.slice) {
-        (None, _) => None,
-        (Some(_), None) => bail!("--sensor-redis / sensors.redis needs --slice K/N"),
-        (Some(s), Some(sl)) => {
-            let p = Arc::new(crate::sensors::RedisPeers::new(
-                (sl.index, sl.count),
-                s,
-                &detect.rules,
-            ));
-            ecfg.peers = Some(vigil_engine::Peers(p.clone()));
-            Some(p)
-        }
-    };
+    let peers = crate::sensors::link(&args, &cfg, &mut ecfg, &detect.rules)?;
     let stats = {
         let mut progress = |done: u64, _total: u64| {
             if let Some(b) = &bar {
@@ -1396,16 +1384,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let redis_counts = sink.finish_redis()?;
     if let Some(p) = &peers {
         p.finish(Duration::from_secs(5));
-        let c = &p.counters;
-        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-        let lost = get(&c.peers_lost) + get(&c.publish_dropped);
-        if lost > 0 {
-            eprintln!(
-                "vigil: sensors: {} peer(s) given up on, {} entries not published; host-scoped analysis was partly local",
-                get(&c.peers_lost),
-                get(&c.publish_dropped)
-            );
-        }
+        p.counters.warn_if_lost();
     }
     if let Some(f) = &mut sink.fast {
         f.flush()?;
@@ -1481,20 +1460,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut timing = timing;
     timing.extend(device_lines);
     if let Some(p) = &peers {
-        let c = &p.counters;
-        let get = |a: &std::sync::atomic::AtomicU64| {
-            a.load(std::sync::atomic::Ordering::Relaxed).to_string()
-        };
-        timing.extend([
-            ("sensors.events_merged", stats.remote_events.to_string()),
-            ("sensors.entries_published", get(&c.published)),
-            ("sensors.entries_not_published", get(&c.publish_dropped)),
-            ("sensors.publish_errors", get(&c.publish_errors)),
-            ("sensors.events_received", get(&c.received)),
-            ("sensors.entries_malformed", get(&c.malformed)),
-            ("sensors.entries_late", get(&c.late)),
-            ("sensors.peers_lost", get(&c.peers_lost)),
-        ]);
+        timing.extend(p.counters.stats_lines(stats.remote_events));
     }
     if let Some(c) = &redis_counts {
         timing.extend(redis_stats_lines(c));

@@ -44,6 +44,56 @@ pub struct SensorCounters {
     pub late: AtomicU64,
 }
 
+impl SensorCounters {
+    /// The `sensors.*` stats.log lines (`events_merged`: what the merge
+    /// took in from the other sensors).
+    pub fn stats_lines(&self, events_merged: u64) -> Vec<(&'static str, String)> {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
+        vec![
+            ("sensors.events_merged", events_merged.to_string()),
+            ("sensors.entries_published", get(&self.published)),
+            ("sensors.entries_not_published", get(&self.publish_dropped)),
+            ("sensors.publish_errors", get(&self.publish_errors)),
+            ("sensors.events_received", get(&self.received)),
+            ("sensors.entries_malformed", get(&self.malformed)),
+            ("sensors.entries_late", get(&self.late)),
+            ("sensors.peers_lost", get(&self.peers_lost)),
+        ]
+    }
+
+    /// Says on stderr what was lost, if anything.
+    pub fn warn_if_lost(&self) {
+        let (lost, unsent) = (
+            self.peers_lost.load(Ordering::Relaxed),
+            self.publish_dropped.load(Ordering::Relaxed),
+        );
+        if lost + unsent > 0 {
+            eprintln!(
+                "vigil: sensors: {lost} peer(s) given up on, {unsent} entries not published; host-scoped analysis was partly local"
+            );
+        }
+    }
+}
+
+/// The sensor link of a run (`--sensor-redis` / `sensors.redis`, which
+/// need `--slice`), set as `ecfg.peers`; `None` without one.
+pub fn link(
+    args: &crate::cli::RunArgs,
+    cfg: &crate::config::Config,
+    ecfg: &mut vigil_engine::EngineConfig,
+    rules: &[vigil_detect::CompiledRule],
+) -> anyhow::Result<Option<Arc<RedisPeers>>> {
+    let Some(settings) = crate::run::sensor_settings(args, cfg)? else {
+        return Ok(None);
+    };
+    let Some(slice) = ecfg.slice else {
+        anyhow::bail!("--sensor-redis / sensors.redis needs --slice K/N");
+    };
+    let p = Arc::new(RedisPeers::new((slice.index, slice.count), settings, rules));
+    ecfg.peers = Some(vigil_engine::Peers(p.clone()));
+    Ok(Some(p))
+}
+
 #[derive(Debug, Clone)]
 pub struct SensorSettings {
     pub server: String,
