@@ -962,10 +962,7 @@ fn merge_loop(
         match a.kind {
             OutKind::Conn(k) => {
                 if let Some(d) = dets.as_mut() {
-                    // Every sensor counts every event; the owner of the
-                    // source host writes the alert.
-                    let mine = slice.is_none_or(|(k, n)| detectors::owner_of(a.src, n) == k);
-                    written += detector_alerts(d, k, a, &mut det_alerts, sink, mine)?;
+                    written += detector_alerts(d, k, a, &mut det_alerts, sink, slice)?;
                 }
                 return Ok(());
             }
@@ -1086,18 +1083,20 @@ struct MergeTotals {
 
 /// Feeds a connection event to the detectors and writes the alerts it
 /// raises (on the event's packet or flow, with the detector's rule).
-/// Returns how many were written.
+/// With linked sensors (`slice`: this one and their number) every sensor
+/// counts every event and the owner of the source host writes the
+/// alert. Returns how many were written.
 pub(crate) fn detector_alerts<S: AlertSink + ?Sized>(
     d: &mut detectors::Detectors,
     kind: detectors::ConnKind,
     a: &AlertOut,
     buf: &mut Vec<detectors::DetectorAlert>,
     sink: &mut S,
-    write: bool,
+    slice: Option<(u32, u32)>,
 ) -> std::io::Result<u64> {
     buf.clear();
     d.on_event(kind, a, buf);
-    if !write {
+    if slice.is_some_and(|(k, n)| detectors::owner_of(a.src, n) != k) {
         return Ok(0);
     }
     for da in buf.iter() {

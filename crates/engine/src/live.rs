@@ -680,13 +680,14 @@ fn output_loop(
                         break;
                     }
                     let r = if let OutKind::Conn(k) = a.kind {
-                        let mine =
-                            slice.is_none_or(|(k, n)| crate::detectors::owner_of(a.src, n) == k);
                         match dets.as_mut() {
-                            Some(d) => crate::detector_alerts(d, k, a, &mut det_alerts, sink, mine)
-                                .map(|w| {
-                                    snap.alerts_written += w;
-                                }),
+                            Some(d) => {
+                                crate::detector_alerts(d, k, a, &mut det_alerts, sink, slice).map(
+                                    |w| {
+                                        snap.alerts_written += w;
+                                    },
+                                )
+                            }
                             None => Ok(()),
                         }
                     } else if a.kind == OutKind::TxLog {
@@ -736,10 +737,8 @@ fn output_loop(
             for a in &rep.events {
                 match a.kind {
                     OutKind::Conn(k) => {
-                        let mine =
-                            slice.is_none_or(|(k, n)| crate::detectors::owner_of(a.src, n) == k);
                         if let Some(d) = dets.as_mut() {
-                            match crate::detector_alerts(d, k, a, &mut det_alerts, sink, mine) {
+                            match crate::detector_alerts(d, k, a, &mut det_alerts, sink, slice) {
                                 Ok(w) => {
                                     snap.alerts_written += w;
                                     wrote |= w > 0;
