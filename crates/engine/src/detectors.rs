@@ -387,36 +387,18 @@ pub fn detector_rule(alert: &DetectorAlert) -> CompiledRule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::OutKind;
 
     fn ev(src: &str, dst: &str, dp: u16, t_s: i64) -> AlertOut {
-        AlertOut {
-            index: 0,
-            order: (0, 1, 0),
-            ts_ns: t_s * 1_000_000_000,
-            flow_id: None,
-            src: src.parse().unwrap(),
-            dst: dst.parse().unwrap(),
-            sp: Some(40000),
-            dp: Some(dp),
-            proto: 6,
-            icmp: None,
-            vlan: [0; 3],
-            vlan_count: 0,
-            to_server: Some(true),
-            rule: u32::MAX,
-            linktype: 1,
-            stream: false,
-            pseudo: false,
-            rebuilt: false,
-            payload: None,
-            packet: None,
-            app_proto: None,
-            app: None,
-            kind: OutKind::Conn(ConnKind::Failed),
-            xff: None,
-            blocked: false,
-        }
+        crate::worker::conn_event(
+            ConnKind::Failed,
+            0,
+            (0, 1, 0),
+            t_s * 1_000_000_000,
+            None,
+            (src.parse().unwrap(), Some(40000)),
+            (dst.parse().unwrap(), Some(dp)),
+            false,
+        )
     }
 
     fn small() -> DetectorConfig {

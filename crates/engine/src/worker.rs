@@ -2104,7 +2104,7 @@ impl Ctx {
 
 /// A connection event for the detectors (see [`OutKind::Conn`]).
 #[allow(clippy::too_many_arguments)]
-fn conn_event(
+pub(crate) fn conn_event(
     kind: crate::detectors::ConnKind,
     index: u64,
     order: AlertOrder,
