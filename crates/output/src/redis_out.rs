@@ -511,23 +511,28 @@ mod tests {
         assert_eq!(RedisMode::parse("queue", 0, false), None);
     }
 
-    /// Nothing listens: every record is counted as dropped within the
-    /// flush timeout, errors are counted, nothing blocks.
-    #[test]
-    fn unreachable_server_drops_and_counts_within_the_timeout() {
-        // A port that was free a moment ago: bind, read it, close.
+    /// A writer to a port that was free a moment ago (bound, read,
+    /// closed): nothing listens there.
+    fn unreachable_writer(buffer_size: usize, flush_timeout: Duration) -> RedisWriter {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let mut w = RedisWriter::start(RedisSettings {
+        RedisWriter::start(RedisSettings {
             port,
-            buffer_size: 4,
-            flush_timeout: Duration::from_millis(300),
+            buffer_size,
+            flush_timeout,
             ..RedisSettings::default()
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    /// Nothing listens: every record is counted as dropped within the
+    /// flush timeout, errors are counted, nothing blocks.
+    #[test]
+    fn unreachable_server_drops_and_counts_within_the_timeout() {
+        let mut w = unreachable_writer(4, Duration::from_millis(300));
         let t = Instant::now();
         for i in 0..10 {
             writeln!(w, "{{\"n\":{i}}}").unwrap();
@@ -543,18 +548,7 @@ mod tests {
 
     #[test]
     fn lines_are_cut_at_newlines_across_writes() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut w = RedisWriter::start(RedisSettings {
-            port,
-            buffer_size: 100,
-            flush_timeout: Duration::from_millis(100),
-            ..RedisSettings::default()
-        })
-        .unwrap();
+        let mut w = unreachable_writer(100, Duration::from_millis(100));
         w.write_all(b"{\"a\":1}\n{\"b\"").unwrap();
         w.write_all(b":2}\n\n{\"c\":3}\n").unwrap();
         let c = w.finish();
