@@ -249,6 +249,16 @@ fn redis_config(port: u16, body: &str) -> String {
     format!("outputs:\n  - eve-log:\n      filetype: redis\n      redis:\n        server: 127.0.0.1\n        port: {port}\n{body}")
 }
 
+/// A Redis list, whole.
+fn list(con: &mut redis::Connection, key: &str) -> Vec<String> {
+    redis::cmd("LRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .query(con)
+        .unwrap()
+}
+
 /// `key: value` pairs from stats.log's table.
 fn stats_value(dir: &Path, out: &str, key: &str) -> u64 {
     let log = std::fs::read_to_string(dir.join(out).join("stats.log")).unwrap();
@@ -291,12 +301,7 @@ fn redis_modes_carry_the_same_records_as_eve_json() {
         !d.join("list/eve.json").exists(),
         "filetype redis wrote eve.json"
     );
-    let mut got: Vec<String> = redis::cmd("LRANGE")
-        .arg("eve-list")
-        .arg(0)
-        .arg(-1)
-        .query(&mut con)
-        .unwrap();
+    let mut got: Vec<String> = list(&mut con, "eve-list");
     got.reverse();
     assert_eq!(got, want);
     assert_eq!(stats_value(&d, "list", "eve.redis.written"), n);
@@ -312,12 +317,7 @@ fn redis_modes_carry_the_same_records_as_eve_json() {
         limit,
     );
     assert_ok(&o);
-    let got: Vec<String> = redis::cmd("LRANGE")
-        .arg("eve-rpush")
-        .arg(0)
-        .arg(-1)
-        .query(&mut con)
-        .unwrap();
+    let got: Vec<String> = list(&mut con, "eve-rpush");
     assert_eq!(got, want);
 
     // A queue of one record with Redis up: records wait for room, none
@@ -332,12 +332,7 @@ fn redis_modes_carry_the_same_records_as_eve_json() {
         limit,
     );
     assert_ok(&o);
-    let got: Vec<String> = redis::cmd("LRANGE")
-        .arg("eve-tiny")
-        .arg(0)
-        .arg(-1)
-        .query(&mut con)
-        .unwrap();
+    let got: Vec<String> = list(&mut con, "eve-tiny");
     assert_eq!(got, want);
     assert_eq!(stats_value(&d, "tiny", "eve.redis.dropped"), 0);
 
@@ -480,12 +475,7 @@ fn redis_started_late_gets_the_buffered_records() {
     assert!((4..=5).contains(&written), "written {written}");
     assert!(stats_value(&d, "late", "eve.redis.errors") > 0);
     assert!(stats_value(&d, "late", "eve.redis.reconnects") >= 1);
-    let got: Vec<String> = redis::cmd("LRANGE")
-        .arg("late")
-        .arg(0)
-        .arg(-1)
-        .query(&mut server.connect())
-        .unwrap();
+    let got: Vec<String> = list(&mut server.connect(), "late");
     // The first records, in order: later ones found the buffer full (but
     // for one that found room after the writer took the first).
     assert_eq!(got.len() as u64, written);
