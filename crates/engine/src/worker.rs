@@ -375,10 +375,6 @@ pub struct WorkerStats {
     pub flows_active_at_end: u64,
     pub flows_peak: u64,
     pub alerts: u64,
-    /// Matches of rules with `xbits` sent to be resolved across flows.
-    pub xbits_events: u64,
-    /// Connection events raised for the detectors.
-    pub conn_events: u64,
     pub passed_flows: u64,
     /// Flows bypassed by a rule's `bypass` keyword.
     pub bypassed_flows: u64,
@@ -453,8 +449,6 @@ impl WorkerStats {
             flows_active_at_end,
             flows_peak,
             alerts,
-            xbits_events,
-            conn_events,
             passed_flows,
             bypassed_flows,
             prefilter_hits,
@@ -1366,7 +1360,6 @@ impl Ctx {
                     && st.tcp.state == TcpState::SynSent
                 {
                     st.conn_attempt = true;
-                    s.conn_events += 1;
                     if let Some(ip) = &p.ip {
                         alerts.push(conn_event(
                             crate::detectors::ConnKind::Attempt,
@@ -1665,7 +1658,6 @@ impl Ctx {
             let order = (at.0, at.1, f.first_index);
             if f.state.conn_attempt && !f.state.tcp.established_ever() {
                 let (cli, srv) = endpoints(f);
-                self.stats.conn_events += 1;
                 alerts.push(conn_event(
                     crate::detectors::ConnKind::Failed,
                     f.first_index,
@@ -1986,9 +1978,9 @@ impl Ctx {
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
             let rule = &self.detect.rules[h.rule as usize];
-            if h.deferred {
-                self.stats.xbits_events += 1;
-            } else {
+            // A deferred hit is an xbits event, counted where it is
+            // resolved (detect.xbits.events).
+            if !h.deferred {
                 self.stats.alerts += 1;
             }
             let mut blocked = false;
