@@ -1989,9 +1989,7 @@ impl Ctx {
             let decided_here = !h.deferred
                 || (!rule.xbits.iter().any(|o| o.is_test())
                     && !rule.noalert
-                    && p.ip
-                        .as_ref()
-                        .is_some_and(|ip| !rule.suppressed(ip.src, ip.dst)));
+                    && !rule.suppressed(ip.src, ip.dst));
             if self.cfg.inline && !e.pseudo && decided_here {
                 use vigil_rules::Action;
                 // A `rate_filter` may change the action inline: its state
@@ -2025,9 +2023,8 @@ impl Ctx {
                 };
                 if v.is_drop() {
                     blocked = true;
-                    if let (Some(ht), Some(ip)) = (&self.cfg.hosts, &p.ip) {
-                        let r = &self.detect.rules[h.rule as usize];
-                        if ht.blocks_class(&r.classtype) {
+                    if let Some(ht) = &self.cfg.hosts {
+                        if ht.blocks_class(&rule.classtype) {
                             self.block_host = Some(match ht.cfg.track {
                                 crate::hosts::BlockTrack::Src => ip.src,
                                 crate::hosts::BlockTrack::Dst => ip.dst,
