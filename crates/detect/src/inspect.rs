@@ -309,6 +309,15 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             L4::Icmpv6(i) => i.mtu.is_some_and(|m| cmp.matches(m as u64)),
             _ => false,
         },
+        Condition::SctpVtag(cmp) => matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.vtag))),
+        Condition::SctpChunkCnt(cmp) => {
+            matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.chunk_cnt)))
+        }
+        // Any of the first 16 chunks (those Suricata records).
+        Condition::SctpChunkType(cmp) => match p.l4 {
+            L4::Sctp(s) => s.chunk_types().iter().any(|t| cmp.matches(u64::from(*t))),
+            _ => false,
+        },
         Condition::TcpWscale(cmp) => match p.l4 {
             L4::Tcp(t) => t.wscale.is_some_and(|w| cmp.matches(w as u64)),
             _ => false,
@@ -411,6 +420,11 @@ fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
         Buffer::UdpHdr if matches!(p.l4, L4::Udp(_)) => p.l4_header(),
         Buffer::Icmpv4Hdr if matches!(p.l4, L4::Icmpv4(_)) => p.l4_header(),
         Buffer::Icmpv6Hdr if matches!(p.l4, L4::Icmpv6(_)) => p.l4_header(),
+        Buffer::SctpHdr => p.sctp_packet()?,
+        // Ethernet II header of the frame (not of a tunneled inner frame).
+        Buffer::EtherHdr if p.linktype == vigil_wire::linktype::ETHERNET => {
+            p.data.get(p.link_header.clone())?
+        }
         _ => return None,
     })
 }
@@ -422,7 +436,7 @@ impl DetectEngine {
     pub fn select_groups(&self, p: &Packet<'_>) -> Option<GroupSel> {
         let ip = p.ip.as_ref()?;
         Some(match p.l4 {
-            L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. } => {
+            L4::Tcp(_) | L4::Udp(_) | L4::Sctp(_) => {
                 self.groups.select(ip.proto, p.src_port(), p.dst_port())
             }
             // Non-first fragments: no transport header, only `ip` rules.
@@ -821,6 +835,17 @@ fn payload_matches(
 ) -> bool {
     *vars = [0; MAX_VARS];
     for (buf, prog) in &r.buffers {
+        if *buf == Buffer::SctpChunkData {
+            // A multi-buffer: any DATA chunk's user data.
+            if !p
+                .sctp_chunks()
+                .filter_map(|c| c.user_data())
+                .any(|d| prog.matches(d, vars))
+            {
+                return false;
+            }
+            continue;
+        }
         let bytes = if *buf == Buffer::Packet {
             Some(packet_buf)
         } else {

@@ -27,7 +27,7 @@ use vigil_flow::{
     bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle, TimeoutTable,
 };
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
-use vigil_wire::{decode, linktype, DecoderEvent, Packet, L4};
+use vigil_wire::{decode, linktype, DecoderEvent, Packet, SctpInfo, L4};
 
 use vigil_applayer::AppLayerConfig;
 use vigil_detect::{AppProtoState, RuleProfile, TxInput};
@@ -100,6 +100,8 @@ pub struct AlertOut {
     pub dp: Option<u16>,
     pub proto: u8,
     pub icmp: Option<(u8, u8)>,
+    /// SCTP header and chunk summary (the EVE `sctp` object).
+    pub sctp: Option<SctpInfo>,
     pub vlan: [u16; 3],
     pub vlan_count: u8,
     pub to_server: Option<bool>,
@@ -187,7 +189,7 @@ impl Verdict {
 
 /// A record's ports (transports that have them) and ICMP type and code.
 fn ports_and_icmp(p: &Packet<'_>) -> (Option<u16>, Option<u16>, Option<(u8, u8)>) {
-    let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp { .. });
+    let has_ports = matches!(p.l4, L4::Tcp(_) | L4::Udp(_) | L4::Sctp(_));
     let icmp = match p.l4 {
         L4::Icmpv4(i) | L4::Icmpv6(i) => Some((i.itype, i.icode)),
         _ => None,
@@ -197,6 +199,14 @@ fn ports_and_icmp(p: &Packet<'_>) -> (Option<u16>, Option<u16>, Option<(u8, u8)>
         has_ports.then(|| p.dst_port()),
         icmp,
     )
+}
+
+/// The packet's SCTP summary, for SCTP packets.
+fn sctp_of(p: &Packet<'_>) -> Option<SctpInfo> {
+    match p.l4 {
+        L4::Sctp(s) => Some(s),
+        _ => None,
+    }
 }
 
 /// The `drop` object of an EVE drop record (Suricata's DropLogJSON): the
@@ -1136,6 +1146,7 @@ impl Ctx {
             dp,
             proto: ip.proto,
             icmp,
+            sctp: sctp_of(p),
             vlan: p.vlan,
             vlan_count: p.vlan_count,
             to_server: self.drop_flow.map(|f| f.1),
@@ -1250,7 +1261,7 @@ impl Ctx {
             L4::Udp(_) => s.udp += 1,
             L4::Icmpv4(_) => s.icmpv4 += 1,
             L4::Icmpv6(_) => s.icmpv6 += 1,
-            L4::Sctp { .. } => s.sctp += 1,
+            L4::Sctp(_) => s.sctp += 1,
             L4::Other(_) => s.other_ip += 1,
             L4::None => {}
         }
@@ -1944,6 +1955,7 @@ impl Ctx {
                 dp: Some(sp),
                 proto,
                 icmp: None,
+                sctp: None,
                 vlan,
                 vlan_count,
                 to_server: Some(true),
@@ -2061,6 +2073,7 @@ impl Ctx {
                 dp,
                 proto: ip.proto,
                 icmp,
+                sctp: sctp_of(p),
                 vlan: p.vlan,
                 vlan_count: p.vlan_count,
                 to_server: e.to_server,
@@ -2114,6 +2127,7 @@ pub(crate) fn conn_event(
         dp,
         proto: 6,
         icmp: None,
+        sctp: None,
         vlan: [0; 3],
         vlan_count: 0,
         to_server: Some(true),

@@ -36,6 +36,8 @@ pub struct AlertEvent<'a> {
     /// Set for ICMP and ICMPv6 packets.
     pub icmp_type: Option<u8>,
     pub icmp_code: Option<u8>,
+    /// Set for SCTP packets: the EVE `sctp` object.
+    pub sctp: Option<vigil_wire::SctpInfo>,
     /// Where the packet came from: `"wire/pcap"`, `"stream (flow timeout)"`, ...
     pub pkt_src: &'a str,
     /// Transaction id when the alert matched an application-layer transaction.
@@ -94,6 +96,7 @@ impl Default for AlertEvent<'_> {
             proto: 0,
             icmp_type: None,
             icmp_code: None,
+            sctp: None,
             pkt_src: "wire/pcap",
             tx_id: None,
             action: "allowed",

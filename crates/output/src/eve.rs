@@ -95,6 +95,12 @@ impl<'b> Obj<'b> {
         json_uint(self.buf, val)
     }
 
+    fn bool(&mut self, key: &'static str, val: bool) {
+        self.key(key);
+        self.buf
+            .extend_from_slice(if val { b"true" } else { b"false" });
+    }
+
     fn object(&mut self, key: &'static str) -> Obj<'_> {
         self.key(key);
         Obj::open(self.buf)
@@ -230,6 +236,9 @@ fn write_header(
     if let Some(c) = ev.icmp_code {
         o.uint("icmp_code", u64::from(c))?;
     }
+    if let Some(s) = &ev.sctp {
+        write_sctp(o, s)?;
+    }
     o.str("pkt_src", ev.pkt_src)?;
     if let Some(seed) = community_id {
         // ICMP: type and code stand for the ports (the spec maps them).
@@ -243,6 +252,33 @@ fn write_header(
             o.str("community_id", &id)?;
         }
     }
+    Ok(())
+}
+
+/// Suricata 9's `sctp` object: verification tag, chunk count, the first
+/// 16 chunk types by name (`unknown(N)` for types Suricata does not
+/// name) and which of INIT, INIT ACK, DATA and ABORT the packet has.
+fn write_sctp(o: &mut Obj<'_>, s: &vigil_wire::SctpInfo) -> io::Result<()> {
+    let mut x = o.object("sctp");
+    x.uint("vtag", u64::from(s.vtag))?;
+    x.uint("chunk_cnt", u64::from(s.chunk_cnt))?;
+    x.key("chunk_types");
+    x.buf.push(b'[');
+    for (i, t) in s.chunk_types().iter().enumerate() {
+        if i > 0 {
+            x.buf.push(b',');
+        }
+        match vigil_wire::sctp_chunk::name(*t) {
+            Some(n) => json_str(x.buf, n)?,
+            None => write!(x.buf, "\"unknown({t})\"")?,
+        }
+    }
+    x.buf.push(b']');
+    x.bool("has_init", s.has_init);
+    x.bool("has_init_ack", s.has_init_ack);
+    x.bool("has_data", s.has_data);
+    x.bool("has_abort", s.has_abort);
+    x.close();
     Ok(())
 }
 

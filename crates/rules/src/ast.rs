@@ -150,6 +150,12 @@ pub enum Buffer {
     UdpHdr,
     Icmpv4Hdr,
     Icmpv6Hdr,
+    /// `sctp.hdr`: the SCTP common header and every chunk.
+    SctpHdr,
+    /// `sctp.chunk_data`: each DATA chunk's user data (a multi-buffer).
+    SctpChunkData,
+    /// `ether.hdr`: the Ethernet header of the frame.
+    EtherHdr,
     /// Any other sticky buffer or Snort modifier (`http.uri`, `dns.query`,
     /// ...), by its canonical Suricata name. Not evaluable yet.
     Named(String),
@@ -607,6 +613,13 @@ pub enum Condition {
     Icmpv6Mtu(IntCmp),
     /// `tcp.wscale`: the window scale option value.
     TcpWscale(IntCmp),
+    /// `sctp.vtag`: the SCTP verification tag.
+    SctpVtag(IntCmp),
+    /// `sctp.chunk_cnt`: the number of chunks in the SCTP packet.
+    SctpChunkCnt(IntCmp),
+    /// `sctp.chunk_type`: the type of one of the first 16 chunks (names
+    /// resolved to numbers).
+    SctpChunkType(IntCmp),
     /// `vlan.id:[op]id[,layer]`: the VLAN id of a layer (0..2 outermost
     /// first, -1..-3 innermost first), of any layer or of all layers.
     VlanId {

@@ -818,6 +818,18 @@ impl Parser {
                 let v = parse_u16(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::IcmpSeq(v));
             }
+            "sctp.vtag" => {
+                let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
+                self.conditions.push(Condition::SctpVtag(c));
+            }
+            "sctp.chunk_cnt" => {
+                let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
+                self.conditions.push(Condition::SctpChunkCnt(c));
+            }
+            "sctp.chunk_type" => {
+                let c = parse_sctp_chunk_type(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::SctpChunkType(c));
+            }
             "tcp.mss" => {
                 let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
                 self.conditions.push(Condition::TcpMss(c));
@@ -2358,6 +2370,20 @@ fn parse_tos(v: &str) -> Result<IntCmp, String> {
     } else {
         IntCmp::Eq(num as u64)
     })
+}
+
+/// `sctp.chunk_type:[op]T` with T a number or one of Suricata's chunk
+/// type names (`data`, `init`, `init_ack`, `sack`, `heartbeat`,
+/// `hb_ack`, `abort`, ... `forward_tsn`).
+fn parse_sctp_chunk_type(v: &str) -> Result<IntCmp, String> {
+    let t = strip_quotes(v);
+    let Some(at) = t.find(|c: char| c.is_ascii_alphabetic()) else {
+        return parse_uint_cmp(t, 255);
+    };
+    let (op, word) = t.split_at(at);
+    let n = vigil_wire::sctp_chunk::from_name(word.trim())
+        .ok_or_else(|| format!("unknown SCTP chunk type '{}'", truncate(word, 20)))?;
+    parse_uint_cmp(&format!("{op}{n}"), 255)
 }
 
 fn parse_flags(v: &str) -> Result<TcpFlags, String> {

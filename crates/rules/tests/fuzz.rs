@@ -200,6 +200,36 @@ proptest! {
     }
 }
 
+/// Keywords whose values are checked by the parser: a bad value is an
+/// error that names the keyword.
+const VALUE_KEYWORDS: &[&str] = &[
+    "sctp.vtag",
+    "sctp.chunk_cnt",
+    "sctp.chunk_type",
+    "tcp.mss",
+    "dsize",
+    "vlan.id",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, .. ProptestConfig::default() })]
+
+    #[test]
+    fn bad_keyword_values_name_the_keyword(
+        kw in prop::sample::select(VALUE_KEYWORDS.to_vec()),
+        value in prop_oneof!["[ -~]{0,24}", "[<>=!]{0,2}[0-9a-z_]{0,12}", "[0-9]{8,30}"],
+    ) {
+        let text = format!("alert sctp any any -> any any ({kw}:{value}; sid:9;)");
+        if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+            // A value that breaks the option syntax itself (a `;` or a
+            // quote) may fail before the keyword is read.
+            if !value.contains([';', '"', '\\', '(', ')']) {
+                prop_assert_eq!(e.keyword.as_deref(), Some(kw), "{}: {}", text, e);
+            }
+        }
+    }
+}
+
 /// A small deterministic PRNG (xorshift64*) for the long mutation run.
 struct Rng(u64);
 

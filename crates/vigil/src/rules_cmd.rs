@@ -122,8 +122,6 @@ fn describe(k: &str) -> String {
         "app-layer-event" | "app-layer-protocol" | "app-layer-state" | "urilen" => {
             "needs application-layer parsing".into()
         }
-        "ether.hdr" => "needs the link-layer header buffer".into(),
-        k if k.starts_with("sctp.") => "needs SCTP chunk inspection".into(),
         k => match vigil_rules::keyword_class(k) {
             Some("buffer") => format!("needs the {k} buffer (application-layer parsing)"),
             Some("transform") => format!("buffer transform {k} is not applied yet"),

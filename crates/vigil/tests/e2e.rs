@@ -763,3 +763,108 @@ fn community_id_on_every_event_when_enabled() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("community-id-seed"));
 }
+
+/// An SCTP packet from 10.0.0.1:2905 to 10.0.0.2:6303 with tag `vtag`
+/// and the given chunks (type, value), each padded to 4 bytes.
+/// `trailer` is appended as it is (a malformed chunk).
+fn sctp_frame(vtag: u32, chunks: &[(u8, &[u8])], trailer: &[u8]) -> Vec<u8> {
+    let mut s = vec![0x0b, 0x59, 0x18, 0x9f];
+    s.extend_from_slice(&vtag.to_be_bytes());
+    s.extend_from_slice(&[0; 4]);
+    for (t, v) in chunks {
+        let len = 4 + v.len();
+        s.extend_from_slice(&[*t, 0, (len >> 8) as u8, len as u8]);
+        s.extend_from_slice(v);
+        s.resize(s.len().next_multiple_of(4), 0);
+    }
+    s.extend_from_slice(trailer);
+    vigil_craft::PacketBuilder::default().eth_ip(
+        "10.0.0.1".parse().unwrap(),
+        "10.0.0.2".parse().unwrap(),
+        132,
+        &s,
+    )
+}
+
+#[test]
+fn sctp_keywords_decoder_events_and_eve_object() {
+    let d = tmpdir("sctp");
+    let data = |user: &[u8]| {
+        let mut v = vec![0u8; 12];
+        v.extend_from_slice(user);
+        v
+    };
+    let (d1, d2) = (data(b"AAAAfirst"), data(b"BBBBsecond"));
+    let frames: Vec<TimedFrame> = vec![
+        // 1: INIT
+        ((1, 0), sctp_frame(0, &[(1, &[0; 16])], &[])),
+        // 2: ABORT, then two DATA chunks
+        ((2, 0), sctp_frame(77, &[(6, &[]), (0, &d1), (0, &d2)], &[])),
+        // 3: 17 HEARTBEATs: too many chunks
+        ((3, 0), sctp_frame(77, &[(4, &[][..]); 17], &[])),
+        // 4: a chunk longer than the packet: invalid
+        ((4, 0), sctp_frame(77, &[(6, &[])], &[6, 0, 0, 99])),
+    ];
+    let rules = "\
+alert sctp any any -> any any (msg:\"hdr\"; sctp.hdr; content:\"|01 00 00 14|\"; offset:12; depth:4; sid:1;)\n\
+alert sctp any any -> any any (msg:\"type\"; sctp.chunk_type:abort; sid:2;)\n\
+alert sctp any any -> any any (msg:\"vtag\"; sctp.vtag:>76; sctp.chunk_cnt:3; sid:3;)\n\
+alert sctp any any -> any any (msg:\"payload is the first DATA\"; content:\"first\"; dsize:9; sid:4;)\n\
+alert sctp any any -> any any (msg:\"not the second\"; content:\"second\"; sid:5;)\n\
+alert sctp any any -> any any (msg:\"chunk data\"; sctp.chunk_data; content:\"BBBB\"; startswith; sid:6;)\n\
+alert sctp any any -> any any (msg:\"many\"; decode-event:sctp.too_many_chunks; sid:7;)\n\
+alert sctp any any -> any any (msg:\"bad len\"; decode-event:sctp.chunk_len_invalid; sid:8;)\n\
+alert sctp any any -> any any (msg:\"type count\"; sctp.chunk_type:heartbeat; sctp.chunk_cnt:>16; sid:9;)\n";
+    let (events, _) = run_case(&d, &frames, rules, &[]);
+    let alerts: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e["event_type"] == "alert")
+        .map(|e| {
+            (
+                e["pcap_cnt"].as_u64().unwrap(),
+                e["alert"]["signature_id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = alerts.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            (1, 1),
+            (2, 2),
+            (2, 3),
+            (2, 4),
+            (2, 6),
+            (3, 7),
+            (3, 9),
+            (4, 8)
+        ]
+    );
+    let by = |cnt: u64, sid: u64| {
+        events
+            .iter()
+            .find(|e| e["pcap_cnt"] == cnt && e["alert"]["signature_id"] == sid)
+            .unwrap()
+    };
+    let init = &by(1, 1)["sctp"];
+    assert_eq!(init["vtag"], 0);
+    assert_eq!(init["chunk_types"], serde_json::json!(["init"]));
+    assert_eq!(init["has_init"], true);
+    let two = &by(2, 2)["sctp"];
+    assert_eq!(two["chunk_cnt"], 3);
+    assert_eq!(
+        two["chunk_types"],
+        serde_json::json!(["abort", "data", "data"])
+    );
+    assert_eq!(
+        (two["has_data"].clone(), two["has_abort"].clone()),
+        (true.into(), true.into())
+    );
+    let many = &by(3, 7)["sctp"];
+    assert_eq!(many["chunk_cnt"], 17);
+    assert_eq!(many["chunk_types"].as_array().unwrap().len(), 16);
+    // The invalid packet has no SCTP layer, so no object.
+    assert!(by(4, 8).get("sctp").is_none());
+    assert_eq!(by(1, 1)["proto"], "SCTP");
+}

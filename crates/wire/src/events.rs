@@ -153,6 +153,13 @@ decoder_events! {
     LtnullPktTooSmall => "ltnull.pkt_too_small",
     LtnullUnsupportedType => "ltnull.unsupported_type",
     SctpPktTooSmall => "sctp.pkt_too_small",
+    SctpChunkTooSmall => "sctp.chunk_too_small",
+    SctpChunkLenInvalid => "sctp.chunk_len_invalid",
+    SctpInitChunkBundled => "sctp.init_chunk_bundled",
+    SctpInitWithNonZeroVtag => "sctp.init_with_non_zero_vtag",
+    SctpDataWithZeroVtag => "sctp.data_with_zero_vtag",
+    SctpTooManyChunks => "sctp.too_many_chunks",
+    SctpTooManyDataChunks => "sctp.too_many_data_chunks",
     EspPktTooSmall => "esp.pkt_too_small",
     // Fragmentation
     Ipv4FragPktTooLarge => "ipv4.frag_pkt_too_large",

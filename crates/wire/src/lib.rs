@@ -220,6 +220,141 @@ pub struct IcmpInfo {
     pub mtu: Option<u32>,
 }
 
+/// An SCTP packet: the common header and a summary of its chunks, as
+/// Suricata 9 decodes them (`sctp.*` keywords, the EVE `sctp` object).
+/// The chunks themselves are walked again when a rule needs them
+/// ([`Packet::sctp_chunks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SctpInfo {
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Verification tag.
+    pub vtag: u32,
+    /// Length of the SCTP packet (common header and every chunk).
+    pub len: u16,
+    /// Every chunk in the packet.
+    pub chunk_cnt: u16,
+    /// DATA chunks among them.
+    pub data_chunks: u16,
+    /// Types of the first [`SCTP_MAX_TYPES`] chunks (`min(chunk_cnt, 16)`
+    /// are set): what `sctp.chunk_type` matches and EVE lists.
+    pub types: [u8; SCTP_MAX_TYPES],
+    pub has_init: bool,
+    pub has_init_ack: bool,
+    pub has_data: bool,
+    pub has_abort: bool,
+}
+
+/// Chunk types an [`SctpInfo`] keeps (Suricata keeps as many); more
+/// chunks than this in one packet raise `sctp.too_many_chunks`.
+pub const SCTP_MAX_TYPES: usize = 16;
+
+impl SctpInfo {
+    /// The recorded chunk types, first chunk first.
+    pub fn chunk_types(&self) -> &[u8] {
+        let n = usize::from(self.chunk_cnt).min(SCTP_MAX_TYPES);
+        self.types.get(..n).unwrap_or(&self.types)
+    }
+}
+
+/// SCTP chunk type values (RFC 9260).
+pub mod sctp_chunk {
+    pub const DATA: u8 = 0;
+    pub const INIT: u8 = 1;
+    pub const INIT_ACK: u8 = 2;
+    pub const ABORT: u8 = 6;
+
+    const NAMES: [&str; 15] = [
+        "data",
+        "init",
+        "init_ack",
+        "sack",
+        "heartbeat",
+        "hb_ack",
+        "abort",
+        "shutdown",
+        "shutdown_ack",
+        "error",
+        "cookie_echo",
+        "cookie_ack",
+        "ecne",
+        "cwr",
+        "shutdown_complete",
+    ];
+
+    /// Suricata's name of a chunk type (`None`: Suricata has none, EVE
+    /// writes `unknown(N)`).
+    pub fn name(t: u8) -> Option<&'static str> {
+        match t {
+            192 => Some("forward_tsn"),
+            _ => NAMES.get(usize::from(t)).copied(),
+        }
+    }
+
+    /// The type a name in `sctp.chunk_type` denotes.
+    pub fn from_name(name: &str) -> Option<u8> {
+        if name == "forward_tsn" {
+            return Some(192);
+        }
+        NAMES.iter().position(|n| *n == name).map(|i| i as u8)
+    }
+}
+
+/// One chunk of an SCTP packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SctpChunk<'a> {
+    pub ctype: u8,
+    pub flags: u8,
+    /// The chunk's value (after its 4-byte header, without padding).
+    pub value: &'a [u8],
+}
+
+impl<'a> SctpChunk<'a> {
+    /// A DATA chunk's user data (after TSN, stream id and sequence,
+    /// payload protocol id); `None` for other chunks.
+    pub fn user_data(&self) -> Option<&'a [u8]> {
+        (self.ctype == sctp_chunk::DATA).then(|| self.value.get(12..).unwrap_or(&[]))
+    }
+}
+
+/// Walks the chunks of an SCTP packet's body (after the common header).
+/// Stops at the first chunk whose length does not fit (the decoder has
+/// rejected such packets already).
+#[derive(Debug, Clone)]
+pub struct SctpChunks<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> SctpChunks<'a> {
+    pub fn new(body: &'a [u8]) -> Self {
+        SctpChunks { rest: body }
+    }
+}
+
+impl<'a> Iterator for SctpChunks<'a> {
+    type Item = SctpChunk<'a>;
+
+    fn next(&mut self) -> Option<SctpChunk<'a>> {
+        let &[ctype, flags, l0, l1, ..] = self.rest else {
+            self.rest = &[];
+            return None;
+        };
+        let len = usize::from(u16::from_be_bytes([l0, l1]));
+        let Some(value) = self.rest.get(4..len) else {
+            self.rest = &[];
+            return None;
+        };
+        // Padding to 4 bytes; the last chunk may omit it.
+        let next = len.next_multiple_of(4).min(self.rest.len());
+        self.rest = self.rest.get(next..).unwrap_or(&[]);
+        Some(SctpChunk {
+            ctype,
+            flags,
+            value,
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum L4 {
     None,
@@ -227,10 +362,7 @@ pub enum L4 {
     Udp(UdpInfo),
     Icmpv4(IcmpInfo),
     Icmpv6(IcmpInfo),
-    Sctp {
-        src_port: u16,
-        dst_port: u16,
-    },
+    Sctp(SctpInfo),
     /// A transport this decoder does not parse (or a non-first fragment).
     Other(u8),
 }
@@ -288,6 +420,20 @@ impl<'a> Packet<'a> {
     pub fn l4_header(&self) -> &'a [u8] {
         self.slice(&self.l4_header)
     }
+    /// SCTP: the common header and every chunk (`sctp.hdr`).
+    pub fn sctp_packet(&self) -> Option<&'a [u8]> {
+        let L4::Sctp(s) = self.l4 else { return None };
+        let start = self.l4_header.start;
+        self.data.get(start..start + usize::from(s.len))
+    }
+    /// SCTP: the packet's chunks, in order (empty for other packets).
+    pub fn sctp_chunks(&self) -> SctpChunks<'a> {
+        let body = self
+            .sctp_packet()
+            .and_then(|b| b.get(self.l4_header.len()..))
+            .unwrap_or(&[]);
+        SctpChunks::new(body)
+    }
     pub fn ip_header(&self) -> &'a [u8] {
         self.ip
             .as_ref()
@@ -328,7 +474,7 @@ impl<'a> Packet<'a> {
         match self.l4 {
             L4::Tcp(t) => t.src_port,
             L4::Udp(u) => u.src_port,
-            L4::Sctp { src_port, .. } => src_port,
+            L4::Sctp(s) => s.src_port,
             _ => 0,
         }
     }
@@ -336,7 +482,7 @@ impl<'a> Packet<'a> {
         match self.l4 {
             L4::Tcp(t) => t.dst_port,
             L4::Udp(u) => u.dst_port,
-            L4::Sctp { dst_port, .. } => dst_port,
+            L4::Sctp(s) => s.dst_port,
             _ => 0,
         }
     }

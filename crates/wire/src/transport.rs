@@ -6,13 +6,17 @@
 //! without raising events, and falls back to `L4::Other` with the fragment
 //! data as payload when the header is not all there.
 //!
-//! Not done: SCTP chunks (Suricata does not parse them either, and has no
-//! chunk-count event), ESP decryption.
+//! SCTP chunks are walked as Suricata 9 walks them: counted, the first 16
+//! types kept, lengths checked (a chunk that does not fit makes the packet
+//! invalid, with `sctp.chunk_too_small` or `sctp.chunk_len_invalid`), and
+//! the payload is the first DATA chunk's user data.
+//!
+//! Not done: ESP decryption.
 
 use crate::bytes::{array, be16};
 use crate::decoder::Decoder;
 use crate::DecoderEvent as E;
-use crate::L4;
+use crate::{sctp_chunk, SctpChunks, SctpInfo, L4, SCTP_MAX_TYPES};
 
 pub(crate) const IPPROTO_HOPOPTS: u8 = 0;
 pub(crate) const IPPROTO_ICMP: u8 = 1;
@@ -87,12 +91,80 @@ impl Decoder<'_> {
             self.event(E::SctpPktTooSmall);
             return;
         };
-        let l4 = L4::Sctp {
+        let body = off + SCTP_HEADER_LEN;
+        let mut s = SctpInfo {
             src_port: be16([h[0], h[1]]),
             dst_port: be16([h[2], h[3]]),
+            vtag: u32::from_be_bytes([h[4], h[5], h[6], h[7]]),
+            // IP lengths bound a packet to 64 KiB.
+            len: (end - off).min(usize::from(u16::MAX)) as u16,
+            chunk_cnt: 0,
+            data_chunks: 0,
+            types: [0; SCTP_MAX_TYPES],
+            has_init: false,
+            has_init_ack: false,
+            has_data: false,
+            has_abort: false,
         };
-        let body = off + SCTP_HEADER_LEN;
-        self.set_l4(l4, off..body, body..end);
+        // Validate every chunk's length first: a packet with a chunk that
+        // does not fit is not decoded (Suricata marks it invalid).
+        let chunks = self.bytes(body, end);
+        let mut rest = chunks;
+        while !rest.is_empty() {
+            let &[_, _, l0, l1, ..] = rest else {
+                self.event(E::SctpChunkTooSmall);
+                return;
+            };
+            let len = usize::from(be16([l0, l1]));
+            if len < 4 || len > rest.len() {
+                self.event(E::SctpChunkLenInvalid);
+                return;
+            }
+            rest = rest.get(len.next_multiple_of(4)..).unwrap_or(&[]);
+        }
+        let mut payload = body..body;
+        let mut off_in = 0usize;
+        for c in SctpChunks::new(chunks) {
+            if let Some(t) = s.types.get_mut(usize::from(s.chunk_cnt)) {
+                *t = c.ctype;
+            }
+            s.chunk_cnt = s.chunk_cnt.saturating_add(1);
+            match c.ctype {
+                sctp_chunk::DATA => {
+                    if !s.has_data {
+                        // The packet payload is the first DATA chunk's
+                        // user data.
+                        let start = body + off_in + 4 + c.value.len().min(12);
+                        payload = start..body + off_in + 4 + c.value.len();
+                    }
+                    s.has_data = true;
+                    s.data_chunks = s.data_chunks.saturating_add(1);
+                }
+                sctp_chunk::INIT => s.has_init = true,
+                sctp_chunk::INIT_ACK => s.has_init_ack = true,
+                sctp_chunk::ABORT => s.has_abort = true,
+                _ => {}
+            }
+            off_in += (4 + c.value.len()).next_multiple_of(4);
+        }
+        if s.has_init {
+            if s.chunk_cnt > 1 {
+                self.event(E::SctpInitChunkBundled);
+            }
+            if s.vtag != 0 {
+                self.event(E::SctpInitWithNonZeroVtag);
+            }
+        }
+        if s.has_data && s.vtag == 0 {
+            self.event(E::SctpDataWithZeroVtag);
+        }
+        if usize::from(s.chunk_cnt) > SCTP_MAX_TYPES {
+            self.event(E::SctpTooManyChunks);
+        }
+        if usize::from(s.data_chunks) > SCTP_MAX_TYPES {
+            self.event(E::SctpTooManyDataChunks);
+        }
+        self.set_l4(L4::Sctp(s), off..body, payload);
     }
 
     /// ESP: only the SPI and sequence number are clear text.

@@ -6,7 +6,7 @@ mod common;
 use std::net::IpAddr;
 
 use common::*;
-use vigil_wire::{linktype, Packet, L4};
+use vigil_wire::{linktype, Packet, SctpInfo, L4};
 
 /// Decodes a copy of `data` that lives for the rest of the test process,
 /// so frames can be built inline.
@@ -827,24 +827,141 @@ fn icmpv6_types_and_codes() {
 
 // -------------------------------------------------------------------- SCTP
 
+/// An SCTP common header (ports 2905 -> 2905) with tag `vtag`, then
+/// `chunks`.
+fn sctp_pkt(vtag: u32, chunks: &[&[u8]]) -> Vec<u8> {
+    let mut s = vec![0x0b, 0x59, 0x0b, 0x59];
+    s.extend_from_slice(&vtag.to_be_bytes());
+    s.extend_from_slice(&[0; 4]);
+    for c in chunks {
+        s.extend_from_slice(c);
+    }
+    s
+}
+
+/// A chunk of type `t` with `value`, padded to 4 bytes.
+fn sctp_chunk(t: u8, value: &[u8]) -> Vec<u8> {
+    let len = 4 + value.len();
+    let mut c = vec![t, 0, (len >> 8) as u8, len as u8];
+    c.extend_from_slice(value);
+    c.resize(len.next_multiple_of(4), 0);
+    c
+}
+
+/// A DATA chunk carrying `user` (TSN, stream id/seq and PPID zero).
+fn sctp_data(user: &[u8]) -> Vec<u8> {
+    let mut v = vec![0; 12];
+    v.extend_from_slice(user);
+    sctp_chunk(0, &v)
+}
+
+fn sctp_info(p: &Packet<'_>) -> SctpInfo {
+    match p.l4 {
+        L4::Sctp(s) => s,
+        other => panic!("not SCTP: {other:?}"),
+    }
+}
+
 #[test]
-fn sctp_ports() {
-    let sctp = [
-        0x0b, 0x59, 0x0b, 0x59, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 20, 0, 0, 0, 0,
-    ];
+fn sctp_header_and_chunks() {
+    let init = sctp_chunk(1, &[0; 16]);
+    let sctp = sctp_pkt(0, &[&init]);
     let p = decode(linktype::RAW, &ipv4(132, &sctp));
-    assert!(p.events.is_empty());
-    assert_eq!(
-        p.l4,
-        L4::Sctp {
-            src_port: 2905,
-            dst_port: 2905
-        }
-    );
+    assert!(p.events.is_empty(), "{:?}", names(&p));
+    let s = sctp_info(&p);
+    assert_eq!((s.src_port, s.dst_port, s.vtag), (2905, 2905, 0));
     assert_eq!((p.src_port(), p.dst_port()), (2905, 2905));
-    assert_eq!(p.payload(), &sctp[12..]);
+    assert_eq!((s.chunk_cnt, s.chunk_types()), (1, &[1u8][..]));
+    assert!(s.has_init && !s.has_init_ack && !s.has_data && !s.has_abort);
+    // No DATA chunk: no payload; sctp.hdr is the whole packet.
+    assert!(p.payload().is_empty());
+    assert_eq!(p.sctp_packet(), Some(&sctp[..]));
+    assert_eq!(p.l4_header(), &sctp[..12]);
+
     let p = decode(linktype::RAW, &ipv6(132, &sctp[..11]));
     assert_eq!(names(&p), ["sctp.pkt_too_small"]);
+    assert_eq!(p.l4, L4::None);
+}
+
+#[test]
+fn sctp_payload_is_first_data_chunk() {
+    let abort = sctp_chunk(6, &[]);
+    let d1 = sctp_data(b"first");
+    let d2 = sctp_data(b"second!");
+    let sctp = sctp_pkt(7, &[&abort, &d1, &d2]);
+    let p = decode(linktype::RAW, &ipv4(132, &sctp));
+    assert!(p.events.is_empty(), "{:?}", names(&p));
+    let s = sctp_info(&p);
+    assert_eq!(s.chunk_types(), &[6, 0, 0]);
+    assert_eq!(s.data_chunks, 2);
+    assert!(s.has_data && s.has_abort);
+    assert_eq!(p.payload(), b"first");
+    let user: Vec<&[u8]> = p.sctp_chunks().filter_map(|c| c.user_data()).collect();
+    assert_eq!(user, [&b"first"[..], &b"second!"[..]]);
+    // A DATA chunk too short for its fixed fields has no user data.
+    let short = sctp_chunk(0, &[0; 4]);
+    let p = decode(linktype::RAW, &ipv4(132, &sctp_pkt(7, &[&short])));
+    assert!(p.payload().is_empty());
+    assert_eq!(sctp_info(&p).data_chunks, 1);
+}
+
+#[test]
+fn sctp_chunk_events() {
+    let init = sctp_chunk(1, &[0; 16]);
+    let abort = sctp_chunk(6, &[]);
+    let data = sctp_data(b"x");
+    let ev = |sctp: &[u8]| names(&decode(linktype::RAW, &ipv4(132, sctp)));
+    assert_eq!(
+        ev(&sctp_pkt(0, &[&init, &abort])),
+        ["sctp.init_chunk_bundled"]
+    );
+    assert_eq!(ev(&sctp_pkt(9, &[&init])), ["sctp.init_with_non_zero_vtag"]);
+    assert_eq!(ev(&sctp_pkt(0, &[&data])), ["sctp.data_with_zero_vtag"]);
+    // 16 chunks are fine, 17 are too many; DATA chunks count separately.
+    let sixteen: Vec<&[u8]> = vec![&abort[..]; 16];
+    assert!(ev(&sctp_pkt(1, &sixteen)).is_empty());
+    let many: Vec<&[u8]> = vec![&abort[..]; 17];
+    let p_many = sctp_pkt(1, &many);
+    assert_eq!(ev(&p_many), ["sctp.too_many_chunks"]);
+    let p = decode(linktype::RAW, &ipv4(132, &p_many));
+    let s = sctp_info(&p);
+    assert_eq!((s.chunk_cnt, s.chunk_types().len()), (17, 16));
+    let datas: Vec<&[u8]> = vec![&data[..]; 17];
+    assert_eq!(
+        ev(&sctp_pkt(1, &datas)),
+        ["sctp.too_many_chunks", "sctp.too_many_data_chunks"]
+    );
+    // A chunk that does not fit makes the packet invalid.
+    for (bad, name) in [
+        (sctp_pkt(1, &[&abort, &[6, 0]]), "sctp.chunk_too_small"),
+        (sctp_pkt(1, &[&[6, 0, 0, 2]]), "sctp.chunk_len_invalid"),
+        (
+            sctp_pkt(1, &[&[6, 0, 0, 200, 0, 0, 0, 0]]),
+            "sctp.chunk_len_invalid",
+        ),
+    ] {
+        let p = decode(linktype::RAW, &ipv4(132, &bad));
+        assert_eq!(names(&p), [name]);
+        assert_eq!(p.l4, L4::None);
+    }
+    // An empty packet (no chunks) is valid.
+    let p = decode(linktype::RAW, &ipv4(132, &sctp_pkt(1, &[])));
+    assert!(p.events.is_empty());
+    assert_eq!(sctp_info(&p).chunk_cnt, 0);
+}
+
+#[test]
+fn sctp_chunk_names() {
+    use vigil_wire::sctp_chunk::{from_name, name};
+    assert_eq!(name(5), Some("hb_ack"));
+    assert_eq!(name(192), Some("forward_tsn"));
+    assert_eq!(name(15), None);
+    for t in 0..=255u8 {
+        if let Some(n) = name(t) {
+            assert_eq!(from_name(n), Some(t));
+        }
+    }
+    assert_eq!(from_name("heartbeat_ack"), None);
 }
 
 // -------------------------------------------------------------------- IPv6
