@@ -3,8 +3,8 @@
 //! packet order.
 
 use vigil_rules::{
-    Buffer, Condition, FlagsModifier, FlowCountDir, FlowCounter, FlowbitsCmd, FlowintOp, IntCmp,
-    VlanLayer,
+    Buffer, Condition, CsumLayer, FlagsModifier, FlowCountDir, FlowCounter, FlowbitsCmd, FlowintOp,
+    IntCmp, VlanLayer,
 };
 use vigil_wire::{Packet, L4};
 
@@ -309,6 +309,7 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             L4::Icmpv6(i) => i.mtu.is_some_and(|m| cmp.matches(m as u64)),
             _ => false,
         },
+        Condition::Checksum { layer, valid } => checksum_matches(p, *layer, *valid),
         Condition::SctpVtag(cmp) => matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.vtag))),
         Condition::SctpChunkCnt(cmp) => {
             matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.chunk_cnt)))
@@ -410,6 +411,54 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
     }
 }
 
+/// `*-csum:valid|invalid`: the packet has the layer and its checksum is
+/// (in)valid. A checksum that cannot be judged (frame cut short, fragment)
+/// matches neither; IPv4 UDP without a checksum (zero) is valid. As in
+/// Suricata, the keywords check whatever the checksum mode (`-k`).
+fn checksum_matches(p: &Packet<'_>, layer: CsumLayer, valid: bool) -> bool {
+    let Some(ip) = p.ip.as_ref() else {
+        return false;
+    };
+    let v4 = ip.version == 4;
+    let applies = match layer {
+        CsumLayer::Ipv4 => v4,
+        CsumLayer::Tcpv4 => v4 && matches!(p.l4, L4::Tcp(_)),
+        CsumLayer::Tcpv6 => !v4 && matches!(p.l4, L4::Tcp(_)),
+        CsumLayer::Udpv4 => v4 && matches!(p.l4, L4::Udp(_)),
+        CsumLayer::Udpv6 => !v4 && matches!(p.l4, L4::Udp(_)),
+        CsumLayer::Icmpv4 => matches!(p.l4, L4::Icmpv4(_)),
+        CsumLayer::Icmpv6 => matches!(p.l4, L4::Icmpv6(_)),
+    };
+    if !applies {
+        return false;
+    }
+    let ok = match layer {
+        CsumLayer::Ipv4 => p.ipv4_checksum_ok(),
+        CsumLayer::Icmpv4 | CsumLayer::Icmpv6 => p.icmp_checksum_ok(),
+        CsumLayer::Udpv4 => {
+            let zero = p.l4_header().get(6..8) == Some(&[0, 0]);
+            if zero && ip.fragment.is_none() {
+                Some(true)
+            } else {
+                p.transport_checksum_ok()
+            }
+        }
+        _ => p.transport_checksum_ok(),
+    };
+    ok == Some(valid)
+}
+
+/// The source or destination address bytes of the packet's IP header.
+fn address_bytes<'a>(p: &Packet<'a>, src: bool) -> Option<&'a [u8]> {
+    let ip = p.ip.as_ref()?;
+    let (base, at, len) = if ip.version == 4 {
+        (ip.header.start, if src { 12 } else { 16 }, 4)
+    } else {
+        (ip.fixed_header.start, if src { 8 } else { 24 }, 16)
+    };
+    p.data.get(base + at..base + at + len)
+}
+
 fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
     let ip = p.ip.as_ref()?;
     Some(match b {
@@ -421,6 +470,8 @@ fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
         Buffer::Icmpv4Hdr if matches!(p.l4, L4::Icmpv4(_)) => p.l4_header(),
         Buffer::Icmpv6Hdr if matches!(p.l4, L4::Icmpv6(_)) => p.l4_header(),
         Buffer::SctpHdr => p.sctp_packet()?,
+        Buffer::IpSrc => address_bytes(p, true)?,
+        Buffer::IpDst => address_bytes(p, false)?,
         // Ethernet II header of the frame (not of a tunneled inner frame).
         Buffer::EtherHdr if p.linktype == vigil_wire::linktype::ETHERNET => {
             p.data.get(p.link_header.clone())?

@@ -435,3 +435,88 @@ fn flow_age() {
     // No flow: no age.
     assert_eq!(alerts(&e, &tcp(b"x"), None, &mut st), Vec::<u32>::new());
 }
+
+fn alerts_csum(e: &DetectEngine, frame: &[u8]) -> Vec<u32> {
+    let p = decode(linktype::ETHERNET, frame);
+    let mut scratch = DetectScratch::default();
+    let mut cand = Vec::new();
+    let sel = e.select_groups(&p).expect("IP packet");
+    e.candidates(sel, p.payload(), None, &mut scratch, &mut cand);
+    let input = PacketInput::new(&p, None);
+    let mut hits = Vec::new();
+    let mut st = FlowDetectState::default();
+    e.verify(input, &cand, Some(&mut st), &mut scratch, &mut hits);
+    let mut sids: Vec<u32> = hits.iter().map(|&i| e.rules[i as usize].sid).collect();
+    sids.sort();
+    sids
+}
+
+/// Flips a bit of the 16-bit word at `at`.
+fn corrupt(mut f: Vec<u8>, at: usize) -> Vec<u8> {
+    f[at + 1] ^= 0x01;
+    f
+}
+
+#[test]
+fn checksum_keywords() {
+    let e = engine(&[
+        "alert ip any any -> any any (ipv4-csum:valid; sid:1;)",
+        "alert ip any any -> any any (ipv4-csum:invalid; sid:2;)",
+        "alert tcp any any -> any any (tcpv4-csum:valid; sid:3;)",
+        "alert tcp any any -> any any (tcpv4-csum:invalid; sid:4;)",
+        "alert udp any any -> any any (udpv4-csum:valid; sid:5;)",
+        "alert udp any any -> any any (udpv4-csum:invalid; sid:6;)",
+        "alert icmp any any -> any any (icmpv4-csum:valid; sid:7;)",
+        "alert icmp any any -> any any (icmpv4-csum:invalid; sid:8;)",
+        "alert tcp any any -> any any (tcpv6-csum:\"valid\"; sid:9;)",
+        "alert tcp any any -> any any (tcpv6-csum:invalid; sid:10;)",
+        "alert udp any any -> any any (udpv6-csum:valid; sid:11;)",
+        "alert udp any any -> any any (udpv6-csum:invalid; sid:12;)",
+        "alert icmpv6 any any -> any any (icmpv6-csum:valid; sid:13;)",
+        "alert icmpv6 any any -> any any (icmpv6-csum:invalid; sid:14;)",
+    ]);
+    let (a6, b6): (Ipv6Addr, Ipv6Addr) = (
+        "2001:db8::1".parse().unwrap(),
+        "2001:db8::2".parse().unwrap(),
+    );
+    // Ethernet 14 + IPv4 20 / IPv6 40: where each checksum sits.
+    let tcp4 = tcp(b"hello");
+    let udp4 = vigil_craft::eth_ipv4_udp(CLIENT, 5000, SERVER, 53, b"q");
+    let icmp4 = vigil_craft::eth_ipv4_icmp(CLIENT, SERVER, 8, 0, 1, 2, b"ping");
+    let tcp6 = vigil_craft::eth_ipv6_tcp(a6, 4000, b6, 80, 1, 1, PSH | ACK, b"x");
+    let udp6 = vigil_craft::eth_ipv6_udp(a6, 4000, b6, 53, b"x");
+    let icmp6 = eth_icmpv6(a6, b6, 128, 0, 1, 1, b"x");
+    assert_eq!(alerts_csum(&e, &tcp4), vec![1, 3]);
+    assert_eq!(alerts_csum(&e, &corrupt(tcp4.clone(), 24)), vec![2, 3]);
+    assert_eq!(alerts_csum(&e, &corrupt(tcp4.clone(), 50)), vec![1, 4]);
+    assert_eq!(alerts_csum(&e, &udp4), vec![1, 5]);
+    assert_eq!(alerts_csum(&e, &corrupt(udp4.clone(), 40)), vec![1, 6]);
+    // IPv4 UDP without a checksum is valid.
+    let mut no_sum = udp4.clone();
+    no_sum[40..42].copy_from_slice(&[0, 0]);
+    assert_eq!(alerts_csum(&e, &no_sum), vec![1, 5]);
+    assert_eq!(alerts_csum(&e, &icmp4), vec![1, 7]);
+    assert_eq!(alerts_csum(&e, &corrupt(icmp4, 36)), vec![1, 8]);
+    assert_eq!(alerts_csum(&e, &tcp6), vec![9]);
+    assert_eq!(alerts_csum(&e, &corrupt(tcp6, 70)), vec![10]);
+    assert_eq!(alerts_csum(&e, &udp6), vec![11]);
+    assert_eq!(alerts_csum(&e, &corrupt(udp6, 60)), vec![12]);
+    assert_eq!(alerts_csum(&e, &icmp6), vec![13]);
+    assert_eq!(alerts_csum(&e, &corrupt(icmp6, 56)), vec![14]);
+    assert_eq!(alerts_csum(&e, &corrupt(corrupt(tcp4, 24), 50)), vec![2, 4]);
+}
+
+#[test]
+fn ip_src_and_dst_buffers() {
+    let e = engine(&[
+        "alert ip any any -> any any (ip.src; content:\"|0a 00 00 01|\"; bsize:4; sid:1;)",
+        "alert ip any any -> any any (ip.dst; content:\"|c0 00 02 50|\"; sid:2;)",
+        "alert ip any any -> any any (ip.dst; content:\"|0a 00 00 01|\"; sid:3;)",
+        "alert ip any any -> any any (ip.src; content:\"|20 01 0d b8|\"; startswith; bsize:16; sid:4;)",
+    ]);
+    assert_eq!(alerts_csum(&e, &tcp(b"x")), vec![1, 2]);
+    let a6: Ipv6Addr = "2001:db8::1".parse().unwrap();
+    let b6: Ipv6Addr = "2001:db9::2".parse().unwrap();
+    let f = vigil_craft::eth_ipv6_udp(a6, 1, b6, 2, b"x");
+    assert_eq!(alerts_csum(&e, &f), vec![4]);
+}

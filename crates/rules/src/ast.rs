@@ -156,6 +156,9 @@ pub enum Buffer {
     SctpChunkData,
     /// `ether.hdr`: the Ethernet header of the frame.
     EtherHdr,
+    /// `ip.src` / `ip.dst`: the address bytes (4 or 16) of the IP header.
+    IpSrc,
+    IpDst,
     /// Any other sticky buffer or Snort modifier (`http.uri`, `dns.query`,
     /// ...), by its canonical Suricata name. Not evaluable yet.
     Named(String),
@@ -360,6 +363,18 @@ pub struct Base64Decode {
     pub relative: bool,
     /// The `base64_data` keywords, evaluated on the decoded bytes.
     pub data: Vec<PayloadItem>,
+}
+
+/// The checksum a `*-csum` keyword checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsumLayer {
+    Ipv4,
+    Tcpv4,
+    Tcpv6,
+    Udpv4,
+    Udpv6,
+    Icmpv4,
+    Icmpv6,
 }
 
 /// The layer `vlan.id` looks at.
@@ -613,6 +628,12 @@ pub enum Condition {
     Icmpv6Mtu(IntCmp),
     /// `tcp.wscale`: the window scale option value.
     TcpWscale(IntCmp),
+    /// `ipv4-csum`, `tcpv4-csum`, ... `icmpv6-csum`: whether the packet
+    /// has that layer with a valid (or invalid) checksum.
+    Checksum {
+        layer: CsumLayer,
+        valid: bool,
+    },
     /// `sctp.vtag`: the SCTP verification tag.
     SctpVtag(IntCmp),
     /// `sctp.chunk_cnt`: the number of chunks in the SCTP packet.

@@ -40,6 +40,8 @@ pub(crate) fn buffer_for(canon: &str) -> Buffer {
         "sctp.hdr" => Buffer::SctpHdr,
         "sctp.chunk_data" => Buffer::SctpChunkData,
         "ether.hdr" => Buffer::EtherHdr,
+        "ip.src" => Buffer::IpSrc,
+        "ip.dst" => Buffer::IpDst,
         other => Buffer::Named(other.to_string()),
     }
 }
@@ -81,6 +83,8 @@ const TABLE: &[(&str, Kw)] = &[
     // Suricata 9 link and SCTP buffers.
     ("ether.hdr", Sticky("ether.hdr")),
     ("sctp.hdr", Sticky("sctp.hdr")),
+    ("ip.src", Sticky("ip.src")),
+    ("ip.dst", Sticky("ip.dst")),
     ("sctp.chunk_data", Sticky("sctp.chunk_data")),
     // ---- HTTP: Snort 2 / Suricata content modifiers (Snort 3 sticky)
     ("http_uri", Modifier("http.uri")),
@@ -671,8 +675,11 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("icmp_seq", Supported),
     ("icmpv6.mtu", Supported),
     ("icode", Supported),
+    ("icmpv4-csum", Supported),
+    ("icmpv6-csum", Supported),
     ("id", Supported),
     ("ip_proto", Supported),
+    ("ipv4-csum", Supported),
     ("ipopts", Supported),
     ("isdataat", Supported),
     ("itype", Supported),
@@ -709,6 +716,8 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("tcp.mss", Supported),
     ("tcp.seq", Supported),
     ("tcp.window", Supported),
+    ("tcpv4-csum", Supported),
+    ("tcpv6-csum", Supported),
     ("tcp.wscale", Supported),
     ("threshold", Supported),
     ("tos", Supported),
@@ -716,6 +725,8 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("uricontent", Supported),
     ("vlan.id", Supported),
     ("vlan.layers", Supported),
+    ("udpv4-csum", Supported),
+    ("udpv6-csum", Supported),
     ("urilen", Supported),
     ("window", Supported),
     ("within", Supported),
@@ -734,29 +745,9 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         Unsupported("elephant-flow tracking not implemented"),
     ),
     ("ftp.reply_received", PROTO_NOT_PARSED),
-    (
-        "icmpv4-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
-    (
-        "icmpv6-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
     ("igmp-csum", Unsupported("IGMP is not decoded")),
     ("igmp.hdr", Unsupported("IGMP is not decoded")),
     ("igmp.type", Unsupported("IGMP is not decoded")),
-    (
-        "ip.dst",
-        Unsupported("address sticky buffers not implemented"),
-    ),
-    (
-        "ip.src",
-        Unsupported("address sticky buffers not implemented"),
-    ),
-    (
-        "ipv4-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
     ("llmnr.additionals.rrname", PROTO_NOT_PARSED),
     ("llmnr.answers.rrname", PROTO_NOT_PARSED),
     ("llmnr.authorities.rrname", PROTO_NOT_PARSED),
@@ -791,22 +782,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         "tcp.session",
         Unsupported("TCP session-phase matching (firewall mode) not implemented"),
     ),
-    (
-        "tcpv4-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
-    (
-        "tcpv6-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
-    (
-        "udpv4-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
-    (
-        "udpv6-csum",
-        Unsupported("checksum validation keywords not implemented"),
-    ),
 ];
 
 /// Canonical names of [`TABLE`] entries that detection evaluates. A test
@@ -826,6 +801,8 @@ const EVALUATED: &[&str] = &[
     "sctp.hdr",
     "sctp.chunk_data",
     "ether.hdr",
+    "ip.src",
+    "ip.dst",
     // HTTP
     "http.uri",
     "http.uri.raw",
@@ -1131,8 +1108,7 @@ const LEFT_OUT: &str = "\
   `source`/`target`.
 - **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
   setting): Suricata 8/9's firewall rule hooks are not implemented.
-- **Checksum keywords** (`ipv4-csum`, `tcpv4-csum`, ...), **IGMP**
-  (`igmp.*`), **`ip.src` / `ip.dst`** and **`flow.elephant`**: not
+- **IGMP** (`igmp.*`, `igmp-csum`) and **`flow.elephant`**: not
   implemented; the parser rejects them.
 - **Snort-only keywords** (Snort 3 inspector fields such as
   `http_param`, `js_data`, `vba_data`, `sd_pattern`, `so`, ...): parsed so

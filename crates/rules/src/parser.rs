@@ -818,6 +818,29 @@ impl Parser {
                 let v = parse_u16(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::IcmpSeq(v));
             }
+            "ipv4-csum" | "tcpv4-csum" | "tcpv6-csum" | "udpv4-csum" | "udpv6-csum"
+            | "icmpv4-csum" | "icmpv6-csum" => {
+                let layer = match name {
+                    "ipv4-csum" => CsumLayer::Ipv4,
+                    "tcpv4-csum" => CsumLayer::Tcpv4,
+                    "tcpv6-csum" => CsumLayer::Tcpv6,
+                    "udpv4-csum" => CsumLayer::Udpv4,
+                    "udpv6-csum" => CsumLayer::Udpv6,
+                    "icmpv4-csum" => CsumLayer::Icmpv4,
+                    _ => CsumLayer::Icmpv6,
+                };
+                let valid = match strip_quotes(need(name, value)?) {
+                    "valid" => true,
+                    "invalid" => false,
+                    v => {
+                        return Err(inval(format!(
+                            "expected 'valid' or 'invalid', got '{}'",
+                            truncate(v, 20)
+                        )))
+                    }
+                };
+                self.conditions.push(Condition::Checksum { layer, valid });
+            }
             "sctp.vtag" => {
                 let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
                 self.conditions.push(Condition::SctpVtag(c));

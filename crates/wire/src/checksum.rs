@@ -1,6 +1,7 @@
-//! Transport checksum validation (TCP and UDP over IPv4 and IPv6), for
-//! Suricata's checksum modes (`-k`): the decoder itself never checks, the
-//! worker asks when validation is on.
+//! Checksum validation: TCP and UDP over IPv4 and IPv6 for Suricata's
+//! checksum modes (`-k`), and every checksum a `*-csum` rule keyword
+//! names (IPv4 header, TCP, UDP, ICMPv4, ICMPv6). The decoder itself
+//! never checks; the worker and detection ask.
 //!
 //! A checksum that cannot be judged (a truncated frame, a fragment, an
 //! IPv4 UDP datagram without a checksum) is reported as `None`, never as
@@ -65,17 +66,7 @@ impl Packet<'_> {
         };
         // The segment's extent from the IP length, not from what was
         // captured: a frame cut short cannot be judged.
-        let be16 = |at: usize| -> Option<usize> {
-            match self.data.get(at..at + 2)? {
-                [a, b] => Some(usize::from(u16::from_be_bytes([*a, *b]))),
-                _ => None,
-            }
-        };
-        let end = if ip.version == 4 {
-            ip.header.start + be16(ip.header.start + 2)?
-        } else {
-            ip.fixed_header.start + 40 + be16(ip.fixed_header.start + 4)?
-        };
+        let end = self.ip_payload_end()?;
         let start = self.l4_header.start;
         let seg = self.data.get(start..end)?;
         if proto == 17 && ip.version == 4 && seg.get(6..8) == Some(&[0, 0]) {
@@ -84,6 +75,55 @@ impl Packet<'_> {
         }
         let acc = sum(pseudo_header(ip.src, ip.dst, proto, seg.len()), seg);
         Some(fold(acc) == 0xffff)
+    }
+}
+
+impl Packet<'_> {
+    /// Whether the IPv4 header checksum is right (`None`: not IPv4, or
+    /// the header was not all captured).
+    pub fn ipv4_checksum_ok(&self) -> Option<bool> {
+        let ip = self.ip.as_ref()?;
+        if ip.version != 4 {
+            return None;
+        }
+        let h = self.data.get(ip.header.clone())?;
+        Some(fold(sum(0, h)) == 0xffff)
+    }
+
+    /// Whether the ICMPv4 or ICMPv6 checksum is right (ICMPv6 with its
+    /// pseudo header); `None` when the message was not all captured or
+    /// the packet is a fragment.
+    pub fn icmp_checksum_ok(&self) -> Option<bool> {
+        let ip = self.ip.as_ref()?;
+        if ip.fragment.is_some() {
+            return None;
+        }
+        let start = self.l4_header.start;
+        let end = self.ip_payload_end()?;
+        let msg = self.data.get(start..end)?;
+        let acc = match self.l4 {
+            L4::Icmpv4(_) => sum(0, msg),
+            L4::Icmpv6(_) => sum(pseudo_header(ip.src, ip.dst, 58, msg.len()), msg),
+            _ => return None,
+        };
+        Some(fold(acc) == 0xffff)
+    }
+
+    /// Where the IP datagram ends by its own length fields (not what was
+    /// captured).
+    fn ip_payload_end(&self) -> Option<usize> {
+        let ip = self.ip.as_ref()?;
+        let be16 = |at: usize| -> Option<usize> {
+            match self.data.get(at..at + 2)? {
+                [a, b] => Some(usize::from(u16::from_be_bytes([*a, *b]))),
+                _ => None,
+            }
+        };
+        if ip.version == 4 {
+            Some(ip.header.start + be16(ip.header.start + 2)?)
+        } else {
+            Some(ip.fixed_header.start + 40 + be16(ip.fixed_header.start + 4)?)
+        }
     }
 }
 
