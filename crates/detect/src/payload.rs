@@ -440,7 +440,42 @@ enum Item {
     ByteMath(CByteMath),
     IsDataAt(CIsDataAt),
     Bsize(IntCmp),
+    Entropy(vigil_rules::Entropy),
     Base64Decode(CBase64),
+}
+
+/// `entropy`: the Shannon entropy of the selected bytes (all of them must
+/// be in the buffer, as in Suricata) compared with the rule's value.
+fn entropy_matches(e: &vigil_rules::Entropy, buf: &[u8]) -> bool {
+    let start = e.offset as usize;
+    let end = match e.bytes {
+        Some(n) => start.saturating_add(n as usize),
+        None => buf.len(),
+    };
+    match buf.get(start..end) {
+        Some(b) if !b.is_empty() || e.bytes.is_none() => e.value.matches(shannon_entropy(b)),
+        _ => false,
+    }
+}
+
+/// Shannon entropy of `b` in bits per byte (0 for an empty slice).
+pub(crate) fn shannon_entropy(b: &[u8]) -> f64 {
+    if b.is_empty() {
+        return 0.0;
+    }
+    let mut counts = [0u32; 256];
+    for &x in b {
+        counts[usize::from(x)] += 1;
+    }
+    let n = b.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// The result of one inspection step, as in Suricata: match, no match
@@ -600,6 +635,13 @@ impl CompiledPayload {
             Item::IsDataAt(d) => self.isdataat(d, idx, ctx),
             Item::Bsize(cmp) => {
                 if cmp.matches(ctx.len as u64) {
+                    self.next(idx, ctx)
+                } else {
+                    DISCONTINUE
+                }
+            }
+            Item::Entropy(e) => {
+                if entropy_matches(e, ctx.buf) {
                     self.next(idx, ctx)
                 } else {
                     DISCONTINUE
@@ -1162,6 +1204,7 @@ fn compile_item(it: &PayloadItem, vars: &mut VarTable) -> Result<Item, PayloadCo
             relative: d.relative,
         }),
         PayloadItem::Bsize(cmp) => Item::Bsize(*cmp),
+        PayloadItem::Entropy(e) => Item::Entropy(*e),
         PayloadItem::Absent { .. } => {
             return Err(PayloadCompileError::Unsupported("absent"));
         }
@@ -1284,7 +1327,9 @@ fn last_content_or_pcre(items: &[Item]) -> Option<usize> {
 fn prev_for_byte_keyword(items: &[Item], kind: ListKind) -> Option<usize> {
     match kind {
         ListKind::Sticky => last_content_or_pcre(items),
-        ListKind::Payload => items.iter().rposition(|i| !matches!(i, Item::Bsize(_))),
+        ListKind::Payload => items
+            .iter()
+            .rposition(|i| !matches!(i, Item::Bsize(_) | Item::Entropy(_))),
     }
 }
 
@@ -1322,7 +1367,7 @@ fn set_next_flags(items: &mut [Item], item: &Item, kind: ListKind) {
             }
             (prev_for_byte_keyword(items, kind), true, true)
         }
-        Item::Bsize(_) => return,
+        Item::Bsize(_) | Item::Entropy(_) => return,
     };
     match target.map(|t| &mut items[t]) {
         Some(Item::Content(c)) => {
@@ -1408,6 +1453,10 @@ fn min_len(items: &[Item]) -> usize {
                         n as i64 + 1
                     });
                 }
+            }
+            Item::Entropy(e) => {
+                let n = u64::from(e.offset) + u64::from(e.bytes.unwrap_or(0));
+                need = need.max(n as i64);
             }
             Item::Bsize(cmp) => {
                 let b = match *cmp {

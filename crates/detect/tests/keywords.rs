@@ -520,3 +520,28 @@ fn ip_src_and_dst_buffers() {
     let f = vigil_craft::eth_ipv6_udp(a6, 1, b6, 2, b"x");
     assert_eq!(alerts_csum(&e, &f), vec![4]);
 }
+
+#[test]
+fn entropy_of_the_buffer_or_part_of_it() {
+    let e = engine(&[
+        "alert udp any any -> any any (entropy:value 0; sid:1;)",
+        "alert udp any any -> any any (entropy:value >=1; sid:2;)",
+        "alert udp any any -> any any (entropy:value 2; sid:3;)",
+        "alert udp any any -> any any (entropy:bytes 4, offset 4, value 2; sid:4;)",
+        "alert udp any any -> any any (entropy:offset 4, value >=4; sid:5;)",
+        "alert udp any any -> any any (entropy:value 1.5-2.5; sid:6;)",
+        "alert udp any any -> any any (entropy:bytes 1000, value >=0; sid:7;)",
+        "alert udp any any -> any any (content:\"XXXX\"; entropy:value <=4.2; sid:8;)",
+    ]);
+    let udp = |p: &[u8]| vigil_craft::eth_ipv4_udp(CLIENT, 5000, SERVER, 53, p);
+    assert_eq!(alerts_csum(&e, &udp(b"aaaaaaaaaaaaaaaa")), vec![1]);
+    // "abcd" repeated: 2 bits per byte, everywhere.
+    assert_eq!(alerts_csum(&e, &udp(b"abcdabcdabcdabcd")), vec![2, 3, 4, 6]);
+    // 16 distinct bytes: 4 bits; after 4 bytes 12 distinct: < 4.
+    let distinct: Vec<u8> = (0..16).collect();
+    assert_eq!(alerts_csum(&e, &udp(&distinct)), vec![2, 4]);
+    let mut x = b"XXXX".to_vec();
+    x.extend_from_slice(&distinct);
+    // Whole buffer: 4 X then 16 distinct, about 4.12 bits.
+    assert_eq!(alerts_csum(&e, &udp(&x)), vec![2, 4, 5, 8]);
+}

@@ -365,6 +365,44 @@ pub struct Base64Decode {
     pub data: Vec<PayloadItem>,
 }
 
+/// `entropy:[bytes N,][offset N,]value [op]X`: the Shannon entropy, in
+/// bits per byte, of `bytes` bytes (default: the rest of the buffer) from
+/// `offset` (default 0), compared with `value`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entropy {
+    pub bytes: Option<u32>,
+    pub offset: u32,
+    pub value: FloatCmp,
+}
+
+// Values are parsed from text, never NaN: equality is reflexive.
+impl Eq for Entropy {}
+
+/// A comparison with a floating-point value (`X`, `<X`, `<=X`, `>X`,
+/// `>=X`, and `A-B` for A < value < B).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FloatCmp {
+    Eq(f64),
+    Lt(f64),
+    Le(f64),
+    Gt(f64),
+    Ge(f64),
+    RangeEx(f64, f64),
+}
+
+impl FloatCmp {
+    pub fn matches(&self, v: f64) -> bool {
+        match *self {
+            FloatCmp::Eq(x) => v == x,
+            FloatCmp::Lt(x) => v < x,
+            FloatCmp::Le(x) => v <= x,
+            FloatCmp::Gt(x) => v > x,
+            FloatCmp::Ge(x) => v >= x,
+            FloatCmp::RangeEx(a, b) => a < v && v < b,
+        }
+    }
+}
+
 /// The checksum a `*-csum` keyword checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CsumLayer {
@@ -400,6 +438,8 @@ pub enum PayloadItem {
     IsDataAt(IsDataAt),
     /// `bsize` on a sticky buffer (size of the whole buffer).
     Bsize(IntCmp),
+    /// `entropy`: Shannon entropy (bits per byte) of part of the buffer.
+    Entropy(Entropy),
     /// `absent` on a sticky buffer: the buffer must not be there; with
     /// `or_else`, either it is not there or the other items match.
     Absent {

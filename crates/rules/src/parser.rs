@@ -747,6 +747,15 @@ impl Parser {
                 });
             }
             "bufferlen" => self.bufferlen(need(name, value)?)?,
+            "entropy" => {
+                let e = parse_entropy(need(name, value)?).map_err(inval)?;
+                let buffer = self.cur_buffer();
+                self.push_slot(Slot {
+                    xf: Vec::new(),
+                    buffer,
+                    item: PayloadItem::Entropy(e),
+                });
+            }
             "base64_decode" => self.base64_decode(value)?,
             "base64_data" => {
                 no_value(name, value)?;
@@ -2392,6 +2401,72 @@ fn parse_tos(v: &str) -> Result<IntCmp, String> {
         IntCmp::Ne(num as u64)
     } else {
         IntCmp::Eq(num as u64)
+    })
+}
+
+/// `entropy:[bytes N,] [offset N,] value [op]X` (options in any order,
+/// `value` required; no `relative`, as in Suricata).
+fn parse_entropy(v: &str) -> Result<Entropy, String> {
+    let mut bytes = None;
+    let mut offset = 0u32;
+    let mut value = None;
+    for part in strip_quotes(v).split(',') {
+        let part = part.trim();
+        let (k, rest) = part.split_once(char::is_whitespace).unwrap_or((part, ""));
+        let rest = rest.trim();
+        let num = |what: &str| -> Result<u32, String> {
+            rest.parse::<u32>()
+                .map_err(|_| format!("invalid {what} '{}'", truncate(rest, 20)))
+        };
+        match k {
+            "bytes" if bytes.is_none() => bytes = Some(num("bytes")?).filter(|b| *b > 0),
+            "offset" => offset = num("offset")?,
+            "value" if value.is_none() => value = Some(parse_float_cmp(rest)?),
+            _ => {
+                return Err(format!(
+                    "unexpected '{}' (bytes N, offset N, value [op]X)",
+                    truncate(part, 20)
+                ))
+            }
+        }
+    }
+    let value = value.ok_or("missing 'value'")?;
+    Ok(Entropy {
+        bytes,
+        offset,
+        value,
+    })
+}
+
+/// `X`, `=X`, `<X`, `<=X`, `>X`, `>=X` or `A-B` with X, A, B decimal
+/// numbers.
+fn parse_float_cmp(s: &str) -> Result<FloatCmp, String> {
+    let num = |t: &str| -> Result<f64, String> {
+        let t = t.trim();
+        match t.parse::<f64>() {
+            Ok(x) if x.is_finite() && !t.is_empty() && !t.starts_with(['+', '-']) => Ok(x),
+            _ => Err(format!("invalid number '{}'", truncate(t, 20))),
+        }
+    };
+    let s = s.trim();
+    Ok(if let Some(r) = s.strip_prefix(">=") {
+        FloatCmp::Ge(num(r)?)
+    } else if let Some(r) = s.strip_prefix("<=") {
+        FloatCmp::Le(num(r)?)
+    } else if let Some(r) = s.strip_prefix('>') {
+        FloatCmp::Gt(num(r)?)
+    } else if let Some(r) = s.strip_prefix('<') {
+        FloatCmp::Lt(num(r)?)
+    } else if let Some(r) = s.strip_prefix('=') {
+        FloatCmp::Eq(num(r)?)
+    } else if let Some((a, b)) = s.split_once('-') {
+        let (a, b) = (num(a)?, num(b)?);
+        if a >= b {
+            return Err(format!("range '{}' can never match", truncate(s, 20)));
+        }
+        FloatCmp::RangeEx(a, b)
+    } else {
+        FloatCmp::Eq(num(s)?)
     })
 }
 

@@ -206,6 +206,8 @@ const VALUE_KEYWORDS: &[&str] = &[
     "sctp.vtag",
     "sctp.chunk_cnt",
     "sctp.chunk_type",
+    "entropy",
+    "tcpv4-csum",
     "tcp.mss",
     "dsize",
     "vlan.id",

@@ -1493,6 +1493,38 @@ fn snort2_http_modifier_overrides_file_data() {
 // ---------------------------------------------------------------- errors
 
 #[test]
+fn entropy_options() {
+    let item = |o: &str| ok(o).buffers[0].items[0].clone();
+    assert_eq!(
+        item("entropy:value >=7.5;"),
+        PayloadItem::Entropy(Entropy {
+            bytes: None,
+            offset: 0,
+            value: FloatCmp::Ge(7.5)
+        })
+    );
+    assert_eq!(
+        item("entropy: offset 4 , bytes 16, value 1.5-2;"),
+        PayloadItem::Entropy(Entropy {
+            bytes: Some(16),
+            offset: 4,
+            value: FloatCmp::RangeEx(1.5, 2.0)
+        })
+    );
+    for bad in [
+        "entropy:bytes 4;",
+        "entropy:value !1;",
+        "entropy:value 2, relative;",
+        "entropy:value 3-1;",
+        "entropy:value nan;",
+        "entropy:offset -1, value 1;",
+    ] {
+        let e = rule(&format!("alert tcp any any -> any any ({bad} sid:3;)")).unwrap_err();
+        assert_eq!(e.keyword.as_deref(), Some("entropy"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn error_display_has_location_sid_and_keyword() {
     let e = rule("alert tcp any any -> any any (msg:\"x\"; content:\"abc\"; depth:1; sid:42;)")
         .unwrap_err();
