@@ -280,6 +280,10 @@ impl Mask {
     }
 }
 
+/// The most bytes `byte_test:0,...,string` reads: a u64 has at most 22
+/// octal digits, so a longer run of digits overflows anyway.
+const STRING_ANY_LEN: usize = 23;
+
 /// How a byte_* keyword reads its number.
 #[derive(Debug, Clone, Copy)]
 struct Read {
@@ -296,11 +300,13 @@ impl Read {
         base: NumBase,
     ) -> Result<Read, PayloadCompileError> {
         // Binary reads take 0..=8 bytes (`byte_jump:0,0,from_end` is
-        // valid); string reads 1..=23 (the longest u64 in octal).
-        let (min, max) = if base == NumBase::Binary {
-            (0, 8)
-        } else {
-            (1, 23)
+        // valid); string reads 1..=23 (the longest u64 in octal), and
+        // byte_test also 0: the number is as long as its digits are
+        // ([`STRING_ANY_LEN`]), as Suricata reads it.
+        let (min, max) = match base {
+            NumBase::Binary => (0, 8),
+            _ if keyword == "byte_test" => (0, 23),
+            _ => (1, 23),
         };
         if nbytes < min || nbytes > max {
             return Err(PayloadCompileError::InvalidNbytes { keyword, nbytes });
@@ -963,7 +969,14 @@ fn byte_test(b: &CByteTest, ctx: &mut Ctx) -> bool {
     let Some(ptr) = locate(ctx, offset, b.relative, read.nbytes) else {
         return false;
     };
-    let Some((val, _)) = read.read(ctx.buf, ptr) else {
+    let val = if read.nbytes == 0 && read.base != NumBase::Binary {
+        // `byte_test:0,...,string`: the digits there, however many.
+        let end = (ctx.len as usize).min(ptr + STRING_ANY_LEN);
+        num::string(ctx.buf.get(ptr..end).unwrap_or(&[]), read.base)
+    } else {
+        read.read(ctx.buf, ptr)
+    };
+    let Some((val, _)) = val else {
         return false;
     };
     let val = Mask::apply(b.mask, val);

@@ -545,3 +545,27 @@ fn entropy_of_the_buffer_or_part_of_it() {
     // Whole buffer: 4 X then 16 distinct, about 4.12 bits.
     assert_eq!(alerts_csum(&e, &udp(&x)), vec![2, 4, 5, 8]);
 }
+
+#[test]
+fn byte_test_string_with_zero_bytes_reads_all_the_digits() {
+    // ET Open ships `byte_test:0,...,string,dec` (Suricata reads the
+    // digits that are there, however many).
+    let e = engine(&[
+        "alert udp any any -> any any (byte_test:0,=,0,0,string,dec; sid:1;)",
+        "alert udp any any -> any any (byte_test:0,>,4000,0,string,dec; sid:2;)",
+        "alert udp any any -> any any (byte_test:0,=,12,0,string,dec; sid:3;)",
+        "alert udp any any -> any any (byte_test:0,=,34,3,string,dec; sid:4;)",
+        "alert udp any any -> any any (byte_test:0,=,0x12,0,string,hex; sid:5;)",
+        "alert udp any any -> any any (byte_test:0,=,7,0,string,dec; sid:6;)",
+    ]);
+    let udp = |p: &[u8]| vigil_craft::eth_ipv4_udp(CLIENT, 5000, SERVER, 53, p);
+    assert_eq!(alerts_csum(&e, &udp(b"0")), vec![1]);
+    assert_eq!(alerts_csum(&e, &udp(b"12")), vec![3, 5]);
+    assert!(alerts_csum(&e, &udp(b"abc")).is_empty());
+    assert_eq!(alerts_csum(&e, &udp(b"0abc")), vec![1]);
+    assert_eq!(alerts_csum(&e, &udp(b"4001")), vec![2]);
+    assert_eq!(alerts_csum(&e, &udp(b"12 34")), vec![3, 4, 5]);
+    // Too many digits for a u64: no match.
+    assert!(alerts_csum(&e, &udp(b"99999999999999999999999")).is_empty());
+    assert_eq!(alerts_csum(&e, &udp(b"007")), vec![6]);
+}
