@@ -310,6 +310,10 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             _ => false,
         },
         Condition::Checksum { layer, valid } => checksum_matches(p, *layer, *valid),
+        Condition::IgmpType(cmp) => {
+            matches!(p.l4, L4::Igmp(g) if cmp.matches(u64::from(g.itype)))
+        }
+        Condition::L3Proto(v) => ip.is_some_and(|i| i.version == *v),
         Condition::SctpVtag(cmp) => matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.vtag))),
         Condition::SctpChunkCnt(cmp) => {
             matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.chunk_cnt)))
@@ -422,6 +426,7 @@ fn checksum_matches(p: &Packet<'_>, layer: CsumLayer, valid: bool) -> bool {
     let v4 = ip.version == 4;
     let applies = match layer {
         CsumLayer::Ipv4 => v4,
+        CsumLayer::Igmp => matches!(p.l4, L4::Igmp(_)),
         CsumLayer::Tcpv4 => v4 && matches!(p.l4, L4::Tcp(_)),
         CsumLayer::Tcpv6 => !v4 && matches!(p.l4, L4::Tcp(_)),
         CsumLayer::Udpv4 => v4 && matches!(p.l4, L4::Udp(_)),
@@ -434,7 +439,7 @@ fn checksum_matches(p: &Packet<'_>, layer: CsumLayer, valid: bool) -> bool {
     }
     let ok = match layer {
         CsumLayer::Ipv4 => p.ipv4_checksum_ok(),
-        CsumLayer::Icmpv4 | CsumLayer::Icmpv6 => p.icmp_checksum_ok(),
+        CsumLayer::Icmpv4 | CsumLayer::Icmpv6 | CsumLayer::Igmp => p.icmp_checksum_ok(),
         CsumLayer::Udpv4 => {
             let zero = p.l4_header().get(6..8) == Some(&[0, 0]);
             if zero && ip.fragment.is_none() {
@@ -470,6 +475,7 @@ fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
         Buffer::Icmpv4Hdr if matches!(p.l4, L4::Icmpv4(_)) => p.l4_header(),
         Buffer::Icmpv6Hdr if matches!(p.l4, L4::Icmpv6(_)) => p.l4_header(),
         Buffer::SctpHdr => p.sctp_packet()?,
+        Buffer::IgmpHdr if matches!(p.l4, L4::Igmp(g) if g.version != 0) => p.l4_header(),
         Buffer::IpSrc => address_bytes(p, true)?,
         Buffer::IpDst => address_bytes(p, false)?,
         // Ethernet II header of the frame (not of a tunneled inner frame).

@@ -502,6 +502,7 @@ pub fn compile_rule(
         Proto::Icmp => (ProtoMatch::AnyIcmp, None),
         Proto::Icmpv6 => (ProtoMatch::Number(58), None),
         Proto::Sctp => (ProtoMatch::Number(132), None),
+        Proto::Igmp => (ProtoMatch::Number(2), None),
         Proto::PktHdr => (ProtoMatch::Ip, None),
         // Suricata's packet-only and stream-only TCP variants mean TCP;
         // application protocols imply their transport.

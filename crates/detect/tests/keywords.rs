@@ -569,3 +569,33 @@ fn byte_test_string_with_zero_bytes_reads_all_the_digits() {
     assert!(alerts_csum(&e, &udp(b"99999999999999999999999")).is_empty());
     assert_eq!(alerts_csum(&e, &udp(b"007")), vec![6]);
 }
+
+#[test]
+fn igmp_type_header_checksum_and_l3_proto() {
+    let e = engine(&[
+        "alert igmp any any -> any any (igmp.type:22; sid:1;)",
+        "alert ip any any -> any any (igmp.hdr; content:\"|e0 00 00 01|\"; endswith; sid:2;)",
+        "alert ip any any -> any any (igmp-csum:valid; sid:3;)",
+        "alert ip any any -> any any (igmp-csum:invalid; sid:4;)",
+        "alert ip any any -> any any (l3_proto:ipv4; sid:5;)",
+        "alert ip any any -> any any (l3_proto:ipv6; sid:6;)",
+    ]);
+    let report = |sum_ok: bool| {
+        let b = PacketBuilder::new();
+        let mut m = vec![0x16, 0, 0, 0, 224, 0, 0, 1];
+        // One's complement checksum of the message.
+        let mut acc: u32 = m
+            .chunks(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum();
+        acc = (acc & 0xffff) + (acc >> 16);
+        let c = !(acc as u16) ^ u16::from(!sum_ok);
+        m[2..4].copy_from_slice(&c.to_be_bytes());
+        b.eth_ip(CLIENT.into(), Ipv4Addr::new(224, 0, 0, 1).into(), 2, &m)
+    };
+    assert_eq!(alerts_csum(&e, &report(true)), vec![1, 2, 3, 5]);
+    assert_eq!(alerts_csum(&e, &report(false)), vec![1, 2, 4, 5]);
+    let a6: Ipv6Addr = "2001:db8::1".parse().unwrap();
+    let f = vigil_craft::eth_ipv6_udp(a6, 1, a6, 2, b"x");
+    assert_eq!(alerts_csum(&e, &f), vec![6]);
+}

@@ -27,7 +27,7 @@ use vigil_flow::{
     bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle, TimeoutTable,
 };
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
-use vigil_wire::{decode, linktype, DecoderEvent, Packet, SctpInfo, L4};
+use vigil_wire::{decode, linktype, DecoderEvent, IgmpInfo, Packet, SctpInfo, L4};
 
 use vigil_applayer::AppLayerConfig;
 use vigil_detect::{AppProtoState, RuleProfile, TxInput};
@@ -102,6 +102,8 @@ pub struct AlertOut {
     pub icmp: Option<(u8, u8)>,
     /// SCTP header and chunk summary (the EVE `sctp` object).
     pub sctp: Option<SctpInfo>,
+    /// IGMP type and version (the EVE `igmp` object).
+    pub igmp: Option<IgmpInfo>,
     pub vlan: [u16; 3],
     pub vlan_count: u8,
     pub to_server: Option<bool>,
@@ -205,6 +207,14 @@ fn ports_and_icmp(p: &Packet<'_>) -> (Option<u16>, Option<u16>, Option<(u8, u8)>
 fn sctp_of(p: &Packet<'_>) -> Option<SctpInfo> {
     match p.l4 {
         L4::Sctp(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The packet's IGMP type and version, for IGMP packets.
+fn igmp_of(p: &Packet<'_>) -> Option<IgmpInfo> {
+    match p.l4 {
+        L4::Igmp(g) => Some(g),
         _ => None,
     }
 }
@@ -357,6 +367,7 @@ pub struct WorkerStats {
     pub icmpv4: u64,
     pub icmpv6: u64,
     pub sctp: u64,
+    pub igmp: u64,
     pub other_ip: u64,
     pub fragments: u64,
     pub vlan: u64,
@@ -450,6 +461,7 @@ impl WorkerStats {
             icmpv4,
             icmpv6,
             sctp,
+            igmp,
             other_ip,
             fragments,
             vlan,
@@ -1147,6 +1159,7 @@ impl Ctx {
             proto: ip.proto,
             icmp,
             sctp: sctp_of(p),
+            igmp: igmp_of(p),
             vlan: p.vlan,
             vlan_count: p.vlan_count,
             to_server: self.drop_flow.map(|f| f.1),
@@ -1262,6 +1275,7 @@ impl Ctx {
             L4::Icmpv4(_) => s.icmpv4 += 1,
             L4::Icmpv6(_) => s.icmpv6 += 1,
             L4::Sctp(_) => s.sctp += 1,
+            L4::Igmp(_) => s.igmp += 1,
             L4::Other(_) => s.other_ip += 1,
             L4::None => {}
         }
@@ -1956,6 +1970,7 @@ impl Ctx {
                 proto,
                 icmp: None,
                 sctp: None,
+                igmp: None,
                 vlan,
                 vlan_count,
                 to_server: Some(true),
@@ -2074,6 +2089,7 @@ impl Ctx {
                 proto: ip.proto,
                 icmp,
                 sctp: sctp_of(p),
+                igmp: igmp_of(p),
                 vlan: p.vlan,
                 vlan_count: p.vlan_count,
                 to_server: e.to_server,
@@ -2128,6 +2144,7 @@ pub(crate) fn conn_event(
         proto: 6,
         icmp: None,
         sctp: None,
+        igmp: None,
         vlan: [0; 3],
         vlan_count: 0,
         to_server: Some(true),

@@ -38,6 +38,8 @@ pub struct AlertEvent<'a> {
     pub icmp_code: Option<u8>,
     /// Set for SCTP packets: the EVE `sctp` object.
     pub sctp: Option<vigil_wire::SctpInfo>,
+    /// Set for IGMP packets: the EVE `igmp` object.
+    pub igmp: Option<vigil_wire::IgmpInfo>,
     /// Where the packet came from: `"wire/pcap"`, `"stream (flow timeout)"`, ...
     pub pkt_src: &'a str,
     /// Transaction id when the alert matched an application-layer transaction.
@@ -97,6 +99,7 @@ impl Default for AlertEvent<'_> {
             icmp_type: None,
             icmp_code: None,
             sctp: None,
+            igmp: None,
             pkt_src: "wire/pcap",
             tx_id: None,
             action: "allowed",

@@ -239,6 +239,12 @@ fn write_header(
     if let Some(s) = &ev.sctp {
         write_sctp(o, s)?;
     }
+    if let Some(g) = &ev.igmp {
+        let mut x = o.object("igmp");
+        x.uint("type", u64::from(g.itype))?;
+        x.uint("version", u64::from(g.version))?;
+        x.close();
+    }
     o.str("pkt_src", ev.pkt_src)?;
     if let Some(seed) = community_id {
         // ICMP: type and code stand for the ports (the spec maps them).

@@ -52,6 +52,7 @@ pub enum Proto {
     /// `icmpv6` / `ipv6-icmp`.
     Icmpv6,
     Sctp,
+    Igmp,
     /// `pkthdr`: matches even undecodable packets.
     PktHdr,
     /// An application protocol (`http`, `dns`, `tls`, `smb`, ...), lower case.
@@ -87,6 +88,7 @@ impl Proto {
             Proto::Icmp => "icmp",
             Proto::Icmpv6 => "icmpv6",
             Proto::Sctp => "sctp",
+            Proto::Igmp => "igmp",
             Proto::PktHdr => "pkthdr",
             Proto::App(name) => name,
         }
@@ -156,6 +158,8 @@ pub enum Buffer {
     SctpChunkData,
     /// `ether.hdr`: the Ethernet header of the frame.
     EtherHdr,
+    /// `igmp.hdr`: the IGMP header (v3: with its sources or records).
+    IgmpHdr,
     /// `ip.src` / `ip.dst`: the address bytes (4 or 16) of the IP header.
     IpSrc,
     IpDst,
@@ -407,6 +411,7 @@ impl FloatCmp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CsumLayer {
     Ipv4,
+    Igmp,
     Tcpv4,
     Tcpv6,
     Udpv4,
@@ -674,6 +679,10 @@ pub enum Condition {
         layer: CsumLayer,
         valid: bool,
     },
+    /// `igmp.type`: the IGMP message type.
+    IgmpType(IntCmp),
+    /// `l3_proto:ipv4|ipv6`: the packet's IP version (4 or 6).
+    L3Proto(u8),
     /// `sctp.vtag`: the SCTP verification tag.
     SctpVtag(IntCmp),
     /// `sctp.chunk_cnt`: the number of chunks in the SCTP packet.

@@ -41,6 +41,7 @@ pub(crate) fn buffer_for(canon: &str) -> Buffer {
         "sctp.chunk_data" => Buffer::SctpChunkData,
         "ether.hdr" => Buffer::EtherHdr,
         "ip.src" => Buffer::IpSrc,
+        "igmp.hdr" => Buffer::IgmpHdr,
         "ip.dst" => Buffer::IpDst,
         other => Buffer::Named(other.to_string()),
     }
@@ -84,6 +85,7 @@ const TABLE: &[(&str, Kw)] = &[
     ("ether.hdr", Sticky("ether.hdr")),
     ("sctp.hdr", Sticky("sctp.hdr")),
     ("ip.src", Sticky("ip.src")),
+    ("igmp.hdr", Sticky("igmp.hdr")),
     ("ip.dst", Sticky("ip.dst")),
     ("sctp.chunk_data", Sticky("sctp.chunk_data")),
     // ---- HTTP: Snort 2 / Suricata content modifiers (Snort 3 sticky)
@@ -368,7 +370,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("asn1", Other("asn1")),
     ("geoip", Other("geoip")),
     ("replace", Other("replace")),
-    ("l3_proto", Other("l3_proto")),
     ("tls.version", Other("tls.version")),
     ("tls.subject", Other("tls.subject")),
     ("tls.issuerdn", Other("tls.issuerdn")),
@@ -678,11 +679,14 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("icmpv4-csum", Supported),
     ("icmpv6-csum", Supported),
     ("id", Supported),
+    ("igmp-csum", Supported),
+    ("igmp.type", Supported),
     ("ip_proto", Supported),
     ("ipv4-csum", Supported),
     ("ipopts", Supported),
     ("isdataat", Supported),
     ("itype", Supported),
+    ("l3_proto", Supported),
     ("metadata", Supported),
     ("msg", Supported),
     ("noalert", Supported),
@@ -745,9 +749,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         Unsupported("elephant-flow tracking not implemented"),
     ),
     ("ftp.reply_received", PROTO_NOT_PARSED),
-    ("igmp-csum", Unsupported("IGMP is not decoded")),
-    ("igmp.hdr", Unsupported("IGMP is not decoded")),
-    ("igmp.type", Unsupported("IGMP is not decoded")),
     ("llmnr.additionals.rrname", PROTO_NOT_PARSED),
     ("llmnr.answers.rrname", PROTO_NOT_PARSED),
     ("llmnr.authorities.rrname", PROTO_NOT_PARSED),
@@ -803,6 +804,7 @@ const EVALUATED: &[&str] = &[
     "ether.hdr",
     "ip.src",
     "ip.dst",
+    "igmp.hdr",
     // HTTP
     "http.uri",
     "http.uri.raw",
@@ -925,7 +927,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("asn1", "ASN.1 decoding not implemented"),
     ("geoip", "GeoIP database lookups not implemented"),
     ("replace", "IPS payload rewriting not implemented"),
-    ("l3_proto", "not evaluated yet"),
     ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
     ("rpc", "ONC RPC decoding not implemented"),
@@ -1107,8 +1108,7 @@ const LEFT_OUT: &str = "\
   `source`/`target`.
 - **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
   setting): Suricata 8/9's firewall rule hooks are not implemented.
-- **IGMP** (`igmp.*`, `igmp-csum`) and **`flow.elephant`**: not
-  implemented; the parser rejects them.
+- **`flow.elephant`**: not implemented; the parser rejects it.
 - **Snort-only keywords** (Snort 3 inspector fields such as
   `http_param`, `js_data`, `vba_data`, `sd_pattern`, `so`, ...): parsed so
   that Snort rule files load, not evaluated.

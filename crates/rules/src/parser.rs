@@ -189,6 +189,7 @@ fn parse_proto(s: &str) -> Result<Proto, RuleError> {
         "icmp" | "icmpv4" => Proto::Icmp,
         "icmpv6" | "ipv6-icmp" | "icmp6" => Proto::Icmpv6,
         "sctp" => Proto::Sctp,
+        "igmp" => Proto::Igmp,
         "pkthdr" => Proto::PktHdr,
         "tcp-pkt" | "tcp-stream" => Proto::App(l),
         p if keywords::APP_PROTOS.contains(&p) => Proto::App(l),
@@ -827,10 +828,28 @@ impl Parser {
                 let v = parse_u16(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::IcmpSeq(v));
             }
+            "igmp.type" => {
+                let c = parse_uint_cmp(need(name, value)?, 255).map_err(inval)?;
+                self.conditions.push(Condition::IgmpType(c));
+            }
+            "l3_proto" => {
+                let v = match strip_quotes(need(name, value)?) {
+                    "ipv4" | "ip4" => 4,
+                    "ipv6" | "ip6" => 6,
+                    v => {
+                        return Err(inval(format!(
+                            "expected 'ipv4' or 'ipv6', got '{}'",
+                            truncate(v, 20)
+                        )))
+                    }
+                };
+                self.conditions.push(Condition::L3Proto(v));
+            }
             "ipv4-csum" | "tcpv4-csum" | "tcpv6-csum" | "udpv4-csum" | "udpv6-csum"
-            | "icmpv4-csum" | "icmpv6-csum" => {
+            | "icmpv4-csum" | "icmpv6-csum" | "igmp-csum" => {
                 let layer = match name {
                     "ipv4-csum" => CsumLayer::Ipv4,
+                    "igmp-csum" => CsumLayer::Igmp,
                     "tcpv4-csum" => CsumLayer::Tcpv4,
                     "tcpv6-csum" => CsumLayer::Tcpv6,
                     "udpv4-csum" => CsumLayer::Udpv4,

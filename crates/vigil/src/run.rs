@@ -219,6 +219,7 @@ impl Sink {
             icmp_type: a.icmp.map(|i| i.0),
             icmp_code: a.icmp.map(|i| i.1),
             sctp: a.sctp,
+            igmp: a.igmp,
             pkt_src: a.pkt_src(),
             tx_id: a.app.as_ref().map(|r| r.tx_id),
             action: if blocked { "blocked" } else { "allowed" },
@@ -343,6 +344,7 @@ impl AlertSink for Sink {
             icmp_type: a.icmp.map(|i| i.0),
             icmp_code: a.icmp.map(|i| i.1),
             sctp: a.sctp,
+            igmp: a.igmp,
             pkt_src: a.pkt_src(),
             action: "blocked",
             gid: rule.map_or(0, |r| r.gid),
@@ -501,6 +503,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     set("decoder.icmpv4", w.icmpv4);
     set("decoder.icmpv6", w.icmpv6);
     set("decoder.sctp", w.sctp);
+    set("decoder.igmp", w.igmp);
     set("decoder.vlan", w.vlan);
     vigil("decoder.fragments", w.fragments);
     vigil("decoder.other_ip", w.other_ip);

@@ -477,6 +477,7 @@ fn decode(msg: &str, index: &HashMap<(u32, u32), u32>) -> Option<(u32, u64, Vec<
             proto: u8::try_from(u(11)?).ok()?,
             icmp: None,
             sctp: None,
+            igmp: None,
             vlan,
             vlan_count: u8::try_from(u(18)?).ok()?.min(3),
             to_server: f[14].as_bool(),

@@ -90,9 +90,9 @@ impl Packet<'_> {
         Some(fold(sum(0, h)) == 0xffff)
     }
 
-    /// Whether the ICMPv4 or ICMPv6 checksum is right (ICMPv6 with its
-    /// pseudo header); `None` when the message was not all captured or
-    /// the packet is a fragment.
+    /// Whether the ICMPv4, IGMP or ICMPv6 checksum is right (ICMPv6 with
+    /// its pseudo header); `None` when the message was not all captured
+    /// or the packet is a fragment.
     pub fn icmp_checksum_ok(&self) -> Option<bool> {
         let ip = self.ip.as_ref()?;
         if ip.fragment.is_some() {
@@ -102,7 +102,7 @@ impl Packet<'_> {
         let end = self.ip_payload_end()?;
         let msg = self.data.get(start..end)?;
         let acc = match self.l4 {
-            L4::Icmpv4(_) => sum(0, msg),
+            L4::Icmpv4(_) | L4::Igmp(_) => sum(0, msg),
             L4::Icmpv6(_) => sum(pseudo_header(ip.src, ip.dst, 58, msg.len()), msg),
             _ => return None,
         };

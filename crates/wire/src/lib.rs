@@ -220,6 +220,14 @@ pub struct IcmpInfo {
     pub mtu: Option<u32>,
 }
 
+/// An IGMP message (IPv4 protocol 2), as Suricata 9 decodes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IgmpInfo {
+    pub itype: u8,
+    /// 1, 2 or 3; 0 for an IGMPv3 message too short for what it declares.
+    pub version: u8,
+}
+
 /// An SCTP packet: the common header and a summary of its chunks, as
 /// Suricata 9 decodes them (`sctp.*` keywords, the EVE `sctp` object).
 /// The chunks themselves are walked again when a rule needs them
@@ -363,6 +371,7 @@ pub enum L4 {
     Icmpv4(IcmpInfo),
     Icmpv6(IcmpInfo),
     Sctp(SctpInfo),
+    Igmp(IgmpInfo),
     /// A transport this decoder does not parse (or a non-first fragment).
     Other(u8),
 }

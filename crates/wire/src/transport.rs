@@ -16,10 +16,11 @@
 use crate::bytes::{array, be16};
 use crate::decoder::Decoder;
 use crate::DecoderEvent as E;
-use crate::{sctp_chunk, SctpChunks, SctpInfo, L4, SCTP_MAX_TYPES};
+use crate::{sctp_chunk, IgmpInfo, SctpChunks, SctpInfo, L4, SCTP_MAX_TYPES};
 
 pub(crate) const IPPROTO_HOPOPTS: u8 = 0;
 pub(crate) const IPPROTO_ICMP: u8 = 1;
+pub(crate) const IPPROTO_IGMP: u8 = 2;
 pub(crate) const IPPROTO_IPIP: u8 = 4;
 pub(crate) const IPPROTO_TCP: u8 = 6;
 pub(crate) const IPPROTO_UDP: u8 = 17;
@@ -75,6 +76,7 @@ impl Decoder<'_> {
             IPPROTO_ICMP if ctx.version == 4 => self.icmpv4(off, end),
             IPPROTO_ICMPV6 if ctx.version == 6 => self.icmpv6(off, end, ctx.hop_limit),
             IPPROTO_SCTP => self.sctp(off, end),
+            IPPROTO_IGMP if ctx.version == 4 => self.igmp(off, end),
             IPPROTO_ESP => self.esp(off, end),
             _ => return false,
         }
@@ -165,6 +167,69 @@ impl Decoder<'_> {
             self.event(E::SctpTooManyDataChunks);
         }
         self.set_l4(L4::Sctp(s), off..body, payload);
+    }
+
+    /// IGMP (RFC 1112, 2236, 3376). The header (`igmp.hdr`) is 8 bytes
+    /// for versions 1 and 2; for version 3 it is the whole query (with
+    /// its sources) or report (with its group records). No payload.
+    fn igmp(&mut self, off: usize, end: usize) {
+        let m = self.bytes(off, end);
+        let (&[itype, code, ..], true) = (m, m.len() >= 8) else {
+            // Still an IGMP packet to Suricata (dsize:0 matches it), with
+            // nothing decoded.
+            self.event(E::IgmpPktTooSmall);
+            self.set_l4(L4::Other(IPPROTO_IGMP), off..off, end..end);
+            return;
+        };
+        let be = |at: usize| match m.get(at..at + 2) {
+            Some(&[a, b]) => usize::from(be16([a, b])),
+            _ => 0,
+        };
+        // (version, header length); length 0: a v3 message cut short.
+        let (version, hlen) = match itype {
+            0x11 if m.len() >= 12 => {
+                let need = 12 + 4 * be(10);
+                if m.len() >= need {
+                    (3, need)
+                } else {
+                    (0, 0)
+                }
+            }
+            0x11 => (if code == 0 { 1 } else { 2 }, 8),
+            0x12 => (1, 8),
+            0x22 => {
+                // Group records: type, aux words, source count, group,
+                // then the sources and aux data.
+                let mut at = 8usize;
+                let mut ok = true;
+                for _ in 0..be(6) {
+                    match m.get(at..at + 8) {
+                        Some(&[_, aux, n0, n1, ..]) => {
+                            at += 8 + 4 * usize::from(aux) + 4 * usize::from(be16([n0, n1]));
+                        }
+                        _ => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    if at > m.len() {
+                        ok = false;
+                        break;
+                    }
+                }
+                if ok {
+                    (3, at)
+                } else {
+                    (0, 0)
+                }
+            }
+            _ => (2, 8),
+        };
+        if version == 0 {
+            self.event(E::IgmpV3PktTooSmall);
+        }
+        let l4 = L4::Igmp(IgmpInfo { itype, version });
+        self.set_l4(l4, off..off + hlen, end..end);
     }
 
     /// ESP: only the SPI and sequence number are clear text.

@@ -1384,3 +1384,71 @@ fn nested_tunnels_hit_the_layer_limit() {
     assert_eq!(p.payload(), b"deep");
     assert_eq!(p.outer_ip.as_ref().unwrap().header, 0..20);
 }
+
+// -------------------------------------------------------------------- IGMP
+
+/// An IGMP message with its checksum filled in.
+fn igmp_msg(mut m: Vec<u8>) -> Vec<u8> {
+    let mut acc: u32 = m
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while acc >> 16 != 0 {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    let c = !(acc as u16);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    m
+}
+
+#[test]
+fn igmp_versions_header_and_events() {
+    let igmp = |m: &[u8]| decode(linktype::RAW, &ipv4(2, m));
+    let info = |p: &Packet<'_>| match p.l4 {
+        L4::Igmp(g) => (g.itype, g.version),
+        other => panic!("not IGMP: {other:?}"),
+    };
+    // v1 query (max response 0), v2 query, v2 report, v1 report.
+    let q1 = igmp_msg(vec![0x11, 0, 0, 0, 0, 0, 0, 0]);
+    let q2 = igmp_msg(vec![0x11, 100, 0, 0, 224, 0, 0, 1]);
+    let r2 = igmp_msg(vec![0x16, 0, 0, 0, 224, 0, 0, 1]);
+    let r1 = igmp_msg(vec![0x12, 0, 0, 0, 224, 0, 0, 1]);
+    for (m, want) in [
+        (&q1, (0x11, 1)),
+        (&q2, (0x11, 2)),
+        (&r2, (0x16, 2)),
+        (&r1, (0x12, 1)),
+    ] {
+        let p = igmp(m);
+        assert!(p.events.is_empty(), "{:?}", names(&p));
+        assert_eq!(info(&p), want);
+        assert_eq!(p.l4_header(), &m[..8]);
+        assert!(p.payload().is_empty());
+        assert_eq!(p.icmp_checksum_ok(), Some(true));
+    }
+    // v3 query with one source: the header takes the source too.
+    let q3 = igmp_msg(vec![
+        0x11, 100, 0, 0, 224, 0, 0, 5, 2, 125, 0, 1, 10, 0, 0, 9,
+    ]);
+    let p = igmp(&q3);
+    assert_eq!(info(&p), (0x11, 3));
+    assert_eq!(p.l4_header(), &q3[..]);
+    // ... and claiming two sources it does not have: too small, version 0.
+    let mut short = q3.clone();
+    short[11] = 2;
+    let p = igmp(&igmp_msg(short));
+    assert_eq!(info(&p), (0x11, 0));
+    assert_eq!(names(&p), ["igmp.v3_pkt_too_small"]);
+    // v3 report with one record (no sources).
+    let r3 = igmp_msg(vec![0x22, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0, 224, 0, 0, 7]);
+    let p = igmp(&r3);
+    assert_eq!(info(&p), (0x22, 3));
+    assert_eq!(p.l4_header().len(), 16);
+    // A bad checksum, and a message too short to decode.
+    let mut bad = r2.clone();
+    bad[3] ^= 1;
+    assert_eq!(igmp(&bad).icmp_checksum_ok(), Some(false));
+    let p = igmp(&[0x11, 0]);
+    assert_eq!(names(&p), ["igmp.pkt_too_small"]);
+    assert_eq!(p.l4, L4::Other(2));
+}
