@@ -296,3 +296,34 @@ fn negated_ip_proto_matches_other_protocols() {
     let mut st = FlowDetectState::default();
     assert_eq!(alerts_with(&e, &tcp, &mut st), vec![2, 4]);
 }
+
+/// A rule with payload keywords needs a payload (Suricata's
+/// SIG_MASK_REQUIRE_PAYLOAD), even when every keyword is negated: found by
+/// scripts/differential.sh, where Vigil alerted on the SYN, ACK and FIN
+/// packets of a flow for `pcre:!"/../"` and Suricata did not.
+#[test]
+fn negated_payload_keywords_need_a_payload() {
+    for opts in [
+        r#"pcre:!"/ab=\d+/";"#,
+        r#"content:!"evil";"#,
+        r#"isdataat:!1;"#,
+        r#"pcre:!"/ab=\d+/"; ttl:>0;"#,
+    ] {
+        let rule = format!("alert tcp any any -> any any (msg:\"n\"; {opts} sid:1;)");
+        assert!(fires(&rule, b"x"), "{opts} on a payload without it");
+        assert!(!fires(&rule, b""), "{opts} on an empty packet");
+        let rule = format!("alert udp any any -> any any (msg:\"n\"; {opts} sid:1;)");
+        let e = engine(&[rule.as_str()]);
+        let udp = |p: &[u8]| eth_ipv4_udp(CLIENT, 40000, SERVER, 53, p);
+        let mut st = FlowDetectState::default();
+        assert!(
+            alerts_with(&e, &udp(b""), &mut st).is_empty(),
+            "{opts} udp empty"
+        );
+        let mut st = FlowDetectState::default();
+        assert!(
+            !alerts_with(&e, &udp(b"x"), &mut st).is_empty(),
+            "{opts} udp"
+        );
+    }
+}
