@@ -808,9 +808,9 @@ pub fn gen_rule(seed: u64, index: u64, sid: u32, server_port: u16) -> GenRule {
         let d = rng.delta();
         post.push(match rng.below(4) {
             0 => format!("dsize:{}", n + d),
-            1 => format!("dsize:<{}", n + 1 + d),
-            2 => format!("dsize:>{}", n - 1 + d),
-            _ => format!("dsize:{}<>{}", n - 2 + d, n + 2),
+            1 => format!("dsize:<{}", (n + 1 + d).max(1)),
+            2 => format!("dsize:>{}", (n - 1 + d).max(0)),
+            _ => format!("dsize:{}<>{}", (n - 2 + d).max(0), n + 2),
         });
     }
     pre.append(&mut options);
@@ -1065,6 +1065,7 @@ mod tests {
             assert!(t.contains("content:") || t.contains("pcre:"), "{t}");
             assert!(!t.contains("; ;"), "{t}");
             assert!(t.len() < 2000);
+            assert!(!t.contains(":-1<>") && !t.contains("dsize:>-"), "{t}");
         }
     }
 
