@@ -123,6 +123,11 @@ pub struct GenRule {
     /// Whether TCP payloads may be cut into several segments (not with
     /// dsize, which is a per-packet size).
     pub may_split: bool,
+    /// An `http` rule: the payload is an HTTP request and the rule's items
+    /// sit in sticky buffers.
+    pub http: bool,
+    /// What the server answers (HTTP rules), empty otherwise.
+    pub response: Vec<u8>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,6 +142,9 @@ impl GenRule {
     /// The rule text.
     pub fn text(&self) -> String {
         let (proto, src_port, dst_port) = match (self.proto, self.dir) {
+            (Proto::Tcp, Dir::ToServer) if self.http => {
+                ("http", "any".to_string(), self.server_port.to_string())
+            }
             (Proto::Tcp, Dir::ToServer) => ("tcp", "any".to_string(), self.server_port.to_string()),
             (Proto::Tcp, Dir::ToClient) => ("tcp", self.server_port.to_string(), "any".to_string()),
             (Proto::Udp, _) => ("udp", "any".to_string(), self.server_port.to_string()),
@@ -196,6 +204,12 @@ enum Late {
 
 struct Builder<'r> {
     rng: &'r mut Rng,
+    filler: &'static [u8],
+    /// No binary bytes in contents (HTTP header fields and URIs).
+    text_only: bool,
+    /// The buffer is normalised to lowercase (`http.host`): `nocase`
+    /// varies the payload's case but is not written (Suricata refuses it).
+    lowercase_buffer: bool,
     payload: Vec<u8>,
     /// End of the last match (None before the first anchoring item).
     cursor: Option<usize>,
@@ -211,7 +225,7 @@ struct Builder<'r> {
 impl Builder<'_> {
     fn filler(&mut self, n: usize) {
         for _ in 0..n {
-            let b = self.rng.pick(FILLER);
+            let b = self.rng.pick(self.filler);
             self.payload.push(b);
         }
     }
@@ -235,7 +249,7 @@ impl Builder<'_> {
         let binary = self.rng.pct(15);
         (0..len)
             .map(|_| {
-                if binary && self.rng.pct(50) {
+                if binary && self.rng.pct(50) && !self.text_only {
                     self.rng.pick(CONTENT_BIN)
                 } else {
                     self.rng.pick(CONTENT_TEXT)
@@ -275,7 +289,7 @@ impl Builder<'_> {
         let start = self.place(&bytes, nocase) as i64;
         let end = start + len;
         let mut o = vec![format!("content:\"{}\"", content_string(&bytes))];
-        if nocase {
+        if nocase && !self.lowercase_buffer {
             o.push("nocase".into());
         }
         if startswith {
@@ -330,7 +344,7 @@ impl Builder<'_> {
         }
         let len = bytes.len() as i64;
         let mut o = vec![format!("content:!\"{}\"", content_string(&bytes))];
-        if nocase {
+        if nocase && !self.lowercase_buffer {
             o.push("nocase".into());
         }
         match (self.cursor, self.rng.below(3)) {
@@ -713,6 +727,9 @@ pub fn gen_rule(seed: u64, index: u64, sid: u32, server_port: u16) -> GenRule {
     let items = rng.range(1, 4) as usize;
     let mut b = Builder {
         rng: &mut rng,
+        filler: FILLER,
+        text_only: false,
+        lowercase_buffer: false,
         payload: Vec::new(),
         cursor: None,
         opts: Vec::new(),
@@ -825,7 +842,156 @@ pub fn gen_rule(seed: u64, index: u64, sid: u32, server_port: u16) -> GenRule {
         marks,
         header,
         may_split,
+        http: false,
+        response: Vec::new(),
     }
+}
+
+/// URI filler: unreserved characters no content, number or token uses.
+const URI_FILLER: &[u8] = b"-._~QRSTUVWXYZ";
+/// Host and User-Agent filler.
+const HOST_FILLER: &[u8] = b"-.QRSTUVWXYZ";
+const UA_FILLER: &[u8] = b"-._~;:()QRSTUVWXYZ";
+
+/// The items of one HTTP sticky buffer, built into `prefix` + filler.
+fn http_buffer(
+    rng: &mut Rng,
+    prefix: &[u8],
+    filler: &'static [u8],
+    opts: &mut Vec<String>,
+    fast_pattern_used: &mut bool,
+) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let items = rng.range(1, 2) as usize;
+    let mut b = Builder {
+        rng,
+        filler,
+        text_only: true,
+        lowercase_buffer: filler == HOST_FILLER,
+        payload: prefix.to_vec(),
+        cursor: None,
+        opts: Vec::new(),
+        late: Vec::new(),
+        marks: Vec::new(),
+        contents: Vec::new(),
+        extract_n: 0,
+        endswith_last: false,
+        fast_pattern_used: *fast_pattern_used,
+    };
+    for i in 0..items {
+        let last = i + 1 == items;
+        if i == 0 {
+            if b.rng.pct(85) {
+                b.content(last);
+            } else {
+                b.pcre();
+            }
+            continue;
+        }
+        match b.rng.below(100) {
+            0..=59 => b.content(last),
+            60..=74 => b.pcre(),
+            75..=89 => b.isdataat(),
+            _ => b.negated_content(),
+        }
+    }
+    b.finish();
+    *fast_pattern_used = b.fast_pattern_used;
+    opts.append(&mut b.opts);
+    (std::mem::take(&mut b.payload), std::mem::take(&mut b.marks))
+}
+
+/// An `http` rule: items in `http.uri`, `http.host`, `http.user_agent` and
+/// `http.method`, and the request that carries them.
+fn gen_http_rule(rng: &mut Rng, sid: u32, server_port: u16) -> GenRule {
+    let method: &str = rng.pick(&["GET", "HEAD", "DELETE", "OPTIONS"]);
+    let mut opts = Vec::new();
+    if rng.pct(50) {
+        opts.push("flow:established,to_server".to_string());
+    }
+    let mut fp = false;
+    let mut use_uri = rng.pct(70);
+    let use_host = rng.pct(35);
+    let use_ua = rng.pct(35);
+    let use_method = rng.pct(15);
+    if !(use_uri || use_host || use_ua || use_method) {
+        use_uri = true;
+    }
+    let (uri, uri_marks) = if use_uri {
+        opts.push("http.uri".into());
+        http_buffer(rng, b"/", URI_FILLER, &mut opts, &mut fp)
+    } else {
+        (b"/index.html".to_vec(), Vec::new())
+    };
+    let (host, host_marks) = if use_host {
+        opts.push("http.host".into());
+        http_buffer(rng, b"", HOST_FILLER, &mut opts, &mut fp)
+    } else {
+        (b"www.example.test".to_vec(), Vec::new())
+    };
+    let (ua, ua_marks) = if use_ua {
+        opts.push("http.user_agent".into());
+        http_buffer(rng, b"", UA_FILLER, &mut opts, &mut fp)
+    } else {
+        (b"Mozilla/5.0".to_vec(), Vec::new())
+    };
+    if use_method {
+        opts.push("http.method".into());
+        let mut m = method.as_bytes().to_vec();
+        if rng.pct(25) {
+            let i = rng.below(m.len() as u64) as usize;
+            m[i] = m[i].to_ascii_lowercase();
+        }
+        opts.push(format!("content:\"{}\"", content_string(&m)));
+        if rng.pct(30) {
+            opts.push("nocase".into());
+        }
+    }
+    let mut payload = Vec::new();
+    let mut marks = Vec::new();
+    payload.extend_from_slice(method.as_bytes());
+    payload.push(b' ');
+    let base = payload.len();
+    marks.extend(uri_marks.iter().map(|&(a, b)| (a + base, b + base)));
+    payload.extend_from_slice(&uri);
+    payload.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    let base = payload.len();
+    marks.extend(host_marks.iter().map(|&(a, b)| (a + base, b + base)));
+    payload.extend_from_slice(&host);
+    payload.extend_from_slice(b"\r\nUser-Agent: ");
+    let base = payload.len();
+    marks.extend(ua_marks.iter().map(|&(a, b)| (a + base, b + base)));
+    payload.extend_from_slice(&ua);
+    payload.extend_from_slice(b"\r\nAccept: */*\r\n\r\n");
+    let header = Header {
+        ttl: rng.range(32, 128) as u8,
+        tos: 0,
+        ip_id: rng.range(1, 60000) as u16,
+        window: rng.range(1000, 65000) as u16,
+    };
+    GenRule {
+        sid,
+        proto: Proto::Tcp,
+        dir: Dir::ToServer,
+        server_port,
+        options: opts,
+        payload,
+        marks,
+        header,
+        may_split: true,
+        http: true,
+        response: b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    }
+}
+
+/// Rule `index` where `http_pct` percent of the rules are `http` rules
+/// (decided apart, so the other rules do not depend on `http_pct`).
+pub fn gen_rule_mix(seed: u64, index: u64, sid: u32, server_port: u16, http_pct: u64) -> GenRule {
+    let mut pick = Rng::for_index(seed ^ 0x4854_5450, index);
+    if pick.pct(http_pct) {
+        let mut rng = Rng::for_index(seed, index);
+        return gen_http_rule(&mut rng, sid, server_port);
+    }
+    gen_rule(seed, index, sid, server_port)
 }
 
 /// One flow of a rule: its client port and what was done to the payload.
@@ -958,6 +1124,10 @@ fn flow_frames(
                 Dir::ToClient => Dir::ToServer,
             };
             s.segment(back, ACK, &[]);
+            if !r.response.is_empty() {
+                s.segment(back, PSH | ACK, &r.response);
+                s.segment(r.dir, ACK, &[]);
+            }
             s.close();
             let desc = format!("tcp segments {}", cuts.len() + 1);
             (s.into_frames(), desc)
@@ -995,7 +1165,7 @@ fn flow_frames(
 }
 
 /// One batch: `count` rules from global index `first`, sids `first_sid +
-/// i`, `flows` flows per rule. Returns the rule lines, the frames (in time
+/// i`, `flows` flows per rule, `http_pct` percent of them `http` rules. Returns the rule lines, the frames (in time
 /// order) and one line per flow: `sid client_port variant description`.
 pub fn gen_batch(
     seed: u64,
@@ -1003,6 +1173,7 @@ pub fn gen_batch(
     count: usize,
     first_sid: u32,
     flows: usize,
+    http_pct: u64,
 ) -> (Vec<String>, Vec<TimedFrame>, Vec<String>) {
     assert!(
         count * flows <= MAX_BATCH_FLOWS,
@@ -1016,7 +1187,7 @@ pub fn gen_batch(
     for i in 0..count {
         let g = first + i as u64;
         let sid = first_sid + i as u32;
-        let r = gen_rule(seed, g, sid, SERVER_PORT_BASE + i as u16);
+        let r = gen_rule_mix(seed, g, sid, SERVER_PORT_BASE + i as u16, http_pct);
         rules.push(r.text());
         let mut rng = Rng::for_index(seed ^ 0x5EED_F10E, g);
         for v in 0..flows {
@@ -1041,8 +1212,8 @@ mod tests {
 
     #[test]
     fn deterministic_and_index_stable() {
-        let a = gen_batch(7, 0, 20, 1, 2);
-        let b = gen_batch(7, 0, 20, 1, 2);
+        let a = gen_batch(7, 0, 20, 1, 2, 30);
+        let b = gen_batch(7, 0, 20, 1, 2, 30);
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, b.1);
         assert_eq!(a.2, b.2);
@@ -1066,6 +1237,28 @@ mod tests {
             assert!(!t.contains("; ;"), "{t}");
             assert!(t.len() < 2000);
             assert!(!t.contains(":-1<>") && !t.contains("dsize:>-"), "{t}");
+        }
+    }
+
+    #[test]
+    fn http_rules_carry_their_request() {
+        let mut n = 0;
+        for i in 0..300 {
+            let r = gen_rule_mix(5, i, 1, 10000, 100);
+            assert!(r.http && r.text().starts_with("alert http "));
+            assert!(r.payload.ends_with(b"\r\n\r\n"));
+            assert!(r.response.starts_with(b"HTTP/1.1 200"));
+            for b in ["http.uri", "http.host", "http.user_agent", "http.method"] {
+                n += usize::from(r.text().contains(b));
+            }
+        }
+        assert!(n >= 300);
+        // http_pct 0 leaves the rules as gen_rule makes them.
+        for i in 0..100 {
+            assert_eq!(
+                gen_rule_mix(5, i, 1, 10000, 0).text(),
+                gen_rule(5, i, 1, 10000).text()
+            );
         }
     }
 
