@@ -740,7 +740,13 @@ pub(crate) fn payload_verdict(
     let mut stream_hit = false;
     // A rule with packet-payload keywords needs bytes to inspect (Suricata's
     // SIG_MASK_REQUIRE_PAYLOAD): a packet without payload and without
-    // stream data is skipped, even when the keywords are all negated.
+    // stream data is skipped, even when the keywords are all negated. A
+    // packet without payload that brings stream data to inspect passes,
+    // and its (empty) payload is inspected as Suricata does.
+    let stream_data = input
+        .stream
+        .is_some_and(|c| c.blocks().any(|b| !b.is_empty()));
+    let has_payload = !pkt_payload.is_empty() || stream_data;
     let ok = if !req.payload {
         payload_matches(r, p, pkt_payload, vars)
     } else if req.stream {
@@ -753,10 +759,10 @@ pub(crate) fn payload_verdict(
             || (!input.pseudo
                 && !req.stream_only
                 && (req.packet || !input.stream_added)
-                && !pkt_payload.is_empty()
+                && has_payload
                 && payload_matches(r, p, pkt_payload, vars))
     } else {
-        !input.pseudo && !pkt_payload.is_empty() && payload_matches(r, p, pkt_payload, vars)
+        !input.pseudo && has_payload && payload_matches(r, p, pkt_payload, vars)
     };
     ok.then_some(stream_hit)
 }
