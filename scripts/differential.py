@@ -52,6 +52,7 @@ if not os.path.exists(SURICATA_RUN):
 
 SID_BASE = 1_000_000
 HTTP_PCT = 0
+FLOWBITS_PCT = 10
 CLIENT_PORT_BASE = 36000
 
 
@@ -230,6 +231,9 @@ def main():
     ap.add_argument("seed", nargs="?", type=int, default=1, help="seed (default 1)")
     ap.add_argument("--batch", type=int, default=500, help="rules per batch (default 500)")
     ap.add_argument("--flows", type=int, default=2, help="flows per rule (default 2)")
+    ap.add_argument("--flowbits", type=int, default=FLOWBITS_PCT,
+                    help="percent of rules checking a flowbit set by a companion rule "
+                    f"(default {FLOWBITS_PCT})")
     ap.add_argument("--http", type=int, default=HTTP_PCT,
                     help=f"percent of http rules on sticky buffers (default {HTTP_PCT})")
     ap.add_argument("--out", default=os.path.join(TARGET, "differential"),
@@ -263,7 +267,7 @@ def main():
             count = min(a.batch, a.n - first)
             bdir = os.path.join(out, f"batch{bi:03d}")
             subprocess.run([CRAFT, str(a.seed), str(first), str(count), str(a.flows), bdir,
-                            str(a.http)], check=True)
+                            str(a.http), str(a.flowbits)], check=True)
             rules = os.path.join(bdir, "rules.rules")
             pcap = os.path.join(bdir, "traffic.pcap")
             sa, srej = suricata(pcap, rules, os.path.join(bdir, "suricata"))
@@ -346,7 +350,7 @@ def main():
     elapsed = time.time() - t0
     summary = {
         "rules": a.n, "seed": a.seed, "flows_per_rule": a.flows, "batch": a.batch,
-        "http_pct": a.http,
+        "http_pct": a.http, "flowbits_pct": a.flowbits,
         "rules_compared": rules_kept,
         "dropped_suricata_only": dropped_s, "dropped_vigil_only": dropped_v,
         "dropped_both": dropped_both,

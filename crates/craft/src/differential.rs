@@ -1164,8 +1164,37 @@ fn flow_frames(
     }
 }
 
+/// Sid offset of the flowbit-setting companion of a rule.
+pub const SETTER_SID_OFFSET: u32 = 2_000_000;
+
+/// Makes `r` check a flowbit (`isset` or `isnotset`) that a companion rule
+/// (sid + [`SETTER_SID_OFFSET`], `noalert`) sets when the first item of
+/// `r`'s payload is in the flow. Returns the companion's text.
+fn add_flowbits(rng: &mut Rng, r: &mut GenRule) -> String {
+    let (a, b) = r.marks[0];
+    let name = format!("fb{}", r.sid);
+    let mut setter = r.clone();
+    setter.sid = r.sid + SETTER_SID_OFFSET;
+    setter.options = r
+        .options
+        .iter()
+        .filter(|o| o.starts_with("flow:"))
+        .cloned()
+        .collect();
+    setter
+        .options
+        .push(format!("content:\"{}\"", content_string(&r.payload[a..b])));
+    setter.options.push(format!("flowbits:set,{name}"));
+    setter.options.push("flowbits:noalert".into());
+    let cmd = if rng.pct(75) { "isset" } else { "isnotset" };
+    r.options.push(format!("flowbits:{cmd},{name}"));
+    setter.text()
+}
+
 /// One batch: `count` rules from global index `first`, sids `first_sid +
-/// i`, `flows` flows per rule, `http_pct` percent of them `http` rules. Returns the rule lines, the frames (in time
+/// i`, `flows` flows per rule, `http_pct` percent of them `http` rules,
+/// `flowbits_pct` percent of the others checking a flowbit that a
+/// companion rule sets. Returns the rule lines, the frames (in time
 /// order) and one line per flow: `sid client_port variant description`.
 pub fn gen_batch(
     seed: u64,
@@ -1174,6 +1203,7 @@ pub fn gen_batch(
     first_sid: u32,
     flows: usize,
     http_pct: u64,
+    flowbits_pct: u64,
 ) -> (Vec<String>, Vec<TimedFrame>, Vec<String>) {
     assert!(
         count * flows <= MAX_BATCH_FLOWS,
@@ -1187,8 +1217,20 @@ pub fn gen_batch(
     for i in 0..count {
         let g = first + i as u64;
         let sid = first_sid + i as u32;
-        let r = gen_rule_mix(seed, g, sid, SERVER_PORT_BASE + i as u16, http_pct);
-        rules.push(r.text());
+        let mut r = gen_rule_mix(seed, g, sid, SERVER_PORT_BASE + i as u16, http_pct);
+        let mut fb = Rng::for_index(seed ^ 0xF10B_1750, g);
+        if !r.http && !r.marks.is_empty() && fb.pct(flowbits_pct) {
+            let setter = add_flowbits(&mut fb, &mut r);
+            if fb.pct(50) {
+                rules.push(setter);
+                rules.push(r.text());
+            } else {
+                rules.push(r.text());
+                rules.push(setter);
+            }
+        } else {
+            rules.push(r.text());
+        }
         let mut rng = Rng::for_index(seed ^ 0x5EED_F10E, g);
         for v in 0..flows {
             let port = CLIENT_PORT_BASE + (i * flows + v) as u16;
@@ -1212,8 +1254,8 @@ mod tests {
 
     #[test]
     fn deterministic_and_index_stable() {
-        let a = gen_batch(7, 0, 20, 1, 2, 30);
-        let b = gen_batch(7, 0, 20, 1, 2, 30);
+        let a = gen_batch(7, 0, 20, 1, 2, 30, 30);
+        let b = gen_batch(7, 0, 20, 1, 2, 30, 30);
         assert_eq!(a.0, b.0);
         assert_eq!(a.1, b.1);
         assert_eq!(a.2, b.2);

@@ -1,8 +1,10 @@
-//! `vigil-craft-differential SEED FIRST COUNT FLOWS OUTDIR [HTTP_PCT]`: one
+//! `vigil-craft-differential SEED FIRST COUNT FLOWS OUTDIR [HTTP_PCT [FLOWBITS_PCT]]`: one
 //! batch of the differential test against Suricata (see
 //! `vigil_craft::differential`): COUNT rules from global rule index FIRST
 //! (sids 1000000 + index), FLOWS flows per rule, HTTP_PCT percent of the
-//! rules (default 0) `http` rules on sticky buffers. Writes OUTDIR/rules.rules, OUTDIR/traffic.pcap and
+//! rules (default 0) `http` rules on sticky buffers, FLOWBITS_PCT percent
+//! of the others (default 0) checking a flowbit set by a companion rule
+//! (sid + 2000000, noalert). Writes OUTDIR/rules.rules, OUTDIR/traffic.pcap and
 //! OUTDIR/flows.tsv (`sid client_port variant description` per flow).
 
 use std::fs;
@@ -18,16 +20,17 @@ const SID_BASE: u64 = 1_000_000;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = |why: &str| {
-        eprintln!("vigil-craft-differential: {why}\nusage: vigil-craft-differential SEED FIRST COUNT FLOWS OUTDIR [HTTP_PCT]");
+        eprintln!("vigil-craft-differential: {why}\nusage: vigil-craft-differential SEED FIRST COUNT FLOWS OUTDIR [HTTP_PCT [FLOWBITS_PCT]]");
         ExitCode::from(2)
     };
-    let (seed, first, count, flows, out, http) = match args.as_slice() {
-        [a, b, c, d, e] => (a, b, c, d, e, "0"),
-        [a, b, c, d, e, f] => (a, b, c, d, e, f.as_str()),
-        _ => return usage("expected 5 or 6 arguments"),
+    let (seed, first, count, flows, out, http, fbits) = match args.as_slice() {
+        [a, b, c, d, e] => (a, b, c, d, e, "0", "0"),
+        [a, b, c, d, e, f] => (a, b, c, d, e, f.as_str(), "0"),
+        [a, b, c, d, e, f, g] => (a, b, c, d, e, f.as_str(), g.as_str()),
+        _ => return usage("expected 5 to 7 arguments"),
     };
-    let Ok(http_pct) = http.parse::<u64>() else {
-        return usage("HTTP_PCT is a number");
+    let (Ok(http_pct), Ok(flowbits_pct)) = (http.parse::<u64>(), fbits.parse::<u64>()) else {
+        return usage("HTTP_PCT and FLOWBITS_PCT are numbers");
     };
     let (Ok(seed), Ok(first), Ok(count), Ok(flows)) = (
         seed.parse::<u64>(),
@@ -46,7 +49,8 @@ fn main() -> ExitCode {
     if u32::try_from(SID_BASE + first + count as u64).is_err() {
         return usage("FIRST + COUNT too large");
     }
-    let (rules, frames, index) = gen_batch(seed, first, count, first_sid, flows, http_pct);
+    let (rules, frames, index) =
+        gen_batch(seed, first, count, first_sid, flows, http_pct, flowbits_pct);
     let out = Path::new(out);
     let run = || -> std::io::Result<()> {
         fs::create_dir_all(out)?;
