@@ -91,6 +91,13 @@ echo "== cargo test: prefilter engines without Hyperscan (vigil --no-default-fea
 cargo clippy -p vigil --no-default-features --all-targets --release -- -D warnings
 cargo test -p vigil-prefilter --release 2>&1 | tee -a target/test-output.txt
 
+# Differential test against the Suricata peer (docs/differential.md): a
+# fixed seed, so the same 1000 rules x 2 flows every run; fails below 0.999.
+if [ -x ../shared/peers/suricata/run.sh ]; then
+    echo "== differential: 1000 generated rules x 2 flows vs Suricata (seed 7), agreement >= 0.999"
+    SKIP_BUILD=1 scripts/differential.sh 1000 7 --out target/differential-smoke --reduce 0 --min-agreement 0.999
+fi
+
 echo "== fuzz: build every target of fuzz/, replay its seeds, ${FUZZ_SMOKE_SECS:-5}s of mutation each"
 scripts/fuzz.sh --smoke "${FUZZ_SMOKE_SECS:-5}"
 

@@ -9,12 +9,15 @@
 //! - [`checksum`]: the Internet checksum.
 //! - [`adversarial`]: captures that attack a monitor's state (SYN flood,
 //!   overlap storm, fragment flood, tiny segments).
+//! - [`differential`]: rules and traffic for the differential test against
+//!   Suricata (`scripts/differential.sh`).
 //!
 //! This crate depends on no other vigil crate.
 
 pub mod adversarial;
 pub mod checksum;
 pub mod demo;
+pub mod differential;
 pub mod packet;
 pub mod pcap;
 pub mod session;

@@ -809,19 +809,31 @@ pub(crate) fn payload_verdict(
     }
     let req = r.stream_req;
     let mut stream_hit = false;
+    // A rule with packet-payload keywords needs bytes to inspect (Suricata's
+    // SIG_MASK_REQUIRE_PAYLOAD): a packet without payload and without
+    // stream data is skipped, even when the keywords are all negated. A
+    // packet without payload that brings stream data to inspect passes,
+    // and its (empty) payload is inspected as Suricata does.
+    let stream_data = input
+        .stream
+        .is_some_and(|c| c.blocks().any(|b| !b.is_empty()));
+    let has_payload = !pkt_payload.is_empty() || stream_data;
     let ok = if !req.payload {
         payload_matches(r, p, pkt_payload, vars)
     } else if req.stream {
         if let Some(chunk) = input.stream {
-            stream_hit = chunk.blocks().any(|b| payload_matches(r, p, b, vars));
+            stream_hit = chunk
+                .blocks()
+                .any(|b| !b.is_empty() && payload_matches(r, p, b, vars));
         }
         stream_hit
             || (!input.pseudo
                 && !req.stream_only
                 && (req.packet || !input.stream_added)
+                && has_payload
                 && payload_matches(r, p, pkt_payload, vars))
     } else {
-        !input.pseudo && payload_matches(r, p, pkt_payload, vars)
+        !input.pseudo && has_payload && payload_matches(r, p, pkt_payload, vars)
     };
     ok.then_some(stream_hit)
 }

@@ -5,8 +5,10 @@
 //!
 //! Suricata's rules: a TCP-capable rule with payload keywords inspects the
 //! reassembled stream (`SIG_FLAG_REQUIRE_STREAM`) unless it asks for
-//! packets (`tcp-pkt`, `dsize`, `flow:no_stream`:
-//! `SIG_FLAG_REQUIRE_PACKET`). A stream rule whose content has `depth`
+//! packets (`tcp-pkt`, `dsize`, `flow:no_stream`, and the packet header
+//! keywords `ttl`, `tos`, `id`, `window`, `flags`, `seq`, `ack`, `fragbits`,
+//! `fragoffset`, `ipopts`, `icmp_id`, `icmpv6.mtu`, `vlan.layers`,
+//! `flow.age`: `SIG_FLAG_REQUIRE_PACKET`). A stream rule whose content has `depth`
 //! or `offset`, or that uses `stream_size`, inspects packets too. When a
 //! stream rule finds no match in the stream, the packet's own payload is
 //! inspected only if the packet was not added to the stream (or the rule
@@ -56,6 +58,25 @@ impl StreamReq {
                     }
                 }
                 Condition::Dsize(_) => r.packet = true,
+                // Packet header keywords whose setup sets
+                // SIG_FLAG_REQUIRE_PACKET in Suricata: the rule's payload
+                // keywords then see each packet's payload, never the
+                // reassembled stream (found by scripts/differential.sh,
+                // checked against the Suricata 9 peer).
+                Condition::Ttl(_)
+                | Condition::Tos(_)
+                | Condition::IpId(_)
+                | Condition::TcpWindow { .. }
+                | Condition::Flags(_)
+                | Condition::TcpSeq(_)
+                | Condition::TcpAck(_)
+                | Condition::Fragbits { .. }
+                | Condition::Fragoffset { .. }
+                | Condition::IpOpts(_)
+                | Condition::IcmpId(_)
+                | Condition::Icmpv6Mtu(_)
+                | Condition::VlanLayers(_)
+                | Condition::FlowAge(_) => r.packet = true,
                 Condition::NotEvaluable { keyword, .. } if keyword == "stream_size" => {
                     stream_size = true
                 }
@@ -247,6 +268,31 @@ mod tests {
         assert!(s.stream && s.packet);
         let s = req("flags:S;");
         assert!(!s.payload && !s.stream);
+    }
+
+    #[test]
+    fn header_keywords_make_payload_rules_packet_only() {
+        for kw in [
+            "ttl:>0;",
+            "tos:!255;",
+            "id:1;",
+            "window:7559;",
+            "flags:A+;",
+            "seq:5;",
+            "ack:5;",
+            "fragbits:!R;",
+            "fragoffset:0;",
+            "vlan.layers:0;",
+            "flow.age:<10;",
+        ] {
+            let s = req(&format!(r#"content:"x"; {kw}"#));
+            assert!(s.payload && s.packet && !s.stream, "{kw}: {s:?}");
+        }
+        // flow, flowbits and stream_size keep the stream.
+        for kw in ["flow:established;", "flowbits:isnotset,x;"] {
+            let s = req(&format!(r#"content:"x"; {kw}"#));
+            assert!(s.stream && !s.packet, "{kw}: {s:?}");
+        }
     }
 
     #[test]

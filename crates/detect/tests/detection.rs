@@ -296,3 +296,74 @@ fn negated_ip_proto_matches_other_protocols() {
     let mut st = FlowDetectState::default();
     assert_eq!(alerts_with(&e, &tcp, &mut st), vec![2, 4]);
 }
+
+/// A rule with payload keywords needs a payload (Suricata's
+/// SIG_MASK_REQUIRE_PAYLOAD), even when every keyword is negated: found by
+/// scripts/differential.sh, where Vigil alerted on the SYN, ACK and FIN
+/// packets of a flow for `pcre:!"/../"` and Suricata did not.
+#[test]
+fn negated_payload_keywords_need_a_payload() {
+    for opts in [
+        r#"pcre:!"/ab=\d+/";"#,
+        r#"content:!"evil";"#,
+        r#"isdataat:!1;"#,
+        r#"pcre:!"/ab=\d+/"; ttl:>0;"#,
+    ] {
+        let rule = format!("alert tcp any any -> any any (msg:\"n\"; {opts} sid:1;)");
+        assert!(fires(&rule, b"x"), "{opts} on a payload without it");
+        assert!(!fires(&rule, b""), "{opts} on an empty packet");
+        let rule = format!("alert udp any any -> any any (msg:\"n\"; {opts} sid:1;)");
+        let e = engine(&[rule.as_str()]);
+        let udp = |p: &[u8]| eth_ipv4_udp(CLIENT, 40000, SERVER, 53, p);
+        let mut st = FlowDetectState::default();
+        assert!(
+            alerts_with(&e, &udp(b""), &mut st).is_empty(),
+            "{opts} udp empty"
+        );
+        let mut st = FlowDetectState::default();
+        assert!(
+            !alerts_with(&e, &udp(b"x"), &mut st).is_empty(),
+            "{opts} udp"
+        );
+    }
+}
+
+/// A packet without payload that brings stream data to inspect (the FIN
+/// after the data) passes Suricata's payload mask: its own empty payload is
+/// then inspected, so a rule of negated keywords matches there even when
+/// the stream holds the pattern (Suricata alerts on the FIN for
+/// `pcre:!"/../"; ttl:>0;` and for `content:!"x";` alone; found by
+/// scripts/differential.sh).
+#[test]
+fn empty_packet_with_stream_data_inspects_its_empty_payload() {
+    let mut chunk = vigil_detect::StreamChunk::default();
+    chunk.push_block(0, |v| v.extend_from_slice(b"xx ab=12 evil"));
+    for opts in [r#"pcre:!"/ab=\d+/"; ttl:>0;"#, r#"content:!"evil";"#] {
+        let rule = format!("alert tcp any any -> any any (msg:\"n\"; {opts} sid:1;)");
+        let e = engine(&[rule.as_str()]);
+        let frame = eth_ipv4_tcp(CLIENT, 40000, SERVER, 80, 1, 1, 0x11, b"");
+        let p = decode(linktype::ETHERNET, &frame);
+        let run = |stream: Option<&vigil_detect::StreamChunk>| {
+            let mut scratch = DetectScratch::default();
+            let mut cand = Vec::new();
+            let sel = e.select_groups(&p).expect("IP packet");
+            let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
+            e.candidates(sel, p.payload(), addrs, &mut scratch, &mut cand);
+            let mut input = PacketInput::new(
+                &p,
+                Some(FlowView {
+                    to_server: true,
+                    established: true,
+                    ..FlowView::default()
+                }),
+            );
+            input.stream = stream;
+            let mut hits = Vec::new();
+            let mut st = FlowDetectState::default();
+            e.verify(input, &cand, Some(&mut st), &mut scratch, &mut hits);
+            !hits.is_empty()
+        };
+        assert!(!run(None), "{opts}: no payload, no stream data");
+        assert!(run(Some(&chunk)), "{opts}: stream data on the packet");
+    }
+}
