@@ -318,13 +318,15 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
-        | "dns.rrtype" => rule.conditions.iter().all(|c| match c {
-            Condition::NotEvaluable { keyword, value } if keyword == k => value
-                .as_deref()
-                .and_then(|v| crate::app::TxCheck::parse(k, v))
-                .is_some_and(|r| r.is_ok()),
-            _ => true,
-        }),
+        | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" => {
+            rule.conditions.iter().all(|c| match c {
+                Condition::NotEvaluable { keyword, value } if keyword == k => value
+                    .as_deref()
+                    .and_then(|v| crate::app::TxCheck::parse(k, v))
+                    .is_some_and(|r| r.is_ok()),
+                _ => true,
+            })
+        }
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
