@@ -879,3 +879,506 @@ impl DcerpcState {
         Some(Value::Object(m))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NETLOGON: &str = "12345678-1234-abcd-ef00-01234567cffb";
+    const EPM: &str = "e1af8308-5d1f-11c9-91a4-08002b14a0fa";
+
+    /// A PDU with header fields and `body` (little-endian unless `be`).
+    fn pdu(ptype: u8, flags: u8, call_id: u32, body: &[u8], be: bool) -> Vec<u8> {
+        let len = (HDR_LEN + body.len()) as u16;
+        let mut v = vec![5, 0, ptype, flags, if be { 0 } else { 0x10 }, 0, 0, 0];
+        if be {
+            v.extend_from_slice(&len.to_be_bytes());
+            v.extend_from_slice(&[0, 0]);
+            v.extend_from_slice(&call_id.to_be_bytes());
+        } else {
+            v.extend_from_slice(&len.to_le_bytes());
+            v.extend_from_slice(&[0, 0]);
+            v.extend_from_slice(&call_id.to_le_bytes());
+        }
+        v.extend_from_slice(body);
+        v
+    }
+
+    fn wire(uuid: &str, be: bool) -> Vec<u8> {
+        let mut u = parse_uuid(uuid).unwrap();
+        if !be {
+            u[0..4].reverse();
+            u[4..6].reverse();
+            u[6..8].reverse();
+        }
+        u.to_vec()
+    }
+
+    /// A bind (or alter_context) offering (ctxid, uuid, major version).
+    fn bind(ptype: u8, flags: u8, call_id: u32, ctxs: &[(u16, &str, u16)]) -> Vec<u8> {
+        let mut b = vec![
+            0xb8,
+            0x10,
+            0xb8,
+            0x10,
+            0,
+            0,
+            0,
+            0,
+            ctxs.len() as u8,
+            0,
+            0,
+            0,
+        ];
+        for (ctx, uuid, ver) in ctxs {
+            b.extend_from_slice(&ctx.to_le_bytes());
+            b.extend_from_slice(&[1, 0]);
+            b.extend(wire(uuid, false));
+            b.extend_from_slice(&ver.to_le_bytes());
+            b.extend_from_slice(&0u16.to_le_bytes());
+            b.extend_from_slice(&[0x04; 20]);
+        }
+        pdu(ptype, flags, call_id, &b, false)
+    }
+
+    fn bind_ack(call_id: u32, results: &[u16]) -> Vec<u8> {
+        // Secondary address "135\0" (4 bytes): 10 + 4 = 14, padded to 16.
+        let mut b = vec![0xb8, 0x10, 0xb8, 0x10, 1, 0, 0, 0, 4, 0];
+        b.extend_from_slice(b"135\0");
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&[results.len() as u8, 0, 0, 0]);
+        for r in results {
+            b.extend_from_slice(&r.to_le_bytes());
+            b.extend_from_slice(&[0, 0]);
+            b.extend_from_slice(&[0x04; 20]);
+        }
+        pdu(PTYPE_BIND_ACK, 3, call_id, &b, false)
+    }
+
+    fn request(flags: u8, call_id: u32, ctx: u16, opnum: u16, stub: &[u8]) -> Vec<u8> {
+        let mut b = (stub.len() as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(&ctx.to_le_bytes());
+        b.extend_from_slice(&opnum.to_le_bytes());
+        b.extend_from_slice(stub);
+        pdu(PTYPE_REQUEST, flags, call_id, &b, false)
+    }
+
+    fn response(flags: u8, call_id: u32, stub: &[u8]) -> Vec<u8> {
+        let mut b = (stub.len() as u32).to_le_bytes().to_vec();
+        b.extend_from_slice(&[0, 0, 0, 0]);
+        b.extend_from_slice(stub);
+        pdu(PTYPE_RESPONSE, flags, call_id, &b, false)
+    }
+
+    fn state() -> DcerpcState {
+        DcerpcState::new(&AppLayerConfig::default())
+    }
+
+    fn feed(s: &mut DcerpcState, dir: Direction, data: &[u8]) -> Vec<AppLayerEvent> {
+        let mut ev = Vec::new();
+        s.feed(dir, data, 7, &mut ev);
+        ev
+    }
+
+    fn any_version(_: u16) -> bool {
+        true
+    }
+
+    /// Bind, ack, request and response of one call, whole or a byte at a
+    /// time: the same transactions.
+    #[test]
+    fn bind_request_response() {
+        for bytewise in [false, true] {
+            let mut s = state();
+            let mut ts = bind(PTYPE_BIND, 3, 1, &[(0, NETLOGON, 1)]);
+            ts.extend(request(3, 2, 0, 26, b"\x01\x02\x03\x04"));
+            let mut tc = bind_ack(1, &[0]);
+            tc.extend(response(3, 2, b"\xaa\xbb"));
+            let mut ev = Vec::new();
+            for (dir, data) in [(Direction::ToServer, &ts), (Direction::ToClient, &tc)] {
+                if bytewise {
+                    for b in data.iter() {
+                        ev.extend(feed(&mut s, dir, std::slice::from_ref(b)));
+                    }
+                } else {
+                    ev.extend(feed(&mut s, dir, data));
+                }
+            }
+            assert!(ev.is_empty(), "{ev:?}");
+            assert_eq!(s.pdus(Direction::ToServer), 2);
+            assert!(s.take_raw_trigger(Direction::ToServer));
+            assert!(!s.take_raw_trigger(Direction::ToServer));
+            let txs: Vec<&DcerpcTx> = s.transactions().collect();
+            assert_eq!(txs.len(), 2);
+            assert_eq!(
+                (txs[0].req_cmd, txs[0].resp_cmd),
+                (PTYPE_BIND, PTYPE_BIND_ACK)
+            );
+            let t = txs[1];
+            assert_eq!((t.call_id, t.opnum, t.ctxid), (2, 26, 0));
+            assert!(t.req_done && t.resp_done);
+            assert_eq!(t.stub_data(Direction::ToServer), b"\x01\x02\x03\x04");
+            assert_eq!(
+                t.buffer(BufferId::DcerpcStubData, Direction::ToClient),
+                Some(&b"\xaa\xbb"[..])
+            );
+            assert_eq!(t.buffer(BufferId::HttpUri, Direction::ToClient), None);
+            let uuid = parse_uuid(NETLOGON).unwrap();
+            assert!(s.iface_matches(1, &uuid, any_version, false));
+            assert!(s.iface_matches(1, &uuid, |v| v == 1, false));
+            assert!(!s.iface_matches(1, &uuid, |v| v > 1, false));
+            assert!(!s.iface_matches(1, &parse_uuid(EPM).unwrap(), any_version, true));
+            // The bind transaction has no request of its own.
+            assert!(!s.iface_matches(0, &uuid, any_version, true));
+            assert_eq!(s.opnum(1), Some(26));
+            assert_eq!(s.opnum(0), None);
+            let e = s.eve(1).unwrap();
+            assert_eq!(e["request"], "REQUEST");
+            assert_eq!(e["response"], "RESPONSE");
+            assert_eq!(e["req"]["opnum"], 26);
+            assert_eq!(e["req"]["stub_data_size"], 4);
+            assert_eq!(e["res"]["stub_data_size"], 2);
+            assert_eq!(e["call_id"], 2);
+            assert_eq!(e["rpc_version"], "5.0");
+            assert_eq!(e["interfaces"][0]["uuid"], NETLOGON);
+            assert_eq!(e["interfaces"][0]["service"], "netlogon");
+            let b = s.eve(0).unwrap();
+            assert_eq!(b["request"], "BIND");
+            assert_eq!(b["response"], "BINDACK");
+            assert_eq!(b["interfaces"][0]["version"], "1.0");
+            assert_eq!(b["interfaces"][0]["ack_result"], 0);
+        }
+    }
+
+    /// Three request fragments and two response fragments make one
+    /// transaction with the stub data joined.
+    #[test]
+    fn fragments_are_reassembled() {
+        let mut s = state();
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &bind(PTYPE_BIND, 3, 1, &[(1, EPM, 3)]),
+        );
+        feed(&mut s, Direction::ToClient, &bind_ack(1, &[0]));
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &request(PFC_FIRST_FRAG, 5, 1, 42, b"abc"),
+        );
+        let t = s.tx(1).unwrap();
+        assert!(!t.req_done);
+        assert_eq!(s.opnum(1), Some(42));
+        feed(&mut s, Direction::ToServer, &request(0, 5, 1, 42, b"def"));
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &request(PFC_LAST_FRAG, 5, 1, 42, b"gh"),
+        );
+        feed(
+            &mut s,
+            Direction::ToClient,
+            &response(PFC_FIRST_FRAG, 5, b"12"),
+        );
+        assert!(!s.tx(1).unwrap().resp_done);
+        feed(
+            &mut s,
+            Direction::ToClient,
+            &response(PFC_LAST_FRAG, 5, b"34"),
+        );
+        let t = s.tx(1).unwrap();
+        assert_eq!(s.transactions().count(), 2);
+        assert!(t.req_done && t.resp_done);
+        assert_eq!(t.stub_data(Direction::ToServer), b"abcdefgh");
+        assert_eq!(t.stub_data(Direction::ToClient), b"1234");
+        assert_eq!(t.frag_cnt, [3, 2]);
+        assert_eq!(s.eve(1).unwrap()["req"]["frag_cnt"], 3);
+        // A new request of the same call id is a new transaction.
+        feed(&mut s, Direction::ToServer, &request(3, 5, 1, 7, b""));
+        assert_eq!(s.opnum(2), Some(7));
+    }
+
+    /// A request whose first fragment was not seen has no opnum for
+    /// detection (Suricata's first_request_seen).
+    #[test]
+    fn middle_fragment_only() {
+        let mut s = state();
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &request(PFC_LAST_FRAG, 9, 0, 3, b"x"),
+        );
+        assert_eq!(s.opnum(0), None);
+        assert!(s.tx(0).unwrap().req_done);
+    }
+
+    /// Interfaces bound by a bind without PFC_FIRST_FRAG only match with
+    /// `any_frag`; rejected contexts never match; the request's context id
+    /// must be the interface's.
+    #[test]
+    fn iface_rules() {
+        let uuid = parse_uuid(EPM).unwrap();
+        let mut s = state();
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &bind(PTYPE_BIND, 0, 1, &[(0, EPM, 3)]),
+        );
+        feed(&mut s, Direction::ToClient, &bind_ack(1, &[0]));
+        feed(&mut s, Direction::ToServer, &request(3, 1, 0, 42, b""));
+        assert!(!s.iface_matches(1, &uuid, any_version, false));
+        assert!(s.iface_matches(1, &uuid, any_version, true));
+
+        let mut s = state();
+        let offer = [(0, EPM, 3), (1, NETLOGON, 1)];
+        feed(&mut s, Direction::ToServer, &bind(PTYPE_BIND, 3, 1, &offer));
+        feed(&mut s, Direction::ToClient, &bind_ack(1, &[2, 0]));
+        feed(&mut s, Direction::ToServer, &request(3, 2, 0, 1, b""));
+        feed(&mut s, Direction::ToServer, &request(3, 3, 1, 1, b""));
+        assert_eq!(s.interfaces()[0].ack_result, Some(2));
+        assert!(!s.iface_matches(1, &uuid, any_version, true));
+        let nl = parse_uuid(NETLOGON).unwrap();
+        assert!(!s.iface_matches(1, &nl, any_version, false));
+        assert!(s.iface_matches(2, &nl, any_version, false));
+        // An alter_context adds a context; a nak rejects what it offered.
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &bind(PTYPE_ALTER_CONTEXT, 3, 4, &[(2, EPM, 3)]),
+        );
+        feed(
+            &mut s,
+            Direction::ToClient,
+            &pdu(PTYPE_BIND_NAK, 3, 4, &[0, 0], false),
+        );
+        assert_eq!(s.interfaces()[2].ack_result, Some(2));
+        assert_eq!(s.tx(3).unwrap().resp_cmd, PTYPE_BIND_NAK);
+    }
+
+    /// Big-endian data representation: fields and UUIDs read as such.
+    #[test]
+    fn big_endian() {
+        let mut s = state();
+        let mut b = vec![0x10, 0xb8, 0x10, 0xb8, 0, 0, 0, 0, 1, 0, 0, 0];
+        b.extend_from_slice(&[0, 7, 1, 0]);
+        b.extend(wire(NETLOGON, true));
+        b.extend_from_slice(&[0, 1, 0, 0]);
+        b.extend_from_slice(&[0; 20]);
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &pdu(PTYPE_BIND, 3, 1, &b, true),
+        );
+        assert_eq!(s.interfaces()[0].uuid, parse_uuid(NETLOGON).unwrap());
+        assert_eq!((s.interfaces()[0].ctxid, s.interfaces()[0].version), (7, 1));
+        let req = [0, 0, 0, 0, 0, 7, 0, 30, 0xee];
+        feed(
+            &mut s,
+            Direction::ToServer,
+            &pdu(PTYPE_REQUEST, 3, 2, &req, true),
+        );
+        assert_eq!(s.opnum(1), Some(30));
+        assert_eq!(s.tx(1).unwrap().ctxid, 7);
+        assert!(!s.tx(1).unwrap().little_endian);
+    }
+
+    /// Stub data past the cap is dropped with an event.
+    #[test]
+    fn stub_cap() {
+        let cfg = AppLayerConfig {
+            dcerpc_max_stub: 5,
+            ..AppLayerConfig::default()
+        };
+        let mut s = DcerpcState::new(&cfg);
+        let ev = feed(&mut s, Direction::ToServer, &request(1, 1, 0, 1, b"abcd"));
+        assert!(ev.is_empty());
+        let ev = feed(&mut s, Direction::ToServer, &request(2, 1, 0, 1, b"efgh"));
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(
+                DcerpcEvent::StubLimitReached,
+                Some(0)
+            )]
+        );
+        assert_eq!(s.tx(0).unwrap().stub_data(Direction::ToServer), b"abcde");
+    }
+
+    /// The authentication verifier is not stub data; an object UUID is
+    /// skipped.
+    #[test]
+    fn auth_and_object_uuid() {
+        let mut s = state();
+        let mut body = vec![0, 0, 0, 0, 0, 0, 5, 0];
+        body.extend_from_slice(&[0x11; 16]);
+        body.extend_from_slice(b"STUB");
+        body.extend_from_slice(&[0x0a, 2, 0, 0, 0, 0, 0, 0]);
+        body.extend_from_slice(&[0xcc; 4]);
+        let mut p = pdu(PTYPE_REQUEST, 3 | PFC_OBJECT_UUID, 1, &body, false);
+        p[10] = 4;
+        feed(&mut s, Direction::ToServer, &p);
+        assert_eq!(s.tx(0).unwrap().stub_data(Direction::ToServer), b"STUB");
+        assert_eq!(s.opnum(0), Some(5));
+    }
+
+    /// Garbage loses the framing with an event; a gap too, and closes the
+    /// open side; nothing after is parsed.
+    #[test]
+    fn garbage_and_gaps() {
+        let mut s = state();
+        let ev = feed(&mut s, Direction::ToServer, b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(DcerpcEvent::InvalidHeader, None)]
+        );
+        assert!(!s.wants_data(Direction::ToServer));
+        assert!(feed(&mut s, Direction::ToServer, &request(3, 1, 0, 1, b"")).is_empty());
+        assert_eq!(s.transactions().count(), 0);
+        assert!(s.wants_data(Direction::ToClient));
+
+        let mut s = state();
+        let r = request(3, 1, 0, 1, b"abcdef");
+        feed(&mut s, Direction::ToServer, &r[..20]);
+        let mut ev = Vec::new();
+        s.on_gap(Direction::ToServer, &mut ev);
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(DcerpcEvent::StreamGap, None)]
+        );
+        feed(&mut s, Direction::ToServer, &r[20..]);
+        feed(&mut s, Direction::ToServer, &r);
+        assert_eq!(s.transactions().count(), 0);
+        // A fragment length under the header size is not a PDU.
+        let mut s = state();
+        let mut bad = request(3, 1, 0, 1, b"");
+        bad[8] = 4;
+        bad[9] = 0;
+        let ev = feed(&mut s, Direction::ToServer, &bad);
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(DcerpcEvent::InvalidHeader, None)]
+        );
+        // A gap on the response side completes open responses.
+        let mut s = state();
+        feed(&mut s, Direction::ToServer, &request(3, 1, 0, 1, b""));
+        s.on_gap(Direction::ToClient, &mut Vec::new());
+        assert!(s.tx(0).unwrap().progress().response_complete);
+        assert_eq!(s.eve(0).unwrap()["response"], "UNREPLIED");
+    }
+
+    /// Truncated bodies raise MALFORMED_PDU and do not panic; PDUs in the
+    /// wrong direction raise UNEXPECTED_PDU.
+    #[test]
+    fn malformed_pdus() {
+        let mut s = state();
+        let ev = feed(
+            &mut s,
+            Direction::ToServer,
+            &pdu(PTYPE_BIND, 3, 1, &[0; 8], false),
+        );
+        assert!(ev.contains(&AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, None)));
+        let mut b = bind(PTYPE_BIND, 3, 2, &[(0, EPM, 3), (1, EPM, 3)]);
+        b[HDR_LEN + 8] = 9;
+        let ev = feed(&mut s, Direction::ToServer, &b);
+        assert!(ev.contains(&AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, None)));
+        assert_eq!(s.interfaces().len(), 2);
+        let ev = feed(
+            &mut s,
+            Direction::ToServer,
+            &pdu(PTYPE_REQUEST, 3, 3, &[0; 3], false),
+        );
+        assert!(ev.contains(&AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, None)));
+        let ev = feed(
+            &mut s,
+            Direction::ToClient,
+            &pdu(PTYPE_BIND_ACK, 3, 2, &[0; 3], false),
+        );
+        assert!(ev.contains(&AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, None)));
+        let ev = feed(&mut s, Direction::ToClient, &request(3, 9, 0, 1, b""));
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(DcerpcEvent::UnexpectedPdu, None)]
+        );
+        let ev = feed(
+            &mut s,
+            Direction::ToClient,
+            &pdu(PTYPE_FAULT, 3, 77, &[0; 16], false),
+        );
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(DcerpcEvent::UnmatchedResponse, None)]
+        );
+        // feed_pdu with a PDU shorter than its fragment length.
+        let mut ev = Vec::new();
+        s.feed_pdu(
+            Direction::ToServer,
+            &request(3, 1, 0, 1, b"xyz")[..20],
+            0,
+            &mut ev,
+        );
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, None)]
+        );
+    }
+
+    /// A fault answers its request.
+    #[test]
+    fn fault_completes_response() {
+        let mut s = state();
+        feed(&mut s, Direction::ToServer, &request(3, 4, 0, 1, b""));
+        feed(
+            &mut s,
+            Direction::ToClient,
+            &pdu(PTYPE_FAULT, 3, 4, &[0; 16], false),
+        );
+        let e = s.eve(0).unwrap();
+        assert_eq!(e["response"], "FAULT");
+        assert!(e.get("res").is_none());
+    }
+
+    /// The transaction list is capped, oldest dropped, with an event.
+    #[test]
+    fn transaction_cap() {
+        let cfg = AppLayerConfig {
+            max_transactions: 3,
+            ..AppLayerConfig::default()
+        };
+        let mut s = DcerpcState::new(&cfg);
+        let mut ev = Vec::new();
+        for call in 0..5 {
+            ev.extend(feed(
+                &mut s,
+                Direction::ToServer,
+                &request(3, call, 0, 1, b""),
+            ));
+        }
+        assert_eq!(s.transactions().count(), 3);
+        assert_eq!(s.transactions().next().unwrap().id(), 2);
+        assert!(ev.contains(&AppLayerEvent::Dcerpc(
+            DcerpcEvent::TooManyTransactions,
+            None
+        )));
+    }
+
+    /// Interfaces are capped.
+    #[test]
+    fn interface_cap() {
+        let mut s = state();
+        let offer: Vec<(u16, &str, u16)> = (0..40).map(|i| (i, EPM, 3)).collect();
+        feed(&mut s, Direction::ToServer, &bind(PTYPE_BIND, 3, 1, &offer));
+        let ev = feed(&mut s, Direction::ToServer, &bind(PTYPE_BIND, 3, 2, &offer));
+        assert_eq!(s.interfaces().len(), MAX_INTERFACES);
+        assert!(ev.contains(&AppLayerEvent::Dcerpc(DcerpcEvent::TooManyInterfaces, None)));
+    }
+
+    #[test]
+    fn uuid_text() {
+        let u = parse_uuid("E1AF8308-5D1F-11C9-91A4-08002B14A0FA").unwrap();
+        assert_eq!(uuid_string(&u), EPM);
+        assert!(parse_uuid("e1af8308-5d1f-11c9-91a4").is_none());
+        assert!(parse_uuid("e1af8308-5d1f-11c9-91a4-08002b14a0fg").is_none());
+        assert!(parse_uuid("e1af83085-d1f-11c9-91a4-08002b14a0fa").is_none());
+        assert_eq!(ptype_name(12), "BINDACK");
+        assert_eq!(ptype_name(99), "99");
+    }
+}
