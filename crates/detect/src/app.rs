@@ -495,6 +495,10 @@ impl TxCheck {
                 AppProto::Tls,
                 vigil_applayer::TlsEvent::from_name(name)?.name(),
             ),
+            "dcerpc" => TxCheck::Event(
+                AppProto::Dcerpc,
+                vigil_applayer::DcerpcEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
