@@ -113,6 +113,8 @@ pub struct CompiledRule {
     /// Priority: the rule's own, else its classtype's, else 3.
     pub severity: u8,
     pub metadata: Vec<(String, String)>,
+    /// `reference:` (system, value) pairs in rule order.
+    pub references: Vec<(String, String)>,
     pub noalert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
@@ -846,6 +848,7 @@ pub fn compile_rule(
         classtype: rule.classtype.clone().unwrap_or_default(),
         severity,
         metadata: rule.metadata.clone(),
+        references: rule.references.clone(),
         noalert,
         bypass: rule.bypass,
         disable_tx_log: rule.disable_tx_log,
