@@ -17,7 +17,7 @@
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
-//! | [`passive`] | SMB, FTP and SMTP: detected, inspected as raw stream, no transactions yet |
+//! | [`passive`] | SMB, FTP, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
 //! # Bounded memory
