@@ -9,7 +9,9 @@
 //! is not complete (else opens one), a response or fault the oldest
 //! transaction of its call id whose response is not complete. Fragments
 //! (`PFC_FIRST_FRAG` / `PFC_LAST_FRAG`) are reassembled: the stub data of
-//! every fragment is appended, up to [`AppLayerConfig::dcerpc_max_stub`]
+//! every fragment is appended (as Suricata takes it: a request's after its
+//! request header, object UUID and authentication verifier included; a response's after
+//! the common header, its response header included), up to [`AppLayerConfig::dcerpc_max_stub`]
 //! bytes per direction and transaction, and a side is complete with its
 //! last fragment. Bind and alter_context PDUs are transactions too (their
 //! response is the bind_ack / alter_context_resp / bind_nak of the same
@@ -94,16 +96,50 @@ pub fn ptype_name(t: u8) -> String {
 /// Service names of a few well-known interfaces (EVE `service`).
 fn service_name(uuid: &[u8; 16]) -> Option<&'static str> {
     const KNOWN: &[(&str, &str)] = &[
+        ("00000131-0000-0000-c000-000000000046", "IRemUnknown"),
+        ("00000143-0000-0000-c000-000000000046", "IRemUnknown2"),
+        (
+            "000001a0-0000-0000-c000-000000000046",
+            "IRemoteSCMActivator",
+        ),
+        ("00020400-0000-0000-c000-000000000046", "IDispatch"),
+        ("00020401-0000-0000-c000-000000000046", "ITypeInfo"),
+        (
+            "027947e1-d731-11ce-a357-000000000001",
+            "IEnumWbemClassObject interface",
+        ),
+        ("12345678-1234-abcd-ef00-0123456789ab", "spoolss"),
         ("12345678-1234-abcd-ef00-01234567cffb", "netlogon"),
-        ("e1af8308-5d1f-11c9-91a4-08002b14a0fa", "epmapper"),
         ("12345778-1234-abcd-ef00-0123456789ab", "lsarpc"),
         ("12345778-1234-abcd-ef00-0123456789ac", "samr"),
-        ("4b324fc8-1670-01d3-1278-5a47bf6ee188", "srvsvc"),
-        ("367abb81-9844-35f1-ad32-98f038001003", "svcctl"),
-        ("e3514235-4b06-11d1-ab04-00c04fc2dcd2", "drsuapi"),
+        (
+            "1c1c45ee-4395-11d2-b60b-00104b703efd",
+            "IWbemFetchSmartEnum interface",
+        ),
         ("338cd001-2244-31f1-aaaa-900038001003", "winreg"),
+        ("367abb81-9844-35f1-ad32-98f038001003", "svcctl"),
+        (
+            "423ec01e-2e35-11d2-b604-00104b703efd",
+            "IWbemWCOSmartEnum interface",
+        ),
+        (
+            "44aca675-e8fc-11d0-a07c-00c04fb68820",
+            "IWbemCallResult interface",
+        ),
+        ("4b324fc8-1670-01d3-1278-5a47bf6ee188", "srvsvc"),
         ("6bffd098-a112-3610-9833-46c3f87e345a", "wkssvc"),
-        ("12345678-1234-abcd-ef00-0123456789ab", "spoolss"),
+        (
+            "86d35949-83c9-4044-b424-db363231fd0c",
+            "ITaskSchedulerService",
+        ),
+        ("9556dc99-828c-11cf-a37e-00aa003240c7", "IWbemServices"),
+        ("99fcfec4-5260-101b-bbcb-00aa0021347a", "IObjectExporter"),
+        ("a4f1db00-ca47-1067-b31f-00dd010662da", "exchange_mapi"),
+        ("d4781cd6-e5d3-44df-ad94-930efe48a887", "IWbemLoginClientID"),
+        ("e1af8308-5d1f-11c9-91a4-08002b14a0fa", "epmapper"),
+        ("e3514235-4b06-11d1-ab04-00c04fc2dcd2", "drsuapi"),
+        ("f309ad18-d86a-11d0-a075-00c04fb68820", "IWbemLevel1Login"),
+        ("f5cc5a18-4264-101a-8c59-08002b2f8426", "nspi"),
     ];
     let s = uuid_string(uuid);
     KNOWN.iter().find(|(u, _)| *u == s).map(|(_, n)| *n)
@@ -611,11 +647,10 @@ impl DcerpcState {
         let (Some(ctxid), Some(opnum)) = (r.u16(HDR_LEN + 4), r.u16(HDR_LEN + 6)) else {
             return false;
         };
-        let mut start = HDR_LEN + 8;
-        if h.flags & PFC_OBJECT_UUID != 0 {
-            start += 16;
-        }
-        let end = Self::body_end(h);
+        // As Suricata: the stub is the rest of the PDU, an object UUID
+        // (`PFC_OBJECT_UUID`) and the authentication verifier included.
+        let start = HDR_LEN + 8;
+        let end = h.frag_len;
         let first = h.flags & PFC_FIRST_FRAG != 0;
         let i = match self.open_tx(h.call_id, Direction::ToServer) {
             // A first fragment while a request of this call id is open
@@ -668,8 +703,10 @@ impl DcerpcState {
         if r.u32(HDR_LEN).is_none() || r.u16(HDR_LEN + 4).is_none() {
             return false;
         }
-        let start = HDR_LEN + 8;
-        let end = Self::body_end(h);
+        // As Suricata: a response's stub is everything after the common
+        // header (the response header and any verifier included).
+        let start = HDR_LEN;
+        let end = h.frag_len;
         let i = match self.open_tx(h.call_id, Direction::ToClient) {
             Some(i) => i,
             None => {
@@ -841,7 +878,8 @@ impl DcerpcState {
                         m.insert("interfaces".into(), Value::Array(bound));
                     }
                 }
-                PTYPE_BIND | PTYPE_ALTER_CONTEXT => {
+                // Suricata lists the interfaces of binds only.
+                PTYPE_BIND => {
                     let list: Vec<Value> = self
                         .interfaces
                         .get(t.bind_ifaces.clone())
@@ -1018,9 +1056,11 @@ mod tests {
             assert_eq!((t.call_id, t.opnum, t.ctxid), (2, 26, 0));
             assert!(t.req_done && t.resp_done);
             assert_eq!(t.stub_data(Direction::ToServer), b"\x01\x02\x03\x04");
+            // A response's stub starts with its response header, as
+            // Suricata keeps it.
             assert_eq!(
                 t.buffer(BufferId::DcerpcStubData, Direction::ToClient),
-                Some(&b"\xaa\xbb"[..])
+                Some(&b"\x02\0\0\0\0\0\0\0\xaa\xbb"[..])
             );
             assert_eq!(t.buffer(BufferId::HttpUri, Direction::ToClient), None);
             let uuid = parse_uuid(NETLOGON).unwrap();
@@ -1037,7 +1077,7 @@ mod tests {
             assert_eq!(e["response"], "RESPONSE");
             assert_eq!(e["req"]["opnum"], 26);
             assert_eq!(e["req"]["stub_data_size"], 4);
-            assert_eq!(e["res"]["stub_data_size"], 2);
+            assert_eq!(e["res"]["stub_data_size"], 10);
             assert_eq!(e["call_id"], 2);
             assert_eq!(e["rpc_version"], "5.0");
             assert_eq!(e["interfaces"][0]["uuid"], NETLOGON);
@@ -1090,7 +1130,10 @@ mod tests {
         assert_eq!(s.transactions().count(), 2);
         assert!(t.req_done && t.resp_done);
         assert_eq!(t.stub_data(Direction::ToServer), b"abcdefgh");
-        assert_eq!(t.stub_data(Direction::ToClient), b"1234");
+        assert_eq!(
+            t.stub_data(Direction::ToClient),
+            b"\x02\0\0\0\0\0\0\x0012\x02\0\0\0\0\0\0\x0034"
+        );
         assert_eq!(t.frag_cnt, [3, 2]);
         assert_eq!(s.eve(1).unwrap()["req"]["frag_cnt"], 3);
         // A new request of the same call id is a new transaction.
@@ -1203,8 +1246,8 @@ mod tests {
         assert_eq!(s.tx(0).unwrap().stub_data(Direction::ToServer), b"abcde");
     }
 
-    /// The authentication verifier is not stub data; an object UUID is
-    /// skipped.
+    /// The object UUID and the authentication verifier stay in the stub
+    /// data, as Suricata keeps them.
     #[test]
     fn auth_and_object_uuid() {
         let mut s = state();
@@ -1216,7 +1259,10 @@ mod tests {
         let mut p = pdu(PTYPE_REQUEST, 3 | PFC_OBJECT_UUID, 1, &body, false);
         p[10] = 4;
         feed(&mut s, Direction::ToServer, &p);
-        assert_eq!(s.tx(0).unwrap().stub_data(Direction::ToServer), b"STUB");
+        let stub = s.tx(0).unwrap().stub_data(Direction::ToServer);
+        assert_eq!(&stub[..16], &[0x11; 16]);
+        assert_eq!(&stub[16..20], b"STUB");
+        assert_eq!(stub.len(), 32);
         assert_eq!(s.opnum(0), Some(5));
     }
 
