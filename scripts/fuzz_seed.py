@@ -282,6 +282,23 @@ def tcp_conv(port_idx, req, resp, v6=False):
     ]
 
 
+def dcerpc_exchange():
+    """A DCERPC bind (netlogon 1.0) and a request in two fragments (opnum
+    26), and the bind_ack and response: (client bytes, server bytes)."""
+    def pdu(ptype, flags, call, body):
+        return bytes([5, 0, ptype, flags, 0x10, 0, 0, 0]) + struct.pack("<HHI", 16 + len(body), 0, call) + body
+    netlogon = bytes.fromhex("78563412" "3412" "cdab" "ef00" "01234567cffb")
+    bind = struct.pack("<HHIB3x", 4280, 4280, 0, 1) + struct.pack("<HBx", 0, 1) + netlogon \
+        + struct.pack("<HH", 1, 0) + b"\x04" * 20
+    ack = struct.pack("<HHIH", 4280, 4280, 1, 0) + b"\0\0" + struct.pack("<B3x", 1) + b"\0" * 4 + b"\x04" * 20
+    req1 = struct.pack("<IHH", 0, 0, 26) + b"A" * 40
+    req2 = struct.pack("<IHH", 0, 0, 26) + b"B" * 8 + b"\xff\xff\x2f\x21"
+    resp = struct.pack("<IHBB", 12, 0, 0, 0) + b"\x11" * 12
+    client = pdu(11, 3, 1, bind) + pdu(0, 1, 2, req1) + pdu(0, 2, 2, req2)
+    server = pdu(12, 3, 1, ack) + pdu(2, 3, 2, resp)
+    return client, server
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz/corpus")
     rng = random.Random(19)
@@ -345,6 +362,11 @@ def main():
     tcpr = struct.pack("!H", len(DNS_R)) + DNS_R
     add("applayer_dns_tcp", "query_answer", chunks([(0, tcpq), (1, tcpr)]))
     add("applayer_dns_tcp", "two_in_one", chunks([(0, tcpq + tcpq), (1, tcpr)]) + GAP(0) + chunks([(0, tcpq)]))
+    dce_c, dce_s = dcerpc_exchange()
+    add("applayer_dcerpc", "bind_request", chunks([(0, dce_c), (1, dce_s)]))
+    add("applayer_dcerpc", "fragments_gap",
+        chunks([(0, dce_c[:100])]) + GAP(0) + chunks([(1, dce_s)]) + END(0) + END(1))
+    add("applayer_dcerpc", "bytewise", chunks([(0, dce_c[i:i + 1]) for i in range(len(dce_c))]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -114,6 +114,31 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// DCERPC events. Suricata's DCERPC parser raises none: these are
+    /// Vigil's (malformed PDUs and caps), under the `dcerpc.` prefix.
+    DcerpcEvent {
+        /// (Vigil) a PDU header that is not DCERPC connection-oriented
+        /// (version 5.0/5.1, fragment length of at least 16): the framing
+        /// of that direction is lost.
+        InvalidHeader => "INVALID_HEADER",
+        /// (Vigil) a PDU whose body is shorter than its fields.
+        MalformedPdu => "MALFORMED_PDU",
+        /// (Vigil) a request-side PDU sent to the client or the reverse.
+        UnexpectedPdu => "UNEXPECTED_PDU",
+        /// (Vigil) an ack, nak or fault with no open call of its call id.
+        UnmatchedResponse => "UNMATCHED_RESPONSE",
+        /// (Vigil) stub data past `dcerpc_max_stub` was dropped.
+        StubLimitReached => "STUB_LIMIT_REACHED",
+        /// (Vigil) more bound interfaces than the parser keeps.
+        TooManyInterfaces => "TOO_MANY_INTERFACES",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+        /// (Vigil) a gap in the stream: the framing of that direction is lost.
+        StreamGap => "STREAM_GAP",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +146,7 @@ pub enum AppLayerEvent {
     Http(HttpEvent, Option<TxId>),
     Dns(DnsEvent, Option<TxId>),
     Tls(TlsEvent, Option<TxId>),
+    Dcerpc(DcerpcEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -129,6 +155,7 @@ impl AppLayerEvent {
             AppLayerEvent::Http(..) => AppProto::Http,
             AppLayerEvent::Dns(..) => AppProto::Dns,
             AppLayerEvent::Tls(..) => AppProto::Tls,
+            AppLayerEvent::Dcerpc(..) => AppProto::Dcerpc,
         }
     }
 
@@ -138,13 +165,17 @@ impl AppLayerEvent {
             AppLayerEvent::Http(e, _) => e.name(),
             AppLayerEvent::Dns(e, _) => e.name(),
             AppLayerEvent::Tls(e, _) => e.name(),
+            AppLayerEvent::Dcerpc(e, _) => e.name(),
         }
     }
 
     /// The transaction the event belongs to, if any.
     pub fn tx(&self) -> Option<TxId> {
         match self {
-            AppLayerEvent::Http(_, t) | AppLayerEvent::Dns(_, t) | AppLayerEvent::Tls(_, t) => *t,
+            AppLayerEvent::Http(_, t)
+            | AppLayerEvent::Dns(_, t)
+            | AppLayerEvent::Tls(_, t)
+            | AppLayerEvent::Dcerpc(_, t) => *t,
         }
     }
 

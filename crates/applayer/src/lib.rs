@@ -16,7 +16,8 @@
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
-//! | [`passive`] | SMB, DCERPC, FTP and SMTP: detected, inspected as raw stream, no transactions yet |
+//! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
+//! | [`passive`] | SMB, FTP, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
 //! # Bounded memory
@@ -32,6 +33,7 @@
 //! EVE lines: it builds the protocol objects (`http`, `dns`, `tls`) that the
 //! output crate places in events. It never panics on any input.
 
+pub mod dcerpc;
 pub mod dns;
 mod events;
 pub mod http;
@@ -42,7 +44,7 @@ mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DnsEvent, HttpEvent, TlsEvent};
+pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, HttpEvent, TlsEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -139,6 +141,9 @@ pub struct AppLayerConfig {
     pub tls_max_handshake: usize,
     /// Longest DNS name kept (Suricata truncates at 1025 bytes).
     pub dns_max_name: usize,
+    /// DCERPC stub data kept per transaction and direction (fragments
+    /// reassembled).
+    pub dcerpc_max_stub: usize,
 }
 
 impl Default for AppLayerConfig {
@@ -153,6 +158,7 @@ impl Default for AppLayerConfig {
             max_transactions: 512,
             tls_max_handshake: 256 * 1024,
             dns_max_name: 1025,
+            dcerpc_max_stub: 1024 * 1024,
         }
     }
 }
@@ -236,6 +242,9 @@ pub enum BufferId {
     SshProto,
     /// `ssh.software`: the software version (`OpenSSH_8.4p1`).
     SshSoftware,
+    /// `dcerpc.stub_data`: the reassembled stub data of the request (to
+    /// the server) or of the response (to the client).
+    DcerpcStubData,
 }
 
 impl BufferId {
@@ -293,6 +302,7 @@ impl BufferId {
         BufferId::Ja4Hash,
         BufferId::SshProto,
         BufferId::SshSoftware,
+        BufferId::DcerpcStubData,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -304,6 +314,7 @@ impl BufferId {
             | TlsCerts | TlsRandom | TlsRandomTime | TlsRandomBytes | Ja3Hash | Ja3String
             | Ja3sHash | Ja3sString | Ja4Hash => AppProto::Tls,
             SshProto | SshSoftware => AppProto::Ssh,
+            DcerpcStubData => AppProto::Dcerpc,
             _ => AppProto::Http,
         }
     }
@@ -380,6 +391,7 @@ impl BufferId {
             "ja4.hash" => Ja4Hash,
             "ssh.proto" | "ssh_proto" => SshProto,
             "ssh.software" | "ssh_software" => SshSoftware,
+            "dcerpc.stub_data" | "dce_stub_data" => DcerpcStubData,
             _ => return None,
         })
     }

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::dcerpc::DcerpcState;
 use crate::dns::DnsState;
 use crate::http::HttpState;
 use crate::passive::PassiveState;
@@ -78,7 +79,9 @@ pub enum AppLayerState {
     Dns(Box<DnsState>),
     Tls(Box<TlsState>),
     Ssh(Box<SshState>),
-    /// SMB, DCERPC, FTP, SMTP: detected, not parsed into transactions.
+    /// DCERPC over TCP.
+    Dcerpc(Box<DcerpcState>),
+    /// SMB, FTP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
 
@@ -106,6 +109,10 @@ impl AppLayerState {
             AppProto::Dns => AppLayerState::Dns(Box::new(DnsState::new(transport, cfg))),
             AppProto::Tls => AppLayerState::Tls(Box::new(TlsState::new(cfg))),
             AppProto::Ssh => AppLayerState::Ssh(Box::new(SshState::new())),
+            // Connectionless DCERPC (UDP) is not parsed: detected only.
+            AppProto::Dcerpc if transport == Transport::Tcp => {
+                AppLayerState::Dcerpc(Box::new(DcerpcState::new(cfg)))
+            }
             AppProto::Smb | AppProto::Dcerpc | AppProto::Ftp | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -118,6 +125,7 @@ impl AppLayerState {
             AppLayerState::Dns(_) => AppProto::Dns,
             AppLayerState::Tls(_) => AppProto::Tls,
             AppLayerState::Ssh(_) => AppProto::Ssh,
+            AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -131,6 +139,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ssh(s) => s.feed(dir, data, ts),
+            AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -157,6 +166,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| &t.common),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| &t.common),
+            AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -173,6 +183,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
             AppLayerState::Ssh(s) => s.on_gap(dir),
+            AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -182,10 +193,11 @@ impl AppLayerState {
     /// Whether the parser completed a message of `dir` since the last
     /// call, so that the raw stream of that direction is due for
     /// inspection now (Suricata's `AppLayerParserTriggerRawStreamInspection`).
-    /// Only the SMB and DCERPC framing asks for it so far.
+    /// Only DCERPC asks for it so far (each complete PDU).
     pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
         match self {
             AppLayerState::Passive(s) => s.take_raw_trigger(dir),
+            AppLayerState::Dcerpc(s) => s.take_raw_trigger(dir),
             _ => false,
         }
     }
@@ -198,6 +210,7 @@ impl AppLayerState {
         match self {
             AppLayerState::Passive(s) => s.wants_data(dir),
             AppLayerState::Ssh(s) => s.wants_data(dir),
+            AppLayerState::Dcerpc(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -208,6 +221,7 @@ impl AppLayerState {
         match self {
             AppLayerState::Http(s) => s.finish(dir, &mut ev),
             AppLayerState::Ssh(s) => s.finish(dir),
+            AppLayerState::Dcerpc(s) => s.finish(dir),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -244,6 +258,10 @@ impl AppLayerState {
                 .map(|t| info(&t.common, t.progress()))
                 .into_iter()
                 .collect(),
+            AppLayerState::Dcerpc(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -254,6 +272,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Tls(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ssh(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -289,6 +308,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Dcerpc(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -302,6 +326,7 @@ impl AppLayerState {
             AppLayerState::Dns(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Tls(s) => s.tx_ref(tx)?.buffer(id, dir),
             AppLayerState::Ssh(s) => s.tx_ref(tx)?.buffer(id, dir),
+            AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -320,12 +345,13 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
     }
 
-    /// The EVE object for a transaction (`http`, `dns`, `tls` or `ssh`, named by
+    /// The EVE object for a transaction (`http`, `dns`, `tls`, `ssh` or `dcerpc`, named by
     /// [`AppProto::name`]).
     pub fn eve(&self, tx: TxId) -> Option<Value> {
         match self {
@@ -333,6 +359,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.eve()),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.eve()),
+            AppLayerState::Dcerpc(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -354,6 +381,13 @@ impl AppLayerState {
     pub fn as_ssh(&self) -> Option<&SshState> {
         match self {
             AppLayerState::Ssh(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_dcerpc(&self) -> Option<&DcerpcState> {
+        match self {
+            AppLayerState::Dcerpc(s) => Some(s),
             _ => None,
         }
     }

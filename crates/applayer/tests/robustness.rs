@@ -98,6 +98,13 @@ proptest! {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
 
+    /// A request header with a fragment length of 0x30: the body, and
+    /// what follows, is arbitrary.
+    #[test]
+    fn dcerpc_request_never_panics(c in seeded(&[5, 0, 0, 3, 0x10, 0, 0, 0, 0x30, 0, 0, 0, 1, 0, 0, 0])) {
+        exercise(AppProto::Dcerpc, Transport::Tcp, &c);
+    }
+
     #[test]
     fn smb_ftp_smtp_arbitrary(c in chunks()) {
         exercise(AppProto::Smb, Transport::Tcp, &c);
@@ -117,7 +124,9 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
-        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 3] = [
+        let (dce_client, dce_server) = dcerpc_call();
+        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 4] = [
+            (AppProto::Dcerpc, Transport::Tcp, &dce_client, &dce_server),
             (AppProto::Tls, Transport::Tcp, include_bytes!("data/tls12_client.bin"), include_bytes!("data/tls12_server.bin")),
             (AppProto::Http, Transport::Tcp,
              b"POST /a?b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n",
@@ -295,6 +304,97 @@ fn probing_new_protocols() {
         d.feed(ToServer, b"HELO me\r\n"),
         Detection::Detected(AppProto::Smtp)
     );
+}
+
+/// A DCERPC bind and request and their answers (client bytes, server
+/// bytes), little-endian, netlogon opnum 26.
+fn dcerpc_call() -> (Vec<u8>, Vec<u8>) {
+    fn pdu(ptype: u8, call: u8, body: &[u8]) -> Vec<u8> {
+        let len = 16 + body.len() as u16;
+        let mut v = vec![5, 0, ptype, 3, 0x10, 0, 0, 0];
+        v.extend_from_slice(&len.to_le_bytes());
+        v.extend_from_slice(&[0, 0, call, 0, 0, 0]);
+        v.extend_from_slice(body);
+        v
+    }
+    let mut bind = vec![0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0];
+    bind.extend_from_slice(&[
+        0x78, 0x56, 0x34, 0x12, 0x34, 0x12, 0xcd, 0xab, 0xef, 0, 1, 0x23, 0x45, 0x67, 0xcf, 0xfb,
+    ]);
+    bind.extend_from_slice(&[1, 0, 0, 0]);
+    bind.extend_from_slice(&[0x04; 20]);
+    let mut ack = vec![0xb8, 0x10, 0xb8, 0x10, 1, 0, 0, 0, 4, 0];
+    ack.extend_from_slice(b"135\0\0\0");
+    ack.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+    ack.extend_from_slice(&[0x04; 20]);
+    let mut req = vec![12, 0, 0, 0, 0, 0, 26, 0];
+    req.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x2f, 0x21]);
+    let mut resp = vec![4, 0, 0, 0, 0, 0, 0, 0];
+    resp.extend_from_slice(&[0, 0, 0, 0]);
+    let mut client = pdu(11, 1, &bind);
+    client.extend(pdu(0, 2, &req));
+    let mut server = pdu(12, 1, &ack);
+    server.extend(pdu(2, 2, &resp));
+    (client, server)
+}
+
+/// A DCERPC exchange parses; truncated, oversized (stub past the cap),
+/// gap-ridden and garbage input is bounded and ends parsing cleanly.
+#[test]
+fn dcerpc_truncated_oversized_gap_garbage() {
+    let (client, server) = dcerpc_call();
+    let mut s = AppLayerState::new(AppProto::Dcerpc, Transport::Tcp);
+    assert!(s.feed(Direction::ToServer, &client, 1).is_empty());
+    assert!(s.feed(Direction::ToClient, &server, 2).is_empty());
+    assert_eq!(s.transactions().len(), 2);
+    let stub = s.buffer(1, BufferId::DcerpcStubData, Direction::ToServer);
+    assert_eq!(stub.map(<[u8]>::len), Some(12));
+    assert_eq!(s.eve(1).unwrap()["req"]["opnum"], 26);
+
+    // Truncated: the last PDU is never complete.
+    let mut t = AppLayerState::new(AppProto::Dcerpc, Transport::Tcp);
+    t.feed(Direction::ToServer, &client[..client.len() - 1], 1);
+    assert_eq!(t.transactions().len(), 1);
+    t.finish(Direction::ToServer);
+
+    // Oversized: 40 fragments of 60,000 stub bytes stop at the cap.
+    let mut o = AppLayerState::new(AppProto::Dcerpc, Transport::Tcp);
+    let mut events = Vec::new();
+    for i in 0..40u8 {
+        let flags = match i {
+            0 => 1,
+            39 => 2,
+            _ => 0,
+        };
+        let len = 24 + 60_000u16;
+        let mut p = vec![5, 0, 0, flags, 0x10, 0, 0, 0];
+        p.extend_from_slice(&len.to_le_bytes());
+        p.extend_from_slice(&[0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0]);
+        p.resize(usize::from(len), 0x41);
+        events.extend(o.feed(Direction::ToServer, &p, 3));
+    }
+    let kept = o.buffer(0, BufferId::DcerpcStubData, Direction::ToServer);
+    let cap = vigil_applayer::AppLayerConfig::default().dcerpc_max_stub;
+    assert_eq!(kept.map(<[u8]>::len), Some(cap));
+    assert!(events.iter().any(|e| e.name() == "STUB_LIMIT_REACHED"));
+    assert!(o.transactions()[0].progress.request_complete);
+
+    // A gap in the middle of a PDU: framing is lost, nothing more parsed.
+    let mut g = AppLayerState::new(AppProto::Dcerpc, Transport::Tcp);
+    g.feed(Direction::ToServer, &client[..30], 1);
+    let ev = g.on_gap(Direction::ToServer, Some(10));
+    assert_eq!(ev[0].keyword(), "dcerpc.stream_gap");
+    assert!(!g.wants_data(Direction::ToServer));
+    g.feed(Direction::ToServer, &client[40..], 2);
+    g.feed(Direction::ToServer, &client, 3);
+    assert!(g.transactions().is_empty());
+
+    // Garbage: an event, then nothing.
+    let mut x = AppLayerState::new(AppProto::Dcerpc, Transport::Tcp);
+    let ev = x.feed(Direction::ToClient, &[0xff; 64], 1);
+    assert_eq!(ev[0].keyword(), "dcerpc.invalid_header");
+    assert!(!x.wants_data(Direction::ToClient));
+    assert!(x.wants_data(Direction::ToServer));
 }
 
 /// Truncated and oversized SSH identifications, and a gap before one.

@@ -229,6 +229,85 @@ pub enum TxCheck {
     /// `app-layer-event:<proto>.<name>`: the parser raised this event on
     /// the transaction (Suricata's name, upper case).
     Event(AppProto, &'static str),
+    /// `dcerpc.iface:<uuid>[,<op><version>][,any_frag]`: an interface
+    /// accepted for the request's context id has this UUID and a major
+    /// version the comparison admits.
+    DcerpcIface {
+        uuid: [u8; 16],
+        version: Option<IntCmp>,
+        any_frag: bool,
+    },
+    /// `dcerpc.opnum`: the request's opnum.
+    DcerpcOpnum(DceOpnum),
+}
+
+/// The values `dcerpc.opnum` admits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DceOpnum {
+    /// `12,24,62-65`: any of these numbers or inclusive ranges.
+    Ranges(Vec<(u32, u32)>),
+    /// `>10`, `!3` ...: an integer comparison.
+    Cmp(IntCmp),
+}
+
+impl DceOpnum {
+    fn parse(v: &str) -> Result<DceOpnum, String> {
+        let ranges: Option<Vec<(u32, u32)>> = v
+            .split(',')
+            .map(|r| {
+                let r = r.trim();
+                match r.split_once('-') {
+                    Some((a, b)) => {
+                        let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                        (a <= b).then_some((a, b))
+                    }
+                    None => r.parse().ok().map(|a| (a, a)),
+                }
+            })
+            .collect();
+        match ranges {
+            Some(r) if !r.is_empty() => Ok(DceOpnum::Ranges(r)),
+            _ => vigil_rules::parse_uint_cmp(v, 65535)
+                .map(DceOpnum::Cmp)
+                .map_err(|e| format!("invalid dcerpc.opnum '{v}': {e}")),
+        }
+    }
+
+    fn matches(&self, opnum: u16) -> bool {
+        match self {
+            DceOpnum::Ranges(r) => r
+                .iter()
+                .any(|&(a, b)| a <= u32::from(opnum) && u32::from(opnum) <= b),
+            DceOpnum::Cmp(c) => c.matches(u64::from(opnum)),
+        }
+    }
+}
+
+/// `dcerpc.iface`'s value: a UUID, an optional version comparison
+/// (`<`, `>`, `=`, `!` and a number up to 65535) and `any_frag`.
+fn parse_dce_iface(v: &str) -> Result<TxCheck, String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let bad = || format!("invalid dcerpc.iface '{v}'");
+    let uuid = vigil_applayer::dcerpc::parse_uuid(parts[0]).ok_or_else(bad)?;
+    let version = |s: &str| {
+        let s = s.strip_prefix('=').unwrap_or(s);
+        if s.is_empty() || s.starts_with('-') {
+            return Err(bad());
+        }
+        vigil_rules::parse_uint_cmp(s, 65535).map_err(|_| bad())
+    };
+    let (version, any_frag) = match parts.as_slice() {
+        [_] => (None, false),
+        [_, "any_frag"] => (None, true),
+        [_, v] => (Some(version(v)?), false),
+        [_, v, "any_frag"] => (Some(version(v)?), true),
+        _ => return Err(bad()),
+    };
+    Ok(TxCheck::DcerpcIface {
+        uuid,
+        version,
+        any_frag,
+    })
 }
 
 /// Which elements of an array a multi-integer keyword
@@ -393,6 +472,8 @@ impl TxCheck {
             "dns.opcode" => uint(15).map(TxCheck::DnsOpcode),
             "dns.rcode" => uint(15).map(TxCheck::DnsRcode),
             "dns.rrtype" => MultiUint::parse(v, 65535).map(TxCheck::DnsRrtype),
+            "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
+            "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
             _ => return None,
         })
     }
@@ -414,6 +495,10 @@ impl TxCheck {
                 AppProto::Tls,
                 vigil_applayer::TlsEvent::from_name(name)?.name(),
             ),
+            "dcerpc" => TxCheck::Event(
+                AppProto::Dcerpc,
+                vigil_applayer::DcerpcEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -424,6 +509,7 @@ impl TxCheck {
             TxCheck::TlsVersion(_)
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
+            TxCheck::DcerpcIface { .. } | TxCheck::DcerpcOpnum(_) => AppProto::Dcerpc,
             _ => AppProto::Dns,
         }
     }
@@ -437,6 +523,23 @@ impl TxCheck {
 
     fn matches(&self, tx: &TxInput<'_>) -> bool {
         match self {
+            TxCheck::DcerpcIface {
+                uuid,
+                version,
+                any_frag,
+            } => tx.app.as_dcerpc().is_some_and(|s| {
+                s.iface_matches(
+                    tx.tx,
+                    uuid,
+                    |v| version.is_none_or(|c| c.matches(u64::from(v))),
+                    *any_frag,
+                )
+            }),
+            TxCheck::DcerpcOpnum(o) => tx
+                .app
+                .as_dcerpc()
+                .and_then(|s| s.opnum(tx.tx))
+                .is_some_and(|n| o.matches(n)),
             TxCheck::Event(_, name) => tx
                 .app
                 .tx_events(tx.tx)
@@ -520,7 +623,7 @@ fn side(b: BufferId) -> Side {
         }
         HttpHeader | HttpHeaderRaw | HttpHeaderNames | HttpCookie | HttpContentType
         | HttpContentLen | HttpConnection | HttpProtocol | HttpStart | DnsQueriesRrname
-        | TlsRandom | TlsRandomTime | TlsRandomBytes | SshProto | SshSoftware => {
+        | TlsRandom | TlsRandomTime | TlsRandomBytes | SshProto | SshSoftware | DcerpcStubData => {
             Side::Both(AppDir::ToServer)
         }
     }
@@ -549,8 +652,10 @@ pub(crate) fn spec_directions(
 ) -> (AppDir, bool) {
     let mut sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
     sides.extend(checks.iter().map(TxCheck::side));
-    let both = matches!(proto, AppProto::Dns | AppProto::Tls | AppProto::Ssh)
-        && flow.to_client == flow.to_server
+    let both = matches!(
+        proto,
+        AppProto::Dns | AppProto::Tls | AppProto::Ssh | AppProto::Dcerpc
+    ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
 }

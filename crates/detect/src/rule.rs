@@ -113,6 +113,8 @@ pub struct CompiledRule {
     /// Priority: the rule's own, else its classtype's, else 3.
     pub severity: u8,
     pub metadata: Vec<(String, String)>,
+    /// `reference:` (system, value) pairs in rule order.
+    pub references: Vec<(String, String)>,
     pub noalert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
@@ -318,13 +320,15 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
-        | "dns.rrtype" => rule.conditions.iter().all(|c| match c {
-            Condition::NotEvaluable { keyword, value } if keyword == k => value
-                .as_deref()
-                .and_then(|v| crate::app::TxCheck::parse(k, v))
-                .is_some_and(|r| r.is_ok()),
-            _ => true,
-        }),
+        | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" => {
+            rule.conditions.iter().all(|c| match c {
+                Condition::NotEvaluable { keyword, value } if keyword == k => value
+                    .as_deref()
+                    .and_then(|v| crate::app::TxCheck::parse(k, v))
+                    .is_some_and(|r| r.is_ok()),
+                _ => true,
+            })
+        }
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -845,6 +849,7 @@ pub fn compile_rule(
         classtype: rule.classtype.clone().unwrap_or_default(),
         severity,
         metadata: rule.metadata.clone(),
+        references: rule.references.clone(),
         noalert,
         bypass: rule.bypass,
         disable_tx_log: rule.disable_tx_log,

@@ -466,6 +466,94 @@ fn dcerpc_header_matches_smb_flows() {
     assert!(packet_alerts(&e, &frame, at(AppProtoState::Detected(AppProto::Http))).is_empty());
 }
 
+/// A DCERPC PDU (little-endian) of `ptype` with `body`.
+fn dce_pdu(ptype: u8, flags: u8, call: u8, body: &[u8]) -> Vec<u8> {
+    let len = 16 + body.len() as u16;
+    let mut v = vec![5, 0, ptype, flags, 0x10, 0, 0, 0];
+    v.extend_from_slice(&len.to_le_bytes());
+    v.extend_from_slice(&[0, 0, call, 0, 0, 0]);
+    v.extend_from_slice(body);
+    v
+}
+
+/// A flow that bound netlogon 1.0 on context 0 (first fragment flag as
+/// given), had it accepted, and called opnum 26 with stub `stub`.
+fn dcerpc_flow(bind_flags: u8, stub: &[u8]) -> AppLayerState {
+    let mut bind = vec![0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0];
+    bind.extend_from_slice(&[
+        0x78, 0x56, 0x34, 0x12, 0x34, 0x12, 0xcd, 0xab, 0xef, 0, 1, 0x23, 0x45, 0x67, 0xcf, 0xfb,
+    ]);
+    bind.extend_from_slice(&[1, 0, 0, 0]);
+    bind.extend_from_slice(&[0x04; 20]);
+    let mut ack = vec![0xb8, 0x10, 0xb8, 0x10, 1, 0, 0, 0, 0, 0, 0, 0];
+    ack.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+    ack.extend_from_slice(&[0x04; 20]);
+    let mut req = vec![0, 0, 0, 0, 0, 0, 26, 0];
+    req.extend_from_slice(stub);
+    let mut app = AppLayerState::new(AppProto::Dcerpc, Transport::Tcp);
+    app.feed(AppDir::ToServer, &dce_pdu(11, bind_flags, 1, &bind), 1);
+    app.feed(AppDir::ToClient, &dce_pdu(12, 3, 1, &ack), 2);
+    app.feed(AppDir::ToServer, &dce_pdu(0, 3, 2, &req), 3);
+    app.feed(AppDir::ToClient, &dce_pdu(2, 3, 2, &[0; 8]), 4);
+    app
+}
+
+const DCERPC_RULES: &[&str] = &[
+    "alert dcerpc any any -> any any (flow:to_server; dcerpc.iface:12345678-1234-abcd-ef00-01234567cffb; sid:1;)",
+    "alert dcerpc any any -> any any (flow:to_server; dce_iface:12345678-1234-ABCD-ef00-01234567cffb,>1; sid:2;)",
+    "alert dcerpc any any -> any any (flow:to_server; dcerpc.iface:12345678-1234-abcd-ef00-01234567cffb,=1,any_frag; sid:3;)",
+    "alert dcerpc any any -> any any (flow:to_server; dcerpc.iface:e1af8308-5d1f-11c9-91a4-08002b14a0fa; sid:4;)",
+    "alert dcerpc any any -> any any (flow:to_server; dcerpc.opnum:20-30; sid:5;)",
+    "alert dcerpc any any -> any any (flow:to_server; dce_opnum:1,2,3; sid:6;)",
+    "alert dcerpc any any -> any any (flow:to_server; dcerpc.opnum:>25; sid:7;)",
+    "alert dcerpc any any -> any any (flow:to_server; dcerpc.stub_data; content:\"|ff ff 2f 21|\"; endswith; sid:8;)",
+    "alert dcerpc any any -> any any (flow:to_server; dce_stub_data; content:\"nothere\"; sid:9;)",
+    "alert dcerpc any any -> any any (dcerpc.opnum:26; dcerpc.iface:12345678-1234-abcd-ef00-01234567cffb; sid:10;)",
+];
+
+/// dcerpc.iface (version comparison, any_frag), dcerpc.opnum (lists,
+/// ranges, comparisons) and dcerpc.stub_data with their dce_ aliases.
+#[test]
+fn dcerpc_keywords() {
+    let e = engine(DCERPC_RULES);
+    assert_eq!(e.rules.len(), DCERPC_RULES.len());
+    let app = dcerpc_flow(3, &[0, 0, 0, 0, 0xff, 0xff, 0x2f, 0x21]);
+    let txs = app.transactions();
+    assert_eq!(txs.len(), 2);
+    let mut st = FlowDetectState::default();
+    let mut txst = TxDetectState::default();
+    // The bind transaction has no request: nothing matches it.
+    assert!(inspect(&e, &app, txs[0].id, AppDir::ToServer, &mut txst, &mut st).is_empty());
+    let mut txst = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, txs[1].id, AppDir::ToServer, &mut txst, &mut st),
+        vec![1, 3, 5, 7, 8, 10]
+    );
+    // Without a flow direction the rule is also inspected to the client.
+    let mut txst = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, txs[1].id, AppDir::ToClient, &mut txst, &mut st),
+        vec![10]
+    );
+    // A bind without PFC_FIRST_FRAG: only any_frag matches the interface.
+    let app = dcerpc_flow(0, b"x");
+    let mut txst = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, 1, AppDir::ToServer, &mut txst, &mut st),
+        vec![3, 5, 7]
+    );
+    // Bad values make the rule invalid.
+    let (_, report) = DetectEngine::build(
+        &parse(&[
+            "alert dcerpc any any -> any any (dcerpc.iface:1234; sid:20;)",
+            "alert dcerpc any any -> any any (dcerpc.opnum:5-2; sid:21;)",
+            "alert dcerpc any any -> any any (dcerpc.iface:12345678-1234-abcd-ef00-01234567cffb,any_frag,1; sid:22;)",
+        ]),
+        &ClassificationConfig::default(),
+    );
+    assert_eq!(report.loaded, 0);
+}
+
 #[test]
 fn app_layer_protocol_keyword() {
     let e = engine(&[

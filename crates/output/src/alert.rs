@@ -61,6 +61,9 @@ pub struct AlertEvent<'a> {
     pub severity: u8,
     /// Rule metadata `key value` pairs in rule order.
     pub metadata: &'a [(String, String)],
+    /// The rule's references as URLs (`alert.references`, Suricata 8's
+    /// `metadata: rule: reference: yes`); not printed when empty.
+    pub references: &'a [String],
     pub app_proto: Option<&'a str>,
     /// The app-layer transaction's object (`http`, `dns`, `tls`) as
     /// serialised JSON, with its key: written after `alert`, and the body
@@ -111,6 +114,7 @@ impl Default for AlertEvent<'_> {
             category: "",
             severity: 3,
             metadata: &[],
+            references: &[],
             app_proto: None,
             app: None,
             xff: None,

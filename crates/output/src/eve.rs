@@ -327,6 +327,17 @@ impl EveFormatter {
                 a.key("metadata");
                 write_metadata(a.buf, ev.metadata, &mut self.order)?;
             }
+            if !ev.references.is_empty() {
+                a.key("references");
+                a.buf.push(b'[');
+                for (i, r) in ev.references.iter().enumerate() {
+                    if i > 0 {
+                        a.buf.push(b',');
+                    }
+                    json_str(a.buf, r)?;
+                }
+                a.buf.push(b']');
+            }
             if let Some(x) = ev.xff {
                 a.str("xff", x)?;
             }

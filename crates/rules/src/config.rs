@@ -59,29 +59,29 @@ config classification: malware-cnc,Known malware command and control traffic,1
 config classification: client-side-exploit,Known client side exploit attempt,1
 ";
 
-/// The standard reference systems (Suricata / Emerging Threats
-/// `reference.config`).
+/// The standard reference systems (Emerging Threats' current
+/// `reference.config`, as Suricata 8 ships it: https where available).
 pub const DEFAULT_REFERENCE_CONFIG: &str = "\
 # config reference: system URL
-config reference: bugtraq   http://www.securityfocus.com/bid/
-config reference: bid       http://www.securityfocus.com/bid/
-config reference: cve       http://cve.mitre.org/cgi-bin/cvename.cgi?name=
-config reference: secunia   http://www.secunia.com/advisories/
-config reference: arachNIDS http://www.whitehats.com/info/IDS
-config reference: McAfee    http://vil.nai.com/vil/content/v_
-config reference: nessus    http://cgi.nessus.org/plugins/dump.php3?id=
-config reference: url       http://
-config reference: et        http://doc.emergingthreats.net/
-config reference: etpro     http://doc.emergingthreatspro.com/
-config reference: telus     http://
+config reference: bugtraq   https://www.securityfocus.com/bid/
+config reference: bid       https://www.securityfocus.com/bid/
+config reference: cve       https://cve.mitre.org/cgi-bin/cvename.cgi?name=
+config reference: secunia   https://www.secunia.com/advisories/
+config reference: arachNIDS https://www.whitehats.com/info/IDS
+config reference: McAfee    https://vil.nai.com/vil/content/v_
+config reference: nessus    https://www.tenable.com/plugins/nessus/
+config reference: url       https://
+config reference: et        https://doc.emergingthreats.net/
+config reference: etpro     https://doc.emergingthreatspro.com/
+config reference: telus     https://
 config reference: osvdb     http://osvdb.org/show/osvdb/
 config reference: threatexpert http://www.threatexpert.com/report.aspx?md5=
-config reference: md5       http://www.threatexpert.com/report.aspx?md5=
-config reference: exploitdb http://www.exploit-db.com/exploits/
+config reference: md5       https://www.threatexpert.com/report.aspx?md5=
+config reference: exploitdb https://www.exploit-db.com/exploits/
 config reference: openpacket https://www.openpacket.org/capture/grab/
 config reference: securitytracker http://securitytracker.com/id?
 config reference: xforce    http://xforce.iss.net/xforce/xfdb/
-config reference: msft      http://technet.microsoft.com/security/bulletin/
+config reference: msft      https://technet.microsoft.com/security/bulletin/
 ";
 
 /// One classification: `config classification: name,description,priority`.
@@ -296,6 +296,20 @@ impl ReferenceConfig {
     /// The full URL of a rule reference (`prefix` + `value`).
     pub fn url(&self, system: &str, value: &str) -> Option<String> {
         self.lookup(system).map(|p| format!("{p}{value}"))
+    }
+
+    /// A rule reference as Suricata's EVE `alert.references` prints it:
+    /// a value that already has a scheme (`://`) as it is, else the
+    /// system's prefix and the value; an unknown system gives the value.
+    pub fn resolve(&self, system: &str, value: &str) -> String {
+        let v = value.trim();
+        if v.contains("://") {
+            return v.to_string();
+        }
+        match self.lookup(system.trim()) {
+            Some(p) => format!("{p}{v}"),
+            None => v.to_string(),
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -866,6 +866,10 @@ const EVALUATED: &[&str] = &[
     "ja3s.string",
     "ja4.hash",
     "app-layer-protocol",
+    // DCERPC
+    "dcerpc.iface",
+    "dcerpc.opnum",
+    "dcerpc.stub_data",
     // transforms
     "dotprefix",
     "strip_whitespace",

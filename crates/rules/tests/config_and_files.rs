@@ -64,13 +64,22 @@ fn references() {
     let r = ReferenceConfig::default();
     assert_eq!(
         r.url("cve", "2020-1234").as_deref(),
-        Some("http://cve.mitre.org/cgi-bin/cvename.cgi?name=2020-1234")
+        Some("https://cve.mitre.org/cgi-bin/cvename.cgi?name=2020-1234")
     );
-    assert_eq!(r.lookup("URL"), Some("http://"));
+    assert_eq!(r.lookup("URL"), Some("https://"));
     assert_eq!(
         r.lookup("mcafee"),
-        Some("http://vil.nai.com/vil/content/v_")
+        Some("https://vil.nai.com/vil/content/v_")
     );
+    // EVE's alert.references: a value with a scheme stays as it is; an
+    // unknown system gives the value alone.
+    assert_eq!(
+        r.resolve("url", "github.com/corelight/zerologon"),
+        "https://github.com/corelight/zerologon"
+    );
+    assert_eq!(r.resolve("url", " foobar://x/y "), "foobar://x/y");
+    assert_eq!(r.resolve("cve", "http://x/y"), "http://x/y");
+    assert_eq!(r.resolve("nosuch", "abc"), "abc");
     assert!(r.lookup("nope").is_none());
     let p = ReferenceConfig::parse("config reference: foo   https://foo/?id=\n", "r").unwrap();
     assert_eq!(p.url("FOO", "1").as_deref(), Some("https://foo/?id=1"));

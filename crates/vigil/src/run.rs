@@ -158,6 +158,8 @@ pub struct Sink {
     xff_overwrite: Option<bool>,
     /// Live: packets have no `pcap_cnt`.
     live: bool,
+    /// `alert.references` is written, with these reference systems.
+    references: Option<vigil_rules::ReferenceConfig>,
     /// `drop` records name the rule that dropped the packet.
     drop_alerts: bool,
     /// Inline (`-q`, `--inline`, `--simulate-ips`): an alert's `blocked`
@@ -203,6 +205,10 @@ impl Sink {
             (Some(ip), Some(false)) => (a.src, ip),
             _ => (a.src, a.dst),
         };
+        let references: Vec<String> = match &self.references {
+            Some(rc) => r.references.iter().map(|(k, v)| rc.resolve(k, v)).collect(),
+            None => Vec::new(),
+        };
         let ev = AlertEvent {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
@@ -231,6 +237,7 @@ impl Sink {
             category: &r.category,
             severity: r.severity,
             metadata: &r.metadata,
+            references: &references,
             app_proto: a.app_proto,
             app: a.app.as_ref().map(|r| (r.key, r.json.as_str())),
             xff: match self.xff_overwrite {
@@ -743,6 +750,39 @@ pub struct OutputSettings {
     pub redis: Option<RedisSettings>,
     /// Inline verdicts (see [`Sink`]'s `inline`); set by the caller.
     pub inline: bool,
+    /// `alert: metadata: rule: reference: yes`: alerts carry the rule's
+    /// references, resolved with the `reference-config-file` (the
+    /// built-in list when it is not set or cannot be read).
+    pub references: Option<vigil_rules::ReferenceConfig>,
+}
+
+/// Whether the eve-log alert type asks for `metadata: rule: reference:
+/// yes` (Suricata 8; off by default).
+fn eve_alert_rule_references(cfg: &Config) -> bool {
+    use serde_yaml::Value;
+    let on = |v: &Value| match v {
+        Value::Bool(b) => *b,
+        Value::String(s) => truthy(s),
+        _ => false,
+    };
+    let Some(Value::Sequence(types)) = cfg.output("eve-log").and_then(|e| e.get("types")) else {
+        return false;
+    };
+    types.iter().filter_map(|t| t.get("alert")).any(|a| {
+        a.get("metadata")
+            .and_then(|m| m.get("rule"))
+            .and_then(|r| r.get("reference"))
+            .is_some_and(on)
+    })
+}
+
+/// The reference systems of the `reference-config-file`, else the
+/// built-in list.
+fn reference_config(cfg: &Config) -> vigil_rules::ReferenceConfig {
+    cfg.get_str("reference-config-file")
+        .and_then(|f| std::fs::read_to_string(cfg.resolve(&f)).ok())
+        .and_then(|text| vigil_rules::ReferenceConfig::parse(&text, "reference-config-file").ok())
+        .unwrap_or_default()
 }
 
 /// The eve-log `community-id` switch and its `community-id-seed`
@@ -804,7 +844,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         },
         log_payload,
         log_packet: cfg.eve_alert_flag("packet"),
-        log_types: ["http", "dns", "tls", "ssh"]
+        log_types: ["http", "dns", "tls", "ssh", "dcerpc"]
             .into_iter()
             .filter(|t| cfg.eve_logs_type(t))
             .collect(),
@@ -812,6 +852,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         drop_log: cfg.eve_drop_log()?,
         redis: cfg.eve_redis()?,
         inline: false,
+        references: eve_alert_rule_references(cfg).then(|| reference_config(cfg)),
     })
 }
 
@@ -863,6 +904,7 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
         log_types: o.log_types.clone(),
         xff_overwrite: o.xff.as_ref().map(|x| x.overwrite),
         live: append,
+        references: o.references.clone(),
         drop_alerts: o.drop_log.is_some_and(|d| d.alerts),
         inline: o.inline,
     })

@@ -14,7 +14,7 @@
 //!
 //! Invariants: no panic; transaction ids strictly increase; no more
 //! transactions than the configured cap; HTTP bodies within the body
-//! limits; every EVE object is a JSON object that survives a round trip.
+//! limits; DCERPC stub data within its cap; every EVE object is a JSON object that survives a round trip.
 
 use vigil_applayer::{
     AppLayerConfig, AppLayerState, AppProto, BufferId, Direction, ProtocolDetector, Transport,
@@ -94,6 +94,11 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
                 "response body {}",
                 b.len()
             );
+        }
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            if let Some(b) = st.buffer(tx.id, DcerpcStubData, dir) {
+                assert!(b.len() <= cfg.dcerpc_max_stub, "stub data {}", b.len());
+            }
         }
         let _ = st.tx_events(tx.id);
         if let Some(v) = st.eve(tx.id) {
