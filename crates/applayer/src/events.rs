@@ -114,6 +114,18 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// FTP events (Suricata's `rust/src/ftp/event.rs`).
+    FtpEvent {
+        RequestCommandTooLong => "REQUEST_COMMAND_TOO_LONG",
+        ResponseCommandTooLong => "RESPONSE_COMMAND_TOO_LONG",
+        /// (Vigil) more reply lines for one command than the parser keeps.
+        TooManyReplyLines => "TOO_MANY_REPLY_LINES",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +133,7 @@ pub enum AppLayerEvent {
     Http(HttpEvent, Option<TxId>),
     Dns(DnsEvent, Option<TxId>),
     Tls(TlsEvent, Option<TxId>),
+    Ftp(FtpEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -129,6 +142,7 @@ impl AppLayerEvent {
             AppLayerEvent::Http(..) => AppProto::Http,
             AppLayerEvent::Dns(..) => AppProto::Dns,
             AppLayerEvent::Tls(..) => AppProto::Tls,
+            AppLayerEvent::Ftp(..) => AppProto::Ftp,
         }
     }
 
@@ -138,13 +152,17 @@ impl AppLayerEvent {
             AppLayerEvent::Http(e, _) => e.name(),
             AppLayerEvent::Dns(e, _) => e.name(),
             AppLayerEvent::Tls(e, _) => e.name(),
+            AppLayerEvent::Ftp(e, _) => e.name(),
         }
     }
 
     /// The transaction the event belongs to, if any.
     pub fn tx(&self) -> Option<TxId> {
         match self {
-            AppLayerEvent::Http(_, t) | AppLayerEvent::Dns(_, t) | AppLayerEvent::Tls(_, t) => *t,
+            AppLayerEvent::Http(_, t)
+            | AppLayerEvent::Dns(_, t)
+            | AppLayerEvent::Tls(_, t)
+            | AppLayerEvent::Ftp(_, t) => *t,
         }
     }
 

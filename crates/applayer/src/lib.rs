@@ -16,7 +16,8 @@
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
-//! | [`passive`] | SMB, DCERPC, FTP and SMTP: detected, inspected as raw stream, no transactions yet |
+//! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
+//! | [`passive`] | SMB, DCERPC and SMTP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
 //! # Bounded memory
@@ -34,6 +35,7 @@
 
 pub mod dns;
 mod events;
+pub mod ftp;
 pub mod http;
 pub mod passive;
 pub mod probe;
@@ -42,7 +44,7 @@ mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DnsEvent, HttpEvent, TlsEvent};
+pub use events::{AppLayerEvent, DnsEvent, FtpEvent, HttpEvent, TlsEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -236,6 +238,14 @@ pub enum BufferId {
     SshProto,
     /// `ssh.software`: the software version (`OpenSSH_8.4p1`).
     SshSoftware,
+    /// `ftp.command`: the command's name (`USER`, `PORT`).
+    FtpCommand,
+    /// `ftp.command_data`: the command's argument.
+    FtpCommandData,
+    /// Multi-buffer `ftp.reply`: each reply line's text.
+    FtpReply,
+    /// Multi-buffer `ftp.completion_code`: each reply's code.
+    FtpCompletionCode,
 }
 
 impl BufferId {
@@ -293,6 +303,10 @@ impl BufferId {
         BufferId::Ja4Hash,
         BufferId::SshProto,
         BufferId::SshSoftware,
+        BufferId::FtpCommand,
+        BufferId::FtpCommandData,
+        BufferId::FtpReply,
+        BufferId::FtpCompletionCode,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -304,6 +318,7 @@ impl BufferId {
             | TlsCerts | TlsRandom | TlsRandomTime | TlsRandomBytes | Ja3Hash | Ja3String
             | Ja3sHash | Ja3sString | Ja4Hash => AppProto::Tls,
             SshProto | SshSoftware => AppProto::Ssh,
+            FtpCommand | FtpCommandData | FtpReply | FtpCompletionCode => AppProto::Ftp,
             _ => AppProto::Http,
         }
     }
@@ -321,6 +336,8 @@ impl BufferId {
                 | DnsAnswersRrname
                 | DnsResponseRrname
                 | TlsCerts
+                | FtpReply
+                | FtpCompletionCode
         )
     }
 
@@ -380,6 +397,10 @@ impl BufferId {
             "ja4.hash" => Ja4Hash,
             "ssh.proto" | "ssh_proto" => SshProto,
             "ssh.software" | "ssh_software" => SshSoftware,
+            "ftp.command" => FtpCommand,
+            "ftp.command_data" => FtpCommandData,
+            "ftp.reply" => FtpReply,
+            "ftp.completion_code" => FtpCompletionCode,
             _ => return None,
         })
     }

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::dns::DnsState;
+use crate::ftp::FtpState;
 use crate::http::HttpState;
 use crate::passive::PassiveState;
 use crate::ssh::SshState;
@@ -78,7 +79,8 @@ pub enum AppLayerState {
     Dns(Box<DnsState>),
     Tls(Box<TlsState>),
     Ssh(Box<SshState>),
-    /// SMB, DCERPC, FTP, SMTP: detected, not parsed into transactions.
+    Ftp(Box<FtpState>),
+    /// SMB, DCERPC, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
 
@@ -106,7 +108,8 @@ impl AppLayerState {
             AppProto::Dns => AppLayerState::Dns(Box::new(DnsState::new(transport, cfg))),
             AppProto::Tls => AppLayerState::Tls(Box::new(TlsState::new(cfg))),
             AppProto::Ssh => AppLayerState::Ssh(Box::new(SshState::new())),
-            AppProto::Smb | AppProto::Dcerpc | AppProto::Ftp | AppProto::Smtp => {
+            AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
+            AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
         }
@@ -118,6 +121,7 @@ impl AppLayerState {
             AppLayerState::Dns(_) => AppProto::Dns,
             AppLayerState::Tls(_) => AppProto::Tls,
             AppLayerState::Ssh(_) => AppProto::Ssh,
+            AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -131,6 +135,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ssh(s) => s.feed(dir, data, ts),
+            AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -157,6 +162,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| &t.common),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| &t.common),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -173,6 +179,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
             AppLayerState::Ssh(s) => s.on_gap(dir),
+            AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -198,6 +205,7 @@ impl AppLayerState {
         match self {
             AppLayerState::Passive(s) => s.wants_data(dir),
             AppLayerState::Ssh(s) => s.wants_data(dir),
+            AppLayerState::Ftp(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -208,6 +216,7 @@ impl AppLayerState {
         match self {
             AppLayerState::Http(s) => s.finish(dir, &mut ev),
             AppLayerState::Ssh(s) => s.finish(dir),
+            AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -244,6 +253,10 @@ impl AppLayerState {
                 .map(|t| info(&t.common, t.progress()))
                 .into_iter()
                 .collect(),
+            AppLayerState::Ftp(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -254,6 +267,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Tls(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ssh(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -289,6 +303,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Ftp(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -302,6 +321,7 @@ impl AppLayerState {
             AppLayerState::Dns(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Tls(s) => s.tx_ref(tx)?.buffer(id, dir),
             AppLayerState::Ssh(s) => s.tx_ref(tx)?.buffer(id, dir),
+            AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -320,12 +340,13 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
     }
 
-    /// The EVE object for a transaction (`http`, `dns`, `tls` or `ssh`, named by
+    /// The EVE object for a transaction (`http`, `dns`, `tls`, `ssh` or `ftp`, named by
     /// [`AppProto::name`]).
     pub fn eve(&self, tx: TxId) -> Option<Value> {
         match self {
@@ -333,6 +354,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.eve()),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.eve()),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -356,6 +378,20 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => Some(s),
             _ => None,
         }
+    }
+
+    pub fn as_ftp(&self) -> Option<&FtpState> {
+        match self {
+            AppLayerState::Ftp(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether a direction of a transaction is worth inspecting before it
+    /// is complete. An FTP reply is inspected once complete (the final
+    /// reply after a `150`), as Suricata's reply keywords wait for it.
+    pub fn inspect_partial(&self) -> bool {
+        !matches!(self, AppLayerState::Ftp(_))
     }
 
     pub fn as_tls(&self) -> Option<&TlsState> {

@@ -2283,9 +2283,10 @@ fn inspect_txs(
             let txst = app.txd.entry(tx.id).or_default();
             // An incomplete side is inspected once (headers, the start
             // of a body), then again when complete: never rescanned per
-            // packet while a body grows.
+            // packet while a body grows. Protocols whose keywords wait
+            // for the complete side (FTP replies) are not inspected early.
             if !complete {
-                if txst.partial[di] {
+                if txst.partial[di] || !state.inspect_partial() {
                     continue;
                 }
                 txst.partial[di] = true;

@@ -449,6 +449,7 @@ const TABLE: &[(&str, Kw)] = &[
     ("ftpdata_command", Other("ftpdata_command")),
     ("ftp.mode", Other("ftp.mode")),
     ("ftp.dynamic_port", Other("ftp.dynamic_port")),
+    ("ftp.reply_received", Other("ftp.reply_received")),
     ("bypass", Other("bypass")),
     ("config", Other("config")),
     ("entropy", Other("entropy")),
@@ -730,7 +731,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         "flow.elephant",
         Unsupported("elephant-flow tracking not implemented"),
     ),
-    ("ftp.reply_received", PROTO_NOT_PARSED),
     (
         "icmpv4-csum",
         Unsupported("checksum validation keywords not implemented"),
@@ -812,6 +812,15 @@ const EVALUATED: &[&str] = &[
     // SSH identification strings
     "ssh.proto",
     "ssh.software",
+    // FTP control channel
+    "ftp.command",
+    "ftp.command_data",
+    "ftp.reply",
+    "ftp.completion_code",
+    "ftp.dynamic_port",
+    "ftp.mode",
+    "ftp.reply_received",
+    "ftpbounce",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
