@@ -11,7 +11,7 @@
 //! `request_command_too_long` / `response_command_too_long`.
 //!
 //! A command line opens a transaction. Its command is one of the names
-//! Suricata knows (`USER`, `PORT`, `AUTH TLS` ...), compared without
+//! Suricata knows (`USER`, `PORT`, `RETR` ...), compared without
 //! case and followed by a space or the end of the line; other commands
 //! open a transaction without a command name. A reply line goes to the
 //! oldest transaction still waiting for its reply, or opens one without a
@@ -50,10 +50,10 @@ pub const MAX_REPLY_LINES: usize = 256;
 /// The commands Suricata's FTP parser names (`FtpCommands`); any other
 /// command line is a transaction without a command.
 const COMMANDS: &[&str] = &[
-    "PORT", "EPRT", "AUTH TLS", "PASV", "RETR", "EPSV", "STOR", "ABOR", "ACCT", "ALLO", "APPE",
-    "CDUP", "CHMOD", "CWD", "DELE", "HELP", "IDLE", "LIST", "MAIL", "MDTM", "MKD", "MLFL", "MODE",
-    "MRCP", "MRSQ", "MSAM", "MSND", "MSOM", "NLST", "NOOP", "PASS", "PWD", "QUIT", "REIN", "REST",
-    "RMD", "RNFR", "RNTO", "SITE", "SIZE", "SMNT", "STAT", "STOU", "STRU", "SYST", "TYPE", "UMASK",
+    "PORT", "EPRT", "PASV", "RETR", "EPSV", "STOR", "ABOR", "ACCT", "ALLO", "APPE", "CDUP",
+    "CHMOD", "CWD", "DELE", "HELP", "IDLE", "LIST", "MAIL", "MDTM", "MKD", "MLFL", "MODE", "MRCP",
+    "MRSQ", "MSAM", "MSND", "MSOM", "NLST", "NOOP", "PASS", "PWD", "QUIT", "REIN", "REST", "RMD",
+    "RNFR", "RNTO", "SITE", "SIZE", "SMNT", "STAT", "STOU", "STRU", "SYST", "TYPE", "UMASK",
     "USER",
 ];
 
@@ -88,6 +88,10 @@ pub struct FtpTx {
     active: bool,
     /// The IPv4 address a `PORT` names (`ftpbounce`).
     port_addr: Option<Ipv4Addr>,
+    /// The command is `AUTH TLS` (not a command Suricata's EVE names).
+    auth_tls: bool,
+    /// Opened by a command line (not by a reply nothing waited for).
+    has_request: bool,
     reply_lines_dropped: u64,
 }
 
@@ -104,6 +108,8 @@ impl FtpTx {
             dyn_port: None,
             active: false,
             port_addr: None,
+            auth_tls: false,
+            has_request: false,
             reply_lines_dropped: 0,
         }
     }
@@ -142,6 +148,17 @@ impl FtpTx {
     /// The address a `PORT` command names, for `ftpbounce`.
     pub fn port_addr(&self) -> Option<Ipv4Addr> {
         self.port_addr
+    }
+
+    /// Whether data of `dir` reached the transaction yet: its command
+    /// line to the server, a reply line to the client. As Suricata, a
+    /// side is inspected only once its own data touched it (a command
+    /// whose reply has not started is not inspected to the client).
+    pub fn side_started(&self, dir: Direction) -> bool {
+        match dir {
+            Direction::ToServer => self.has_request,
+            Direction::ToClient => self.done || !self.replies.is_empty(),
+        }
     }
 
     /// The request is complete once the command line is read (a
@@ -277,6 +294,9 @@ pub struct FtpState {
     max_txs: usize,
     /// Lines read per direction.
     pub lines_read: [u64; 2],
+    /// A line of the direction completed since the last
+    /// [`FtpState::take_raw_trigger`].
+    raw_trigger: [bool; 2],
 }
 
 /// The known command a request line starts with, and the offset of its
@@ -390,6 +410,7 @@ impl FtpState {
             next_id: 0,
             max_txs: cfg.max_transactions.max(1),
             lines_read: [0; 2],
+            raw_trigger: [false; 2],
         }
     }
 
@@ -451,6 +472,7 @@ impl FtpState {
         ev: &mut Vec<AppLayerEvent>,
     ) {
         self.lines_read[dir.index()] += 1;
+        self.raw_trigger[dir.index()] = true;
         match dir {
             Direction::ToServer => self.request(line, truncated, ts, ev),
             Direction::ToClient => self.reply(line, truncated, ts, ev),
@@ -466,12 +488,16 @@ impl FtpState {
     ) {
         let i = self.new_tx(ts, ev);
         let tx = &mut self.txs[i];
+        tx.has_request = true;
         if truncated {
             ev.push(AppLayerEvent::Ftp(
                 FtpEvent::RequestCommandTooLong,
                 Some(tx.common.id),
             ));
         }
+        tx.auth_tls = line
+            .get(..8)
+            .is_some_and(|h| h.eq_ignore_ascii_case(b"AUTH TLS"));
         let Some((cmd, off)) = command_of(line) else {
             return;
         };
@@ -565,7 +591,7 @@ impl FtpState {
                     tx.active = false;
                 }
             }
-            (Some("AUTH TLS"), b"234") => {
+            _ if tx.auth_tls && &c == b"234" => {
                 // TLS follows in both directions.
                 self.lines[0].stopped = true;
                 self.lines[1].stopped = true;
@@ -579,18 +605,27 @@ impl FtpState {
         }
     }
 
+    /// Whether a line of `dir` completed since the last call: its raw
+    /// stream is then due for inspection at once, as in Suricata (a
+    /// command is inspected as raw stream on the packet after its
+    /// acknowledgement, not when a chunk has piled up).
+    pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
+        std::mem::take(&mut self.raw_trigger[dir.index()])
+    }
+
     /// Whether the parser still reads `dir` (not after `AUTH TLS`).
     pub fn wants_data(&self, dir: Direction) -> bool {
         !self.lines[dir.index()].stopped
     }
 
-    /// A gap: the partial line is dropped and reading resumes after the
-    /// next LF. A multi-line reply in progress is closed.
+    /// A gap: a partial line is dropped and reading resumes after the
+    /// next LF; a gap between lines (FTP sends a line per segment) loses
+    /// the lines it covers only. A multi-line reply in progress is closed.
     pub fn on_gap(&mut self, dir: Direction) {
         let l = &mut self.lines[dir.index()];
+        l.resync |= !l.buf.is_empty() || l.truncated;
         l.buf.clear();
         l.truncated = false;
-        l.resync = true;
         if dir == Direction::ToClient {
             for t in self.txs.iter_mut().filter(|t| t.multi.is_some()) {
                 t.multi = None;
@@ -774,16 +809,24 @@ mod tests {
     #[test]
     fn preliminary_reply_keeps_the_transaction_open() {
         let mut s = state();
-        feed(&mut s, Direction::ToServer, b"retr a.txt\r\n");
+        feed(&mut s, Direction::ToServer, b"retr a.tx");
+        assert!(!s.take_raw_trigger(Direction::ToServer));
+        feed(&mut s, Direction::ToServer, b"t\r\n");
+        assert!(s.take_raw_trigger(Direction::ToServer));
+        assert!(!s.take_raw_trigger(Direction::ToServer));
         feed(&mut s, Direction::ToClient, b"150 Opening\r\n");
         let t = s.tx(0).unwrap();
         assert_eq!(t.command(), Some("RETR"));
         assert!(!t.reply_received() && !t.progress().response_complete);
+        assert!(t.side_started(Direction::ToServer) && t.side_started(Direction::ToClient));
         feed(&mut s, Direction::ToClient, b"226 Transfer complete.\r\n");
         assert!(s.tx(0).unwrap().progress().response_complete);
         // A reply nothing waits for opens a transaction of its own.
         feed(&mut s, Direction::ToClient, b"421 Timeout.\r\n");
         assert_eq!(s.tx(1).unwrap().command(), None);
+        assert!(!s.tx(1).unwrap().side_started(Direction::ToServer));
+        feed(&mut s, Direction::ToServer, b"NOOP\r\n");
+        assert!(!s.tx(2).unwrap().side_started(Direction::ToClient));
     }
 
     #[test]
@@ -852,6 +895,11 @@ mod tests {
         let t: Vec<&FtpTx> = s.transactions().collect();
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].command(), Some("PASS"));
+        // A gap between lines loses no line after it.
+        s.on_gap(Direction::ToServer);
+        feed(&mut s, Direction::ToServer, b"SYST\r\n");
+        assert_eq!(s.tx(1).unwrap().command(), Some("SYST"));
+        s.retain(|t| t.id() == 0);
         // A multi-line reply cut by a gap is closed.
         feed(&mut s, Direction::ToClient, b"230-a\r\n");
         s.on_gap(Direction::ToClient);
@@ -876,7 +924,8 @@ mod tests {
         assert!(!s.wants_data(Direction::ToClient) && !s.wants_data(Direction::ToServer));
         feed(&mut s, Direction::ToServer, b"\x16\x03\x01\x00\x10\n");
         assert_eq!(s.transactions().count(), 1);
-        assert_eq!(s.tx(0).unwrap().command(), Some("AUTH TLS"));
+        assert_eq!(s.tx(0).unwrap().command(), None);
+        assert_eq!(s.tx(0).unwrap().eve()["completion_code"][0], "234");
     }
 
     #[test]
@@ -885,8 +934,7 @@ mod tests {
         assert_eq!(command_of(b"CWD"), Some(("CWD", 3)));
         assert_eq!(command_of(b"CWDX a"), None);
         assert_eq!(command_of(b""), None);
-        assert_eq!(command_of(b"AUTH TLS"), Some(("AUTH TLS", 8)));
-        assert_eq!(command_of(b"AUTH SSL"), None);
+        assert_eq!(command_of(b"AUTH TLS"), None);
         assert_eq!(split_reply(b"220-x"), (&b""[..], &b"220-x"[..]));
         assert_eq!(split_reply(b"220"), (&b"220"[..], &b""[..]));
         assert_eq!(parse_eprt(b"|1|132.235.1.2|6275|"), Some(6275));

@@ -189,10 +189,11 @@ impl AppLayerState {
     /// Whether the parser completed a message of `dir` since the last
     /// call, so that the raw stream of that direction is due for
     /// inspection now (Suricata's `AppLayerParserTriggerRawStreamInspection`).
-    /// Only the SMB and DCERPC framing asks for it so far.
+    /// The DCERPC framing and FTP lines ask for it so far.
     pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
         match self {
             AppLayerState::Passive(s) => s.take_raw_trigger(dir),
+            AppLayerState::Ftp(s) => s.take_raw_trigger(dir),
             _ => false,
         }
     }
@@ -387,11 +388,14 @@ impl AppLayerState {
         }
     }
 
-    /// Whether a direction of a transaction is worth inspecting before it
-    /// is complete. An FTP reply is inspected once complete (the final
-    /// reply after a `150`), as Suricata's reply keywords wait for it.
-    pub fn inspect_partial(&self) -> bool {
-        !matches!(self, AppLayerState::Ftp(_))
+    /// Whether data of `dir` reached a transaction yet (only FTP says
+    /// no: a command whose reply has not started, a greeting that no
+    /// command opened). A side not started is not inspected.
+    pub fn side_started(&self, tx: TxId, dir: Direction) -> bool {
+        match self {
+            AppLayerState::Ftp(s) => s.tx(tx).is_some_and(|t| t.side_started(dir)),
+            _ => true,
+        }
     }
 
     pub fn as_tls(&self) -> Option<&TlsState> {

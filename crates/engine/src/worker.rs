@@ -2279,14 +2279,21 @@ fn inspect_txs(
             continue;
         }
         let complete = tx.progress.complete(dir) || eof;
+        if !state.side_started(tx.id, dir) {
+            // Nothing of this direction reached it (an FTP command not
+            // answered yet): wait, or let it go once complete.
+            if complete {
+                state.set_inspected(tx.id, dir);
+            }
+            continue;
+        }
         if has_rules {
             let txst = app.txd.entry(tx.id).or_default();
             // An incomplete side is inspected once (headers, the start
             // of a body), then again when complete: never rescanned per
-            // packet while a body grows. Protocols whose keywords wait
-            // for the complete side (FTP replies) are not inspected early.
+            // packet while a body grows.
             if !complete {
-                if txst.partial[di] || !state.inspect_partial() {
+                if txst.partial[di] {
                     continue;
                 }
                 txst.partial[di] = true;
