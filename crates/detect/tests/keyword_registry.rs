@@ -15,6 +15,8 @@ fn sample_value(name: &str) -> Option<&'static str> {
         "tls.fingerprint" => "\"aa:bb:cc\"",
         "dns.opcode" | "dns.rcode" | "dns.rrtype" => "1",
         "app-layer-protocol" => "http",
+        "ftp.mode" => "active",
+        "ftp.reply_received" => "yes",
         "xbits" => "set,x,track ip_src",
         "tag" => "session,10,packets",
         "target" => "src_ip",
