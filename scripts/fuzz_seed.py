@@ -367,6 +367,16 @@ def main():
     add("applayer_dcerpc", "fragments_gap",
         chunks([(0, dce_c[:100])]) + GAP(0) + chunks([(1, dce_s)]) + END(0) + END(1))
     add("applayer_dcerpc", "bytewise", chunks([(0, dce_c[i:i + 1]) for i in range(len(dce_c))]))
+    ftp_c = [b"USER anonymous\r\n", b"PORT 192,168,0,13,234,10\r\n", b"RETR a.txt\r\n",
+             b"EPSV\r\n", b"AUTH TLS\r\n"]
+    ftp_s = [b"220-Welcome\r\n220 ready\r\n", b"331 Password?\r\n", b"200 PORT ok.\r\n",
+             b"150 Opening.\r\n226 Transfer complete.\r\n",
+             b"229 Entering Extended Passive Mode (|||6446|)\r\n", b"234 Proceed.\r\n"]
+    add("applayer_ftp", "session", chunks([(1, ftp_s[0])] + [x for i, c in enumerate(ftp_c)
+                                          for x in ((0, c), (1, ftp_s[i + 1]))]))
+    add("applayer_ftp", "pasv_gap", chunks([(0, b"PASV\r\nSTOR x")]) + GAP(0)
+        + chunks([(0, b"y\r\nQUIT\r\n"), (1, b"227 Entering Passive Mode (1,2,3,4,5,6).\r\n")]) + END(0))
+    add("applayer_ftp", "long_line", chunks([(0, b"SITE " + b"A" * 5000 + b"\r\n"), (1, b"500-" + b"B" * 300)]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

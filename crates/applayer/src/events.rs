@@ -139,6 +139,18 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// FTP events (Suricata's `rust/src/ftp/event.rs`).
+    FtpEvent {
+        RequestCommandTooLong => "REQUEST_COMMAND_TOO_LONG",
+        ResponseCommandTooLong => "RESPONSE_COMMAND_TOO_LONG",
+        /// (Vigil) more reply lines for one command than the parser keeps.
+        TooManyReplyLines => "TOO_MANY_REPLY_LINES",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +159,7 @@ pub enum AppLayerEvent {
     Dns(DnsEvent, Option<TxId>),
     Tls(TlsEvent, Option<TxId>),
     Dcerpc(DcerpcEvent, Option<TxId>),
+    Ftp(FtpEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -156,6 +169,7 @@ impl AppLayerEvent {
             AppLayerEvent::Dns(..) => AppProto::Dns,
             AppLayerEvent::Tls(..) => AppProto::Tls,
             AppLayerEvent::Dcerpc(..) => AppProto::Dcerpc,
+            AppLayerEvent::Ftp(..) => AppProto::Ftp,
         }
     }
 
@@ -166,6 +180,7 @@ impl AppLayerEvent {
             AppLayerEvent::Dns(e, _) => e.name(),
             AppLayerEvent::Tls(e, _) => e.name(),
             AppLayerEvent::Dcerpc(e, _) => e.name(),
+            AppLayerEvent::Ftp(e, _) => e.name(),
         }
     }
 
@@ -176,6 +191,7 @@ impl AppLayerEvent {
             | AppLayerEvent::Dns(_, t)
             | AppLayerEvent::Tls(_, t)
             | AppLayerEvent::Dcerpc(_, t) => *t,
+            AppLayerEvent::Ftp(_, t) => *t,
         }
     }
 

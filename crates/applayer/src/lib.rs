@@ -17,7 +17,8 @@
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
-//! | [`passive`] | SMB, FTP, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
+//! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
+//! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
 //! # Bounded memory
@@ -36,6 +37,7 @@
 pub mod dcerpc;
 pub mod dns;
 mod events;
+pub mod ftp;
 pub mod http;
 pub mod passive;
 pub mod probe;
@@ -44,7 +46,7 @@ mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, HttpEvent, TlsEvent};
+pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, TlsEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -245,6 +247,14 @@ pub enum BufferId {
     /// `dcerpc.stub_data`: the reassembled stub data of the request (to
     /// the server) or of the response (to the client).
     DcerpcStubData,
+    /// `ftp.command`: the command's name (`USER`, `PORT`).
+    FtpCommand,
+    /// `ftp.command_data`: the command's argument.
+    FtpCommandData,
+    /// Multi-buffer `ftp.reply`: each reply line's text.
+    FtpReply,
+    /// Multi-buffer `ftp.completion_code`: each reply's code.
+    FtpCompletionCode,
 }
 
 impl BufferId {
@@ -303,6 +313,10 @@ impl BufferId {
         BufferId::SshProto,
         BufferId::SshSoftware,
         BufferId::DcerpcStubData,
+        BufferId::FtpCommand,
+        BufferId::FtpCommandData,
+        BufferId::FtpReply,
+        BufferId::FtpCompletionCode,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -315,6 +329,7 @@ impl BufferId {
             | Ja3sHash | Ja3sString | Ja4Hash => AppProto::Tls,
             SshProto | SshSoftware => AppProto::Ssh,
             DcerpcStubData => AppProto::Dcerpc,
+            FtpCommand | FtpCommandData | FtpReply | FtpCompletionCode => AppProto::Ftp,
             _ => AppProto::Http,
         }
     }
@@ -332,6 +347,8 @@ impl BufferId {
                 | DnsAnswersRrname
                 | DnsResponseRrname
                 | TlsCerts
+                | FtpReply
+                | FtpCompletionCode
         )
     }
 
@@ -392,6 +409,10 @@ impl BufferId {
             "ssh.proto" | "ssh_proto" => SshProto,
             "ssh.software" | "ssh_software" => SshSoftware,
             "dcerpc.stub_data" | "dce_stub_data" => DcerpcStubData,
+            "ftp.command" => FtpCommand,
+            "ftp.command_data" => FtpCommandData,
+            "ftp.reply" => FtpReply,
+            "ftp.completion_code" => FtpCompletionCode,
             _ => return None,
         })
     }

@@ -349,10 +349,13 @@ fn probe_ftp_smtp(dir: Direction, data: &[u8], port_hint: u16) -> (Verdict, Verd
             if data.len() > 3 && !matches!(data[3], b' ' | b'-') {
                 return (Verdict::No, Verdict::No);
             }
-            let Some(eol) = memchr::memchr(b'\n', data) else {
-                return (Verdict::More, Verdict::More);
+            // A greeting longer than the detector looks at is judged on
+            // what it saw.
+            let line = match memchr::memchr(b'\n', data) {
+                Some(eol) => &data[..eol],
+                None if data.len() >= PROBE_DEPTH => data,
+                None => return (Verdict::More, Verdict::More),
             };
-            let line = &data[..eol];
             let has = |w: &[u8]| line.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w));
             if has(b"FTP") {
                 (Verdict::Yes, Verdict::No)

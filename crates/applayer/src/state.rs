@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::dcerpc::DcerpcState;
 use crate::dns::DnsState;
+use crate::ftp::FtpState;
 use crate::http::HttpState;
 use crate::passive::PassiveState;
 use crate::ssh::SshState;
@@ -81,7 +82,8 @@ pub enum AppLayerState {
     Ssh(Box<SshState>),
     /// DCERPC over TCP.
     Dcerpc(Box<DcerpcState>),
-    /// SMB, FTP, SMTP: detected, not parsed into transactions.
+    Ftp(Box<FtpState>),
+    /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
 
@@ -113,7 +115,8 @@ impl AppLayerState {
             AppProto::Dcerpc if transport == Transport::Tcp => {
                 AppLayerState::Dcerpc(Box::new(DcerpcState::new(cfg)))
             }
-            AppProto::Smb | AppProto::Dcerpc | AppProto::Ftp | AppProto::Smtp => {
+            AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
+            AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
         }
@@ -126,6 +129,7 @@ impl AppLayerState {
             AppLayerState::Tls(_) => AppProto::Tls,
             AppLayerState::Ssh(_) => AppProto::Ssh,
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
+            AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -140,6 +144,7 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ssh(s) => s.feed(dir, data, ts),
             AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -167,6 +172,7 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| &t.common),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| &t.common),
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -184,6 +190,7 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.on_gap(dir),
             AppLayerState::Ssh(s) => s.on_gap(dir),
             AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -193,11 +200,12 @@ impl AppLayerState {
     /// Whether the parser completed a message of `dir` since the last
     /// call, so that the raw stream of that direction is due for
     /// inspection now (Suricata's `AppLayerParserTriggerRawStreamInspection`).
-    /// Only DCERPC asks for it so far (each complete PDU).
+    /// The DCERPC PDUs and FTP lines ask for it so far.
     pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
         match self {
             AppLayerState::Passive(s) => s.take_raw_trigger(dir),
             AppLayerState::Dcerpc(s) => s.take_raw_trigger(dir),
+            AppLayerState::Ftp(s) => s.take_raw_trigger(dir),
             _ => false,
         }
     }
@@ -211,6 +219,7 @@ impl AppLayerState {
             AppLayerState::Passive(s) => s.wants_data(dir),
             AppLayerState::Ssh(s) => s.wants_data(dir),
             AppLayerState::Dcerpc(s) => s.wants_data(dir),
+            AppLayerState::Ftp(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -222,6 +231,7 @@ impl AppLayerState {
             AppLayerState::Http(s) => s.finish(dir, &mut ev),
             AppLayerState::Ssh(s) => s.finish(dir),
             AppLayerState::Dcerpc(s) => s.finish(dir),
+            AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -262,6 +272,10 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Ftp(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -273,6 +287,7 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ssh(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -313,6 +328,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Ftp(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -327,6 +347,7 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.tx_ref(tx)?.buffer(id, dir),
             AppLayerState::Ssh(s) => s.tx_ref(tx)?.buffer(id, dir),
             AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -346,12 +367,13 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
     }
 
-    /// The EVE object for a transaction (`http`, `dns`, `tls`, `ssh` or `dcerpc`, named by
+    /// The EVE object for a transaction (`http`, `dns`, `tls`, `ssh`, `dcerpc` or `ftp`, named by
     /// [`AppProto::name`]).
     pub fn eve(&self, tx: TxId) -> Option<Value> {
         match self {
@@ -360,6 +382,7 @@ impl AppLayerState {
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.eve()),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.eve()),
             AppLayerState::Dcerpc(s) => s.eve(tx),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -389,6 +412,23 @@ impl AppLayerState {
         match self {
             AppLayerState::Dcerpc(s) => Some(s),
             _ => None,
+        }
+    }
+
+    pub fn as_ftp(&self) -> Option<&FtpState> {
+        match self {
+            AppLayerState::Ftp(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether data of `dir` reached a transaction yet (only FTP says
+    /// no: a command whose reply has not started, a greeting that no
+    /// command opened). A side not started is not inspected.
+    pub fn side_started(&self, tx: TxId, dir: Direction) -> bool {
+        match self {
+            AppLayerState::Ftp(s) => s.tx(tx).is_some_and(|t| t.side_started(dir)),
+            _ => true,
         }
     }
 

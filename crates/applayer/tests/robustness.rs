@@ -114,6 +114,11 @@ proptest! {
     }
 
     #[test]
+    fn ftp_never_panics(c in seeded(b"PORT 1,2,3,4,5,6\r\n227 Entering Passive Mode (1,2,3,4,5,6)\r\n150-")) {
+        exercise(AppProto::Ftp, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn dns_tcp_never_panics(c in chunks()) {
         exercise(AppProto::Dns, Transport::Tcp, &c);
     }
@@ -287,6 +292,10 @@ fn probing_new_protocols() {
         ProbeResult::Smtp
     );
     assert_eq!(probe(ToClient, b"220 welcome\r\n", 21), ProbeResult::Ftp);
+    // A greeting longer than the detector looks at is judged on its start.
+    let long = b"220 redmint FTP server (Version 6.4/OpenBSD/Linux-ftpd-0.17) ready.\r\n";
+    assert_eq!(probe(ToClient, &long[..64], 2121), ProbeResult::Ftp);
+    assert_eq!(probe(ToClient, &long[..20], 2121), ProbeResult::NeedMore);
     assert_eq!(probe(ToClient, b"220 welcome\r\n", 587), ProbeResult::Smtp);
     // A bare greeting on another port leaves it to the client.
     assert_eq!(
@@ -423,4 +432,64 @@ fn ssh_truncated_oversized_gap() {
         g.buffer(0, BufferId::SshSoftware, Direction::ToClient),
         None
     );
+}
+
+/// FTP: truncated lines, oversized lines and reply floods stay capped and
+/// raise Suricata's events; gaps resynchronise; garbage makes transactions
+/// without commands, never a panic.
+#[test]
+fn ftp_truncated_oversized_gap_garbage() {
+    use vigil_applayer::ftp::{MAX_LINE, MAX_REPLY_LINES};
+    let mut s = AppLayerState::new(AppProto::Ftp, Transport::Tcp);
+    // Truncated: a command without its LF is read at the end.
+    s.feed(Direction::ToServer, b"RETR file", 1);
+    assert!(s.transactions().is_empty());
+    s.finish(Direction::ToServer);
+    assert_eq!(
+        s.buffer(0, BufferId::FtpCommandData, Direction::ToServer),
+        Some(&b"file"[..])
+    );
+    // Oversized: the line is cut at MAX_LINE with the event.
+    let mut big = b"200 ".to_vec();
+    big.resize(1_000_000, b'x');
+    big.push(b'\n');
+    let ev = s.feed(Direction::ToClient, &big, 2);
+    assert!(ev
+        .iter()
+        .any(|e| e.keyword() == "ftp.response_command_too_long"));
+    let r = s
+        .buffer(0, BufferId::FtpReply, Direction::ToClient)
+        .unwrap();
+    assert_eq!(r.len(), MAX_LINE - 4);
+    assert_eq!(s.eve(0).unwrap()["reply_truncated"], true);
+    // A flood of reply lines is capped.
+    let mut g = AppLayerState::new(AppProto::Ftp, Transport::Tcp);
+    g.feed(Direction::ToClient, &b"220-x\n".repeat(10_000), 1);
+    assert_eq!(
+        g.buffers(0, BufferId::FtpReply, Direction::ToClient)
+            .count(),
+        MAX_REPLY_LINES
+    );
+    // A gap mid-line loses that line only.
+    let mut g = AppLayerState::new(AppProto::Ftp, Transport::Tcp);
+    g.feed(Direction::ToServer, b"USER a", 1);
+    g.on_gap(Direction::ToServer, Some(100));
+    g.feed(Direction::ToServer, b"bc\r\nSTOR x\r\n", 2);
+    assert_eq!(g.transactions().len(), 1);
+    assert_eq!(
+        g.buffer(0, BufferId::FtpCommand, Direction::ToServer),
+        Some(&b"STOR"[..])
+    );
+    // Garbage: lines without a known command or a reply code.
+    let mut g = AppLayerState::new(AppProto::Ftp, Transport::Tcp);
+    g.feed(Direction::ToServer, b"\x00\xff\r\n\n\r\r\n", 1);
+    g.feed(Direction::ToClient, b"\x16\x03\x01\n-\n", 1);
+    for t in g.transactions() {
+        assert_eq!(
+            g.buffer(t.id, BufferId::FtpCommand, Direction::ToServer),
+            None
+        );
+        let e = g.eve(t.id).unwrap();
+        assert!(e.get("command").is_none() && e.get("completion_code").is_none());
+    }
 }

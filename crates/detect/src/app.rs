@@ -229,6 +229,17 @@ pub enum TxCheck {
     /// `app-layer-event:<proto>.<name>`: the parser raised this event on
     /// the transaction (Suricata's name, upper case).
     Event(AppProto, &'static str),
+    /// `ftp.dynamic_port`: the data connection port a `PORT`/`EPRT`
+    /// command or a `227`/`229` reply set.
+    FtpDynamicPort(IntCmp),
+    /// `ftp.mode:active|passive` (true: active), on a transaction whose
+    /// command set a data connection port.
+    FtpMode(bool),
+    /// `ftp.reply_received:yes|no`, on a transaction with a command.
+    FtpReplyReceived(bool),
+    /// `ftpbounce`: a `PORT` command names an IPv4 address other than
+    /// the client's.
+    FtpBounce,
     /// `dcerpc.iface:<uuid>[,<op><version>][,any_frag]`: an interface
     /// accepted for the request's context id has this UUID and a major
     /// version the comparison admits.
@@ -474,6 +485,17 @@ impl TxCheck {
             "dns.rrtype" => MultiUint::parse(v, 65535).map(TxCheck::DnsRrtype),
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
+            "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
+            "ftp.mode" => match v.trim() {
+                m if m.eq_ignore_ascii_case("active") => Ok(TxCheck::FtpMode(true)),
+                m if m.eq_ignore_ascii_case("passive") => Ok(TxCheck::FtpMode(false)),
+                m => Err(format!("ftp.mode: invalid value '{m}'")),
+            },
+            "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
+                "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
+                "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
+                m => Err(format!("ftp.reply_received: invalid value '{m}'")),
+            },
             _ => return None,
         })
     }
@@ -499,6 +521,10 @@ impl TxCheck {
                 AppProto::Dcerpc,
                 vigil_applayer::DcerpcEvent::from_name(name)?.name(),
             ),
+            "ftp" => TxCheck::Event(
+                AppProto::Ftp,
+                vigil_applayer::FtpEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -510,18 +536,47 @@ impl TxCheck {
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
             TxCheck::DcerpcIface { .. } | TxCheck::DcerpcOpnum(_) => AppProto::Dcerpc,
+            TxCheck::FtpDynamicPort(_)
+            | TxCheck::FtpMode(_)
+            | TxCheck::FtpReplyReceived(_)
+            | TxCheck::FtpBounce => AppProto::Ftp,
             _ => AppProto::Dns,
         }
     }
 
     fn side(&self) -> Side {
         match self {
-            TxCheck::TlsFingerprint { .. } => Side::Response,
+            TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
+            TxCheck::FtpBounce => Side::Request,
             _ => Side::Both(AppDir::ToServer),
         }
     }
 
-    fn matches(&self, tx: &TxInput<'_>) -> bool {
+    /// Whether the check holds on `tx`; `client` is the flow's client
+    /// address (`ftpbounce`).
+    fn matches(&self, tx: &TxInput<'_>, client: Option<std::net::IpAddr>) -> bool {
+        if let TxCheck::FtpDynamicPort(_)
+        | TxCheck::FtpMode(_)
+        | TxCheck::FtpReplyReceived(_)
+        | TxCheck::FtpBounce = self
+        {
+            let Some(t) = tx.app.as_ftp().and_then(|s| s.tx(tx.tx)) else {
+                return false;
+            };
+            return match self {
+                TxCheck::FtpDynamicPort(c) => t.dynamic_port().is_some_and(|p| c.matches(p.into())),
+                TxCheck::FtpMode(active) => {
+                    t.command().is_some() && t.dynamic_port().is_some() && t.active() == *active
+                }
+                TxCheck::FtpReplyReceived(want) => {
+                    t.command().is_some() && t.reply_received() == *want
+                }
+                _ => match (t.port_addr(), client) {
+                    (Some(a), Some(std::net::IpAddr::V4(c))) => a != c,
+                    _ => false,
+                },
+            };
+        }
         match self {
             TxCheck::DcerpcIface {
                 uuid,
@@ -595,6 +650,10 @@ impl TxCheck {
                     _ => false,
                 }
             }
+            TxCheck::FtpDynamicPort(_)
+            | TxCheck::FtpMode(_)
+            | TxCheck::FtpReplyReceived(_)
+            | TxCheck::FtpBounce => false,
         }
     }
 }
@@ -614,9 +673,10 @@ fn side(b: BufferId) -> Side {
         HttpMethod | HttpUri | HttpUriRaw | HttpRequestLine | HttpHost | HttpHostRaw
         | HttpUserAgent | HttpReferer | HttpAccept | HttpAcceptEnc | HttpAcceptLang
         | HttpRequestBody | HttpRequestHeader | DnsQuery | TlsSni | Ja3Hash | Ja3String
-        | Ja4Hash => Side::Request,
+        | Ja4Hash | FtpCommand | FtpCommandData => Side::Request,
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
-        | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString => Side::Response,
+        | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString | FtpReply
+        | FtpCompletionCode => Side::Response,
         FileData | FileName | TlsCertSubject | TlsCertIssuer | TlsCertSerial
         | TlsCertFingerprint | TlsCerts | DnsAnswersRrname | DnsResponseRrname => {
             Side::Both(AppDir::ToClient)
@@ -654,7 +714,7 @@ pub(crate) fn spec_directions(
     sides.extend(checks.iter().map(TxCheck::side));
     let both = matches!(
         proto,
-        AppProto::Dns | AppProto::Tls | AppProto::Ssh | AppProto::Dcerpc
+        AppProto::Dns | AppProto::Tls | AppProto::Ssh | AppProto::Dcerpc | AppProto::Ftp
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1274,7 +1334,12 @@ impl DetectEngine {
                     _ => continue,
                 }
             }
-            if !spec.checks.iter().all(|c| c.matches(&tx)) {
+            // The flow's client: the packet's source to the server.
+            let client = input.packet.ip.as_ref().map(|ip| match tx.dir {
+                AppDir::ToServer => ip.src,
+                AppDir::ToClient => ip.dst,
+            });
+            if !spec.checks.iter().all(|c| c.matches(&tx, client)) {
                 continue;
             }
             if payload_verdict(r, &input, pkt_payload, &mut scratch.vars).is_none() {

@@ -319,16 +319,16 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
+        "ftpbounce" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
-        | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" => {
-            rule.conditions.iter().all(|c| match c {
-                Condition::NotEvaluable { keyword, value } if keyword == k => value
-                    .as_deref()
-                    .and_then(|v| crate::app::TxCheck::parse(k, v))
-                    .is_some_and(|r| r.is_ok()),
-                _ => true,
-            })
-        }
+        | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
+        | "ftp.reply_received" => rule.conditions.iter().all(|c| match c {
+            Condition::NotEvaluable { keyword, value } if keyword == k => value
+                .as_deref()
+                .and_then(|v| crate::app::TxCheck::parse(k, v))
+                .is_some_and(|r| r.is_ok()),
+            _ => true,
+        }),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -672,6 +672,9 @@ pub fn compile_rule(
                     Some(Ok(c)) => tx_checks.push(c),
                     _ => return Err(Skip::NotEvaluable(keyword.clone())),
                 }
+            }
+            Condition::NotEvaluable { keyword, .. } if keyword == "ftpbounce" => {
+                tx_checks.push(crate::app::TxCheck::FtpBounce)
             }
             Condition::NotEvaluable { keyword, .. } => {
                 return Err(Skip::NotEvaluable(keyword.clone()))

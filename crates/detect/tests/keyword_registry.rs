@@ -17,6 +17,8 @@ fn sample_value(name: &str) -> Option<&'static str> {
         "dcerpc.iface" | "dce_iface" => "e1af8308-5d1f-11c9-91a4-08002b14a0fa,any_frag",
         "dcerpc.opnum" | "dce_opnum" => "1-3,9",
         "app-layer-protocol" => "http",
+        "ftp.mode" => "active",
+        "ftp.reply_received" => "yes",
         "xbits" => "set,x,track ip_src",
         "tag" => "session,10,packets",
         "target" => "src_ip",

@@ -2310,6 +2310,14 @@ fn inspect_txs(
             continue;
         }
         let complete = tx.progress.complete(dir) || eof;
+        if !state.side_started(tx.id, dir) {
+            // Nothing of this direction reached it (an FTP command not
+            // answered yet): wait, or let it go once complete.
+            if complete {
+                state.set_inspected(tx.id, dir);
+            }
+            continue;
+        }
         if has_rules {
             let txst = app.txd.entry(tx.id).or_default();
             // An incomplete side is inspected once (headers, the start

@@ -455,6 +455,7 @@ const TABLE: &[(&str, Kw)] = &[
     ("snmp.pdu_type", Other("snmp.pdu_type")),
     ("ftpbounce", Other("ftpbounce")),
     ("ftpdata_command", Other("ftpdata_command")),
+    ("ftp.reply_received", Other("ftp.reply_received")),
     ("ftp.mode", Other("ftp.mode")),
     ("ftp.dynamic_port", Other("ftp.dynamic_port")),
     ("bypass", Other("bypass")),
@@ -748,7 +749,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         "flow.elephant",
         Unsupported("elephant-flow tracking not implemented"),
     ),
-    ("ftp.reply_received", PROTO_NOT_PARSED),
     ("llmnr.additionals.rrname", PROTO_NOT_PARSED),
     ("llmnr.answers.rrname", PROTO_NOT_PARSED),
     ("llmnr.authorities.rrname", PROTO_NOT_PARSED),
@@ -791,6 +791,15 @@ const EVALUATED: &[&str] = &[
     // SSH identification strings
     "ssh.proto",
     "ssh.software",
+    // FTP control channel
+    "ftp.command",
+    "ftp.command_data",
+    "ftp.reply",
+    "ftp.completion_code",
+    "ftp.dynamic_port",
+    "ftp.mode",
+    "ftp.reply_received",
+    "ftpbounce",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
