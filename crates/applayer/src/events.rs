@@ -114,6 +114,20 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// SIP events (Suricata's `rust/src/sip`).
+    SipEvent {
+        /// A message ends before its header block does.
+        IncompleteData => "INCOMPLETE_DATA",
+        /// A message breaks the grammar.
+        InvalidData => "INVALID_DATA",
+        /// (Vigil) more headers in a message than `http_max_headers`.
+        TooManyHeaders => "TOO_MANY_HEADERS",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +135,7 @@ pub enum AppLayerEvent {
     Http(HttpEvent, Option<TxId>),
     Dns(DnsEvent, Option<TxId>),
     Tls(TlsEvent, Option<TxId>),
+    Sip(SipEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -129,6 +144,7 @@ impl AppLayerEvent {
             AppLayerEvent::Http(..) => AppProto::Http,
             AppLayerEvent::Dns(..) => AppProto::Dns,
             AppLayerEvent::Tls(..) => AppProto::Tls,
+            AppLayerEvent::Sip(..) => AppProto::Sip,
         }
     }
 
@@ -138,13 +154,17 @@ impl AppLayerEvent {
             AppLayerEvent::Http(e, _) => e.name(),
             AppLayerEvent::Dns(e, _) => e.name(),
             AppLayerEvent::Tls(e, _) => e.name(),
+            AppLayerEvent::Sip(e, _) => e.name(),
         }
     }
 
     /// The transaction the event belongs to, if any.
     pub fn tx(&self) -> Option<TxId> {
         match self {
-            AppLayerEvent::Http(_, t) | AppLayerEvent::Dns(_, t) | AppLayerEvent::Tls(_, t) => *t,
+            AppLayerEvent::Http(_, t)
+            | AppLayerEvent::Dns(_, t)
+            | AppLayerEvent::Tls(_, t)
+            | AppLayerEvent::Sip(_, t) => *t,
         }
     }
 

@@ -15,6 +15,7 @@
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
+//! | [`sip`] | SIP over UDP and TCP: one transaction per message, header multi-buffers, SDP bodies |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`passive`] | SMB, DCERPC, FTP and SMTP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
@@ -37,12 +38,13 @@ mod events;
 pub mod http;
 pub mod passive;
 pub mod probe;
+pub mod sip;
 pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DnsEvent, HttpEvent, TlsEvent};
+pub use events::{AppLayerEvent, DnsEvent, HttpEvent, SipEvent, TlsEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -81,6 +83,7 @@ pub enum AppProto {
     Ftp,
     Smtp,
     Ssh,
+    Sip,
 }
 
 impl AppProto {
@@ -96,6 +99,7 @@ impl AppProto {
             AppProto::Ftp => "ftp",
             AppProto::Smtp => "smtp",
             AppProto::Ssh => "ssh",
+            AppProto::Sip => "sip",
         }
     }
 }
@@ -236,6 +240,29 @@ pub enum BufferId {
     SshProto,
     /// `ssh.software`: the software version (`OpenSSH_8.4p1`).
     SshSoftware,
+    /// `sip.method` (requests).
+    SipMethod,
+    /// `sip.uri`: the request URI.
+    SipUri,
+    SipRequestLine,
+    /// `sip.protocol`: the version of the message inspected
+    /// (`SIP/2.0`).
+    SipProtocol,
+    SipStatCode,
+    SipStatMsg,
+    SipResponseLine,
+    /// Multi-buffer: each `From` (`f`) header of the message inspected.
+    SipFrom,
+    /// Multi-buffer: each `To` (`t`) header.
+    SipTo,
+    /// Multi-buffer: each `Via` (`v`) header.
+    SipVia,
+    /// Multi-buffer: each `User-Agent` header.
+    SipUserAgent,
+    /// Multi-buffer: each `Content-Type` (`c`) header.
+    SipContentType,
+    /// Multi-buffer: each `Content-Length` (`l`) header.
+    SipContentLength,
 }
 
 impl BufferId {
@@ -293,6 +320,19 @@ impl BufferId {
         BufferId::Ja4Hash,
         BufferId::SshProto,
         BufferId::SshSoftware,
+        BufferId::SipMethod,
+        BufferId::SipUri,
+        BufferId::SipRequestLine,
+        BufferId::SipProtocol,
+        BufferId::SipStatCode,
+        BufferId::SipStatMsg,
+        BufferId::SipResponseLine,
+        BufferId::SipFrom,
+        BufferId::SipTo,
+        BufferId::SipVia,
+        BufferId::SipUserAgent,
+        BufferId::SipContentType,
+        BufferId::SipContentLength,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -304,6 +344,9 @@ impl BufferId {
             | TlsCerts | TlsRandom | TlsRandomTime | TlsRandomBytes | Ja3Hash | Ja3String
             | Ja3sHash | Ja3sString | Ja4Hash => AppProto::Tls,
             SshProto | SshSoftware => AppProto::Ssh,
+            SipMethod | SipUri | SipRequestLine | SipProtocol | SipStatCode | SipStatMsg
+            | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
+            | SipContentLength => AppProto::Sip,
             _ => AppProto::Http,
         }
     }
@@ -321,6 +364,12 @@ impl BufferId {
                 | DnsAnswersRrname
                 | DnsResponseRrname
                 | TlsCerts
+                | SipFrom
+                | SipTo
+                | SipVia
+                | SipUserAgent
+                | SipContentType
+                | SipContentLength
         )
     }
 
@@ -380,6 +429,19 @@ impl BufferId {
             "ja4.hash" => Ja4Hash,
             "ssh.proto" | "ssh_proto" => SshProto,
             "ssh.software" | "ssh_software" => SshSoftware,
+            "sip.method" => SipMethod,
+            "sip.uri" => SipUri,
+            "sip.request_line" => SipRequestLine,
+            "sip.protocol" => SipProtocol,
+            "sip.stat_code" => SipStatCode,
+            "sip.stat_msg" => SipStatMsg,
+            "sip.response_line" => SipResponseLine,
+            "sip.from" => SipFrom,
+            "sip.to" => SipTo,
+            "sip.via" => SipVia,
+            "sip.user_agent" => SipUserAgent,
+            "sip.content_type" => SipContentType,
+            "sip.content_length" => SipContentLength,
             _ => return None,
         })
     }

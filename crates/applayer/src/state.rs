@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::dns::DnsState;
 use crate::http::HttpState;
 use crate::passive::PassiveState;
+use crate::sip::SipState;
 use crate::ssh::SshState;
 use crate::tls::TlsState;
 use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
@@ -78,6 +79,7 @@ pub enum AppLayerState {
     Dns(Box<DnsState>),
     Tls(Box<TlsState>),
     Ssh(Box<SshState>),
+    Sip(Box<SipState>),
     /// SMB, DCERPC, FTP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -106,6 +108,7 @@ impl AppLayerState {
             AppProto::Dns => AppLayerState::Dns(Box::new(DnsState::new(transport, cfg))),
             AppProto::Tls => AppLayerState::Tls(Box::new(TlsState::new(cfg))),
             AppProto::Ssh => AppLayerState::Ssh(Box::new(SshState::new())),
+            AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
             AppProto::Smb | AppProto::Dcerpc | AppProto::Ftp | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -118,6 +121,7 @@ impl AppLayerState {
             AppLayerState::Dns(_) => AppProto::Dns,
             AppLayerState::Tls(_) => AppProto::Tls,
             AppLayerState::Ssh(_) => AppProto::Ssh,
+            AppLayerState::Sip(_) => AppProto::Sip,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -131,6 +135,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Tls(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ssh(s) => s.feed(dir, data, ts),
+            AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -157,6 +162,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| &t.common),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| &t.common),
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -173,6 +179,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.on_gap(dir),
             AppLayerState::Tls(s) => s.on_gap(dir),
             AppLayerState::Ssh(s) => s.on_gap(dir),
+            AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -208,6 +215,7 @@ impl AppLayerState {
         match self {
             AppLayerState::Http(s) => s.finish(dir, &mut ev),
             AppLayerState::Ssh(s) => s.finish(dir),
+            AppLayerState::Sip(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -244,6 +252,10 @@ impl AppLayerState {
                 .map(|t| info(&t.common, t.progress()))
                 .into_iter()
                 .collect(),
+            AppLayerState::Sip(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -254,6 +266,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Tls(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ssh(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -289,6 +302,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Sip(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -302,6 +320,7 @@ impl AppLayerState {
             AppLayerState::Dns(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Tls(s) => s.tx_ref(tx)?.buffer(id, dir),
             AppLayerState::Ssh(s) => s.tx_ref(tx)?.buffer(id, dir),
+            AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -320,6 +339,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -333,6 +353,7 @@ impl AppLayerState {
             AppLayerState::Dns(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| t.eve()),
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.eve()),
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -354,6 +375,13 @@ impl AppLayerState {
     pub fn as_ssh(&self) -> Option<&SshState> {
         match self {
             AppLayerState::Ssh(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_sip(&self) -> Option<&SipState> {
+        match self {
+            AppLayerState::Sip(s) => Some(s),
             _ => None,
         }
     }

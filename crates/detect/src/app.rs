@@ -414,6 +414,10 @@ impl TxCheck {
                 AppProto::Tls,
                 vigil_applayer::TlsEvent::from_name(name)?.name(),
             ),
+            "sip" => TxCheck::Event(
+                AppProto::Sip,
+                vigil_applayer::SipEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -511,9 +515,10 @@ fn side(b: BufferId) -> Side {
         HttpMethod | HttpUri | HttpUriRaw | HttpRequestLine | HttpHost | HttpHostRaw
         | HttpUserAgent | HttpReferer | HttpAccept | HttpAcceptEnc | HttpAcceptLang
         | HttpRequestBody | HttpRequestHeader | DnsQuery | TlsSni | Ja3Hash | Ja3String
-        | Ja4Hash => Side::Request,
+        | Ja4Hash | SipMethod | SipUri | SipRequestLine => Side::Request,
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
-        | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString => Side::Response,
+        | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString | SipStatCode | SipStatMsg
+        | SipResponseLine => Side::Response,
         FileData | FileName | TlsCertSubject | TlsCertIssuer | TlsCertSerial
         | TlsCertFingerprint | TlsCerts | DnsAnswersRrname | DnsResponseRrname => {
             Side::Both(AppDir::ToClient)
@@ -523,6 +528,9 @@ fn side(b: BufferId) -> Side {
         | TlsRandom | TlsRandomTime | TlsRandomBytes | SshProto | SshSoftware => {
             Side::Both(AppDir::ToServer)
         }
+        // SIP: the version and header buffers exist in both directions.
+        SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
+        | SipContentLength => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -549,7 +557,10 @@ pub(crate) fn spec_directions(
 ) -> (AppDir, bool) {
     let mut sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
     sides.extend(checks.iter().map(TxCheck::side));
-    let both = matches!(proto, AppProto::Dns | AppProto::Tls | AppProto::Ssh)
+    let both = matches!(
+        proto,
+        AppProto::Dns | AppProto::Tls | AppProto::Ssh | AppProto::Sip
+    )
         && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -843,7 +854,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 8] = [
+const PROTOS: [AppProto; 9] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -852,6 +863,7 @@ const PROTOS: [AppProto; 8] = [
     AppProto::Dcerpc,
     AppProto::Ftp,
     AppProto::Smtp,
+    AppProto::Sip,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -864,6 +876,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Dcerpc => 5,
         AppProto::Ftp => 6,
         AppProto::Smtp => 7,
+        AppProto::Sip => 8,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

@@ -812,6 +812,20 @@ const EVALUATED: &[&str] = &[
     // SSH identification strings
     "ssh.proto",
     "ssh.software",
+    // SIP
+    "sip.method",
+    "sip.uri",
+    "sip.protocol",
+    "sip.stat_code",
+    "sip.stat_msg",
+    "sip.request_line",
+    "sip.response_line",
+    "sip.from",
+    "sip.to",
+    "sip.via",
+    "sip.user_agent",
+    "sip.content_type",
+    "sip.content_length",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",

@@ -1,0 +1,858 @@
+//! SIP (RFC 3261) over UDP and TCP, parsed as Suricata's `rust/src/sip`
+//! does: every request and every response is a transaction of its own
+//! (one direction each, Suricata's `APP_LAYER_PARSER_OPT_UNIDIR_TXS`), the
+//! to-server side is parsed as requests and the to-client side as
+//! responses, whoever sends them.
+//!
+//! * UDP: one message per datagram; the body is the rest of the datagram
+//!   (cut at `Content-Length` when that is shorter).
+//! * TCP: messages are framed by their header block (up to the empty
+//!   line) and `Content-Length` (absent: no body). CR LF before a start
+//!   line is skipped (RFC 3261 §7.5, keep-alives). A message that does not
+//!   parse or a gap makes the parser look for the next line that starts a
+//!   message.
+//!
+//! The grammar is Suricata's (its character classes for the method, the
+//! request URI, the version, the reason phrase, header names and values;
+//! folded header values are kept as sent). Header names keep their
+//! spelling; the compact forms (`f`, `t`, `v`, `c`, `l`, `i`, `m`, `e`,
+//! `s`, `k`) are expanded to the long names, as Suricata does, and the
+//! header keywords look the long name up as written (`From`, `To`, `Via`,
+//! `User-Agent`, `Content-Type`, `Content-Length`), each occurrence being
+//! one buffer of the multi-buffer.
+//!
+//! A body whose `Content-Type` is `application/sdp` is parsed for the EVE
+//! `sdp` object. Malformed messages raise Suricata's `sip.invalid_data`,
+//! truncated ones `sip.incomplete_data` (on the flow's last transaction,
+//! as Suricata sets them).
+//!
+//! Caps: the header block of a message (`http_max_header_bytes`), the
+//! number of headers kept (`http_max_headers`), the body kept
+//! ([`MAX_BODY`]; the rest of a longer body is skipped, never buffered)
+//! and the transactions held (`max_transactions`).
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Map, Value};
+
+use crate::events::SipEvent;
+use crate::state::{TxCommon, TxProgress};
+use crate::{
+    AppLayerConfig, AppLayerEvent, BufferId, Direction, Timestamp, Transport, TxId,
+};
+
+/// Body bytes kept per message (enough for any SDP offer).
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// SIP request methods Suricata's protocol detection looks for at the
+/// start of the client's data.
+pub const METHODS: &[&[u8]] = &[
+    b"REGISTER",
+    b"INVITE",
+    b"ACK",
+    b"BYE",
+    b"CANCEL",
+    b"UPDATE",
+    b"REFER",
+    b"PRACK",
+    b"SUBSCRIBE",
+    b"NOTIFY",
+    b"PUBLISH",
+    b"MESSAGE",
+    b"INFO",
+    b"OPTIONS",
+];
+
+fn is_token(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!%'*+-._`".contains(&b)
+}
+
+fn is_uri(b: u8) -> bool {
+    is_token(b) || b"~#@:".contains(&b)
+}
+
+fn is_version(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'.' || b == b'/'
+}
+
+fn is_reason(b: u8) -> bool {
+    is_token(b) || b"$&(),/:;=?@[\\]^ ".contains(&b)
+}
+
+fn is_header_value(b: u8) -> bool {
+    is_token(b) || b"\"#$&(),/;:<=>?@[]{}()^|~\\\t\n\r ".contains(&b)
+}
+
+/// Why a message did not parse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fail {
+    /// It ends before its header block does (or holds a byte the header
+    /// grammar rejects, which Suricata's parser also reports as
+    /// incomplete).
+    Incomplete,
+    /// It breaks the grammar.
+    Invalid,
+}
+
+/// A parsed start line and header block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SipHead {
+    /// Request: method, URI, version. Response: version, code, reason.
+    pub method: Vec<u8>,
+    pub uri: Vec<u8>,
+    pub version: Vec<u8>,
+    pub code: Vec<u8>,
+    pub reason: Vec<u8>,
+    /// The request or response line as Suricata keeps it (up to the first
+    /// byte outside the reason-phrase characters, normally the CR).
+    pub line: Vec<u8>,
+    /// `(name, value)` in order, compact names expanded.
+    pub headers: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Headers past the cap were dropped.
+    pub headers_capped: bool,
+}
+
+impl SipHead {
+    /// The values of header `name` (long form, as written), in order.
+    pub fn header<'a>(&'a self, name: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n.as_slice() == name)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    fn content_length(&self) -> Option<usize> {
+        let v = self.header(b"Content-Length").next()?;
+        std::str::from_utf8(v).ok()?.trim().parse().ok()
+    }
+
+    fn is_sdp(&self) -> bool {
+        self.header(b"Content-Type").next().is_some_and(|v| {
+            v.len() >= 15 && v[..15].eq_ignore_ascii_case(b"application/sdp")
+        })
+    }
+}
+
+/// The long name of a compact header name (RFC 3261 §7.3.3).
+pub fn expand_compact(name: &[u8]) -> &[u8] {
+    match name {
+        b"i" => b"Call-ID",
+        b"m" => b"Contact",
+        b"e" => b"Content-Encoding",
+        b"l" => b"Content-Length",
+        b"c" => b"Content-Type",
+        b"f" => b"From",
+        b"s" => b"Subject",
+        b"k" => b"Supported",
+        b"t" => b"To",
+        b"v" => b"Via",
+        _ => name,
+    }
+}
+
+/// Index of the first byte at or after `i` that fails `f`; `Incomplete`
+/// when the input ends first (streaming semantics, as nom's).
+fn span(b: &[u8], i: usize, f: impl Fn(u8) -> bool) -> Result<usize, Fail> {
+    match b.get(i..).and_then(|r| r.iter().position(|&c| !f(c))) {
+        Some(n) => Ok(i + n),
+        None => Err(Fail::Incomplete),
+    }
+}
+
+fn expect(b: &[u8], i: usize, c: u8) -> Result<usize, Fail> {
+    match b.get(i) {
+        None => Err(Fail::Incomplete),
+        Some(&x) if x == c => Ok(i + 1),
+        Some(_) => Err(Fail::Invalid),
+    }
+}
+
+fn crlf(b: &[u8], i: usize) -> Result<usize, Fail> {
+    let i = expect(b, i, b'\r')?;
+    expect(b, i, b'\n')
+}
+
+/// Suricata's header value: up to a line end not followed by a space or
+/// tab (folded lines are kept), trailing blanks trimmed. Returns the
+/// value's end and where the line's CR LF starts.
+fn header_value(b: &[u8], start: usize) -> Result<(usize, usize), Fail> {
+    let mut end = start;
+    let mut trail = 0;
+    let mut i = start;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                i += 1;
+                match b.get(i) {
+                    None => return Err(Fail::Incomplete),
+                    Some(b' ' | b'\t') => {
+                        i += 1;
+                        continue;
+                    }
+                    Some(_) => return Ok((end, end + trail)),
+                }
+            }
+            b' ' | b'\t' => trail += 1,
+            b'\r' => {}
+            c => {
+                trail = 0;
+                if !is_header_value(c) {
+                    return Err(Fail::Incomplete);
+                }
+                end = i + 1;
+            }
+        }
+        i += 1;
+    }
+    Err(Fail::Incomplete)
+}
+
+/// Parses the start line and header block of a message of `dir` from the
+/// beginning of `b`; returns it and the offset of the body.
+pub fn parse_head(dir: Direction, b: &[u8], max_headers: usize) -> Result<(SipHead, usize), Fail> {
+    let mut h = SipHead::default();
+    let mut i = match dir {
+        Direction::ToServer => {
+            let m = span(b, 0, |c| c.is_ascii_alphabetic())?;
+            let u0 = expect(b, m, b' ')?;
+            let u1 = span(b, u0, is_uri)?;
+            if u1 == u0 {
+                return Err(Fail::Invalid);
+            }
+            let v0 = expect(b, u1, b' ')?;
+            let v1 = span(b, v0, is_version)?;
+            if v1 == v0 {
+                return Err(Fail::Invalid);
+            }
+            h.method = b[..m].to_vec();
+            h.uri = b[u0..u1].to_vec();
+            h.version = b[v0..v1].to_vec();
+            crlf(b, v1)?
+        }
+        Direction::ToClient => {
+            let v1 = span(b, 0, is_version)?;
+            if v1 == 0 {
+                return Err(Fail::Invalid);
+            }
+            let c0 = expect(b, v1, b' ')?;
+            if b.len() < c0 + 3 {
+                return Err(Fail::Incomplete);
+            }
+            let r0 = expect(b, c0 + 3, b' ')?;
+            let r1 = span(b, r0, is_reason)?;
+            h.version = b[..v1].to_vec();
+            h.code = b[c0..c0 + 3].to_vec();
+            h.reason = b[r0..r1].to_vec();
+            crlf(b, r1)?
+        }
+    };
+    // The line as Suricata's `sip_take_line` keeps it.
+    let line_end = b.iter().position(|&c| !is_reason(c)).unwrap_or(b.len());
+    h.line = b[..line_end].to_vec();
+    loop {
+        match b.get(i..i + 2) {
+            Some(b"\r\n") => break,
+            None if b"\r\n".starts_with(&b[i.min(b.len())..]) => return Err(Fail::Incomplete),
+            _ => {}
+        }
+        let n1 = span(b, i, is_token)?;
+        let c = span(b, n1, |c| c == b' ' || c == b'\t')?;
+        let v0 = expect(b, c, b':')?;
+        let v0 = span(b, v0, |c| c == b' ' || c == b'\t')?;
+        let (v1, eol) = header_value(b, v0)?;
+        let next = crlf(b, eol)?;
+        if h.headers.len() < max_headers {
+            h.headers
+                .push((expand_compact(&b[i..n1]).to_vec(), b[v0..v1].to_vec()));
+        } else {
+            h.headers_capped = true;
+        }
+        i = next;
+    }
+    Ok((h, i + 2))
+}
+
+/// One SDP media description.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SdpMedia {
+    pub media: String,
+    pub media_info: Option<String>,
+    pub connection_data: Option<String>,
+    pub bandwidths: Vec<String>,
+    pub encryption_key: Option<String>,
+    pub attributes: Vec<String>,
+}
+
+/// An SDP session description (RFC 4566), the fields Suricata logs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sdp {
+    pub origin: String,
+    pub session_name: String,
+    pub session_info: Option<String>,
+    pub uri: Option<String>,
+    pub email: Option<String>,
+    pub phone_number: Option<String>,
+    pub connection_data: Option<String>,
+    pub bandwidths: Vec<String>,
+    pub time_descriptions: Vec<(String, Option<String>)>,
+    pub timezone: Option<String>,
+    pub encryption_key: Option<String>,
+    pub attributes: Vec<String>,
+    pub media: Vec<SdpMedia>,
+}
+
+/// Lines kept per SDP list (attributes, bandwidths, times, media).
+const SDP_MAX_ITEMS: usize = 256;
+
+fn push_capped(v: &mut Vec<String>, s: String) {
+    if v.len() < SDP_MAX_ITEMS {
+        v.push(s);
+    }
+}
+
+/// Parses an SDP body: `v=` first, then `o=` and `s=`; `None` when it is
+/// not one.
+pub fn parse_sdp(body: &[u8]) -> Option<Sdp> {
+    let text = String::from_utf8_lossy(body);
+    let mut lines = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    if !first.starts_with("v=") {
+        return None;
+    }
+    let mut sdp = Sdp::default();
+    let (mut origin, mut name) = (false, false);
+    for l in lines {
+        let Some((k, v)) = l.split_once('=') else {
+            return None;
+        };
+        let v = v.to_string();
+        if k != "m" {
+            if let Some(m) = sdp.media.last_mut() {
+                match k {
+                    "i" => m.media_info = Some(v),
+                    "c" => m.connection_data = Some(v),
+                    "b" => push_capped(&mut m.bandwidths, v),
+                    "k" => m.encryption_key = Some(v),
+                    "a" => push_capped(&mut m.attributes, v),
+                    _ => {}
+                }
+                continue;
+            }
+        }
+        match k {
+            "o" => {
+                sdp.origin = v;
+                origin = true;
+            }
+            "s" => {
+                sdp.session_name = v;
+                name = true;
+            }
+            "i" => sdp.session_info = Some(v),
+            "u" => sdp.uri = Some(v),
+            "e" => sdp.email = Some(v),
+            "p" => sdp.phone_number = Some(v),
+            "c" => sdp.connection_data = Some(v),
+            "b" => push_capped(&mut sdp.bandwidths, v),
+            "t" => {
+                if sdp.time_descriptions.len() < SDP_MAX_ITEMS {
+                    sdp.time_descriptions.push((v, None));
+                }
+            }
+            "r" => {
+                if let Some(t) = sdp.time_descriptions.last_mut() {
+                    t.1 = Some(v);
+                }
+            }
+            "z" => sdp.timezone = Some(v),
+            "k" => sdp.encryption_key = Some(v),
+            "a" => push_capped(&mut sdp.attributes, v),
+            "m" => {
+                if sdp.media.len() < SDP_MAX_ITEMS {
+                    sdp.media.push(SdpMedia {
+                        media: v,
+                        ..Default::default()
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    (origin && name).then_some(sdp)
+}
+
+impl Sdp {
+    /// Suricata's `sdp` object.
+    pub fn eve(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("origin".into(), json!(self.origin));
+        m.insert("session_name".into(), json!(self.session_name));
+        let opt = |m: &mut Map<String, Value>, k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                m.insert(k.into(), json!(v));
+            }
+        };
+        let list = |m: &mut Map<String, Value>, k: &str, v: &Vec<String>| {
+            if !v.is_empty() {
+                m.insert(k.into(), json!(v));
+            }
+        };
+        opt(&mut m, "session_info", &self.session_info);
+        opt(&mut m, "uri", &self.uri);
+        opt(&mut m, "email", &self.email);
+        opt(&mut m, "phone_number", &self.phone_number);
+        opt(&mut m, "connection_data", &self.connection_data);
+        list(&mut m, "bandwidths", &self.bandwidths);
+        if !self.time_descriptions.is_empty() {
+            let t: Vec<Value> = self
+                .time_descriptions
+                .iter()
+                .map(|(t, r)| {
+                    let mut o = Map::new();
+                    o.insert("time".into(), json!(t));
+                    opt(&mut o, "repeat_time", r);
+                    Value::Object(o)
+                })
+                .collect();
+            m.insert("time_descriptions".into(), Value::Array(t));
+        }
+        opt(&mut m, "timezone", &self.timezone);
+        opt(&mut m, "encryption_key", &self.encryption_key);
+        list(&mut m, "attributes", &self.attributes);
+        if !self.media.is_empty() {
+            let md: Vec<Value> = self
+                .media
+                .iter()
+                .map(|d| {
+                    let mut o = Map::new();
+                    o.insert("media".into(), json!(d.media));
+                    opt(&mut o, "media_info", &d.media_info);
+                    opt(&mut o, "connection_data", &d.connection_data);
+                    list(&mut o, "bandwidths", &d.bandwidths);
+                    opt(&mut o, "encryption_key", &d.encryption_key);
+                    list(&mut o, "attributes", &d.attributes);
+                    Value::Object(o)
+                })
+                .collect();
+            m.insert("media_descriptions".into(), Value::Array(md));
+        }
+        Value::Object(m)
+    }
+}
+
+/// One SIP message: a request (to server) or a response (to client).
+#[derive(Debug)]
+pub struct SipTx {
+    pub(crate) common: TxCommon,
+    /// The direction the message travelled in.
+    pub dir: Direction,
+    pub head: SipHead,
+    pub body: Vec<u8>,
+    pub sdp: Option<Sdp>,
+}
+
+impl SipTx {
+    pub fn id(&self) -> TxId {
+        self.common.id
+    }
+
+    pub fn is_request(&self) -> bool {
+        self.dir == Direction::ToServer
+    }
+
+    /// A message is complete once parsed; nothing else comes for it.
+    pub fn progress(&self) -> TxProgress {
+        TxProgress {
+            request_complete: true,
+            response_complete: true,
+        }
+    }
+
+    /// The instances of a buffer for the direction inspected: request
+    /// fields on requests, response fields on responses; `sip.protocol`
+    /// and the header buffers of the message's own direction.
+    pub fn buffers(&self, id: BufferId, dir: Direction) -> Vec<&[u8]> {
+        use BufferId::*;
+        if dir != self.dir {
+            return Vec::new();
+        }
+        let h = &self.head;
+        fn one(v: &[u8]) -> Vec<&[u8]> {
+            if v.is_empty() {
+                Vec::new()
+            } else {
+                vec![v]
+            }
+        }
+        let req = self.is_request();
+        match id {
+            SipMethod if req => one(&h.method),
+            SipUri if req => one(&h.uri),
+            SipRequestLine if req => one(&h.line),
+            SipStatCode if !req => one(&h.code),
+            SipStatMsg if !req => one(&h.reason),
+            SipResponseLine if !req => one(&h.line),
+            SipProtocol => one(&h.version),
+            SipFrom => h.header(b"From").collect(),
+            SipTo => h.header(b"To").collect(),
+            SipVia => h.header(b"Via").collect(),
+            SipUserAgent => h.header(b"User-Agent").collect(),
+            SipContentType => h.header(b"Content-Type").collect(),
+            SipContentLength => h.header(b"Content-Length").collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn buffer(&self, id: BufferId, dir: Direction) -> Option<&[u8]> {
+        self.buffers(id, dir).into_iter().next()
+    }
+
+    /// Suricata's `sip` object: `method`, `uri`, `version`,
+    /// `request_line` for a request; `version`, `code`, `reason`,
+    /// `response_line` for a response; `sdp` when the body is SDP.
+    pub fn eve(&self) -> Value {
+        let s = |v: &[u8]| Value::String(String::from_utf8_lossy(v).into_owned());
+        let h = &self.head;
+        let mut m = Map::new();
+        if self.is_request() {
+            m.insert("method".into(), s(&h.method));
+            m.insert("uri".into(), s(&h.uri));
+            m.insert("version".into(), s(&h.version));
+            if let Some(sdp) = &self.sdp {
+                m.insert("sdp".into(), sdp.eve());
+            }
+            if !h.line.is_empty() {
+                m.insert("request_line".into(), s(&h.line));
+            }
+        } else {
+            m.insert("version".into(), s(&h.version));
+            m.insert("code".into(), s(&h.code));
+            m.insert("reason".into(), s(&h.reason));
+            if let Some(sdp) = &self.sdp {
+                m.insert("sdp".into(), sdp.eve());
+            }
+            if !h.line.is_empty() {
+                m.insert("response_line".into(), s(&h.line));
+            }
+        }
+        Value::Object(m)
+    }
+}
+
+/// One direction of a TCP flow.
+#[derive(Debug, Default)]
+struct Side {
+    /// The message being read (header block, then body up to
+    /// [`MAX_BODY`]).
+    buf: Vec<u8>,
+    /// Where the search for the end of the header block resumes.
+    scan: usize,
+    /// The parsed head of the message whose body is being read, with the
+    /// body bytes still to come (kept up to [`MAX_BODY`], then skipped).
+    head: Option<(SipHead, usize)>,
+    /// Lost the message boundary (gap, unparsable message): waiting for a
+    /// line that starts a message.
+    desync: bool,
+}
+
+/// Per-flow SIP state.
+#[derive(Debug)]
+pub struct SipState {
+    transport: Transport,
+    max_head: usize,
+    max_headers: usize,
+    max_txs: usize,
+    txs: VecDeque<SipTx>,
+    next_id: TxId,
+    sides: [Side; 2],
+}
+
+/// Whether `b` can start a message of `dir`: `Some(true)` yes,
+/// `Some(false)` too short to tell, `None` no.
+fn starts_message(dir: Direction, b: &[u8]) -> Option<bool> {
+    let pre = |p: &[u8]| -> Option<bool> {
+        let n = b.len().min(p.len());
+        (b[..n] == p[..n]).then_some(n == p.len())
+    };
+    match dir {
+        Direction::ToServer => {
+            let mut more = false;
+            for m in METHODS {
+                let mut w = m.to_vec();
+                w.push(b' ');
+                match pre(&w) {
+                    Some(true) => return Some(true),
+                    Some(false) => more = true,
+                    None => {}
+                }
+            }
+            more.then_some(false)
+        }
+        Direction::ToClient => pre(b"SIP/"),
+    }
+}
+
+impl SipState {
+    pub fn new(transport: Transport, cfg: &AppLayerConfig) -> Self {
+        SipState {
+            transport,
+            max_head: cfg.http_max_header_bytes.max(1024),
+            max_headers: cfg.http_max_headers,
+            max_txs: cfg.max_transactions.max(1),
+            txs: VecDeque::new(),
+            next_id: 0,
+            sides: [Side::default(), Side::default()],
+        }
+    }
+
+    pub fn transactions(&self) -> impl Iterator<Item = &SipTx> {
+        self.txs.iter()
+    }
+
+    pub fn tx(&self, id: TxId) -> Option<&SipTx> {
+        self.txs.iter().find(|t| t.common.id == id)
+    }
+
+    pub(crate) fn tx_mut(&mut self, id: TxId) -> Option<&mut SipTx> {
+        self.txs.iter_mut().find(|t| t.common.id == id)
+    }
+
+    pub(crate) fn retain(&mut self, keep: impl FnMut(&SipTx) -> bool) {
+        self.txs.retain(keep);
+    }
+
+    /// An event on the flow's newest transaction, as Suricata sets it.
+    fn event(&self, e: SipEvent, ev: &mut Vec<AppLayerEvent>) {
+        ev.push(AppLayerEvent::Sip(e, self.txs.back().map(|t| t.common.id)));
+    }
+
+    fn push_tx(
+        &mut self,
+        dir: Direction,
+        head: SipHead,
+        body: Vec<u8>,
+        ts: Timestamp,
+        ev: &mut Vec<AppLayerEvent>,
+    ) {
+        if self.txs.len() >= self.max_txs {
+            self.txs.pop_front();
+            self.event(SipEvent::TooManyTransactions, ev);
+        }
+        let sdp = if head.is_sdp() { parse_sdp(&body) } else { None };
+        let capped = head.headers_capped;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.txs.push_back(SipTx {
+            common: TxCommon::new(id, ts),
+            dir,
+            head,
+            body,
+            sdp,
+        });
+        if capped {
+            self.event(SipEvent::TooManyHeaders, ev);
+        }
+    }
+
+    pub fn feed(
+        &mut self,
+        dir: Direction,
+        data: &[u8],
+        ts: Timestamp,
+        ev: &mut Vec<AppLayerEvent>,
+    ) {
+        match self.transport {
+            Transport::Udp => self.datagram(dir, data, ts, ev),
+            Transport::Tcp => self.feed_tcp(dir, data, ts, ev),
+        }
+    }
+
+    fn datagram(&mut self, dir: Direction, data: &[u8], ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+        if data.is_empty() {
+            return;
+        }
+        match parse_head(dir, data, self.max_headers) {
+            Ok((head, off)) => {
+                let rest = &data[off.min(data.len())..];
+                let n = head
+                    .content_length()
+                    .unwrap_or(rest.len())
+                    .min(rest.len())
+                    .min(MAX_BODY);
+                self.push_tx(dir, head, rest[..n].to_vec(), ts, ev);
+            }
+            Err(Fail::Incomplete) => self.event(SipEvent::IncompleteData, ev),
+            Err(Fail::Invalid) => self.event(SipEvent::InvalidData, ev),
+        }
+    }
+
+    fn feed_tcp(
+        &mut self,
+        dir: Direction,
+        mut data: &[u8],
+        ts: Timestamp,
+        ev: &mut Vec<AppLayerEvent>,
+    ) {
+        let d = dir.index();
+        while !data.is_empty() {
+            let side = &mut self.sides[d];
+            // Reading a body.
+            if let Some((_, remaining)) = side.head.as_mut() {
+                let n = (*remaining).min(data.len());
+                let keep = MAX_BODY.saturating_sub(side.buf.len()).min(n);
+                side.buf.extend_from_slice(&data[..keep]);
+                *remaining -= n;
+                data = &data[n..];
+                if *remaining == 0 {
+                    self.complete_body(dir, ts, ev);
+                    self.scan_heads(dir, ts, ev);
+                }
+                continue;
+            }
+            // Reading a header block.
+            let room = (self.max_head + 4).saturating_sub(side.buf.len());
+            let n = room.min(data.len());
+            side.buf.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            self.scan_heads(dir, ts, ev);
+            let side = &mut self.sides[d];
+            if side.head.is_none() && side.buf.len() > self.max_head {
+                // No end of header block within the cap.
+                side.buf.clear();
+                side.scan = 0;
+                side.desync = true;
+                self.event(SipEvent::InvalidData, ev);
+            }
+        }
+    }
+
+    /// Parses the complete header blocks in the buffer of `dir`, leaving
+    /// a partial one (or the body of the last) in it.
+    fn scan_heads(&mut self, dir: Direction, ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+        let d = dir.index();
+        loop {
+            let side = &mut self.sides[d];
+            if side.head.is_some() {
+                return;
+            }
+            // CR LF before a start line is skipped.
+            let lead = side
+                .buf
+                .iter()
+                .position(|&c| c != b'\r' && c != b'\n')
+                .unwrap_or(side.buf.len());
+            if lead > 0 {
+                side.buf.drain(..lead);
+                side.scan = 0;
+            }
+            if side.buf.is_empty() {
+                return;
+            }
+            if side.desync {
+                match starts_message(dir, &side.buf) {
+                    Some(true) => side.desync = false,
+                    Some(false) => return,
+                    None => {
+                        // Drop this line and try the next.
+                        match memchr::memchr(b'\n', &side.buf) {
+                            Some(i) => {
+                                side.buf.drain(..=i);
+                            }
+                            None => side.buf.clear(),
+                        }
+                        side.scan = 0;
+                        continue;
+                    }
+                }
+            }
+            let from = side.scan.saturating_sub(3);
+            let Some(p) = memchr::memmem::find(&side.buf[from..], b"\r\n\r\n") else {
+                side.scan = side.buf.len();
+                return;
+            };
+            let end = from + p + 4;
+            let parsed = parse_head(dir, &side.buf[..end], self.max_headers);
+            let side = &mut self.sides[d];
+            side.scan = 0;
+            match parsed {
+                Ok((head, off)) => {
+                    side.buf.drain(..off.min(end));
+                    let want = head.content_length().unwrap_or(0);
+                    let avail = side.buf.len();
+                    if avail <= want {
+                        // The body is still coming.
+                        side.buf.truncate(MAX_BODY);
+                        side.head = Some((head, want - avail));
+                        if avail == want {
+                            self.complete_body(dir, ts, ev);
+                            continue;
+                        }
+                        return;
+                    }
+                    // More than the body is here: the next message follows.
+                    let rest = side.buf.split_off(want);
+                    let mut body = std::mem::replace(&mut side.buf, rest);
+                    body.truncate(MAX_BODY);
+                    self.push_tx(dir, head, body, ts, ev);
+                }
+                Err(e) => {
+                    side.buf.drain(..end);
+                    side.desync = true;
+                    let e = match e {
+                        Fail::Incomplete => SipEvent::IncompleteData,
+                        Fail::Invalid => SipEvent::InvalidData,
+                    };
+                    self.event(e, ev);
+                }
+            }
+        }
+    }
+
+    /// The body of the message being read is complete: the transaction is
+    /// made, and header blocks already buffered behind it are parsed.
+    fn complete_body(&mut self, dir: Direction, ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+        let side = &mut self.sides[dir.index()];
+        let Some((head, _)) = side.head.take() else {
+            return;
+        };
+        let body = std::mem::take(&mut side.buf);
+        side.scan = 0;
+        self.push_tx(dir, head, body, ts, ev);
+    }
+
+    /// A gap in `dir`: the message being read is lost (a message whose
+    /// body was being read is kept with what came of it).
+    pub fn on_gap(&mut self, dir: Direction, ev: &mut Vec<AppLayerEvent>) {
+        if self.transport != Transport::Tcp {
+            return;
+        }
+        self.complete_body(dir, 0, ev);
+        let side = &mut self.sides[dir.index()];
+        side.buf.clear();
+        side.scan = 0;
+        side.desync = true;
+    }
+
+    /// The direction ended: a message still being read is incomplete.
+    pub fn finish(&mut self, dir: Direction, ev: &mut Vec<AppLayerEvent>) {
+        if self.transport != Transport::Tcp {
+            return;
+        }
+        let d = dir.index();
+        let pending = self.sides[d].head.is_some();
+        if pending {
+            // The body is short: keep the message with what came.
+            self.complete_body(dir, 0, ev);
+            self.event(SipEvent::IncompleteData, ev);
+        } else if !self.sides[d].buf.is_empty() && !self.sides[d].desync {
+            self.event(SipEvent::IncompleteData, ev);
+        }
+        let side = &mut self.sides[d];
+        side.buf = Vec::new();
+        side.scan = 0;
+        side.head = None;
+    }
+}
