@@ -856,3 +856,209 @@ impl SipState {
         side.head = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REQ: &[u8] = b"INVITE sip:bob@example.com SIP/2.0\r\n\
+Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1\r\n\
+v: SIP/2.0/TCP 10.0.0.2\r\n\
+f: <sip:alice@example.com>;tag=1\r\n\
+To: <sip:bob@example.com>\r\n\
+User-Agent: TestPhone 1.0\r\n\
+Content-Type: application/sdp\r\n\
+Content-Length: 73\r\n\
+\r\n\
+v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n";
+
+    const RESP: &[u8] = b"SIP/2.0 180 Ringing\r\nt: <sip:bob@example.com>;tag=2\r\nl: 0\r\n\r\n";
+
+    fn state(t: Transport) -> SipState {
+        SipState::new(t, &AppLayerConfig::default())
+    }
+
+    fn bufs(s: &SipState, id: TxId, b: BufferId, dir: Direction) -> Vec<Vec<u8>> {
+        s.tx(id)
+            .unwrap()
+            .buffers(b, dir)
+            .into_iter()
+            .map(|x| x.to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn request_fields_compact_headers_and_sdp() {
+        assert_eq!(REQ.len() - REQ.windows(4).position(|w| w == b"\r\n\r\n").unwrap() - 4, 73);
+        let mut s = state(Transport::Udp);
+        let mut ev = Vec::new();
+        s.feed(Direction::ToServer, REQ, 1, &mut ev);
+        assert!(ev.is_empty(), "{ev:?}");
+        let up = Direction::ToServer;
+        let t = s.tx(0).unwrap();
+        assert_eq!(t.buffer(BufferId::SipMethod, up), Some(&b"INVITE"[..]));
+        assert_eq!(t.buffer(BufferId::SipUri, up), Some(&b"sip:bob@example.com"[..]));
+        assert_eq!(t.buffer(BufferId::SipProtocol, up), Some(&b"SIP/2.0"[..]));
+        assert_eq!(
+            t.buffer(BufferId::SipRequestLine, up),
+            Some(&b"INVITE sip:bob@example.com SIP/2.0"[..])
+        );
+        // Response buffers and the other direction: nothing.
+        assert_eq!(t.buffer(BufferId::SipStatCode, up), None);
+        assert_eq!(t.buffer(BufferId::SipFrom, Direction::ToClient), None);
+        // `v:` and `f:` are Via and From; Via is a multi-buffer.
+        assert_eq!(
+            bufs(&s, 0, BufferId::SipVia, up),
+            vec![
+                b"SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1".to_vec(),
+                b"SIP/2.0/TCP 10.0.0.2".to_vec()
+            ]
+        );
+        assert_eq!(
+            bufs(&s, 0, BufferId::SipFrom, up),
+            vec![b"<sip:alice@example.com>;tag=1".to_vec()]
+        );
+        assert_eq!(bufs(&s, 0, BufferId::SipUserAgent, up), vec![b"TestPhone 1.0".to_vec()]);
+        assert_eq!(bufs(&s, 0, BufferId::SipContentLength, up), vec![b"73".to_vec()]);
+        let e = t.eve();
+        assert_eq!(e["method"], "INVITE");
+        assert_eq!(e["request_line"], "INVITE sip:bob@example.com SIP/2.0");
+        assert_eq!(e["sdp"]["origin"], "alice 1 1 IN IP4 10.0.0.1");
+        assert_eq!(e["sdp"]["session_name"], "call");
+        assert_eq!(e["sdp"]["time_descriptions"][0]["time"], "0 0");
+        assert_eq!(e["sdp"]["media_descriptions"][0]["media"], "audio 4000 RTP/AVP 0");
+        assert!(e.get("code").is_none());
+    }
+
+    #[test]
+    fn response_fields() {
+        let mut s = state(Transport::Udp);
+        let mut ev = Vec::new();
+        s.feed(Direction::ToClient, RESP, 1, &mut ev);
+        let dn = Direction::ToClient;
+        let t = s.tx(0).unwrap();
+        assert_eq!(t.buffer(BufferId::SipStatCode, dn), Some(&b"180"[..]));
+        assert_eq!(t.buffer(BufferId::SipStatMsg, dn), Some(&b"Ringing"[..]));
+        assert_eq!(t.buffer(BufferId::SipResponseLine, dn), Some(&b"SIP/2.0 180 Ringing"[..]));
+        assert_eq!(t.buffer(BufferId::SipMethod, dn), None);
+        assert_eq!(t.buffer(BufferId::SipTo, dn), Some(&b"<sip:bob@example.com>;tag=2"[..]));
+        assert_eq!(t.buffer(BufferId::SipTo, Direction::ToServer), None);
+        let e = t.eve();
+        assert_eq!(e["code"], "180");
+        assert_eq!(e["reason"], "Ringing");
+        assert_eq!(e["response_line"], "SIP/2.0 180 Ringing");
+    }
+
+    #[test]
+    fn malformed_and_truncated_datagrams_raise_events() {
+        let mut s = state(Transport::Udp);
+        let mut ev = Vec::new();
+        // A response sent to the server is not a request.
+        s.feed(Direction::ToServer, RESP, 1, &mut ev);
+        assert_eq!(ev, vec![AppLayerEvent::Sip(SipEvent::InvalidData, None)]);
+        ev.clear();
+        s.feed(Direction::ToServer, REQ, 2, &mut ev);
+        // Cut inside the headers: incomplete, filed on the last message.
+        s.feed(Direction::ToServer, &REQ[..60], 3, &mut ev);
+        assert_eq!(ev, vec![AppLayerEvent::Sip(SipEvent::IncompleteData, Some(0))]);
+        assert_eq!(s.transactions().count(), 1);
+    }
+
+    #[test]
+    fn tcp_byte_at_a_time_with_body_framing() {
+        let mut s = state(Transport::Tcp);
+        let mut ev = Vec::new();
+        let mut stream = b"\r\n".to_vec();
+        stream.extend_from_slice(REQ);
+        stream.extend_from_slice(b"BYE sip:bob@example.com SIP/2.0\r\nContent-Length: 0\r\n\r\n");
+        for &c in &stream {
+            s.feed(Direction::ToServer, &[c], 1, &mut ev);
+        }
+        assert!(ev.is_empty(), "{ev:?}");
+        let txs: Vec<&SipTx> = s.transactions().collect();
+        assert_eq!(txs.len(), 2);
+        assert_eq!(txs[0].body.len(), 73);
+        assert!(txs[0].sdp.is_some());
+        assert_eq!(txs[1].buffer(BufferId::SipMethod, Direction::ToServer), Some(&b"BYE"[..]));
+        // The same stream in one piece gives the same messages.
+        let mut w = state(Transport::Tcp);
+        w.feed(Direction::ToServer, &stream, 1, &mut ev);
+        let whole: Vec<_> = w.transactions().map(|t| (t.head.clone(), t.body.clone())).collect();
+        let bytes: Vec<_> = txs.iter().map(|t| (t.head.clone(), t.body.clone())).collect();
+        assert_eq!(whole, bytes);
+    }
+
+    #[test]
+    fn tcp_gap_resynchronises_on_next_message() {
+        let mut s = state(Transport::Tcp);
+        let mut ev = Vec::new();
+        s.feed(Direction::ToClient, &RESP[..20], 1, &mut ev);
+        s.on_gap(Direction::ToClient, &mut ev);
+        // The rest of the lost message, then a whole one.
+        s.feed(Direction::ToClient, &RESP[25..], 2, &mut ev);
+        s.feed(Direction::ToClient, RESP, 3, &mut ev);
+        let txs: Vec<&SipTx> = s.transactions().collect();
+        assert_eq!(txs.len(), 1);
+        assert_eq!(txs[0].buffer(BufferId::SipStatCode, Direction::ToClient), Some(&b"180"[..]));
+    }
+
+    #[test]
+    fn tcp_invalid_message_is_skipped_and_counted() {
+        let mut s = state(Transport::Tcp);
+        let mut ev = Vec::new();
+        s.feed(Direction::ToServer, b"INVITE bad<uri> SIP/2.0\r\n\r\n", 1, &mut ev);
+        assert_eq!(ev, vec![AppLayerEvent::Sip(SipEvent::InvalidData, None)]);
+        s.feed(Direction::ToServer, b"ACK sip:a@b SIP/2.0\r\n\r\n", 2, &mut ev);
+        assert_eq!(s.transactions().count(), 1);
+    }
+
+    #[test]
+    fn caps_hold_for_large_bodies_and_header_blocks() {
+        let mut s = state(Transport::Tcp);
+        let mut ev = Vec::new();
+        let big = 10 * MAX_BODY;
+        let head = format!("MESSAGE sip:a@b SIP/2.0\r\nContent-Length: {big}\r\n\r\n");
+        s.feed(Direction::ToServer, head.as_bytes(), 1, &mut ev);
+        let chunk = vec![b'x'; 4096];
+        for _ in 0..big / 4096 {
+            s.feed(Direction::ToServer, &chunk, 1, &mut ev);
+            assert!(s.sides[0].buf.len() <= MAX_BODY);
+        }
+        s.feed(Direction::ToServer, &chunk[..big % 4096], 1, &mut ev);
+        assert_eq!(s.transactions().count(), 1);
+        assert_eq!(s.tx(0).unwrap().body.len(), MAX_BODY);
+        // A header block that never ends is dropped at the cap.
+        let mut h = b"INFO sip:a@b SIP/2.0\r\n".to_vec();
+        h.extend(std::iter::repeat_n(b'A', 200_000));
+        s.feed(Direction::ToServer, &h, 2, &mut ev);
+        assert!(s.sides[0].buf.len() <= s.max_head + 4);
+        assert!(ev.contains(&AppLayerEvent::Sip(SipEvent::InvalidData, Some(0))));
+        // Truncated at the end of the stream: incomplete.
+        let mut t = state(Transport::Tcp);
+        let mut ev = Vec::new();
+        t.feed(Direction::ToServer, &REQ[..REQ.len() - 5], 1, &mut ev);
+        t.finish(Direction::ToServer, &mut ev);
+        assert_eq!(t.transactions().count(), 1);
+        assert!(ev.contains(&AppLayerEvent::Sip(SipEvent::IncompleteData, Some(0))));
+    }
+
+    #[test]
+    fn folded_header_value_is_kept_as_sent() {
+        let m = b"OPTIONS sip:a@b SIP/2.0\r\nFrom: <sip:x@y>\r\n ;tag=9  \r\n\r\n";
+        let (h, off) = parse_head(Direction::ToServer, m, 16).unwrap();
+        assert_eq!(off, m.len());
+        assert_eq!(h.header(b"From").next(), Some(&b"<sip:x@y>\r\n ;tag=9"[..]));
+        assert_eq!(parse_head(Direction::ToServer, &m[..30], 16), Err(Fail::Incomplete));
+    }
+
+    #[test]
+    fn sdp_needs_version_origin_and_name() {
+        assert!(parse_sdp(b"o=x\r\ns=y\r\n").is_none());
+        assert!(parse_sdp(b"v=0\r\ns=y\r\n").is_none());
+        let s = parse_sdp(b"v=0\no=x\ns=y\nb=AS:64\nm=video 1 RTP/AVP 31\nb=AS:128\na=recvonly\n")
+            .unwrap();
+        assert_eq!(s.bandwidths, vec!["AS:64"]);
+        assert_eq!(s.media[0].bandwidths, vec!["AS:128"]);
+        assert_eq!(s.media[0].attributes, vec!["recvonly"]);
+    }
+}
