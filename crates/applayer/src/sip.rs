@@ -37,9 +37,7 @@ use serde_json::{json, Map, Value};
 
 use crate::events::SipEvent;
 use crate::state::{TxCommon, TxProgress};
-use crate::{
-    AppLayerConfig, AppLayerEvent, BufferId, Direction, Timestamp, Transport, TxId,
-};
+use crate::{AppLayerConfig, AppLayerEvent, BufferId, Direction, Timestamp, Transport, TxId};
 
 /// Body bytes kept per message (enough for any SDP offer).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -127,9 +125,9 @@ impl SipHead {
     }
 
     fn is_sdp(&self) -> bool {
-        self.header(b"Content-Type").next().is_some_and(|v| {
-            v.len() >= 15 && v[..15].eq_ignore_ascii_case(b"application/sdp")
-        })
+        self.header(b"Content-Type")
+            .next()
+            .is_some_and(|v| v.len() >= 15 && v[..15].eq_ignore_ascii_case(b"application/sdp"))
     }
 }
 
@@ -325,9 +323,7 @@ pub fn parse_sdp(body: &[u8]) -> Option<Sdp> {
     let mut sdp = Sdp::default();
     let (mut origin, mut name) = (false, false);
     for l in lines {
-        let Some((k, v)) = l.split_once('=') else {
-            return None;
-        };
+        let (k, v) = l.split_once('=')?;
         let v = v.to_string();
         if k != "m" {
             if let Some(m) = sdp.media.last_mut() {
@@ -357,10 +353,8 @@ pub fn parse_sdp(body: &[u8]) -> Option<Sdp> {
             "p" => sdp.phone_number = Some(v),
             "c" => sdp.connection_data = Some(v),
             "b" => push_capped(&mut sdp.bandwidths, v),
-            "t" => {
-                if sdp.time_descriptions.len() < SDP_MAX_ITEMS {
-                    sdp.time_descriptions.push((v, None));
-                }
+            "t" if sdp.time_descriptions.len() < SDP_MAX_ITEMS => {
+                sdp.time_descriptions.push((v, None));
             }
             "r" => {
                 if let Some(t) = sdp.time_descriptions.last_mut() {
@@ -370,13 +364,11 @@ pub fn parse_sdp(body: &[u8]) -> Option<Sdp> {
             "z" => sdp.timezone = Some(v),
             "k" => sdp.encryption_key = Some(v),
             "a" => push_capped(&mut sdp.attributes, v),
-            "m" => {
-                if sdp.media.len() < SDP_MAX_ITEMS {
-                    sdp.media.push(SdpMedia {
-                        media: v,
-                        ..Default::default()
-                    });
-                }
+            "m" if sdp.media.len() < SDP_MAX_ITEMS => {
+                sdp.media.push(SdpMedia {
+                    media: v,
+                    ..Default::default()
+                });
             }
             _ => {}
         }
@@ -641,7 +633,11 @@ impl SipState {
             self.txs.pop_front();
             self.event(SipEvent::TooManyTransactions, ev);
         }
-        let sdp = if head.is_sdp() { parse_sdp(&body) } else { None };
+        let sdp = if head.is_sdp() {
+            parse_sdp(&body)
+        } else {
+            None
+        };
         let capped = head.headers_capped;
         let id = self.next_id;
         self.next_id += 1;
@@ -670,7 +666,13 @@ impl SipState {
         }
     }
 
-    fn datagram(&mut self, dir: Direction, data: &[u8], ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+    fn datagram(
+        &mut self,
+        dir: Direction,
+        data: &[u8],
+        ts: Timestamp,
+        ev: &mut Vec<AppLayerEvent>,
+    ) {
         if data.is_empty() {
             return;
         }
@@ -889,7 +891,10 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
 
     #[test]
     fn request_fields_compact_headers_and_sdp() {
-        assert_eq!(REQ.len() - REQ.windows(4).position(|w| w == b"\r\n\r\n").unwrap() - 4, 73);
+        assert_eq!(
+            REQ.len() - REQ.windows(4).position(|w| w == b"\r\n\r\n").unwrap() - 4,
+            73
+        );
         let mut s = state(Transport::Udp);
         let mut ev = Vec::new();
         s.feed(Direction::ToServer, REQ, 1, &mut ev);
@@ -897,7 +902,10 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
         let up = Direction::ToServer;
         let t = s.tx(0).unwrap();
         assert_eq!(t.buffer(BufferId::SipMethod, up), Some(&b"INVITE"[..]));
-        assert_eq!(t.buffer(BufferId::SipUri, up), Some(&b"sip:bob@example.com"[..]));
+        assert_eq!(
+            t.buffer(BufferId::SipUri, up),
+            Some(&b"sip:bob@example.com"[..])
+        );
         assert_eq!(t.buffer(BufferId::SipProtocol, up), Some(&b"SIP/2.0"[..]));
         assert_eq!(
             t.buffer(BufferId::SipRequestLine, up),
@@ -918,15 +926,24 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
             bufs(&s, 0, BufferId::SipFrom, up),
             vec![b"<sip:alice@example.com>;tag=1".to_vec()]
         );
-        assert_eq!(bufs(&s, 0, BufferId::SipUserAgent, up), vec![b"TestPhone 1.0".to_vec()]);
-        assert_eq!(bufs(&s, 0, BufferId::SipContentLength, up), vec![b"73".to_vec()]);
+        assert_eq!(
+            bufs(&s, 0, BufferId::SipUserAgent, up),
+            vec![b"TestPhone 1.0".to_vec()]
+        );
+        assert_eq!(
+            bufs(&s, 0, BufferId::SipContentLength, up),
+            vec![b"73".to_vec()]
+        );
         let e = t.eve();
         assert_eq!(e["method"], "INVITE");
         assert_eq!(e["request_line"], "INVITE sip:bob@example.com SIP/2.0");
         assert_eq!(e["sdp"]["origin"], "alice 1 1 IN IP4 10.0.0.1");
         assert_eq!(e["sdp"]["session_name"], "call");
         assert_eq!(e["sdp"]["time_descriptions"][0]["time"], "0 0");
-        assert_eq!(e["sdp"]["media_descriptions"][0]["media"], "audio 4000 RTP/AVP 0");
+        assert_eq!(
+            e["sdp"]["media_descriptions"][0]["media"],
+            "audio 4000 RTP/AVP 0"
+        );
         assert!(e.get("code").is_none());
     }
 
@@ -939,9 +956,15 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
         let t = s.tx(0).unwrap();
         assert_eq!(t.buffer(BufferId::SipStatCode, dn), Some(&b"180"[..]));
         assert_eq!(t.buffer(BufferId::SipStatMsg, dn), Some(&b"Ringing"[..]));
-        assert_eq!(t.buffer(BufferId::SipResponseLine, dn), Some(&b"SIP/2.0 180 Ringing"[..]));
+        assert_eq!(
+            t.buffer(BufferId::SipResponseLine, dn),
+            Some(&b"SIP/2.0 180 Ringing"[..])
+        );
         assert_eq!(t.buffer(BufferId::SipMethod, dn), None);
-        assert_eq!(t.buffer(BufferId::SipTo, dn), Some(&b"<sip:bob@example.com>;tag=2"[..]));
+        assert_eq!(
+            t.buffer(BufferId::SipTo, dn),
+            Some(&b"<sip:bob@example.com>;tag=2"[..])
+        );
         assert_eq!(t.buffer(BufferId::SipTo, Direction::ToServer), None);
         let e = t.eve();
         assert_eq!(e["code"], "180");
@@ -960,7 +983,10 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
         s.feed(Direction::ToServer, REQ, 2, &mut ev);
         // Cut inside the headers: incomplete, filed on the last message.
         s.feed(Direction::ToServer, &REQ[..60], 3, &mut ev);
-        assert_eq!(ev, vec![AppLayerEvent::Sip(SipEvent::IncompleteData, Some(0))]);
+        assert_eq!(
+            ev,
+            vec![AppLayerEvent::Sip(SipEvent::IncompleteData, Some(0))]
+        );
         assert_eq!(s.transactions().count(), 1);
     }
 
@@ -979,12 +1005,21 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
         assert_eq!(txs.len(), 2);
         assert_eq!(txs[0].body.len(), 73);
         assert!(txs[0].sdp.is_some());
-        assert_eq!(txs[1].buffer(BufferId::SipMethod, Direction::ToServer), Some(&b"BYE"[..]));
+        assert_eq!(
+            txs[1].buffer(BufferId::SipMethod, Direction::ToServer),
+            Some(&b"BYE"[..])
+        );
         // The same stream in one piece gives the same messages.
         let mut w = state(Transport::Tcp);
         w.feed(Direction::ToServer, &stream, 1, &mut ev);
-        let whole: Vec<_> = w.transactions().map(|t| (t.head.clone(), t.body.clone())).collect();
-        let bytes: Vec<_> = txs.iter().map(|t| (t.head.clone(), t.body.clone())).collect();
+        let whole: Vec<_> = w
+            .transactions()
+            .map(|t| (t.head.clone(), t.body.clone()))
+            .collect();
+        let bytes: Vec<_> = txs
+            .iter()
+            .map(|t| (t.head.clone(), t.body.clone()))
+            .collect();
         assert_eq!(whole, bytes);
     }
 
@@ -999,16 +1034,29 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
         s.feed(Direction::ToClient, RESP, 3, &mut ev);
         let txs: Vec<&SipTx> = s.transactions().collect();
         assert_eq!(txs.len(), 1);
-        assert_eq!(txs[0].buffer(BufferId::SipStatCode, Direction::ToClient), Some(&b"180"[..]));
+        assert_eq!(
+            txs[0].buffer(BufferId::SipStatCode, Direction::ToClient),
+            Some(&b"180"[..])
+        );
     }
 
     #[test]
     fn tcp_invalid_message_is_skipped_and_counted() {
         let mut s = state(Transport::Tcp);
         let mut ev = Vec::new();
-        s.feed(Direction::ToServer, b"INVITE bad<uri> SIP/2.0\r\n\r\n", 1, &mut ev);
+        s.feed(
+            Direction::ToServer,
+            b"INVITE bad<uri> SIP/2.0\r\n\r\n",
+            1,
+            &mut ev,
+        );
         assert_eq!(ev, vec![AppLayerEvent::Sip(SipEvent::InvalidData, None)]);
-        s.feed(Direction::ToServer, b"ACK sip:a@b SIP/2.0\r\n\r\n", 2, &mut ev);
+        s.feed(
+            Direction::ToServer,
+            b"ACK sip:a@b SIP/2.0\r\n\r\n",
+            2,
+            &mut ev,
+        );
         assert_eq!(s.transactions().count(), 1);
     }
 
@@ -1048,7 +1096,10 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
         let (h, off) = parse_head(Direction::ToServer, m, 16).unwrap();
         assert_eq!(off, m.len());
         assert_eq!(h.header(b"From").next(), Some(&b"<sip:x@y>\r\n ;tag=9"[..]));
-        assert_eq!(parse_head(Direction::ToServer, &m[..30], 16), Err(Fail::Incomplete));
+        assert_eq!(
+            parse_head(Direction::ToServer, &m[..30], 16),
+            Err(Fail::Incomplete)
+        );
     }
 
     #[test]

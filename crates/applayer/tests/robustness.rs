@@ -397,7 +397,10 @@ fn sip_probe() {
         probe_udp(ToClient, b"SIP/2.0 200 OK\r\n", 40000),
         ProbeResult::Sip
     );
-    assert_eq!(probe_udp(ToServer, b"REGISTERX", 5060), ProbeResult::Unknown);
+    assert_eq!(
+        probe_udp(ToServer, b"REGISTERX", 5060),
+        ProbeResult::Unknown
+    );
     assert_eq!(probe(ToServer, b"INV", 5060), ProbeResult::NeedMore);
     assert_eq!(probe(ToServer, b"INVITE sip:b", 80), ProbeResult::Sip);
     // NOTIFY is HTTP's too: the line or the port decides.
@@ -405,7 +408,13 @@ fn sip_probe() {
         probe(ToServer, b"NOTIFY sip:a@b SIP/2.0\r\n", 80),
         ProbeResult::Sip
     );
-    assert_eq!(probe(ToServer, b"NOTIFY /x HTTP/1.1\r\n", 80), ProbeResult::Http);
+    assert_eq!(
+        probe(ToServer, b"NOTIFY /x HTTP/1.1\r\n", 80),
+        ProbeResult::Http
+    );
     assert_eq!(probe(ToServer, b"NOTIFY sip:a", 5060), ProbeResult::Sip);
-    assert_eq!(probe(ToClient, b"SIP/2.0 100 Trying", 5060), ProbeResult::Sip);
+    assert_eq!(
+        probe(ToClient, b"SIP/2.0 100 Trying", 5060),
+        ProbeResult::Sip
+    );
 }

@@ -560,8 +560,7 @@ pub(crate) fn spec_directions(
     let both = matches!(
         proto,
         AppProto::Dns | AppProto::Tls | AppProto::Ssh | AppProto::Sip
-    )
-        && flow.to_client == flow.to_server
+    ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
 }

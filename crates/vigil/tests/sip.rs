@@ -61,13 +61,22 @@ fn sip_over_udp_and_tcp_to_alerts_and_records() {
     .unwrap();
     let out = dir.join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args(["run", "-r", pcap.to_str().unwrap(), "-S", rules.to_str().unwrap()])
+        .args([
+            "run",
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+        ])
         .args(["-l", out.to_str().unwrap(), "-k", "none"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<serde_json::Value> = eve
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
 
     let mut sids: Vec<u64> = events
         .iter()
@@ -94,7 +103,8 @@ fn sip_over_udp_and_tcp_to_alerts_and_records() {
     assert_eq!(trying["tx_id"], 1);
     assert_eq!(trying["sip"]["response_line"], "SIP/2.0 100 Trying");
 
-    let recs: Vec<&serde_json::Value> = events.iter().filter(|e| e["event_type"] == "sip").collect();
+    let recs: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["event_type"] == "sip").collect();
     assert_eq!(recs.len(), 4, "{recs:?}");
     let invite = recs
         .iter()
@@ -103,10 +113,19 @@ fn sip_over_udp_and_tcp_to_alerts_and_records() {
     assert_eq!(invite["proto"], "TCP");
     assert_eq!(invite["sip"]["uri"], "sip:bob@example.com");
     assert_eq!(invite["sip"]["version"], "SIP/2.0");
-    assert_eq!(invite["sip"]["request_line"], "INVITE sip:bob@example.com SIP/2.0");
+    assert_eq!(
+        invite["sip"]["request_line"],
+        "INVITE sip:bob@example.com SIP/2.0"
+    );
     assert_eq!(invite["sip"]["sdp"]["origin"], "alice 5 5 IN IP4 10.1.0.1");
-    assert_eq!(invite["sip"]["sdp"]["media_descriptions"][0]["media"], "audio 9 RTP/AVP 0");
-    let ok = recs.iter().find(|r| r["sip"]["code"] == "200").expect("200 record");
+    assert_eq!(
+        invite["sip"]["sdp"]["media_descriptions"][0]["media"],
+        "audio 9 RTP/AVP 0"
+    );
+    let ok = recs
+        .iter()
+        .find(|r| r["sip"]["code"] == "200")
+        .expect("200 record");
     assert_eq!(ok["sip"]["reason"], "OK");
     assert_eq!(ok["src_port"], 5060);
     let _ = std::fs::remove_dir_all(&dir);
