@@ -21,8 +21,8 @@
 //! `User-Agent`, `Content-Type`, `Content-Length`), each occurrence being
 //! one buffer of the multi-buffer.
 //!
-//! A body whose `Content-Type` is `application/sdp` is parsed for the EVE
-//! `sdp` object. Malformed messages raise Suricata's `sip.invalid_data`,
+//! A body is parsed as SDP (Suricata's grammar, whatever the
+//! `Content-Type`) for the EVE `sdp` object. Malformed messages raise Suricata's `sip.invalid_data`,
 //! truncated ones `sip.incomplete_data` (on the flow's last transaction,
 //! as Suricata sets them).
 //!
@@ -66,7 +66,12 @@ fn is_token(b: u8) -> bool {
 }
 
 fn is_uri(b: u8) -> bool {
-    is_token(b) || b"~#@:".contains(&b)
+    is_token(b) || b"~#@:;=?+&$,/".contains(&b)
+}
+
+/// The URI characters of Suricata's SDP `u=` line.
+fn is_sip_uri(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || is_sdp_token(b) || b"~#@:;=?+&$,/".contains(&b)
 }
 
 fn is_version(b: u8) -> bool {
@@ -122,12 +127,6 @@ impl SipHead {
     fn content_length(&self) -> Option<usize> {
         let v = self.header(b"Content-Length").next()?;
         std::str::from_utf8(v).ok()?.trim().parse().ok()
-    }
-
-    fn is_sdp(&self) -> bool {
-        self.header(b"Content-Type")
-            .next()
-            .is_some_and(|v| v.len() >= 15 && v[..15].eq_ignore_ascii_case(b"application/sdp"))
     }
 }
 
@@ -299,81 +298,292 @@ pub struct Sdp {
     pub media: Vec<SdpMedia>,
 }
 
-/// Lines kept per SDP list (attributes, bandwidths, times, media).
-const SDP_MAX_ITEMS: usize = 256;
+/// A cursor over an SDP body with the few combinators its grammar needs
+/// (complete input: a line must end with LF or CR LF).
+struct SdpCur<'a> {
+    b: &'a [u8],
+    i: usize,
+}
 
-fn push_capped(v: &mut Vec<String>, s: String) {
-    if v.len() < SDP_MAX_ITEMS {
-        v.push(s);
+impl<'a> SdpCur<'a> {
+    fn tag(&mut self, t: &[u8]) -> Option<()> {
+        if self.b.get(self.i..)?.starts_with(t) {
+            self.i += t.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    fn take_while(&mut self, f: impl Fn(u8) -> bool) -> &'a [u8] {
+        let rest = self.b.get(self.i..).unwrap_or_default();
+        let n = rest.iter().position(|&c| !f(c)).unwrap_or(rest.len());
+        self.i += n;
+        &rest[..n]
+    }
+
+    fn space1(&mut self) -> Option<()> {
+        (!self.take_while(|c| c == b' ' || c == b'\t').is_empty()).then_some(())
+    }
+
+    fn eol(&mut self) -> Option<()> {
+        self.tag(b"\r\n").or_else(|| self.tag(b"\n"))
+    }
+
+    fn till_eol(&mut self) -> String {
+        lossy(self.take_while(|c| c != b'\r' && c != b'\n'))
+    }
+
+    /// `prefix`, the rest of the line, its end.
+    fn line(&mut self, prefix: &[u8]) -> Option<String> {
+        self.tag(prefix)?;
+        let v = self.till_eol();
+        self.eol()?;
+        Some(v)
+    }
+
+    /// Runs `f`, restoring the position when it fails (nom's `opt`).
+    fn opt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let at = self.i;
+        let r = f(self);
+        if r.is_none() {
+            self.i = at;
+        }
+        r
+    }
+
+    /// `f` as many times as it succeeds (nom's `many0`), at most
+    /// [`SDP_MAX_ITEMS`] kept.
+    fn many<T>(&mut self, f: impl Fn(&mut Self) -> Option<T>) -> Vec<T> {
+        let mut v = Vec::new();
+        while let Some(x) = self.opt(&f) {
+            if v.len() < SDP_MAX_ITEMS {
+                v.push(x);
+            }
+        }
+        v
     }
 }
 
-/// Parses an SDP body: `v=` first, then `o=` and `s=`; `None` when it is
-/// not one.
-pub fn parse_sdp(body: &[u8]) -> Option<Sdp> {
-    let text = String::from_utf8_lossy(body);
-    let mut lines = text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .filter(|l| !l.is_empty());
-    let first = lines.next()?;
-    if !first.starts_with("v=") {
+/// Items kept per SDP list (attributes, bandwidths, media).
+const SDP_MAX_ITEMS: usize = 256;
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// RFC 4566 `token-char`.
+fn is_sdp_token(b: u8) -> bool {
+    matches!(b, 0x21 | 0x23..=0x27 | 0x2a | 0x2b | 0x2d | 0x2e | 0x30..=0x39 | 0x41..=0x5a | 0x5e..=0x7e)
+}
+
+fn is_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b' ' || b == b'\t'
+}
+
+fn is_time_char(b: u8) -> bool {
+    b.is_ascii_digit() || b"dhms-".contains(&b)
+}
+
+fn sdp_info(c: &mut SdpCur) -> Option<String> {
+    c.tag(b"i=")?;
+    let v = lossy(c.take_while(is_name_char));
+    c.eol()?;
+    Some(v)
+}
+
+/// A TTL or address count: no leading zero, at most 255.
+fn sdp_num(c: &mut SdpCur) -> Option<u8> {
+    c.tag(b"/")?;
+    let d = c.take_while(|x| x.is_ascii_digit());
+    if d.first() == Some(&b'0') {
         return None;
     }
-    let mut sdp = Sdp::default();
-    let (mut origin, mut name) = (false, false);
-    for l in lines {
-        let (k, v) = l.split_once('=')?;
-        let v = v.to_string();
-        if k != "m" {
-            if let Some(m) = sdp.media.last_mut() {
-                match k {
-                    "i" => m.media_info = Some(v),
-                    "c" => m.connection_data = Some(v),
-                    "b" => push_capped(&mut m.bandwidths, v),
-                    "k" => m.encryption_key = Some(v),
-                    "a" => push_capped(&mut m.attributes, v),
-                    _ => {}
-                }
-                continue;
-            }
+    std::str::from_utf8(d).ok()?.parse().ok()
+}
+
+fn sdp_connection(c: &mut SdpCur) -> Option<String> {
+    c.tag(b"c=")?;
+    let net = lossy(c.take_while(|x| x.is_ascii_alphabetic()));
+    c.space1()?;
+    let at = lossy(c.take_while(|x| x.is_ascii_alphanumeric()));
+    c.space1()?;
+    let addr: std::net::IpAddr =
+        std::str::from_utf8(c.take_while(|x| x.is_ascii_hexdigit() || x == b'.' || x == b':'))
+            .ok()?
+            .parse()
+            .ok()?;
+    let first = c.opt(sdp_num);
+    let second = c.opt(sdp_num);
+    c.eol()?;
+    let (ttl, count) = match addr {
+        std::net::IpAddr::V6(_) => (None, first),
+        std::net::IpAddr::V4(a) if a.is_multicast() => {
+            first?;
+            (first, second)
         }
-        match k {
-            "o" => {
-                sdp.origin = v;
-                origin = true;
-            }
-            "s" => {
-                sdp.session_name = v;
-                name = true;
-            }
-            "i" => sdp.session_info = Some(v),
-            "u" => sdp.uri = Some(v),
-            "e" => sdp.email = Some(v),
-            "p" => sdp.phone_number = Some(v),
-            "c" => sdp.connection_data = Some(v),
-            "b" => push_capped(&mut sdp.bandwidths, v),
-            "t" if sdp.time_descriptions.len() < SDP_MAX_ITEMS => {
-                sdp.time_descriptions.push((v, None));
-            }
-            "r" => {
-                if let Some(t) = sdp.time_descriptions.last_mut() {
-                    t.1 = Some(v);
-                }
-            }
-            "z" => sdp.timezone = Some(v),
-            "k" => sdp.encryption_key = Some(v),
-            "a" => push_capped(&mut sdp.attributes, v),
-            "m" if sdp.media.len() < SDP_MAX_ITEMS => {
-                sdp.media.push(SdpMedia {
-                    media: v,
-                    ..Default::default()
-                });
-            }
-            _ => {}
-        }
+        std::net::IpAddr::V4(_) => match (first, second) {
+            (Some(_), None) => (None, first),
+            _ => (first, second),
+        },
+    };
+    let mut s = format!("{net} {at} {addr}");
+    for n in [ttl, count].into_iter().flatten() {
+        s.push_str(&format!("/{n}"));
     }
-    (origin && name).then_some(sdp)
+    Some(s)
+}
+
+fn sdp_bandwidth(c: &mut SdpCur) -> Option<String> {
+    c.tag(b"b=")?;
+    let kind = [&b"CT"[..], b"AS", b"TIAS"]
+        .into_iter()
+        .find(|k| c.opt(|c| c.tag(k)).is_some())?;
+    c.tag(b":")?;
+    let n = c.take_while(|x| x.is_ascii_digit());
+    if n.is_empty() {
+        return None;
+    }
+    let n = lossy(n);
+    c.eol()?;
+    Some(format!("{}:{n}", lossy(kind)))
+}
+
+/// `r=` and `z=`: four time fields.
+fn sdp_times4(c: &mut SdpCur, prefix: &[u8]) -> Option<String> {
+    c.tag(prefix)?;
+    let mut f = vec![lossy(c.take_while(is_time_char))];
+    for _ in 0..3 {
+        c.space1()?;
+        f.push(lossy(c.take_while(is_time_char)));
+    }
+    c.eol()?;
+    Some(f.join(" "))
+}
+
+fn sdp_attribute(c: &mut SdpCur) -> Option<String> {
+    c.tag(b"a=")?;
+    let name = lossy(c.take_while(|x| x.is_ascii_alphabetic()));
+    let val = c.opt(|c| {
+        c.tag(b":")?;
+        Some(c.till_eol())
+    });
+    c.eol()?;
+    Some(match val {
+        Some(v) => format!("{name}:{v}"),
+        None => name,
+    })
+}
+
+fn sdp_media(c: &mut SdpCur) -> Option<SdpMedia> {
+    c.tag(b"m=")?;
+    let media = [&b"audio"[..], b"video", b"text", b"application", b"message"]
+        .into_iter()
+        .find(|k| c.opt(|c| c.tag(k)).is_some())?;
+    c.space1()?;
+    let port = c.take_while(|x| x.is_ascii_digit());
+    if port.is_empty() || port.len() > 5 {
+        return None;
+    }
+    let port: u16 = std::str::from_utf8(port).ok()?.parse().ok()?;
+    let ports = c.opt(|c| {
+        c.tag(b"/")?;
+        let n = c.take_while(|x| x.is_ascii_digit());
+        (!n.is_empty() && n.len() <= 5).then(|| lossy(n))
+    });
+    c.space1()?;
+    let proto = [&b"udp"[..], b"RTP/AVP", b"RTP/SAVP"]
+        .into_iter()
+        .find(|k| c.opt(|c| c.tag(k)).is_some())?;
+    let fmt = c.many(|c| {
+        c.space1()?;
+        let f = c.take_while(|x| x.is_ascii_alphanumeric());
+        (!f.is_empty() && f.len() <= 255).then(|| lossy(f))
+    });
+    if fmt.is_empty() {
+        return None;
+    }
+    c.eol()?;
+    let mut m = format!("{} {port}", lossy(media));
+    if let Some(n) = ports.and_then(|n| n.parse::<u16>().ok()) {
+        m.push_str(&format!("/{n}"));
+    }
+    m.push_str(&format!(" {} {}", lossy(proto), fmt.join(" ")));
+    Some(SdpMedia {
+        media: m,
+        media_info: c.opt(sdp_info),
+        connection_data: c.opt(sdp_connection),
+        bandwidths: c.many(sdp_bandwidth),
+        encryption_key: c.opt(|c| c.line(b"k=")),
+        attributes: c.many(sdp_attribute),
+    })
+}
+
+/// Parses an SDP body with Suricata's grammar (RFC 4566 order: `v=0`,
+/// `o=`, `s=`, optional `i= u= e= p= c=`, `b=` lines, one `t=` with an
+/// optional `r=`, optional `z= k=`, `a=` lines, media descriptions);
+/// `None` when the session part does not parse. What follows the last
+/// media description that parses is ignored.
+pub fn parse_sdp(body: &[u8]) -> Option<Sdp> {
+    let c = &mut SdpCur { b: body, i: 0 };
+    c.tag(b"v=0")?;
+    c.eol()?;
+    c.tag(b"o=")?;
+    let user = lossy(c.take_while(is_sdp_token));
+    c.space1()?;
+    let id = lossy(c.take_while(|x| x.is_ascii_digit()));
+    c.space1()?;
+    let ver = lossy(c.take_while(|x| x.is_ascii_digit()));
+    c.space1()?;
+    let net = lossy(c.take_while(|x| x.is_ascii_alphabetic()));
+    c.space1()?;
+    let at = lossy(c.take_while(|x| x.is_ascii_alphanumeric()));
+    c.space1()?;
+    let addr = c.till_eol();
+    c.eol()?;
+    c.tag(b"s=")?;
+    let session_name = lossy(c.take_while(is_name_char));
+    c.eol()?;
+    let session_info = c.opt(sdp_info);
+    let uri = c.opt(|c| {
+        c.tag(b"u=")?;
+        let u = lossy(c.take_while(is_sip_uri));
+        c.eol()?;
+        Some(u)
+    });
+    let email = c.opt(|c| c.line(b"e="));
+    let phone_number = c.opt(|c| c.line(b"p="));
+    let connection_data = c.opt(sdp_connection);
+    let bandwidths = c.many(sdp_bandwidth);
+    c.tag(b"t=")?;
+    let start = c.take_while(|x| x.is_ascii_digit());
+    c.space1()?;
+    let stop = c.take_while(|x| x.is_ascii_digit());
+    if start.is_empty() || stop.is_empty() {
+        return None;
+    }
+    c.eol()?;
+    let time = format!("{} {}", lossy(start), lossy(stop));
+    let repeat = c.opt(|c| sdp_times4(c, b"r="));
+    let timezone = c.opt(|c| sdp_times4(c, b"z="));
+    let encryption_key = c.opt(|c| c.line(b"k="));
+    let attributes = c.many(sdp_attribute);
+    let media = c.many(sdp_media);
+    Some(Sdp {
+        origin: format!("{user} {id} {ver} {net} {at} {addr}"),
+        session_name,
+        session_info,
+        uri,
+        email,
+        phone_number,
+        connection_data,
+        bandwidths,
+        time_descriptions: vec![(time, repeat)],
+        timezone,
+        encryption_key,
+        attributes,
+        media,
+    })
 }
 
 impl Sdp {
@@ -633,10 +843,11 @@ impl SipState {
             self.txs.pop_front();
             self.event(SipEvent::TooManyTransactions, ev);
         }
-        let sdp = if head.is_sdp() {
-            parse_sdp(&body)
-        } else {
+        // Suricata parses any body as SDP, whatever its Content-Type.
+        let sdp = if body.is_empty() {
             None
+        } else {
+            parse_sdp(&body)
         };
         let capped = head.headers_capped;
         let id = self.next_id;
@@ -1103,13 +1314,38 @@ v=0\r\no=alice 1 1 IN IP4 10.0.0.1\r\ns=call\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\
     }
 
     #[test]
-    fn sdp_needs_version_origin_and_name() {
-        assert!(parse_sdp(b"o=x\r\ns=y\r\n").is_none());
-        assert!(parse_sdp(b"v=0\r\ns=y\r\n").is_none());
-        let s = parse_sdp(b"v=0\no=x\ns=y\nb=AS:64\nm=video 1 RTP/AVP 31\nb=AS:128\na=recvonly\n")
-            .unwrap();
+    fn sdp_grammar_as_suricata() {
+        assert!(parse_sdp(b"o=x 1 1 IN IP4 a\r\ns=y\r\nt=0 0\r\n").is_none());
+        assert!(parse_sdp(b"v=0\r\ns=y\r\nt=0 0\r\n").is_none());
+        // The session name is letters, digits and blanks only.
+        assert!(parse_sdp(b"v=0\no=x 1 1 IN IP4 h\ns=-\nt=0 0\n").is_none());
+        // A time line is required.
+        assert!(parse_sdp(b"v=0\no=x 1 1 IN IP4 h\ns=y\n").is_none());
+        let s = parse_sdp(
+            b"v=0\no=x 1 2 IN IP4 h.example\ns=y z\nc=IN IP4 224.2.1.1/127/3\nb=AS:64\nt=0 0\n\
+r=7d 1h 0 25h\na=tool:t\nm=video 1/2 RTP/AVP 31 32\nb=AS:128\na=recvonly\n\
+m=audio 5 RTP/AVPF 0\nm=audio 6 udp 0\n",
+        )
+        .unwrap();
+        assert_eq!(s.origin, "x 1 2 IN IP4 h.example");
+        assert_eq!(s.session_name, "y z");
+        assert_eq!(s.connection_data.as_deref(), Some("IN IP4 224.2.1.1/127/3"));
         assert_eq!(s.bandwidths, vec!["AS:64"]);
+        assert_eq!(
+            s.time_descriptions,
+            vec![("0 0".into(), Some("7d 1h 0 25h".into()))]
+        );
+        assert_eq!(s.attributes, vec!["tool:t"]);
+        // The media list stops at the first that does not parse.
+        assert_eq!(s.media.len(), 1);
+        assert_eq!(s.media[0].media, "video 1/2 RTP/AVP 31 32");
         assert_eq!(s.media[0].bandwidths, vec!["AS:128"]);
         assert_eq!(s.media[0].attributes, vec!["recvonly"]);
+        // A multicast address needs its TTL (else the line is not a
+        // connection line and the session does not parse).
+        assert!(parse_sdp(b"v=0\no=x 1 1 IN IP4 h\ns=y\nc=IN IP4 224.2.1.1\nt=0 0\n").is_none());
+        let e = s.eve();
+        assert_eq!(e["time_descriptions"][0]["repeat_time"], "7d 1h 0 25h");
+        assert_eq!(e["media_descriptions"][0]["attributes"][0], "recvonly");
     }
 }

@@ -271,6 +271,16 @@ impl AppLayerState {
         }
     }
 
+    /// The direction of a transaction that is one message (SIP): its
+    /// record names the message's sender as source. `None` for
+    /// transactions logged with the client as source.
+    pub fn tx_dir(&self, tx: TxId) -> Option<Direction> {
+        match self {
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
+            _ => None,
+        }
+    }
+
     /// Marks a direction of a transaction as inspected for good.
     pub fn set_inspected(&mut self, tx: TxId, dir: Direction) {
         if let Some(c) = self.common_mut(tx) {

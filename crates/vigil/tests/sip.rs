@@ -13,9 +13,9 @@ f: <sip:alice@example.com>;tag=77\r\n\
 t: <sip:bob@example.com>\r\n\
 User-Agent: CraftPhone/2\r\n\
 c: application/sdp\r\n\
-l: 67\r\n\
+l: 70\r\n\
 \r\n\
-v=0\r\no=alice 5 5 IN IP4 10.1.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 RTP/AVP 0\r\n";
+v=0\r\no=alice 5 5 IN IP4 10.1.0.1\r\ns=talk\r\nt=0 0\r\nm=audio 9 RTP/AVP 0\r\n";
 
 fn capture() -> Vec<TimedFrame> {
     let c = Ipv4Addr::new(10, 1, 0, 1);
@@ -122,6 +122,16 @@ fn sip_over_udp_and_tcp_to_alerts_and_records() {
         invite["sip"]["sdp"]["media_descriptions"][0]["media"],
         "audio 9 RTP/AVP 0"
     );
+    // A response is logged from its sender, the server.
+    let trying_rec = recs
+        .iter()
+        .find(|r| r["sip"]["code"] == "100")
+        .expect("100 record");
+    assert_eq!(trying_rec["src_port"], 8000);
+    assert_eq!(trying_rec["dest_port"], 40000);
+    assert_eq!(invite["src_port"], 40000);
+    // As Suricata's SIP logger: no `tx_id` in the record.
+    assert!(invite.get("tx_id").is_none());
     let ok = recs
         .iter()
         .find(|r| r["sip"]["code"] == "200")
