@@ -138,5 +138,13 @@ fn sip_over_udp_and_tcp_to_alerts_and_records() {
         .expect("200 record");
     assert_eq!(ok["sip"]["reason"], "OK");
     assert_eq!(ok["src_port"], 5060);
+    // Flows counted by transport, as Suricata's `sip_udp` / `sip_tcp`.
+    let stats = events
+        .iter()
+        .rev()
+        .find(|e| e["event_type"] == "stats")
+        .expect("stats record");
+    assert_eq!(stats["stats"]["app_layer"]["flow"]["sip_udp"], 1);
+    assert_eq!(stats["stats"]["app_layer"]["flow"]["sip_tcp"], 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
