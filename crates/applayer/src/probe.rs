@@ -455,10 +455,13 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
     ProbeResult::Unknown
 }
 
-/// Probes one UDP datagram: SIP (method or status line at its start, as
-/// Suricata's patterns), else DNS.
+/// Probes one UDP datagram: SIP (a request line of a SIP method ending
+/// in `SIP/2.0`, or a `SIP/2.0` status line: the whole first line is
+/// there, which keeps SSDP's `NOTIFY * HTTP/1.1` out), else DNS.
 pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult {
-    if probe_sip(dir, datagram) == Verdict::Yes {
+    if probe_sip(dir, datagram) == Verdict::Yes
+        && (dir == Direction::ToClient || sip_request_line(datagram))
+    {
         return ProbeResult::Sip;
     }
     let strict = port_hint != 53;

@@ -401,6 +401,20 @@ fn sip_probe() {
         probe_udp(ToServer, b"REGISTERX", 5060),
         ProbeResult::Unknown
     );
+    // SSDP shares NOTIFY but is HTTP over UDP; a line cut short is not
+    // enough either.
+    assert_eq!(
+        probe_udp(
+            ToServer,
+            b"NOTIFY * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\n",
+            1900
+        ),
+        ProbeResult::Unknown
+    );
+    assert_eq!(
+        probe_udp(ToServer, b"INVITE sip:x", 5060),
+        ProbeResult::Unknown
+    );
     assert_eq!(probe(ToServer, b"INV", 5060), ProbeResult::NeedMore);
     assert_eq!(probe(ToServer, b"INVITE sip:b", 80), ProbeResult::Sip);
     // NOTIFY is HTTP's too: the line or the port decides.
