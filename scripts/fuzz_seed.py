@@ -377,6 +377,13 @@ def main():
     add("applayer_ftp", "pasv_gap", chunks([(0, b"PASV\r\nSTOR x")]) + GAP(0)
         + chunks([(0, b"y\r\nQUIT\r\n"), (1, b"227 Entering Passive Mode (1,2,3,4,5,6).\r\n")]) + END(0))
     add("applayer_ftp", "long_line", chunks([(0, b"SITE " + b"A" * 5000 + b"\r\n"), (1, b"500-" + b"B" * 300)]))
+    sip_req = (b"INVITE sip:bob@example.com SIP/2.0\r\nv: SIP/2.0/UDP 10.0.0.1\r\nf: <sip:a@example.com>;tag=1\r\n"
+               b"To: <sip:bob@example.com>\r\nContent-Type: application/sdp\r\nContent-Length: 40\r\n\r\n"
+               b"v=0\r\no=a 1 1 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\n")
+    sip_resp = b"SIP/2.0 100 Trying\r\nVia: SIP/2.0/UDP 10.0.0.1\r\nContent-Length: 0\r\n\r\n"
+    add("applayer_sip", "invite_trying", chunks([(0, sip_req), (1, sip_resp)]))
+    add("applayer_sip", "pipelined_gap",
+        chunks([(0, b"\r\n" + sip_req + sip_req[:50])]) + GAP(0) + chunks([(0, sip_req), (1, sip_resp)]) + END(0))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

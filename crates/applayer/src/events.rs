@@ -151,6 +151,20 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// SIP events (Suricata's `rust/src/sip`).
+    SipEvent {
+        /// A message ends before its header block does.
+        IncompleteData => "INCOMPLETE_DATA",
+        /// A message breaks the grammar.
+        InvalidData => "INVALID_DATA",
+        /// (Vigil) more headers in a message than `http_max_headers`.
+        TooManyHeaders => "TOO_MANY_HEADERS",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +174,7 @@ pub enum AppLayerEvent {
     Tls(TlsEvent, Option<TxId>),
     Dcerpc(DcerpcEvent, Option<TxId>),
     Ftp(FtpEvent, Option<TxId>),
+    Sip(SipEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -170,6 +185,7 @@ impl AppLayerEvent {
             AppLayerEvent::Tls(..) => AppProto::Tls,
             AppLayerEvent::Dcerpc(..) => AppProto::Dcerpc,
             AppLayerEvent::Ftp(..) => AppProto::Ftp,
+            AppLayerEvent::Sip(..) => AppProto::Sip,
         }
     }
 
@@ -181,6 +197,7 @@ impl AppLayerEvent {
             AppLayerEvent::Tls(e, _) => e.name(),
             AppLayerEvent::Dcerpc(e, _) => e.name(),
             AppLayerEvent::Ftp(e, _) => e.name(),
+            AppLayerEvent::Sip(e, _) => e.name(),
         }
     }
 
@@ -190,8 +207,9 @@ impl AppLayerEvent {
             AppLayerEvent::Http(_, t)
             | AppLayerEvent::Dns(_, t)
             | AppLayerEvent::Tls(_, t)
-            | AppLayerEvent::Dcerpc(_, t) => *t,
-            AppLayerEvent::Ftp(_, t) => *t,
+            | AppLayerEvent::Dcerpc(_, t)
+            | AppLayerEvent::Ftp(_, t)
+            | AppLayerEvent::Sip(_, t) => *t,
         }
     }
 

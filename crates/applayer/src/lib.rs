@@ -15,6 +15,7 @@
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
+//! | [`sip`] | SIP over UDP and TCP: one transaction per message, header multi-buffers, SDP bodies |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
@@ -41,12 +42,13 @@ pub mod ftp;
 pub mod http;
 pub mod passive;
 pub mod probe;
+pub mod sip;
 pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, TlsEvent};
+pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, SipEvent, TlsEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -85,6 +87,7 @@ pub enum AppProto {
     Ftp,
     Smtp,
     Ssh,
+    Sip,
 }
 
 impl AppProto {
@@ -100,6 +103,7 @@ impl AppProto {
             AppProto::Ftp => "ftp",
             AppProto::Smtp => "smtp",
             AppProto::Ssh => "ssh",
+            AppProto::Sip => "sip",
         }
     }
 }
@@ -255,6 +259,29 @@ pub enum BufferId {
     FtpReply,
     /// Multi-buffer `ftp.completion_code`: each reply's code.
     FtpCompletionCode,
+    /// `sip.method` (requests).
+    SipMethod,
+    /// `sip.uri`: the request URI.
+    SipUri,
+    SipRequestLine,
+    /// `sip.protocol`: the version of the message inspected
+    /// (`SIP/2.0`).
+    SipProtocol,
+    SipStatCode,
+    SipStatMsg,
+    SipResponseLine,
+    /// Multi-buffer: each `From` (`f`) header of the message inspected.
+    SipFrom,
+    /// Multi-buffer: each `To` (`t`) header.
+    SipTo,
+    /// Multi-buffer: each `Via` (`v`) header.
+    SipVia,
+    /// Multi-buffer: each `User-Agent` header.
+    SipUserAgent,
+    /// Multi-buffer: each `Content-Type` (`c`) header.
+    SipContentType,
+    /// Multi-buffer: each `Content-Length` (`l`) header.
+    SipContentLength,
 }
 
 impl BufferId {
@@ -317,6 +344,19 @@ impl BufferId {
         BufferId::FtpCommandData,
         BufferId::FtpReply,
         BufferId::FtpCompletionCode,
+        BufferId::SipMethod,
+        BufferId::SipUri,
+        BufferId::SipRequestLine,
+        BufferId::SipProtocol,
+        BufferId::SipStatCode,
+        BufferId::SipStatMsg,
+        BufferId::SipResponseLine,
+        BufferId::SipFrom,
+        BufferId::SipTo,
+        BufferId::SipVia,
+        BufferId::SipUserAgent,
+        BufferId::SipContentType,
+        BufferId::SipContentLength,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -330,6 +370,9 @@ impl BufferId {
             SshProto | SshSoftware => AppProto::Ssh,
             DcerpcStubData => AppProto::Dcerpc,
             FtpCommand | FtpCommandData | FtpReply | FtpCompletionCode => AppProto::Ftp,
+            SipMethod | SipUri | SipRequestLine | SipProtocol | SipStatCode | SipStatMsg
+            | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
+            | SipContentLength => AppProto::Sip,
             _ => AppProto::Http,
         }
     }
@@ -349,6 +392,12 @@ impl BufferId {
                 | TlsCerts
                 | FtpReply
                 | FtpCompletionCode
+                | SipFrom
+                | SipTo
+                | SipVia
+                | SipUserAgent
+                | SipContentType
+                | SipContentLength
         )
     }
 
@@ -413,6 +462,19 @@ impl BufferId {
             "ftp.command_data" => FtpCommandData,
             "ftp.reply" => FtpReply,
             "ftp.completion_code" => FtpCompletionCode,
+            "sip.method" => SipMethod,
+            "sip.uri" => SipUri,
+            "sip.request_line" => SipRequestLine,
+            "sip.protocol" => SipProtocol,
+            "sip.stat_code" => SipStatCode,
+            "sip.stat_msg" => SipStatMsg,
+            "sip.response_line" => SipResponseLine,
+            "sip.from" => SipFrom,
+            "sip.to" => SipTo,
+            "sip.via" => SipVia,
+            "sip.user_agent" => SipUserAgent,
+            "sip.content_type" => SipContentType,
+            "sip.content_length" => SipContentLength,
             _ => return None,
         })
     }

@@ -22,6 +22,7 @@ pub enum ProbeResult {
     Ftp,
     Smtp,
     Ssh,
+    Sip,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -39,6 +40,7 @@ impl ProbeResult {
             ProbeResult::Ftp => Some(AppProto::Ftp),
             ProbeResult::Smtp => Some(AppProto::Smtp),
             ProbeResult::Ssh => Some(AppProto::Ssh),
+            ProbeResult::Sip => Some(AppProto::Sip),
             _ => None,
         }
     }
@@ -231,6 +233,44 @@ fn probe_ssh(data: &[u8]) -> Verdict {
     prefix(data, b"SSH-")
 }
 
+/// SIP (Suricata's patterns): a request method followed by a space at
+/// the start of the client's data, `SIP/2.0` at the start of the
+/// server's.
+fn probe_sip(dir: Direction, data: &[u8]) -> Verdict {
+    match dir {
+        Direction::ToServer => {
+            let mut more = false;
+            for m in crate::sip::METHODS {
+                let n = m.len();
+                if data.len() > n {
+                    if data.starts_with(m) && data[n] == b' ' {
+                        return Verdict::Yes;
+                    }
+                } else if m.starts_with(data) {
+                    more = true;
+                }
+            }
+            if more {
+                Verdict::More
+            } else {
+                Verdict::No
+            }
+        }
+        Direction::ToClient => prefix(data, b"SIP/2.0"),
+    }
+}
+
+/// Whether the first line of `data` (complete) ends with a SIP version:
+/// a request line of a method HTTP shares with SIP (`OPTIONS`,
+/// `NOTIFY` ...) that is SIP's.
+fn sip_request_line(data: &[u8]) -> bool {
+    let Some(eol) = memchr::memchr(b'\n', data) else {
+        return false;
+    };
+    let line = data[..eol].strip_suffix(b"\r").unwrap_or(&data[..eol]);
+    line.ends_with(b" SIP/2.0")
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -374,6 +414,8 @@ fn probe_ftp_smtp(dir: Direction, data: &[u8], port_hint: u16) -> (Verdict, Verd
 }
 
 const SMTP_PORTS: [u16; 3] = [25, 587, 465];
+/// SIP's registered ports (Suricata's default `detection-ports`).
+const SIP_PORTS: [u16; 2] = [5060, 5061];
 
 /// Probes the first bytes of one direction of a TCP stream.
 ///
@@ -381,6 +423,10 @@ const SMTP_PORTS: [u16; 3] = [25, 587, 465];
 /// protocol is known.
 pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeResult {
     let (ftp, smtp) = probe_ftp_smtp(dir, first_bytes, dst_port_hint);
+    let sip = probe_sip(dir, first_bytes);
+    if sip == Verdict::Yes && (dir == Direction::ToClient || sip_request_line(first_bytes)) {
+        return ProbeResult::Sip;
+    }
     let candidates = [
         (ProbeResult::Tls, probe_tls(first_bytes), &[443][..]),
         (ProbeResult::Http, probe_http(dir, first_bytes), &[80]),
@@ -394,6 +440,7 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
         (ProbeResult::Ssh, probe_ssh(first_bytes), &[22]),
         (ProbeResult::Ftp, ftp, &[21]),
         (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
+        (ProbeResult::Sip, sip, &SIP_PORTS[..]),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -411,8 +458,15 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
     ProbeResult::Unknown
 }
 
-/// Probes one UDP datagram (DNS is the only UDP protocol parsed here).
+/// Probes one UDP datagram: SIP (a request line of a SIP method ending
+/// in `SIP/2.0`, or a `SIP/2.0` status line: the whole first line is
+/// there, which keeps SSDP's `NOTIFY * HTTP/1.1` out), else DNS.
 pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult {
+    if probe_sip(dir, datagram) == Verdict::Yes
+        && (dir == Direction::ToClient || sip_request_line(datagram))
+    {
+        return ProbeResult::Sip;
+    }
     let strict = port_hint != 53;
     if !dns_header_ok(datagram, Some(dir), strict) {
         return ProbeResult::Unknown;

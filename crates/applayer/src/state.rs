@@ -8,6 +8,7 @@ use crate::dns::DnsState;
 use crate::ftp::FtpState;
 use crate::http::HttpState;
 use crate::passive::PassiveState;
+use crate::sip::SipState;
 use crate::ssh::SshState;
 use crate::tls::TlsState;
 use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
@@ -83,6 +84,7 @@ pub enum AppLayerState {
     /// DCERPC over TCP.
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
+    Sip(Box<SipState>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -116,6 +118,7 @@ impl AppLayerState {
                 AppLayerState::Dcerpc(Box::new(DcerpcState::new(cfg)))
             }
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
+            AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -130,6 +133,7 @@ impl AppLayerState {
             AppLayerState::Ssh(_) => AppProto::Ssh,
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
             AppLayerState::Ftp(_) => AppProto::Ftp,
+            AppLayerState::Sip(_) => AppProto::Sip,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -145,6 +149,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.feed(dir, data, ts),
             AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -173,6 +178,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| &t.common),
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -191,6 +197,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.on_gap(dir),
             AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ftp(s) => s.on_gap(dir),
+            AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -232,6 +239,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.finish(dir),
             AppLayerState::Dcerpc(s) => s.finish(dir),
             AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
+            AppLayerState::Sip(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -276,6 +284,10 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Sip(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -288,7 +300,18 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
+        }
+    }
+
+    /// The direction of a transaction that is one message (SIP): its
+    /// record names the message's sender as source. `None` for
+    /// transactions logged with the client as source.
+    pub fn tx_dir(&self, tx: TxId) -> Option<Direction> {
+        match self {
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
+            _ => None,
         }
     }
 
@@ -333,6 +356,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Sip(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -348,6 +376,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.tx_ref(tx)?.buffer(id, dir),
             AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
+            AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -368,6 +397,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -383,6 +413,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.tx_ref(tx).map(|t| t.eve()),
             AppLayerState::Dcerpc(s) => s.eve(tx),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -411,6 +442,13 @@ impl AppLayerState {
     pub fn as_dcerpc(&self) -> Option<&DcerpcState> {
         match self {
             AppLayerState::Dcerpc(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_sip(&self) -> Option<&SipState> {
+        match self {
+            AppLayerState::Sip(s) => Some(s),
             _ => None,
         }
     }

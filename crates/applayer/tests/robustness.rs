@@ -94,6 +94,18 @@ proptest! {
     }
 
     #[test]
+    fn sip_never_panics(c in seeded(b"INVITE sip:a@b SIP/2.0\r\nVia: x\r\nContent-Type: application/sdp\r\nContent-Length: 40\r\n\r\nv=0\r\no=")) {
+        exercise(AppProto::Sip, Transport::Tcp, &c);
+        exercise(AppProto::Sip, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn sip_arbitrary(c in chunks()) {
+        exercise(AppProto::Sip, Transport::Tcp, &c);
+        exercise(AppProto::Sip, Transport::Udp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -492,4 +504,100 @@ fn ftp_truncated_oversized_gap_garbage() {
         let e = g.eve(t.id).unwrap();
         assert!(e.get("command").is_none() && e.get("completion_code").is_none());
     }
+}
+
+/// SIP: truncated, oversized, gap-ridden and garbage input, over TCP and
+/// UDP; what does parse is kept, caps hold, anomalies are events.
+#[test]
+fn sip_truncated_oversized_gap_garbage() {
+    let msg = b"REGISTER sip:r.example SIP/2.0\r\nFrom: <sip:a@r.example>\r\nContent-Length: 4\r\n\r\nabcd";
+    // UDP: truncated datagram, garbage, then a good one.
+    let mut u = AppLayerState::new(AppProto::Sip, Transport::Udp);
+    assert_eq!(u.feed(Direction::ToServer, &msg[..20], 1).len(), 1);
+    assert_eq!(u.feed(Direction::ToServer, b"\x00\xff garbage", 2).len(), 1);
+    assert!(u.feed(Direction::ToServer, msg, 3).is_empty());
+    assert_eq!(
+        u.buffer(0, BufferId::SipFrom, Direction::ToServer),
+        Some(&b"<sip:a@r.example>"[..])
+    );
+    // TCP: a message split by a gap is lost, the next one parses.
+    let mut t = AppLayerState::new(AppProto::Sip, Transport::Tcp);
+    t.feed(Direction::ToServer, &msg[..30], 1);
+    t.on_gap(Direction::ToServer, Some(100));
+    t.feed(Direction::ToServer, &msg[40..], 2);
+    t.feed(Direction::ToServer, msg, 3);
+    assert_eq!(t.transactions().len(), 1);
+    assert_eq!(
+        t.buffer(0, BufferId::SipMethod, Direction::ToServer),
+        Some(&b"REGISTER"[..])
+    );
+    // Oversized: a header block with no end, a huge declared body.
+    let mut big = b"SIP/2.0 200 OK\r\nX: ".to_vec();
+    big.resize(1_000_000, b'y');
+    let ev = t.feed(Direction::ToClient, &big, 4);
+    assert!(ev.iter().any(|e| e.name() == "INVALID_DATA"));
+    let mut o = AppLayerState::new(AppProto::Sip, Transport::Tcp);
+    o.feed(
+        Direction::ToClient,
+        b"SIP/2.0 200 OK\r\nContent-Length: 99999999999\r\n\r\n",
+        1,
+    );
+    for _ in 0..64 {
+        o.feed(Direction::ToClient, &[b'z'; 16 * 1024], 2);
+    }
+    o.finish(Direction::ToClient);
+    assert_eq!(o.transactions().len(), 1);
+    assert_eq!(
+        o.buffer(0, BufferId::SipStatCode, Direction::ToClient),
+        Some(&b"200"[..])
+    );
+}
+
+/// SIP detection: methods and status lines over UDP and TCP, the SIP
+/// request line winning over HTTP's shared methods, port 5060 as hint.
+#[test]
+fn sip_probe() {
+    use Direction::*;
+    assert_eq!(
+        probe_udp(ToServer, b"REGISTER sip:x SIP/2.0\r\n", 40000),
+        ProbeResult::Sip
+    );
+    assert_eq!(
+        probe_udp(ToClient, b"SIP/2.0 200 OK\r\n", 40000),
+        ProbeResult::Sip
+    );
+    assert_eq!(
+        probe_udp(ToServer, b"REGISTERX", 5060),
+        ProbeResult::Unknown
+    );
+    // SSDP shares NOTIFY but is HTTP over UDP; a line cut short is not
+    // enough either.
+    assert_eq!(
+        probe_udp(
+            ToServer,
+            b"NOTIFY * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\n",
+            1900
+        ),
+        ProbeResult::Unknown
+    );
+    assert_eq!(
+        probe_udp(ToServer, b"INVITE sip:x", 5060),
+        ProbeResult::Unknown
+    );
+    assert_eq!(probe(ToServer, b"INV", 5060), ProbeResult::NeedMore);
+    assert_eq!(probe(ToServer, b"INVITE sip:b", 80), ProbeResult::Sip);
+    // NOTIFY is HTTP's too: the line or the port decides.
+    assert_eq!(
+        probe(ToServer, b"NOTIFY sip:a@b SIP/2.0\r\n", 80),
+        ProbeResult::Sip
+    );
+    assert_eq!(
+        probe(ToServer, b"NOTIFY /x HTTP/1.1\r\n", 80),
+        ProbeResult::Http
+    );
+    assert_eq!(probe(ToServer, b"NOTIFY sip:a", 5060), ProbeResult::Sip);
+    assert_eq!(
+        probe(ToClient, b"SIP/2.0 100 Trying", 5060),
+        ProbeResult::Sip
+    );
 }

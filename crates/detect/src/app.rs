@@ -525,6 +525,10 @@ impl TxCheck {
                 AppProto::Ftp,
                 vigil_applayer::FtpEvent::from_name(name)?.name(),
             ),
+            "sip" => TxCheck::Event(
+                AppProto::Sip,
+                vigil_applayer::SipEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -673,10 +677,12 @@ fn side(b: BufferId) -> Side {
         HttpMethod | HttpUri | HttpUriRaw | HttpRequestLine | HttpHost | HttpHostRaw
         | HttpUserAgent | HttpReferer | HttpAccept | HttpAcceptEnc | HttpAcceptLang
         | HttpRequestBody | HttpRequestHeader | DnsQuery | TlsSni | Ja3Hash | Ja3String
-        | Ja4Hash | FtpCommand | FtpCommandData => Side::Request,
+        | Ja4Hash | FtpCommand | FtpCommandData | SipMethod | SipUri | SipRequestLine => {
+            Side::Request
+        }
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
         | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString | FtpReply
-        | FtpCompletionCode => Side::Response,
+        | FtpCompletionCode | SipStatCode | SipStatMsg | SipResponseLine => Side::Response,
         FileData | FileName | TlsCertSubject | TlsCertIssuer | TlsCertSerial
         | TlsCertFingerprint | TlsCerts | DnsAnswersRrname | DnsResponseRrname => {
             Side::Both(AppDir::ToClient)
@@ -686,6 +692,9 @@ fn side(b: BufferId) -> Side {
         | TlsRandom | TlsRandomTime | TlsRandomBytes | SshProto | SshSoftware | DcerpcStubData => {
             Side::Both(AppDir::ToServer)
         }
+        // SIP: the version and header buffers exist in both directions.
+        SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
+        | SipContentLength => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -714,7 +723,12 @@ pub(crate) fn spec_directions(
     sides.extend(checks.iter().map(TxCheck::side));
     let both = matches!(
         proto,
-        AppProto::Dns | AppProto::Tls | AppProto::Ssh | AppProto::Dcerpc | AppProto::Ftp
+        AppProto::Dns
+            | AppProto::Tls
+            | AppProto::Ssh
+            | AppProto::Dcerpc
+            | AppProto::Ftp
+            | AppProto::Sip
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1008,7 +1022,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 8] = [
+const PROTOS: [AppProto; 9] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1017,6 +1031,7 @@ const PROTOS: [AppProto; 8] = [
     AppProto::Dcerpc,
     AppProto::Ftp,
     AppProto::Smtp,
+    AppProto::Sip,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1029,6 +1044,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Dcerpc => 5,
         AppProto::Ftp => 6,
         AppProto::Smtp => 7,
+        AppProto::Sip => 8,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

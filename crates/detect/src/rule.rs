@@ -301,6 +301,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "ftp" => (ProtoMatch::Number(6), Some(AppProto::Ftp)),
         "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
+        "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
         _ => return None,
     })
 }

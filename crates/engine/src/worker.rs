@@ -1958,15 +1958,24 @@ impl Ctx {
                 continue;
             };
             self.stats.tx_logged += 1;
+            // A response that is a transaction of its own (SIP) is
+            // logged from its sender, as Suricata does.
+            let reply = app.state.as_ref().and_then(|s| s.tx_dir(id))
+                == Some(vigil_applayer::Direction::ToClient);
+            let ((src, sport), (dst, dport)) = if reply {
+                ((sip, sp), (cip, cp))
+            } else {
+                ((cip, cp), (sip, sp))
+            };
             alerts.push(AlertOut {
                 index: e.index,
                 order: e.order,
                 ts_ns: e.ts_ns,
                 flow_id: e.flow_id,
-                src: cip,
-                dst: sip,
-                sp: Some(cp),
-                dp: Some(sp),
+                src,
+                dst,
+                sp: Some(sport),
+                dp: Some(dport),
                 proto,
                 icmp: None,
                 sctp: None,

@@ -401,7 +401,8 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
-        if let Some(tx) = ev.tx_id {
+        // Suricata's SIP logger writes its records without `tx_id`.
+        if let Some(tx) = ev.tx_id.filter(|_| key != "sip") {
             o.uint("tx_id", tx)?;
         }
         o.key(key);
