@@ -549,14 +549,20 @@ fn ipv4_carrying_icmpv6() {
 
 #[test]
 fn ipv4_unknown_protocol() {
-    // IGMP v2 membership report with a router alert option and padding.
+    // An experimental protocol (253) with a router alert option.
+    let p = decode(
+        linktype::RAW,
+        &ipv4_full(253, &[0x94, 4, 0, 0], 0, &[0x16, 0, 0, 0, 239, 1, 1, 1]),
+    );
+    assert_eq!(names(&p), ["ipv4.opt_pad_required"]);
+    assert_eq!(p.l4, L4::Other(253));
+    assert!(p.payload.is_empty());
+    // IGMP (2) with the same option is decoded.
     let p = decode(
         linktype::RAW,
         &ipv4_full(2, &[0x94, 4, 0, 0], 0, &[0x16, 0, 0, 0, 239, 1, 1, 1]),
     );
-    assert_eq!(names(&p), ["ipv4.opt_pad_required"]);
-    assert_eq!(p.l4, L4::Other(2));
-    assert!(p.payload.is_empty());
+    assert!(matches!(p.l4, L4::Igmp(g) if g.itype == 0x16 && g.version == 2));
 }
 
 // --------------------------------------------------------------------- TCP
