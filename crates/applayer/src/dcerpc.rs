@@ -682,13 +682,7 @@ impl DcerpcState {
                 t.req_done = true;
             }
         }
-        let id = self.txs[i].common.id;
-        let Some(stub) = r.b.get(start..end.max(start)) else {
-            ev.push(AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, Some(id)));
-            self.malformed += 1;
-            return true;
-        };
-        self.append_stub(i, Direction::ToServer, stub, ev);
+        self.take_stub(i, Direction::ToServer, r, start..end, ev);
         true
     }
 
@@ -727,14 +721,28 @@ impl DcerpcState {
                 t.resp_done = true;
             }
         }
+        self.take_stub(i, Direction::ToClient, r, start..end, ev);
+        true
+    }
+
+    /// Appends the PDU's stub bytes `at` to transaction `i`'s stub of
+    /// `dir`; a PDU too short for them is malformed (counted, with the
+    /// event).
+    fn take_stub(
+        &mut self,
+        i: usize,
+        dir: Direction,
+        r: &Rd<'_>,
+        at: std::ops::Range<usize>,
+        ev: &mut Vec<AppLayerEvent>,
+    ) {
         let id = self.txs[i].common.id;
-        let Some(stub) = r.b.get(start..end.max(start)) else {
+        let Some(stub) = r.b.get(at.start..at.end.max(at.start)) else {
             ev.push(AppLayerEvent::Dcerpc(DcerpcEvent::MalformedPdu, Some(id)));
             self.malformed += 1;
-            return true;
+            return;
         };
-        self.append_stub(i, Direction::ToClient, stub, ev);
-        true
+        self.append_stub(i, dir, stub, ev);
     }
 
     /// Whether a PDU of `dir` completed since the last call (the raw

@@ -222,7 +222,43 @@ struct Builder<'r> {
     fast_pattern_used: bool,
 }
 
-impl Builder<'_> {
+impl<'r> Builder<'r> {
+    /// A builder for one buffer: `payload` is what the buffer already
+    /// holds, `fast_pattern_used` whether the rule has a fast_pattern
+    /// already (one per rule).
+    fn new(
+        rng: &'r mut Rng,
+        filler: &'static [u8],
+        text_only: bool,
+        payload: Vec<u8>,
+        fast_pattern_used: bool,
+    ) -> Self {
+        Builder {
+            rng,
+            filler,
+            text_only,
+            lowercase_buffer: false,
+            payload,
+            cursor: None,
+            opts: Vec::new(),
+            late: Vec::new(),
+            marks: Vec::new(),
+            contents: Vec::new(),
+            extract_n: 0,
+            endswith_last: false,
+            fast_pattern_used,
+        }
+    }
+
+    /// A buffer's items start with a content, sometimes a pcre.
+    fn first_item(&mut self, last: bool) {
+        if self.rng.pct(85) {
+            self.content(last);
+        } else {
+            self.pcre();
+        }
+    }
+
     fn filler(&mut self, n: usize) {
         for _ in 0..n {
             let b = self.rng.pick(self.filler);
@@ -725,30 +761,11 @@ pub fn gen_rule(seed: u64, index: u64, sid: u32, server_port: u16) -> GenRule {
         Dir::ToServer
     };
     let items = rng.range(1, 4) as usize;
-    let mut b = Builder {
-        rng: &mut rng,
-        filler: FILLER,
-        text_only: false,
-        lowercase_buffer: false,
-        payload: Vec::new(),
-        cursor: None,
-        opts: Vec::new(),
-        late: Vec::new(),
-        marks: Vec::new(),
-        contents: Vec::new(),
-        extract_n: 0,
-        endswith_last: false,
-        fast_pattern_used: false,
-    };
+    let mut b = Builder::new(&mut rng, FILLER, false, Vec::new(), false);
     for i in 0..items {
         let last = i + 1 == items;
         if i == 0 {
-            // Rules start with a content, sometimes a pcre.
-            if b.rng.pct(85) {
-                b.content(last);
-            } else {
-                b.pcre();
-            }
+            b.first_item(last);
             continue;
         }
         match b.rng.below(100) {
@@ -862,29 +879,12 @@ fn http_buffer(
     fast_pattern_used: &mut bool,
 ) -> (Vec<u8>, Vec<(usize, usize)>) {
     let items = rng.range(1, 2) as usize;
-    let mut b = Builder {
-        rng,
-        filler,
-        text_only: true,
-        lowercase_buffer: filler == HOST_FILLER,
-        payload: prefix.to_vec(),
-        cursor: None,
-        opts: Vec::new(),
-        late: Vec::new(),
-        marks: Vec::new(),
-        contents: Vec::new(),
-        extract_n: 0,
-        endswith_last: false,
-        fast_pattern_used: *fast_pattern_used,
-    };
+    let mut b = Builder::new(rng, filler, true, prefix.to_vec(), *fast_pattern_used);
+    b.lowercase_buffer = filler == HOST_FILLER;
     for i in 0..items {
         let last = i + 1 == items;
         if i == 0 {
-            if b.rng.pct(85) {
-                b.content(last);
-            } else {
-                b.pcre();
-            }
+            b.first_item(last);
             continue;
         }
         match b.rng.below(100) {
