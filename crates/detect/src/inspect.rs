@@ -465,6 +465,13 @@ fn address_bytes<'a>(p: &Packet<'a>, src: bool) -> Option<&'a [u8]> {
 }
 
 fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
+    match b {
+        // The packet's Ethernet II header: the frame's, or a tunnel
+        // packet's inner frame's (VXLAN, Geneve, GRE bridging, ERSPAN).
+        Buffer::EtherHdr if has_ethernet(p) => return Some(p.link_header()),
+        Buffer::Packet if p.ip.is_none() => return Some(p.payload()),
+        _ => {}
+    }
     let ip = p.ip.as_ref()?;
     Some(match b {
         Buffer::Packet => p.payload(),
@@ -478,10 +485,6 @@ fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
         Buffer::IgmpHdr if matches!(p.l4, L4::Igmp(g) if g.version != 0) => p.l4_header(),
         Buffer::IpSrc => address_bytes(p, true)?,
         Buffer::IpDst => address_bytes(p, false)?,
-        // Ethernet II header of the frame (not of a tunneled inner frame).
-        Buffer::EtherHdr if p.linktype == vigil_wire::linktype::ETHERNET => {
-            p.data.get(p.link_header.clone())?
-        }
         _ => return None,
     })
 }
@@ -678,6 +681,61 @@ impl DetectEngine {
 
     /// [`Self::verify`], telling for each alert whether it matched in
     /// the stream.
+    /// Checks a packet without an IP layer (ARP and other link-layer
+    /// frames) against the `ether` and `arp` rules. Such a packet has no
+    /// addresses, ports or flow: a rule that restricts any of those, or
+    /// has packet conditions, does not match it.
+    pub fn verify_link(
+        &self,
+        input: PacketInput<'_, '_>,
+        scratch: &mut DetectScratch,
+        alerts: &mut Vec<Hit>,
+    ) {
+        let p = input.packet;
+        if p.ip.is_some() {
+            return;
+        }
+        let pkt_payload = packet_payload_of(&input);
+        for &ri in &self.link_rules {
+            let r = &self.rules[ri as usize];
+            let applies = match r.proto {
+                crate::rule::ProtoMatch::Ether => has_ethernet(p),
+                crate::rule::ProtoMatch::Arp => p.arp,
+                _ => false,
+            };
+            let f = &r.flow;
+            let flowless = !(f.to_server
+                || f.to_client
+                || f.established
+                || f.not_established
+                || f.only_stream
+                || f.only_frag);
+            if !applies
+                || !flowless
+                || !r.checks.is_empty()
+                || !r.flowbit_tests.is_empty()
+                || !r.app_tests.is_empty()
+                || !r.src.is_any()
+                || !r.dst.is_any()
+            {
+                continue;
+            }
+            scratch.rules_checked += 1;
+            let Some(stream) = payload_verdict(r, &input, pkt_payload, &mut scratch.vars) else {
+                continue;
+            };
+            match conclude(r, &input, None) {
+                Verdict::Alert | Verdict::Deferred => alerts.push(Hit {
+                    rule: ri,
+                    stream,
+                    tx: None,
+                    deferred: false,
+                }),
+                Verdict::NoMatch | Verdict::Pass | Verdict::Silent => {}
+            }
+        }
+    }
+
     pub fn verify_hits(
         &self,
         input: PacketInput<'_, '_>,
@@ -735,6 +793,12 @@ pub(crate) fn packet_payload_of<'a>(input: &PacketInput<'_, 'a>) -> &'a [u8] {
     }
 }
 
+/// The packet came with an Ethernet header (on the wire or inside an
+/// overlay tunnel).
+fn has_ethernet(p: &Packet<'_>) -> bool {
+    p.link_header().len() == 14
+}
+
 /// Everything of a rule that looks at the packet and the flow but not
 /// at payload buffers: protocol, header addresses and ports, `flow`,
 /// flowbit tests, the flow's application protocol, and the packet
@@ -749,6 +813,10 @@ pub(crate) fn packet_checks(
     let (sp, dp) = (p.src_port(), p.dst_port());
     let raw_fragment = ip.fragment.is_some() && !input.rebuilt;
     if raw_fragment && r.proto != crate::rule::ProtoMatch::Ip {
+        return false;
+    }
+    // `ether` rules see IP packets that came with an Ethernet header.
+    if r.proto == crate::rule::ProtoMatch::Ether && !has_ethernet(p) {
         return false;
     }
     if !r.header_matches(ip.src, sp, ip.dst, dp) {
@@ -881,13 +949,16 @@ pub(crate) fn conclude(
             st.passed = true;
         }
     }
-    let Some(ip) = &input.packet.ip else {
-        return Verdict::Silent;
-    };
-    if !r.xbits.is_empty() {
+    if !r.xbits.is_empty() && input.packet.ip.is_some() {
         return Verdict::Deferred;
     }
-    if !r.noalert && !r.suppressed(ip.src, ip.dst) {
+    // A link-layer packet has no addresses: only an address-free
+    // suppression (none) could apply.
+    let suppressed = match &input.packet.ip {
+        Some(ip) => r.suppressed(ip.src, ip.dst),
+        None => false,
+    };
+    if !r.noalert && !suppressed {
         Verdict::Alert
     } else {
         Verdict::Silent

@@ -25,6 +25,7 @@ pub mod xbits;
 
 use std::collections::BTreeMap;
 
+use rule::ProtoMatch;
 use vigil_rules::{ClassificationConfig, Rule};
 
 pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
@@ -75,6 +76,9 @@ pub struct DetectEngine {
     pub flowint_names: Vec<String>,
     /// `xbits` / `hostbits` names by index.
     pub xbit_names: Vec<String>,
+    /// `ether` and `arp` rules, in rule order: the only rules a packet
+    /// without an IP layer is checked against ([`Self::verify_link`]).
+    pub link_rules: Vec<u32>,
 }
 
 impl DetectEngine {
@@ -193,11 +197,18 @@ impl DetectEngine {
         let groups = RuleGroups::build_with(&compiled, selector);
         let tx = app::TxGroups::build(&mut compiled, selector);
         report.group_time = group_start.elapsed();
+        let link_rules = compiled
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r.proto, ProtoMatch::Ether | ProtoMatch::Arp))
+            .map(|(i, _)| i as u32)
+            .collect();
         (
             DetectEngine {
                 rules: compiled,
                 groups,
                 tx,
+                link_rules,
                 flowbit_names: names.names,
                 flowint_names: names.int_names,
                 xbit_names: names.xbit_names,

@@ -26,6 +26,10 @@ pub enum ProtoMatch {
     AnyIcmp,
     /// TCP or UDP (application protocols that run over both: `dns`).
     TcpUdp,
+    /// `ether`: every packet with an Ethernet header, IP or not.
+    Ether,
+    /// `arp`: ARP frames only (never an IP packet).
+    Arp,
 }
 
 impl ProtoMatch {
@@ -35,6 +39,8 @@ impl ProtoMatch {
             ProtoMatch::Number(p) => p == proto,
             ProtoMatch::AnyIcmp => proto == 1 || proto == 58,
             ProtoMatch::TcpUdp => proto == 6 || proto == 17,
+            ProtoMatch::Ether => true,
+            ProtoMatch::Arp => false,
         }
     }
 }
@@ -378,7 +384,7 @@ pub fn not_evaluable_keywords(rule: &Rule) -> Vec<String> {
         add(k.clone());
     }
     if let Proto::App(name) = &rule.header.proto {
-        if header_app_proto(name).is_none() {
+        if header_app_proto(name).is_none() && !matches!(name.as_str(), "ether" | "arp") {
             add(format!("protocol {name}"));
         }
     }
@@ -509,6 +515,9 @@ pub fn compile_rule(
         Proto::Sctp => (ProtoMatch::Number(132), None),
         Proto::Igmp => (ProtoMatch::Number(2), None),
         Proto::PktHdr => (ProtoMatch::Ip, None),
+        // Link-layer rules (Suricata 9).
+        Proto::App(name) if name == "ether" => (ProtoMatch::Ether, None),
+        Proto::App(name) if name == "arp" => (ProtoMatch::Arp, None),
         // Suricata's packet-only and stream-only TCP variants mean TCP;
         // application protocols imply their transport.
         Proto::App(name) => {

@@ -25,6 +25,9 @@ pub struct PacketRecord {
     /// Defragmentation findings about this fragment ([`DEFRAG_OVERLAP`]
     /// ...), raised as decoder events on it.
     pub defrag: u8,
+    /// A tunnel pseudo-packet: the packet this many tunnels down in the
+    /// frame (`vigil_wire::decode_at`); 0 for the frame itself.
+    pub tunnel: u8,
     /// Not a packet: the input's clock reached a new second at `index`
     /// (sent to every worker, so flow timeouts happen at the same input
     /// position whatever the worker count).
@@ -85,8 +88,26 @@ impl Batch {
             orig_len,
             rebuilt,
             defrag,
+            tunnel: 0,
             marker: false,
         });
+    }
+
+    /// The tunnel pseudo-packet `depth` tunnels down in the frame `data`
+    /// (placed after the frame's own record).
+    pub fn push_tunnel(
+        &mut self,
+        index: u64,
+        ts_ns: i64,
+        linktype: u32,
+        data: &[u8],
+        orig_len: u32,
+        depth: u8,
+    ) {
+        self.push_record(index, ts_ns, linktype, data, orig_len, false, 0);
+        if let Some(r) = self.records.last_mut() {
+            r.tunnel = depth;
+        }
     }
 
     /// A clock marker (see [`PacketRecord::marker`]).
@@ -100,6 +121,7 @@ impl Batch {
             orig_len: 0,
             rebuilt: false,
             defrag: 0,
+            tunnel: 0,
             marker: true,
         });
     }

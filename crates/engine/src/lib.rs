@@ -49,7 +49,7 @@ pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
     AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, DropLog, OutKind, PendingBatch,
-    RejectTo, SessionState as TcpState, Verdict, Worker, WorkerConfig, WorkerStats,
+    RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker, WorkerConfig, WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -272,6 +272,8 @@ pub struct RunStats {
     /// `--slice`: datagrams rebuilt from fragments that belong to another
     /// slice (every slice defragments everything).
     pub slice_datagrams_skipped: u64,
+    /// `--slice`: tunnel packets whose own flow belongs to another slice.
+    pub slice_tunnels_skipped: u64,
 }
 
 /// Errors that end a run.
@@ -452,6 +454,7 @@ pub fn run_offline(
         totals.slice = cfg.slice;
         totals.slice_packets_skipped = read.slice_packets_skipped;
         totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
+        totals.slice_tunnels_skipped = read.slice_tunnels_skipped;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
@@ -644,6 +647,7 @@ struct ReadTotals {
     defrag: DefragStats,
     slice_packets_skipped: u64,
     slice_datagrams_skipped: u64,
+    slice_tunnels_skipped: u64,
 }
 
 fn read_loop(
@@ -657,6 +661,7 @@ fn read_loop(
     let slice = cfg.slice.filter(|s| s.count > 1);
     let mut slice_packets_skipped = 0u64;
     let mut slice_datagrams_skipped = 0u64;
+    let mut slice_tunnels_skipped = 0u64;
     let mut pending: Vec<Batch> = (0..n).map(|_| pool.get()).collect();
     let mut packets = 0u64;
     let mut bytes = 0u64;
@@ -665,6 +670,8 @@ fn read_loop(
     let batch_packets = cfg.batch_packets.max(1);
     let mut defrag = cfg.defrag.clone().map(Defragmenter::new);
     let mut datagram = Vec::new();
+    // The tunnel pseudo-packets of the frame at hand: (depth, flow hash).
+    let mut tunnels: Vec<(u8, u64)> = Vec::new();
     let mut clock_sec: Option<i64> = None;
     // Every `tick` packets all workers hear how far the input has got,
     // even those with nothing to do, so the merge never waits on them.
@@ -734,6 +741,29 @@ fn read_loop(
         } else {
             packet_hash(&p)
         };
+        // Tunnel pseudo-packets, one per tunnel in the frame, each to the
+        // worker of its own flow; defragmentation works on the innermost.
+        let mut inner = None;
+        tunnels.clear();
+        if p.inner_tunnel {
+            let mut depth = 0u8;
+            loop {
+                depth += 1;
+                let q = vigil_wire::decode_at(pkt.linktype, pkt.data, depth);
+                let h = if n == 1 && slice.is_none() {
+                    0
+                } else {
+                    packet_hash(&q)
+                };
+                let more = q.inner_tunnel;
+                tunnels.push((depth, h));
+                inner = Some(q);
+                if !more {
+                    break;
+                }
+            }
+        }
+        let p = inner.as_ref().unwrap_or(&p);
         // `--slice`: a packet of another slice's flow (a fragment: of
         // another slice's address pair) is not inspected here.
         let w = if slice.is_some_and(|s| !s.owns(hash)) {
@@ -749,7 +779,7 @@ fn read_loop(
         // `--slice` every slice feeds it every fragment, so that each
         // rebuilds every datagram and keeps those of its own flows.
         let (flags, rebuilt) = match defrag.as_mut() {
-            Some(d) => defrag_packet(d, &p, pkt.data, ts_ns, &mut datagram),
+            Some(d) => defrag_packet(d, p, pkt.data, ts_ns, &mut datagram),
             None => (0, false),
         };
         // The rebuilt packet keeps the first fragment's link layers and
@@ -780,6 +810,21 @@ fn read_loop(
                 flags,
             );
         }
+        tunnels.retain(|&(_, h)| {
+            let owned = slice.is_none_or(|s| s.owns(h));
+            slice_tunnels_skipped += u64::from(!owned);
+            owned
+        });
+        for &(depth, h) in &tunnels {
+            pending[(h % n as u64) as usize].push_tunnel(
+                pkt.index,
+                ts_ns,
+                pkt.linktype,
+                pkt.data,
+                pkt.orig_len,
+                depth,
+            );
+        }
         if let Some((rw, lt)) = rebuilt_to {
             pending[rw].push_record(
                 pkt.index,
@@ -793,7 +838,11 @@ fn read_loop(
         }
         // Send only after both records are in, so that no worker reports
         // this index as done before it has the rebuilt datagram.
-        for ww in w.into_iter().chain(rebuilt_to.map(|r| r.0)) {
+        for ww in w
+            .into_iter()
+            .chain(rebuilt_to.map(|r| r.0))
+            .chain(tunnels.iter().map(|&(_, h)| (h % n as u64) as usize))
+        {
             if pending[ww].len() >= batch_packets {
                 let mut b = std::mem::replace(&mut pending[ww], pool.get());
                 b.upto = last;
@@ -821,6 +870,7 @@ fn read_loop(
         defrag: defrag.map(|d| d.stats).unwrap_or_default(),
         slice_packets_skipped,
         slice_datagrams_skipped,
+        slice_tunnels_skipped,
     })
 }
 

@@ -424,6 +424,7 @@ fn live_worker(
     // Per batch record: (input, token) of the frame, to give verdicts back
     // (`usize::MAX` for markers and rebuilt datagrams).
     let mut tokens: Vec<(usize, u64)> = Vec::new();
+    let mut verdicts = Vec::new();
     let mut hold = HoldTimes::default();
     loop {
         if !draining && control.stopping() {
@@ -483,8 +484,16 @@ fn live_worker(
                 // decides whether it is inspected here; fragments go to
                 // the defragmenter all the same, and the datagram they
                 // complete is kept when its own flow is this slice's.
-                let p = (slice.is_some() || defrag.is_some())
-                    .then(|| vigil_wire::decode(f.linktype, f.data));
+                let p = vigil_wire::decode(f.linktype, f.data);
+                // Tunnel pseudo-packets stay with the frame's queue (as in
+                // Suricata); defragmentation works on the innermost.
+                let mut depth = 0u8;
+                let mut inner = None;
+                while inner.as_ref().unwrap_or(&p).inner_tunnel {
+                    depth += 1;
+                    inner = Some(vigil_wire::decode_at(f.linktype, f.data, depth));
+                }
+                let p = Some(inner.unwrap_or(p));
                 let keep = match (&p, slice) {
                     (Some(p), Some(s)) => s.owns(crate::packet_hash(p)),
                     _ => true,
@@ -498,6 +507,10 @@ fn live_worker(
                 if keep {
                     batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
                     tokens.push((i, f.token));
+                    for d in 1..=depth {
+                        batch.push_tunnel(index, f.ts_ns, f.linktype, f.data, f.orig_len, d);
+                        tokens.push((usize::MAX, 0));
+                    }
                 } else {
                     *skipped += 1;
                 }
@@ -542,9 +555,19 @@ fn live_worker(
             worker.process(&batch, &mut alerts);
             // Inline: each packet goes or not now that every rule that
             // can see it has run (alerts are written after).
-            for ((&(input, token), &v), rec) in
-                tokens.iter().zip(worker.verdicts()).zip(&batch.records)
-            {
+            // A tunnel packet's drop drops the frame that carried it (its
+            // records follow the frame's, one per depth).
+            verdicts.clear();
+            verdicts.extend_from_slice(worker.verdicts());
+            for (i, rec) in batch.records.iter().enumerate() {
+                let at = i.checked_sub(usize::from(rec.tunnel));
+                if let (true, Some(j)) = (rec.tunnel > 0, at) {
+                    if verdicts[i].is_drop() && !verdicts[j].is_drop() {
+                        verdicts[j] = verdicts[i];
+                    }
+                }
+            }
+            for ((&(input, token), &v), rec) in tokens.iter().zip(&verdicts).zip(&batch.records) {
                 if let Some(inp) = ins.get_mut(input) {
                     if let Err(e) = inp.verdict(token, v, batch.data(rec)) {
                         eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());

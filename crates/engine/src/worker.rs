@@ -27,7 +27,7 @@ use vigil_flow::{
     bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle, TimeoutTable,
 };
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
-use vigil_wire::{decode, linktype, DecoderEvent, IgmpInfo, Packet, SctpInfo, L4};
+use vigil_wire::{decode, decode_at, linktype, DecoderEvent, IgmpInfo, Packet, SctpInfo, L4};
 
 use vigil_applayer::AppLayerConfig;
 use vigil_detect::{AppProtoState, RuleProfile, TxInput};
@@ -81,9 +81,19 @@ pub struct FlowState {
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
-/// (0: flows ended before the packet, 1: the packet, 2: the datagram it
-/// completed), then the ended flow's first packet index.
+/// (0: flows ended before the packet, 1: the packet, 1 + d: the tunnel
+/// packet d tunnels down in it, 255: the datagram it completed), then the
+/// ended flow's first packet index.
 pub type AlertOrder = (u64, u8, u64);
+
+/// A record's phase in [`AlertOrder`].
+fn phase(rec: &PacketRecord) -> u8 {
+    if rec.rebuilt {
+        u8::MAX
+    } else {
+        rec.tunnel.saturating_add(1)
+    }
+}
 
 /// One alert found by a worker, with everything output needs.
 #[derive(Debug, Clone)]
@@ -135,6 +145,39 @@ pub struct AlertOut {
     /// Inline: the packet was dropped by this (drop or reject) rule
     /// (EVE `"action":"blocked"`).
     pub blocked: bool,
+    /// Raised on a tunnel packet: the tunnel and the frame's outermost
+    /// packet (EVE `tunnel` object, `pkt_src`).
+    pub tunnel: Option<TunnelOut>,
+    /// Raised on a packet without an IP layer (`src`/`dst`/`proto` are
+    /// placeholders, not written).
+    pub link_only: bool,
+}
+
+/// A tunnel packet's tunnel, for output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TunnelOut {
+    pub kind: vigil_wire::TunnelKind,
+    pub depth: u8,
+    /// The outermost packet's addresses, ports (0 without) and protocol.
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub sp: u16,
+    pub dp: u16,
+    pub proto: u8,
+}
+
+/// The tunnel of a tunnel packet.
+fn tunnel_of(p: &Packet<'_>) -> Option<TunnelOut> {
+    let (t, root) = (p.tunnel?, p.outer_ip.as_ref()?);
+    Some(TunnelOut {
+        kind: t.kind,
+        depth: t.depth,
+        src: root.src,
+        dst: root.dst,
+        sp: p.outer_ports.0,
+        dp: p.outer_ports.1,
+        proto: root.proto,
+    })
 }
 
 /// What happens to a packet when Vigil is inline (IPS mode): the packet
@@ -348,6 +391,8 @@ impl AlertOut {
             "stream (flow timeout)"
         } else if self.rebuilt {
             "defrag"
+        } else if let Some(t) = &self.tunnel {
+            t.kind.pkt_src()
         } else {
             "wire/pcap"
         }
@@ -403,6 +448,8 @@ pub struct WorkerStats {
     pub rules_checked: u64,
     /// Datagrams rebuilt from fragments that this worker inspected.
     pub rebuilt: u64,
+    /// Tunnel packets (each packet inside a tunnel) inspected.
+    pub tunnel_pkts: u64,
     /// TCP sessions opened (SYN seen) and picked up midstream.
     pub tcp_sessions: u64,
     pub tcp_reuse: u64,
@@ -476,6 +523,7 @@ impl WorkerStats {
             prefilter_hits,
             rules_checked,
             rebuilt,
+            tunnel_pkts,
             tcp_sessions,
             tcp_reuse,
             stream_chunks,
@@ -779,7 +827,7 @@ impl Worker {
         let mut packets: Vec<Packet<'_>> = batch
             .records
             .iter()
-            .map(|r| decode(r.linktype, batch.data(r)))
+            .map(|r| decode_at(r.linktype, batch.data(r), r.tunnel))
             .collect();
         // Pass 1 (stateless): the rule groups of every packet. On the CPU
         // the prefilter runs in pass 2, when the packet's flow is known:
@@ -864,7 +912,7 @@ impl Worker {
                 let (s, e) = self.spans[i];
                 let pk = PktCtx {
                     rec,
-                    order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+                    order: (rec.index, phase(rec), 0),
                     sel: self.sels[i],
                 };
                 self.inspect(p, pk, s as usize..e as usize, alerts);
@@ -911,7 +959,13 @@ impl Worker {
         cand: std::ops::Range<usize>,
         alerts: &mut Vec<AlertOut>,
     ) {
-        let Some(ip) = &p.ip else { return };
+        let Some(ip) = &p.ip else {
+            // No IP layer: only link-layer rules (`ether`, `arp`) apply.
+            if !self.ctx.skip_detect && !self.ctx.detect.link_rules.is_empty() {
+                self.ctx.inspect_link(p, pk, alerts);
+            }
+            return;
+        };
         if ip.fragment.is_some() && !pk.rec.rebuilt {
             // Fragments get no flow: the datagram they rebuild is
             // inspected with its flow (Suricata does the same).
@@ -1149,7 +1203,7 @@ impl Ctx {
         let (sp, dp, icmp) = ports_and_icmp(p);
         alerts.push(AlertOut {
             index: rec.index,
-            order: (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+            order: (rec.index, phase(rec), 0),
             ts_ns: rec.ts_ns,
             flow_id: self.drop_flow.map(|f| f.0),
             src: ip.src,
@@ -1179,6 +1233,8 @@ impl Ctx {
             kind: OutKind::Drop,
             blocked: true,
             xff: None,
+            tunnel: tunnel_of(p),
+            link_only: false,
         });
     }
 
@@ -1254,12 +1310,18 @@ impl Ctx {
             s.rebuilt += 1;
             return;
         }
-        s.pkts += 1;
-        // Captured bytes, as Suricata's decoder.bytes (a record's original
-        // length can be anything: one of dev-mix's claims 4 GB).
-        s.bytes += rec.len as u64;
-        if p.vlan_count > 0 {
-            s.vlan += 1;
+        if rec.tunnel > 0 {
+            // A tunnel packet: its frame was counted; its layers count as
+            // Suricata's decoder counts them.
+            s.tunnel_pkts += 1;
+        } else {
+            s.pkts += 1;
+            // Captured bytes, as Suricata's decoder.bytes (a record's
+            // original length can be anything: one of dev-mix's claims 4 GB).
+            s.bytes += rec.len as u64;
+            if p.vlan_count > 0 {
+                s.vlan += 1;
+            }
         }
         match &p.ip {
             Some(ip) if ip.version == 4 => s.ipv4 += 1,
@@ -1309,6 +1371,25 @@ impl Ctx {
         self.emit(p, e, false, None, alerts);
     }
 
+    /// A packet without an IP layer against the link-layer rules.
+    fn inspect_link(&mut self, p: &Packet<'_>, pk: PktCtx<'_>, alerts: &mut Vec<AlertOut>) {
+        self.hits.clear();
+        let input = PacketInput::new(p, None);
+        self.detect
+            .verify_link(input, &mut self.scratch, &mut self.hits);
+        let e = Emit {
+            index: pk.rec.index,
+            order: pk.order,
+            ts_ns: pk.rec.ts_ns,
+            linktype: pk.rec.linktype,
+            flow_id: None,
+            to_server: None,
+            pseudo: false,
+            rebuilt: false,
+        };
+        self.emit(p, e, false, None, alerts);
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn inspect_flow(
         &mut self,
@@ -1333,7 +1414,7 @@ impl Ctx {
                 to_server = true;
             }
         }
-        let wire_len = rec.orig_len as u64;
+        let wire_len = u64::from(p.own_len(rec.orig_len));
         if to_server {
             flow.pkts_toserver += 1;
             flow.bytes_toserver += wire_len;
@@ -1389,7 +1470,7 @@ impl Ctx {
                         alerts.push(conn_event(
                             crate::detectors::ConnKind::Attempt,
                             rec.index,
-                            (rec.index, if rec.rebuilt { 2 } else { 1 }, 0),
+                            (rec.index, phase(rec), 0),
                             rec.ts_ns,
                             Some(flow.id),
                             (ip.src, Some(p.src_port())),
@@ -1995,6 +2076,8 @@ impl Ctx {
                 kind: OutKind::TxLog,
                 blocked: false,
                 xff: None,
+                tunnel: None,
+                link_only: false,
             });
         }
         app.prune();
@@ -2009,7 +2092,15 @@ impl Ctx {
         alerts: &mut Vec<AlertOut>,
     ) {
         let app_proto = app.and_then(|a| a.proto_name());
-        let Some(ip) = &p.ip else { return };
+        // A link-layer packet (ARP ...) has no addresses: unspecified ones
+        // stand in, and the output writes none.
+        let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+        let (src, dst, proto) = match &p.ip {
+            Some(ip) => (ip.src, ip.dst, ip.proto),
+            None if self.hits.is_empty() => return,
+            None => (unspecified, unspecified, 0),
+        };
+        let tunnel = tunnel_of(p);
         let (sp, dp, icmp) = ports_and_icmp(p);
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
@@ -2025,7 +2116,7 @@ impl Ctx {
             let decided_here = !h.deferred
                 || (!rule.xbits.iter().any(|o| o.is_test())
                     && !rule.noalert
-                    && !rule.suppressed(ip.src, ip.dst));
+                    && !rule.suppressed(src, dst));
             if self.cfg.inline && !e.pseudo && decided_here {
                 use vigil_rules::Action;
                 // A `rate_filter` may change the action inline: its state
@@ -2035,8 +2126,8 @@ impl Ctx {
                 let mut action = rule.action;
                 if let (Some(rf), Some(t)) = (&rule.rate_filter, &self.cfg.rate_filters) {
                     let key = vigil_detect::AlertKey {
-                        src: ip.src,
-                        dst: ip.dst,
+                        src,
+                        dst,
                         flow_id: e.flow_id.unwrap_or(0),
                         ts_ns: e.ts_ns,
                         sp: sp.unwrap_or(0),
@@ -2062,8 +2153,8 @@ impl Ctx {
                     if let Some(ht) = &self.cfg.hosts {
                         if ht.blocks_class(&rule.classtype) {
                             self.block_host = Some(match ht.cfg.track {
-                                crate::hosts::BlockTrack::Src => ip.src,
-                                crate::hosts::BlockTrack::Dst => ip.dst,
+                                crate::hosts::BlockTrack::Src => src,
+                                crate::hosts::BlockTrack::Dst => dst,
                             });
                         }
                     }
@@ -2091,11 +2182,11 @@ impl Ctx {
                 order: e.order,
                 ts_ns: e.ts_ns,
                 flow_id: e.flow_id,
-                src: ip.src,
-                dst: ip.dst,
+                src,
+                dst,
                 sp,
                 dp,
-                proto: ip.proto,
+                proto,
                 icmp,
                 sctp: sctp_of(p),
                 igmp: igmp_of(p),
@@ -2108,7 +2199,14 @@ impl Ctx {
                 pseudo: e.pseudo,
                 rebuilt: e.rebuilt,
                 payload,
-                packet: (self.cfg.log_packet && !e.pseudo).then(|| p.data.into()),
+                // A link-layer packet's bytes go along for fast.log's
+                // `[Raw pkt: ...]` (its own, from its tunnel's start).
+                packet: if p.ip.is_none() {
+                    let start = p.tunnel.map_or(0, |t| t.start);
+                    Some(p.data.get(start..).unwrap_or(&[]).into())
+                } else {
+                    (self.cfg.log_packet && !e.pseudo).then(|| p.data.into())
+                },
                 app_proto,
                 app: match h.tx {
                     Some(tx) if self.cfg.alert_app => app.and_then(|a| tx_record(a, tx)),
@@ -2120,6 +2218,8 @@ impl Ctx {
                     OutKind::Alert
                 },
                 blocked,
+                tunnel,
+                link_only: p.ip.is_none(),
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
                     _ => None,
@@ -2169,6 +2269,8 @@ pub(crate) fn conn_event(
         kind: OutKind::Conn(kind),
         xff: None,
         blocked: false,
+        tunnel: None,
+        link_only: false,
     }
 }
 

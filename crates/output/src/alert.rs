@@ -84,6 +84,30 @@ pub struct AlertEvent<'a> {
     pub packet: Option<&'a [u8]>,
     /// pcap link type of `packet`, printed as `packet_info`.
     pub packet_info_linktype: Option<u32>,
+    /// A tunnel pseudo-packet: the EVE `tunnel` object (the frame's
+    /// outermost packet), written after `alert`.
+    pub tunnel: Option<TunnelEvent>,
+    /// The packet has no IP layer (ARP and other link-layer frames): no
+    /// addresses, ports, `proto` or `ip_v` are written.
+    pub link_only: bool,
+    /// With `link_only`: the packet's bytes, whose first 32 fast.log
+    /// prints in hex (Suricata's `[Raw pkt: ...]`).
+    pub raw_pkt: Option<&'a [u8]>,
+}
+
+/// Suricata's `tunnel` object: the outermost packet of the frame that
+/// carried a tunnel packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TunnelEvent {
+    pub src_ip: IpAddr,
+    pub src_port: u16,
+    pub dest_ip: IpAddr,
+    pub dest_port: u16,
+    pub proto: u8,
+    /// How many tunnels down the packet sits.
+    pub depth: u8,
+    /// The frame's position in the capture; `None` live.
+    pub pcap_cnt: Option<u64>,
 }
 
 impl Default for AlertEvent<'_> {
@@ -124,6 +148,9 @@ impl Default for AlertEvent<'_> {
             stream: false,
             packet: None,
             packet_info_linktype: None,
+            tunnel: None,
+            link_only: false,
+            raw_pkt: None,
         }
     }
 }

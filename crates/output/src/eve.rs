@@ -209,6 +209,9 @@ fn write_header(
         }
         o.buf.push(b']');
     }
+    if ev.link_only {
+        return o.str("pkt_src", ev.pkt_src);
+    }
     o.key("src_ip");
     json_ip(o.buf, &ev.src_ip)?;
     if let Some(p) = ev.src_port {
@@ -258,6 +261,31 @@ fn write_header(
             o.str("community_id", &id)?;
         }
     }
+    Ok(())
+}
+
+/// Suricata's `tunnel` object (AlertJsonTunnel): the root packet's
+/// addresses, ports (0 without), protocol, the depth and the root's
+/// `pcap_cnt` and `pkt_src`.
+fn write_tunnel(o: &mut Obj<'_>, t: &crate::alert::TunnelEvent) -> io::Result<()> {
+    let mut x = o.object("tunnel");
+    x.key("src_ip");
+    json_ip(x.buf, &t.src_ip)?;
+    x.uint("src_port", u64::from(t.src_port))?;
+    x.key("dest_ip");
+    json_ip(x.buf, &t.dest_ip)?;
+    x.uint("dest_port", u64::from(t.dest_port))?;
+    x.key("proto");
+    match proto_name(t.proto) {
+        Some(name) => json_str(x.buf, name)?,
+        None => write!(x.buf, "\"{}\"", t.proto)?,
+    }
+    x.uint("depth", u64::from(t.depth))?;
+    if let Some(c) = t.pcap_cnt {
+        x.uint("pcap_cnt", c)?;
+    }
+    x.str("pkt_src", "wire/pcap")?;
+    x.close();
     Ok(())
 }
 
@@ -342,6 +370,9 @@ impl EveFormatter {
                 a.str("xff", x)?;
             }
             a.close();
+        }
+        if let Some(t) = &ev.tunnel {
+            write_tunnel(&mut o, t)?;
         }
 
         if let Some((key, json)) = ev.app {

@@ -28,7 +28,7 @@ pub fn format_fast_alert(out: &mut Vec<u8>, ev: &AlertEvent<'_>, ips_mode: bool)
     }
     write!(
         out,
-        "[**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{",
+        "[**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] ",
         ev.gid,
         ev.signature_id,
         ev.rev,
@@ -36,6 +36,19 @@ pub fn format_fast_alert(out: &mut Vec<u8>, ev: &AlertEvent<'_>, ips_mode: bool)
         or_null(ev.category),
         ev.severity
     )?;
+    if ev.link_only {
+        // No IP layer: Suricata prints the packet's first bytes instead
+        // of addresses (AlertFastLogDecoderEvent).
+        out.extend_from_slice(b"[**] [Raw pkt: ");
+        for b in ev.raw_pkt.unwrap_or(&[]).iter().take(32) {
+            write!(out, "{b:02X} ")?;
+        }
+        return match ev.pcap_cnt {
+            Some(n) => writeln!(out, "] [pcap file packet: {n}]"),
+            None => writeln!(out, "]"),
+        };
+    }
+    out.push(b'{');
     match proto_name(ev.proto) {
         Some(name) => out.extend_from_slice(name.as_bytes()),
         None => write!(out, "PROTO:{:03}", ev.proto)?,

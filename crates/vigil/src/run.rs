@@ -13,7 +13,7 @@ use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
 use vigil_engine::{AlertOut, AlertSink, EngineConfig, RunStats};
 use vigil_output::{
     AlertEvent, EveConfig, EveWriter, FastLogWriter, RedisCounts, RedisSettings, RedisWriter,
-    StatsTree,
+    StatsTree, TunnelEvent,
 };
 use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
 use vigil_source::PcapSource;
@@ -213,9 +213,10 @@ impl Sink {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
             flow_id: a.flow_id,
-            // Suricata logs no pcap_cnt for flow-end pseudo packets, nor
+            // Suricata logs no pcap_cnt for flow-end pseudo packets or
+            // tunnel packets (their `tunnel` object has the frame's), nor
             // for packets that did not come from a capture file.
-            pcap_cnt: (!a.pseudo && !self.live).then_some(a.index),
+            pcap_cnt: (!a.pseudo && a.tunnel.is_none() && !self.live).then_some(a.index),
             vlan,
             src_ip,
             src_port: a.sp,
@@ -261,6 +262,21 @@ impl Sink {
             },
             packet_info_linktype: if self.log_packet {
                 Some(a.linktype)
+            } else {
+                None
+            },
+            tunnel: a.tunnel.map(|t| TunnelEvent {
+                src_ip: t.src,
+                src_port: t.sp,
+                dest_ip: t.dst,
+                dest_port: t.dp,
+                proto: t.proto,
+                depth: t.depth,
+                pcap_cnt: (!self.live).then_some(a.index),
+            }),
+            link_only: a.link_only,
+            raw_pkt: if a.link_only {
+                a.packet.as_deref()
             } else {
                 None
             },
@@ -514,6 +530,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     set("decoder.vlan", w.vlan);
     vigil("decoder.fragments", w.fragments);
     vigil("decoder.other_ip", w.other_ip);
+    vigil("decoder.tunnel_pkts", w.tunnel_pkts);
     vigil("decoder.truncated_records", s.truncated_records);
     for (name, n) in &w.events {
         if name.contains('.') {
@@ -591,6 +608,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         // rebuilt here whose flow is another slice's.
         vigil("slice.packets_skipped", s.slice_packets_skipped);
         vigil("slice.datagrams_skipped", s.slice_datagrams_skipped);
+        vigil("slice.tunnels_skipped", s.slice_tunnels_skipped);
     }
     vigil("defrag.fragments", d.fragments);
     vigil("defrag.reassembled", d.reassembled);

@@ -493,6 +493,8 @@ fn decode(msg: &str, index: &HashMap<(u32, u32), u32>) -> Option<(u32, u64, Vec<
             kind,
             xff: None,
             blocked: false,
+            tunnel: None,
+            link_only: false,
         });
     }
     Some((sensor, upto, events))

@@ -285,9 +285,12 @@ fn dev_mix_slices_together_equal_the_full_run() {
     assert!(full_plain.len() > 1000, "{} alerts", full_plain.len());
     let full_flows = stat(&full_stats, "flow.total").unwrap();
     let full_pkts = stat(&full_stats, "decoder.pkts").unwrap();
+    let full_tunnels = stat(&full_stats, "decoder.tunnel_pkts").unwrap();
+    assert!(full_tunnels > 0, "dev-mix has tunnel packets");
     for n in [2u32, 3] {
         let mut union = Vec::new();
         let (mut flows, mut pkts, mut skipped) = (0, 0, 0);
+        let (mut tunnels, mut tunnels_skipped) = (0, 0);
         let mut per_slice = Vec::new();
         for k in 0..n {
             let spec = format!("{k}/{n}");
@@ -300,12 +303,17 @@ fn dev_mix_slices_together_equal_the_full_run() {
             flows += stat(&stats, "flow.total").unwrap();
             pkts += stat(&stats, "decoder.pkts").unwrap();
             skipped += stat(&stats, "slice.packets_skipped").unwrap();
+            tunnels += stat(&stats, "decoder.tunnel_pkts").unwrap();
+            tunnels_skipped += stat(&stats, "slice.tunnels_skipped").unwrap();
             per_slice.push(alerts.len());
             union.extend(alerts);
         }
         // Every record is inspected by exactly one slice.
         assert_eq!(pkts, full_pkts);
         assert_eq!(skipped, full_pkts * u64::from(n - 1));
+        // ... and every tunnel packet inside them.
+        assert_eq!(tunnels, full_tunnels);
+        assert_eq!(tunnels_skipped, full_tunnels * u64::from(n - 1));
         assert_eq!(flows, full_flows);
         assert_eq!(
             plain(&union),

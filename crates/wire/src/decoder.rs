@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use crate::{DecoderEvent, IpInfo, Packet, L4};
+use crate::{DecoderEvent, IpInfo, Packet, Tunnel, TunnelKind, L4};
 
 /// Suricata's default `decoder.max-layers`.
 pub(crate) const MAX_LAYERS: u8 = 16;
@@ -18,14 +18,20 @@ pub(crate) struct Decoder<'a> {
     pub(crate) data: &'a [u8],
     pub(crate) pkt: Packet<'a>,
     layers: u8,
+    /// Tunnels to descend into (the pseudo-packet depth asked for).
+    max_tunnels: u8,
+    /// Tunnels descended into so far.
+    tunnels: u8,
 }
 
 impl<'a> Decoder<'a> {
-    pub(crate) fn new(linktype: u32, data: &'a [u8]) -> Self {
+    pub(crate) fn new(linktype: u32, data: &'a [u8], max_tunnels: u8) -> Self {
         Decoder {
             data,
             pkt: Packet::empty(linktype, data),
             layers: 0,
+            max_tunnels,
+            tunnels: 0,
         }
     }
 
@@ -86,28 +92,40 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Decodes an encapsulated packet with `inner`. If it yields an IP
-    /// layer, that becomes the packet's IP and transport and the outermost
-    /// IP header moves to `outer_ip`; otherwise the outer layers stay as
-    /// they were. Events of the inner layers are kept either way.
-    pub(crate) fn tunnel(&mut self, inner: impl FnOnce(&mut Self)) {
+    /// An encapsulated packet starts at `start`; `inner` decodes it.
+    ///
+    /// As in Suricata, the encapsulated packet is a packet of its own (a
+    /// tunnel pseudo-packet): decoding at depth 0 stops here and marks the
+    /// packet [`Packet::inner_tunnel`]; decoding at depth `k` descends `k`
+    /// tunnels and the packet is the one found inside the `k`-th, with
+    /// only its own layers' events, [`Packet::tunnel`] saying which tunnel
+    /// carried it and `outer_ip` holding the outermost IP header.
+    pub(crate) fn tunnel(&mut self, kind: TunnelKind, start: usize, inner: impl FnOnce(&mut Self)) {
+        if self.tunnels >= self.max_tunnels {
+            // Only a tunnel the next depth can enter counts.
+            self.pkt.inner_tunnel = self.layers.saturating_add(1) < MAX_LAYERS;
+            return;
+        }
         if !self.enter_layer() {
             return;
         }
-        let outer_before = self.pkt.outer_ip.take();
-        let ip = self.pkt.ip.take();
-        let l4 = std::mem::replace(&mut self.pkt.l4, L4::None);
-        let l4_header = std::mem::take(&mut self.pkt.l4_header);
-        let payload = std::mem::take(&mut self.pkt.payload);
-
-        inner(self);
-
-        if self.pkt.ip.is_some() {
-            self.pkt.outer_ip = outer_before.or(ip);
-        } else {
-            self.pkt.outer_ip = outer_before;
-            self.pkt.ip = ip;
-            self.set_l4(l4, l4_header, payload);
+        if self.tunnels == 0 {
+            self.pkt.outer_ip = self.pkt.ip.take();
+            self.pkt.outer_ports = (self.pkt.src_port(), self.pkt.dst_port());
         }
+        self.tunnels += 1;
+        if self.tunnels == self.max_tunnels {
+            self.pkt.events = crate::DecoderEvents::new();
+        }
+        self.pkt.ip = None;
+        self.pkt.arp = false;
+        self.set_l4(L4::None, start..start, start..start);
+        self.pkt.link_header = start..start;
+        self.pkt.tunnel = Some(Tunnel {
+            kind,
+            depth: self.tunnels,
+            start,
+        });
+        inner(self);
     }
 }

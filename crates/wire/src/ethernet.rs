@@ -7,7 +7,8 @@
 //! nibble of the payload picks IPv4, IPv6 or an Ethernet pseudowire (with
 //! its 4-byte control word).
 //!
-//! Recognised but not decoded (no event, no IP): ARP, Cisco FabricPath/DCE,
+//! ARP frames are marked ([`crate::Packet::arp`]), not decoded further.
+//! Recognised but not decoded (no event, no IP): Cisco FabricPath/DCE,
 //! NSH, VN-Tag and E-Tag. Any other ethertype raises
 //! `ethernet.unknown_ethertype` as Suricata 8 does, plus `vlan.unknown_type`
 //! right after a VLAN tag. Not done: 802.3 LLC/SNAP frames (length field
@@ -71,7 +72,8 @@ impl Decoder<'_> {
             ETHERTYPE_PPPOE_SESS => self.pppoe_session(off, end),
             ETHERTYPE_PPPOE_DISC => self.pppoe_discovery(off, end),
             ETHERTYPE_8021AH => self.ieee8021ah(off, end),
-            ETHERTYPE_ARP | ETHERTYPE_DCE | ETHERTYPE_NSH | ETHERTYPE_VNTAG | ETHERTYPE_ETAG => {}
+            ETHERTYPE_ARP => self.pkt.arp = true,
+            ETHERTYPE_DCE | ETHERTYPE_NSH | ETHERTYPE_VNTAG | ETHERTYPE_ETAG => {}
             _ => {
                 self.event(E::EthernetUnknownEthertype);
                 return false;

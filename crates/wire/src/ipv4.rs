@@ -21,7 +21,7 @@ use crate::bytes::{array, be16, u8_at};
 use crate::decoder::Decoder;
 use crate::transport::{L4Ctx, IPPROTO_GRE, IPPROTO_ICMPV6, IPPROTO_IPIP, IPPROTO_IPV6};
 use crate::DecoderEvent as E;
-use crate::{FragInfo, IpInfo, L4};
+use crate::{FragInfo, IpInfo, TunnelKind, L4};
 
 pub(crate) const IPV4_HEADER_LEN: usize = 20;
 const IPV4_MAX_PACKET: u32 = 65535;
@@ -143,8 +143,8 @@ impl Decoder<'_> {
         self.set_l4(L4::Other(proto), l4_off..l4_off, l4_off..l4_off);
         match proto {
             IPPROTO_GRE => self.gre(l4_off, l4_end),
-            IPPROTO_IPV6 => self.tunnel(|d| d.ipv6(l4_off, l4_end)),
-            IPPROTO_IPIP => self.tunnel(|d| d.ipv4(l4_off, l4_end)),
+            IPPROTO_IPV6 => self.tunnel(TunnelKind::Ipv4, l4_off, |d| d.ipv6(l4_off, l4_end)),
+            IPPROTO_IPIP => self.tunnel(TunnelKind::Ipv4, l4_off, |d| d.ipv4(l4_off, l4_end)),
             IPPROTO_ICMPV6 => self.event(E::Ipv4Icmpv6),
             _ => {}
         }

@@ -33,7 +33,7 @@ use crate::transport::{
     IPPROTO_NONE, IPPROTO_ROUTING, IPPROTO_SCTP, IPPROTO_SHIM6, IPPROTO_TCP, IPPROTO_UDP,
 };
 use crate::DecoderEvent as E;
-use crate::{FragInfo, IpInfo, L4};
+use crate::{FragInfo, IpInfo, TunnelKind, L4};
 
 pub(crate) const IPV6_HEADER_LEN: usize = 40;
 const IPV6_MAX_PACKET: usize = 65535;
@@ -383,7 +383,7 @@ impl Decoder<'_> {
             return;
         };
         if h[0] >> 4 == 4 {
-            self.tunnel(|d| d.ipv4(off, end));
+            self.tunnel(TunnelKind::Ipv6, off, |d| d.ipv4(off, end));
         } else {
             self.event(E::Ipv4InIpv6WrongVersion);
         }
@@ -396,7 +396,7 @@ impl Decoder<'_> {
             return;
         };
         if h[0] >> 4 == 6 {
-            self.tunnel(|d| d.ipv6(off, end));
+            self.tunnel(TunnelKind::Ipv6, off, |d| d.ipv6(off, end));
         } else {
             self.event(E::Ipv6InIpv6WrongVersion);
         }

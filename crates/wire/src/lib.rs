@@ -39,10 +39,16 @@
 //!   payload is the fragment data. A first fragment decodes its transport
 //!   header when the whole header is there (no events are raised for the
 //!   partial datagram; they belong to the reassembled packet).
-//! * Tunnels (IP-in-IP, GRE, VXLAN, Geneve, ERSPAN): the packet reports the innermost
-//!   IP layer and transport that decoded; `outer_ip` keeps the outermost IP
-//!   header. If the inner packet does not decode to IP, the outer layers
-//!   stand. Events of all layers are merged.
+//! * Tunnels (IP-in-IP, GRE, VXLAN, Geneve, ERSPAN): as in Suricata, the
+//!   packet inside a tunnel is a packet of its own. [`decode`] stops at the
+//!   first tunnel and sets [`Packet::inner_tunnel`]; [`decode_at`] with
+//!   depth `k` gives the packet inside the `k`-th tunnel (its own layers and
+//!   events, [`Packet::tunnel`] naming the tunnel, `outer_ip` and
+//!   `outer_ports` the outermost IP packet's addresses). An overlay's inner
+//!   Ethernet header (VXLAN, Geneve, GRE bridging, ERSPAN) becomes the inner
+//!   packet's link header.
+//! * ARP frames (on the wire or in an overlay) have no IP layer and set
+//!   [`Packet::arp`]: `alert arp` and `alert ether` rules see them.
 
 // Decoding untrusted bytes must not panic: no unchecked indexing, no unwraps.
 #![cfg_attr(
@@ -397,9 +403,57 @@ pub struct Packet<'a> {
     /// The frame's own link-layer header (Ethernet, SLL, SLL2, null/loop);
     /// empty for raw IP and PPP link types.
     pub link_header: Range<usize>,
-    /// For a tunneled packet, the outermost IP header (`ip` is the
-    /// innermost); `None` when the packet was not tunneled.
+    /// For a tunnel pseudo-packet, the outermost IP header (`ip` is the
+    /// packet's own); `None` for a packet from the wire.
     pub outer_ip: Option<IpInfo>,
+    /// With `outer_ip`: the outermost packet's ports (0 without ports).
+    pub outer_ports: (u16, u16),
+    /// A tunnel pseudo-packet: which tunnel carried it, at what depth.
+    pub tunnel: Option<Tunnel>,
+    /// The packet carries a tunnel that this decode did not enter: the
+    /// packet inside is decoded at the next depth ([`decode_at`]).
+    pub inner_tunnel: bool,
+    /// An ARP frame (no IP layer).
+    pub arp: bool,
+}
+
+/// What encapsulated a tunnel pseudo-packet, named as Suricata's
+/// `pkt_src` names the decoder that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TunnelKind {
+    /// IPv4 or IPv6 carried in IPv4 (protocols 4 and 41).
+    Ipv4,
+    /// IPv4 or IPv6 carried in IPv6.
+    Ipv6,
+    /// GRE (IP, PPP, transparent Ethernet bridging, ERSPAN).
+    Gre,
+    Vxlan,
+    Geneve,
+}
+
+impl TunnelKind {
+    /// Suricata's `pkt_src` for a packet this tunnel carried.
+    pub fn pkt_src(self) -> &'static str {
+        match self {
+            TunnelKind::Ipv4 => "ipv4 tunnel",
+            TunnelKind::Ipv6 => "ipv6 tunnel",
+            TunnelKind::Gre => "gre tunnel",
+            TunnelKind::Vxlan => "vxlan encapsulation",
+            TunnelKind::Geneve => "geneve encapsulation",
+        }
+    }
+}
+
+/// A tunnel pseudo-packet's place in its frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tunnel {
+    /// The innermost tunnel that carried the packet.
+    pub kind: TunnelKind,
+    /// How many tunnels down the packet sits (1: inside the outermost).
+    pub depth: u8,
+    /// Offset in the frame where the packet starts (its link header, or
+    /// its IP header when it has none).
+    pub start: usize,
 }
 
 impl<'a> Packet<'a> {
@@ -416,6 +470,20 @@ impl<'a> Packet<'a> {
             events: DecoderEvents::new(),
             link_header: 0..0,
             outer_ip: None,
+            outer_ports: (0, 0),
+            tunnel: None,
+            inner_tunnel: false,
+            arp: false,
+        }
+    }
+
+    /// The packet's own length: the frame's for a packet from the wire,
+    /// from its start for a tunnel pseudo-packet (Suricata's tunnel packet
+    /// length). `wire_len` is the frame's length on the wire.
+    pub fn own_len(&self, wire_len: u32) -> u32 {
+        match self.tunnel {
+            Some(t) => wire_len.saturating_sub(t.start as u32),
+            None => wire_len,
         }
     }
 
@@ -497,11 +565,24 @@ impl<'a> Packet<'a> {
     }
 }
 
-/// Decodes one frame of the given pcap link type.
+/// Decodes one frame of the given pcap link type, down to the first
+/// tunnel (the packet from the wire).
 ///
 /// Unknown link types give an empty packet (no IP, no event).
 pub fn decode(linktype: u32, data: &[u8]) -> Packet<'_> {
-    let mut d = decoder::Decoder::new(linktype, data);
+    decode_at(linktype, data, 0)
+}
+
+/// Decodes the tunnel pseudo-packet `depth` tunnels down in the frame
+/// (`0`: the packet from the wire). Only asked for when the packet at
+/// `depth - 1` has [`Packet::inner_tunnel`].
+pub fn decode_at(linktype: u32, data: &[u8], depth: u8) -> Packet<'_> {
+    let mut d = decoder::Decoder::new(linktype, data, depth);
     d.link(linktype);
     d.finish()
+}
+
+/// Decodes the innermost packet of a frame (every tunnel entered).
+pub fn decode_innermost(linktype: u32, data: &[u8]) -> Packet<'_> {
+    decode_at(linktype, data, u8::MAX)
 }

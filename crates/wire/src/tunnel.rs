@@ -21,6 +21,7 @@ use crate::ethernet::{
     ETHERNET_HEADER_LEN, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN,
 };
 use crate::DecoderEvent as E;
+use crate::TunnelKind::{self, Geneve, Gre, Vxlan};
 
 const GRE_HEADER_LEN: usize = 4;
 const GRE_OPTION_LEN: usize = 4;
@@ -136,14 +137,16 @@ impl Decoder<'_> {
         self.pkt.payload = off + hlen..off + hlen;
         let inner = off + hlen;
         match proto {
-            ETHERTYPE_IPV4 => self.tunnel(|d| d.ipv4(inner, end)),
-            ETHERTYPE_IPV6 => self.tunnel(|d| d.ipv6(inner, end)),
-            GRE_PROTO_PPP => self.tunnel(|d| d.ppp(inner, end)),
-            ETHERTYPE_VLAN => self.tunnel(|d| {
+            ETHERTYPE_IPV4 => self.tunnel(Gre, inner, |d| d.ipv4(inner, end)),
+            ETHERTYPE_IPV6 => self.tunnel(Gre, inner, |d| d.ipv6(inner, end)),
+            GRE_PROTO_PPP => self.tunnel(Gre, inner, |d| d.ppp(inner, end)),
+            ETHERTYPE_VLAN => self.tunnel(Gre, inner, |d| {
                 d.network(ETHERTYPE_VLAN, inner, end);
             }),
-            GRE_PROTO_ERSPAN if flags & GRE_SEQ != 0 => self.tunnel(|d| d.erspan2(inner, end)),
-            GRE_PROTO_BRIDGE => self.tunnel(|d| d.ethernet(inner, end)),
+            GRE_PROTO_ERSPAN if flags & GRE_SEQ != 0 => {
+                self.tunnel(Gre, inner, |d| d.erspan2(inner, end))
+            }
+            GRE_PROTO_BRIDGE => self.tunnel(Gre, inner, |d| d.inner_ethernet(inner, end)),
             _ => {}
         }
     }
@@ -164,7 +167,16 @@ impl Decoder<'_> {
             self.event(E::ErspanTooManyVlanLayers);
             return;
         }
-        self.ethernet(off + ERSPAN_II_HEADER_LEN, end);
+        self.inner_ethernet(off + ERSPAN_II_HEADER_LEN, end);
+    }
+
+    /// An Ethernet frame inside a tunnel: its header is the tunnel
+    /// packet's link header (`ether.hdr`).
+    fn inner_ethernet(&mut self, off: usize, end: usize) {
+        if self.bytes(off, end).len() >= ETHERNET_HEADER_LEN {
+            self.pkt.link_header = off..off + ETHERNET_HEADER_LEN;
+        }
+        self.ethernet(off, end);
     }
 
     /// Tries `off..end` (a UDP payload) as VXLAN; not VXLAN-looking data is
@@ -178,19 +190,26 @@ impl Decoder<'_> {
             return;
         }
         let ethertype = be16([h[20], h[21]]);
-        let inner = off + VXLAN_HEADER_LEN + ETHERNET_HEADER_LEN;
-        self.overlay_frame(ethertype, inner, end, E::VxlanUnknownPayloadType);
+        let eth = off + VXLAN_HEADER_LEN;
+        self.overlay_frame(Vxlan, ethertype, eth, end, E::VxlanUnknownPayloadType);
     }
 
-    /// The payload of an overlay's inner Ethernet frame (VXLAN, Geneve),
-    /// as Suricata decodes it: IPv4, IPv6 or 802.1Q as a tunnelled packet,
-    /// ARP ignored, anything else the overlay's `unknown` event.
-    fn overlay_frame(&mut self, ethertype: u16, inner: usize, end: usize, unknown: E) {
+    /// An overlay's inner Ethernet frame at `eth` (VXLAN, Geneve), as
+    /// Suricata decodes it: IPv4, IPv6, 802.1Q or ARP as a tunnel packet
+    /// with that Ethernet header, anything else the overlay's `unknown`
+    /// event.
+    fn overlay_frame(
+        &mut self,
+        kind: TunnelKind,
+        ethertype: u16,
+        eth: usize,
+        end: usize,
+        unknown: E,
+    ) {
         match ethertype {
-            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 | ETHERTYPE_VLAN => self.tunnel(|d| {
-                d.network(ethertype, inner, end);
-            }),
-            ETHERTYPE_ARP => {}
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 | ETHERTYPE_VLAN | ETHERTYPE_ARP => {
+                self.tunnel(kind, eth, |d| d.inner_ethernet(eth, end))
+            }
             _ => self.event(unknown),
         }
     }
@@ -218,14 +237,9 @@ impl Decoder<'_> {
                     return;
                 };
                 let ethertype = be16([eth[12], eth[13]]);
-                self.overlay_frame(
-                    ethertype,
-                    inner + ETHERNET_HEADER_LEN,
-                    end,
-                    E::GeneveUnknownPayloadType,
-                );
+                self.overlay_frame(Geneve, ethertype, inner, end, E::GeneveUnknownPayloadType);
             }
-            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => self.tunnel(|d| {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => self.tunnel(Geneve, inner, |d| {
                 d.network(proto, inner, end);
             }),
             _ => self.event(E::GeneveUnknownPayloadType),

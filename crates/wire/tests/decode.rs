@@ -6,13 +6,25 @@ mod common;
 use std::net::IpAddr;
 
 use common::*;
-use vigil_wire::{linktype, Packet, SctpInfo, L4};
+use vigil_wire::{linktype, Packet, SctpInfo, TunnelKind, L4};
 
 /// Decodes a copy of `data` that lives for the rest of the test process,
 /// so frames can be built inline.
 fn decode(lt: u32, data: &[u8]) -> Packet<'static> {
     let frame: &'static [u8] = Box::leak(data.to_vec().into_boxed_slice());
     vigil_wire::decode(lt, frame)
+}
+
+/// [`decode`] at a tunnel depth.
+fn decode_at(lt: u32, data: &[u8], depth: u8) -> Packet<'static> {
+    let frame: &'static [u8] = Box::leak(data.to_vec().into_boxed_slice());
+    vigil_wire::decode_at(lt, frame, depth)
+}
+
+/// [`decode`] of the innermost packet.
+fn decode_innermost(lt: u32, data: &[u8]) -> Packet<'static> {
+    let frame: &'static [u8] = Box::leak(data.to_vec().into_boxed_slice());
+    vigil_wire::decode_innermost(lt, frame)
 }
 
 fn ip(s: &str) -> IpAddr {
@@ -1155,7 +1167,7 @@ fn ipv6_none_esp_unknown() {
 #[test]
 fn ipv6_in_ipv4_and_ipv4_in_ipv6() {
     let inner6 = ipv6(6, &tcp(4000, 80, 0x18, &[], b"GET /"));
-    let p = decode(linktype::ETHERNET, &eth(0x0800, &ipv4(41, &inner6)));
+    let p = decode_innermost(linktype::ETHERNET, &eth(0x0800, &ipv4(41, &inner6)));
     check_ranges(&p);
     assert!(p.events.is_empty(), "{:?}", p.events);
     assert_eq!(p.ip.as_ref().unwrap().version, 6);
@@ -1163,29 +1175,110 @@ fn ipv6_in_ipv4_and_ipv4_in_ipv6() {
     assert_eq!(p.payload(), b"GET /");
 
     let inner4 = ipv4(17, &udp(1, 2, b"in6"));
-    let p = decode(linktype::IPV6, &ipv6(4, &inner4));
+    let p = decode_innermost(linktype::IPV6, &ipv6(4, &inner4));
     assert!(p.events.is_empty());
     assert_eq!(p.ip.as_ref().unwrap().version, 4);
     assert_eq!(p.outer_ip.as_ref().unwrap().version, 6);
     assert_eq!(p.payload(), b"in6");
 
-    let p = decode(linktype::IPV6, &ipv6(4, &inner4[..10]));
+    let p = decode_innermost(linktype::IPV6, &ipv6(4, &inner4[..10]));
     assert_eq!(names(&p), ["ipv6.ipv4_in_ipv6_too_small"]);
     assert_eq!(p.ip.as_ref().unwrap().version, 6);
     assert!(p.outer_ip.is_none());
-    let p = decode(linktype::IPV6, &ipv6(4, &ipv6(17, &udp(1, 2, b""))));
+    let p = decode_innermost(linktype::IPV6, &ipv6(4, &ipv6(17, &udp(1, 2, b""))));
     assert_eq!(names(&p), ["ipv6.ipv4_in_ipv6_wrong_version"]);
-    let p = decode(linktype::IPV6, &ipv6(41, &ipv4(17, &udp(1, 2, &[0; 20]))));
+    let p = decode_innermost(linktype::IPV6, &ipv6(41, &ipv4(17, &udp(1, 2, &[0; 20]))));
     assert_eq!(names(&p), ["ipv6.ipv6_in_ipv6_wrong_version"]);
-    let p = decode(linktype::IPV6, &ipv6(41, &[0x60; 20]));
+    let p = decode_innermost(linktype::IPV6, &ipv6(41, &[0x60; 20]));
     assert_eq!(names(&p), ["ipv6.ipv6_in_ipv6_too_small"]);
 
-    // A broken inner packet leaves the outer one as it was.
-    let p = decode(linktype::RAW, &ipv4(4, &inner4[..inner4.len() - 1]));
-    assert_eq!(names(&p), ["ipv4.trunc_pkt"]);
+    // A broken inner packet is a broken tunnel packet; the outer one is
+    // whole.
+    let frame = ipv4(4, &inner4[..inner4.len() - 1]);
+    let p = decode(linktype::RAW, &frame);
+    assert!(p.events.is_empty());
+    assert!(p.inner_tunnel);
     assert_eq!(p.l4, L4::Other(4));
     assert!(p.outer_ip.is_none());
     assert_eq!(p.ip.as_ref().unwrap().header, 0..20);
+    let p = decode_at(linktype::RAW, &frame, 1);
+    assert_eq!(names(&p), ["ipv4.trunc_pkt"]);
+    assert!(p.ip.is_none());
+    assert_eq!(p.outer_ip.as_ref().unwrap().proto, 4);
+}
+
+#[test]
+fn tunnel_pseudo_packets_one_per_depth() {
+    // IPv6 in IPv4: the wire packet stops at the tunnel, the packet inside
+    // is decoded at depth 1 with its own events and length.
+    let inner6 = ipv6(6, &tcp(4000, 80, 0x18, &[], b"GET /"));
+    let frame = eth(0x0800, &ipv4(41, &inner6));
+    let outer = decode(linktype::ETHERNET, &frame);
+    check_ranges(&outer);
+    assert!(outer.inner_tunnel);
+    assert!(outer.tunnel.is_none());
+    assert_eq!(outer.ip.as_ref().unwrap().version, 4);
+    assert_eq!(outer.l4, L4::Other(41));
+    assert_eq!(outer.link_header(), &frame[..14]);
+    let inner = decode_at(linktype::ETHERNET, &frame, 1);
+    check_ranges(&inner);
+    assert!(!inner.inner_tunnel);
+    let t = inner.tunnel.unwrap();
+    assert_eq!((t.kind, t.depth, t.start), (TunnelKind::Ipv4, 1, 34));
+    assert_eq!(t.kind.pkt_src(), "ipv4 tunnel");
+    assert_eq!(inner.own_len(frame.len() as u32), inner6.len() as u32);
+    assert!(inner.link_header().is_empty());
+    assert_eq!(inner.payload(), b"GET /");
+
+    // Outer-layer events stay on the wire packet.
+    let mut bad = ipv4(4, &ipv4(17, &udp(1, 2, b"x")));
+    bad[0] = 0x46; // IPv4 with 4 option bytes that are not there
+    let p = decode(linktype::RAW, &bad);
+    assert!(!p.events.is_empty());
+
+    // Two tunnels: GRE in IPv4 in IPv6.
+    let g = ipv4(47, &gre(0, 0, 0x0800, &[], &ipv4(17, &udp(7, 9, b"two"))));
+    let frame = ipv6(4, &g);
+    let d0 = decode(linktype::IPV6, &frame);
+    let d1 = decode_at(linktype::IPV6, &frame, 1);
+    let d2 = decode_at(linktype::IPV6, &frame, 2);
+    assert!(d0.inner_tunnel && d1.inner_tunnel && !d2.inner_tunnel);
+    assert_eq!(d1.ip.as_ref().unwrap().proto, 47);
+    assert_eq!(d1.tunnel.unwrap().kind, TunnelKind::Ipv6);
+    assert_eq!(d2.tunnel.unwrap().kind, TunnelKind::Gre);
+    assert_eq!(d2.tunnel.unwrap().depth, 2);
+    assert_eq!(d2.outer_ip.as_ref().unwrap().version, 6);
+    assert_eq!(d2.payload(), b"two");
+    assert_eq!(decode_innermost(linktype::IPV6, &frame).payload(), b"two");
+}
+
+#[test]
+fn arp_on_the_wire_and_in_vxlan() {
+    let arp_body = [
+        0u8, 1, 8, 0, 6, 4, 0, 1, 0, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2,
+    ];
+    let frame = eth(0x0806, &arp_body);
+    let p = decode(linktype::ETHERNET, &frame);
+    assert!(p.arp && p.ip.is_none() && !p.inner_tunnel);
+    assert!(p.events.is_empty());
+    assert_eq!(p.link_header(), &frame[..14]);
+
+    // In VXLAN: a tunnel packet whose link header is the inner frame's.
+    let mut inner = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x06];
+    inner.extend_from_slice(&arp_body);
+    let mut vx = vec![0x08, 0, 0, 0, 0, 0, 100, 0];
+    vx.extend_from_slice(&inner);
+    let frame = eth(0x0800, &ipv4(17, &udp(42710, 4789, &vx)));
+    let outer = decode(linktype::ETHERNET, &frame);
+    assert!(outer.inner_tunnel && !outer.arp);
+    assert_eq!(outer.dst_port(), 4789);
+    let p = decode_at(linktype::ETHERNET, &frame, 1);
+    assert!(p.arp && p.ip.is_none());
+    assert_eq!(p.link_header(), &inner[..14]);
+    let t = p.tunnel.unwrap();
+    assert_eq!(t.kind.pkt_src(), "vxlan encapsulation");
+    assert_eq!(p.outer_ports, (42710, 4789));
+    assert_eq!(p.own_len(frame.len() as u32), inner.len() as u32);
 }
 
 fn gre(flags: u8, version: u8, proto: u16, extra: &[u8], inner: &[u8]) -> Vec<u8> {
@@ -1199,7 +1292,7 @@ fn gre(flags: u8, version: u8, proto: u16, extra: &[u8], inner: &[u8]) -> Vec<u8
 #[test]
 fn gre_tunnels() {
     let inner = ipv4(6, &tcp(1, 443, 0x18, &[], b"gre!"));
-    let p = decode(linktype::RAW, &ipv4(47, &gre(0, 0, 0x0800, &[], &inner)));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &gre(0, 0, 0x0800, &[], &inner)));
     check_ranges(&p);
     assert!(p.events.is_empty(), "{:?}", p.events);
     assert_eq!(p.payload(), b"gre!");
@@ -1214,13 +1307,13 @@ fn gre_tunnels() {
         &[0, 0, 0, 1, 0, 0, 0, 2],
         &ipv6(17, &udp(1, 2, b"k")),
     );
-    let p = decode(linktype::RAW, &ipv4(47, &g));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &g));
     assert!(p.events.is_empty(), "{:?}", p.events);
     assert_eq!(p.payload(), b"k");
 
     // Transparent Ethernet bridging.
     let g = gre(0, 0, 0x6558, &[], &eth(0x0800, &inner));
-    let p = decode(linktype::RAW, &ipv4(47, &g));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &g));
     assert!(p.events.is_empty(), "{:?}", p.events);
     assert_eq!(p.payload(), b"gre!");
 
@@ -1228,7 +1321,7 @@ fn gre_tunnels() {
     let mut erspan = vec![0x10, 0x0c, 0x00, 0x01, 0, 0, 0, 0];
     erspan.extend_from_slice(&eth(0x0800, &inner));
     let g = gre(0x10, 0, 0x88be, &[0, 0, 0, 9], &erspan);
-    let p = decode(linktype::RAW, &ipv4(47, &g));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &g));
     assert!(p.events.is_empty(), "{:?}", p.events);
     assert_eq!(p.vlans(), &[12]);
     assert_eq!(p.payload(), b"gre!");
@@ -1237,29 +1330,29 @@ fn gre_tunnels() {
     let mut ppp = vec![0xff, 0x03, 0x00, 0x21];
     ppp.extend_from_slice(&inner);
     let g = gre(0x20, 1, 0x880b, &[0, 10, 0, 1], &ppp);
-    let p = decode(linktype::RAW, &ipv4(47, &g));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &g));
     assert!(p.events.is_empty(), "{:?}", p.events);
     assert_eq!(p.payload(), b"gre!");
 
     // Header errors keep the outer packet.
-    let p = decode(linktype::RAW, &ipv4(47, &gre(0, 2, 0x0800, &[], &inner)));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &gre(0, 2, 0x0800, &[], &inner)));
     assert_eq!(names(&p), ["gre.wrong_version"]);
     assert_eq!(p.l4, L4::Other(47));
-    let p = decode(linktype::RAW, &ipv4(47, &gre(0x01, 0, 0x0800, &[], &inner)));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &gre(0x01, 0, 0x0800, &[], &inner)));
     assert_eq!(names(&p), ["gre.version0_recur"]);
-    let p = decode(linktype::RAW, &ipv4(47, &[0, 0, 8]));
+    let p = decode_innermost(linktype::RAW, &ipv4(47, &[0, 0, 8]));
     assert_eq!(names(&p), ["gre.pkt_too_small"]);
-    let p = decode(
+    let p = decode_innermost(
         linktype::RAW,
         &ipv4(47, &gre(0xb0, 0, 0x0800, &[0, 0], &[])),
     );
     assert_eq!(names(&p), ["gre.version0_hdr_too_big"]);
-    let p = decode(
+    let p = decode_innermost(
         linktype::RAW,
         &ipv4(47, &gre(0x00, 1, 0x880b, &[0, 0, 0, 0], &[])),
     );
     assert_eq!(names(&p), ["gre.version1_no_key"]);
-    let p = decode(
+    let p = decode_innermost(
         linktype::RAW,
         &ipv4(47, &gre(0x20, 1, 0x0800, &[0, 0, 0, 0], &[])),
     );
@@ -1271,7 +1364,7 @@ fn vxlan() {
     let inner = eth(0x0800, &ipv4(6, &tcp(5000, 80, 0x18, &[], b"vx")));
     let mut vx = vec![0x08, 0, 0, 0, 0, 0x12, 0x34, 0];
     vx.extend_from_slice(&inner);
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 4789, &vx))),
     );
@@ -1284,7 +1377,7 @@ fn vxlan() {
     // Without the I flag it is just UDP.
     let mut not_vx = vx.clone();
     not_vx[0] = 0;
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 4789, &not_vx))),
     );
@@ -1295,7 +1388,7 @@ fn vxlan() {
     let mut lldp = vx.clone();
     lldp[8 + 12] = 0x88;
     lldp[8 + 13] = 0xcc;
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 4789, &lldp))),
     );
@@ -1311,7 +1404,7 @@ fn geneve() {
         0x01, 0, 0x65, 0x58, 0, 0x12, 0x34, 0, 0x01, 0x02, 0x03, 0x00,
     ];
     gv.extend_from_slice(&inner);
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 6081, &gv))),
     );
@@ -1324,7 +1417,7 @@ fn geneve() {
     // A bare IPv4 packet (protocol 0x0800), no options.
     let mut bare = vec![0x00, 0, 0x08, 0x00, 0, 0, 1, 0];
     bare.extend_from_slice(&ipv4(17, &udp(53, 5353, b"in")));
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 6081, &bare))),
     );
@@ -1341,7 +1434,7 @@ fn geneve() {
         },
         gv[..10].to_vec(),
     ] {
-        let p = decode(
+        let p = decode_innermost(
             linktype::ETHERNET,
             &eth(0x0800, &ipv4(17, &udp(40000, 6081, &bad))),
         );
@@ -1353,7 +1446,7 @@ fn geneve() {
     // An unknown protocol type, and an inner frame that is not IP.
     let mut unknown = gv.clone();
     unknown[2] = 0x12;
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 6081, &unknown))),
     );
@@ -1361,7 +1454,7 @@ fn geneve() {
     let mut lldp = gv.clone();
     lldp[12 + 12] = 0x88;
     lldp[12 + 13] = 0xcc;
-    let p = decode(
+    let p = decode_innermost(
         linktype::ETHERNET,
         &eth(0x0800, &ipv4(17, &udp(40000, 6081, &lldp))),
     );
@@ -1375,9 +1468,18 @@ fn nested_tunnels_hit_the_layer_limit() {
     for _ in 0..20 {
         pkt = ipv4(4, &pkt);
     }
-    let p = decode(linktype::RAW, &pkt);
+    let p = decode_innermost(linktype::RAW, &pkt);
     check_ranges(&p);
     assert_eq!(names(&p), ["too_many_layers"]);
+    // Tunnel packets are offered only as deep as the budget allows: the
+    // last one offered is entered.
+    let mut depth = 0;
+    while decode_at(linktype::RAW, &pkt, depth).inner_tunnel {
+        depth += 1;
+    }
+    assert!((5..16).contains(&depth), "{depth}");
+    let last = decode_at(linktype::RAW, &pkt, depth);
+    assert_eq!(last.tunnel.unwrap().depth, depth);
     assert!(p.ip.is_some());
     assert!(p.payload.is_empty());
 
@@ -1385,7 +1487,7 @@ fn nested_tunnels_hit_the_layer_limit() {
     for _ in 0..5 {
         pkt = ipv4(4, &pkt);
     }
-    let p = decode(linktype::RAW, &pkt);
+    let p = decode_innermost(linktype::RAW, &pkt);
     assert!(p.events.is_empty());
     assert_eq!(p.payload(), b"deep");
     assert_eq!(p.outer_ip.as_ref().unwrap().header, 0..20);

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use vigil_wire::{decode, linktype};
+use vigil_wire::{decode, decode_at, linktype};
 
 /// The `i`-th of the decoded link types and, last, one the decoder does
 /// not know (12 in all).
@@ -118,10 +118,24 @@ fn seeds() -> Vec<(u32, Vec<u8>)> {
     ]
 }
 
+/// The wire packet and every tunnel packet inside it.
 fn check(lt: u32, data: &[u8]) {
-    let p = decode(lt, data);
-    check_ranges(&p);
-    assert_eq!(p.linktype, lt);
+    let mut depth = 0u8;
+    loop {
+        let p = decode_at(lt, data, depth);
+        check_ranges(&p);
+        assert_eq!(p.linktype, lt);
+        if depth > 0 {
+            let t = p.tunnel.expect("a tunnel packet says which tunnel");
+            assert_eq!(t.depth, depth);
+            assert!(t.start <= data.len());
+        }
+        if !p.inner_tunnel {
+            break;
+        }
+        depth += 1;
+        assert!(depth <= 16, "more tunnels than the layer budget allows");
+    }
 }
 
 proptest! {
