@@ -3,14 +3,19 @@
 //! rest is the frame. Tunnels (GRE, VXLAN, Geneve, IP-in-IP, ERSPAN,
 //! MPLS, PPPoE ...) are reached from inside the frame.
 //!
-//! Invariants: no panic; every range the decoder returns lies within the
-//! frame; a transport implies an IP layer; the packet keeps its link type;
-//! at most 3 VLAN ids and 8 IPv4 options; SACK blocks read in bounds.
+//! Every tunnel packet of the frame is decoded too (`decode_at` each depth
+//! the one above offers).
+//!
+//! Invariants, for the frame and each tunnel packet: no panic; every range
+//! the decoder returns lies within the frame; a transport implies an IP
+//! layer; the packet keeps its link type; at most 3 VLAN ids and 8 IPv4
+//! options; SACK blocks read in bounds; a tunnel packet knows its depth and
+//! starts inside the frame; the depth stays within the layer budget.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use std::ops::Range;
-use vigil_wire::{decode, linktype, L4};
+use vigil_wire::{decode_at, linktype, Packet, L4};
 
 /// The `i`-th of the decoded link types and, last, one the decoder does
 /// not know (12 in all).
@@ -31,8 +36,24 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let lt = linktype_at(usize::from(sel));
-    let p = decode(lt, frame);
-    let n = frame.len();
+    let mut depth = 0u8;
+    loop {
+        let p = decode_at(lt, frame, depth);
+        check(&p, lt, frame.len());
+        if depth > 0 {
+            let t = p.tunnel.expect("a tunnel packet says which tunnel");
+            assert_eq!(t.depth, depth);
+            assert!(t.start <= frame.len());
+        }
+        if !p.inner_tunnel {
+            break;
+        }
+        depth += 1;
+        assert!(depth <= 16, "tunnel packets beyond the layer budget");
+    }
+});
+
+fn check(p: &Packet<'_>, lt: u32, n: usize) {
     assert_eq!(p.linktype, lt);
     in_frame(&p.l4_header, n, "l4_header");
     in_frame(&p.payload, n, "payload");
@@ -57,4 +78,4 @@ fuzz_target!(|data: &[u8]| {
     let _ = (p.src_port(), p.dst_port(), p.is_fragment());
     let _ = p.sack_blocks().count();
     let _ = p.events.iter().count();
-});
+}
