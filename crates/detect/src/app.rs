@@ -117,7 +117,10 @@ impl AppTest {
         // carried over SMB (named pipes).
         let eq = st == self.want
             || (self.want == AppProtoState::Detected(AppProto::Dcerpc)
-                && st == AppProtoState::Detected(AppProto::Smb));
+                && st == AppProtoState::Detected(AppProto::Smb))
+            // `http` means either version.
+            || (self.want == AppProtoState::Detected(AppProto::Http)
+                && st == AppProtoState::Detected(AppProto::Http2));
         eq != self.negated
     }
 }
@@ -529,6 +532,10 @@ impl TxCheck {
                 AppProto::Sip,
                 vigil_applayer::SipEvent::from_name(name)?.name(),
             ),
+            "http2" => TxCheck::Event(
+                AppProto::Http2,
+                vigil_applayer::Http2Event::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -695,6 +702,8 @@ fn side(b: BufferId) -> Side {
         // SIP: the version and header buffers exist in both directions.
         SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
         | SipContentLength => Side::Both(AppDir::ToServer),
+        // HTTP/2: the header buffers exist in both directions.
+        Http2HeaderName | Http2Header => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -729,6 +738,8 @@ pub(crate) fn spec_directions(
             | AppProto::Dcerpc
             | AppProto::Ftp
             | AppProto::Sip
+            | AppProto::Http
+            | AppProto::Http2
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1022,7 +1033,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 9] = [
+const PROTOS: [AppProto; 10] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1032,6 +1043,7 @@ const PROTOS: [AppProto; 9] = [
     AppProto::Ftp,
     AppProto::Smtp,
     AppProto::Sip,
+    AppProto::Http2,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1045,6 +1057,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Ftp => 6,
         AppProto::Smtp => 7,
         AppProto::Sip => 8,
+        AppProto::Http2 => 9,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }
@@ -1265,12 +1278,32 @@ impl<'a> BufCache<'a> {
     }
 }
 
+/// The transaction groups inspected on a flow of `proto`: its own; on
+/// HTTP/2 also the `http.*` rules (Suricata's `http` means either
+/// version) and the `dns.*` rules (DNS over HTTP/2).
+fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
+    match proto {
+        AppProto::Http2 => &[AppProto::Http2, AppProto::Http, AppProto::Dns],
+        AppProto::Http => &[AppProto::Http],
+        AppProto::Dns => &[AppProto::Dns],
+        AppProto::Tls => &[AppProto::Tls],
+        AppProto::Ssh => &[AppProto::Ssh],
+        AppProto::Smb => &[AppProto::Smb],
+        AppProto::Dcerpc => &[AppProto::Dcerpc],
+        AppProto::Ftp => &[AppProto::Ftp],
+        AppProto::Smtp => &[AppProto::Smtp],
+        AppProto::Sip => &[AppProto::Sip],
+    }
+}
+
 impl DetectEngine {
     /// Whether any loaded rule inspects transactions of `proto`.
     pub fn has_tx_rules(&self, proto: AppProto) -> bool {
-        [AppDir::ToServer, AppDir::ToClient]
-            .iter()
-            .any(|&d| self.tx.group(proto, d).is_some_and(|g| g.rule_count() > 0))
+        [AppDir::ToServer, AppDir::ToClient].iter().any(|&d| {
+            tx_group_protos(proto)
+                .iter()
+                .any(|&p| self.tx.group(p, d).is_some_and(|g| g.rule_count() > 0))
+        })
     }
 
     /// Inspects one direction of a transaction on the current packet
@@ -1289,10 +1322,12 @@ impl DetectEngine {
         scratch: &mut DetectScratch,
         alerts: &mut Vec<Hit>,
     ) -> bool {
-        let Some(group) = self.tx.group(tx.app.proto(), tx.dir) else {
-            return false;
-        };
-        if group.rule_count() == 0 || input.packet.ip.is_none() {
+        let groups: Vec<&TxGroup> = tx_group_protos(tx.app.proto())
+            .iter()
+            .filter_map(|&p| self.tx.group(p, tx.dir))
+            .filter(|g| g.rule_count() > 0)
+            .collect();
+        if groups.is_empty() || input.packet.ip.is_none() {
             return false;
         }
         let mut cache = BufCache::new(tx, self.tx.lists.len());
@@ -1303,10 +1338,10 @@ impl DetectEngine {
             scratch.seen.resize(words, 0);
         }
         let mut cands: Vec<u32> = Vec::new();
-        for &r in &group.always {
+        for &r in groups.iter().flat_map(|g| &g.always) {
             push_unique(&mut scratch.seen, &mut cands, r);
         }
-        for pf in &group.prefilters {
+        for pf in groups.iter().flat_map(|g| &g.prefilters) {
             let bufs = cache.get(&self.tx.lists, pf.key);
             for b in bufs {
                 if b.is_empty() {

@@ -302,6 +302,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
+        // `doh2` (DNS over HTTP/2) is an HTTP/2 flow here.
+        "http2" | "doh2" => (ProtoMatch::Number(6), Some(AppProto::Http2)),
         _ => return None,
     })
 }
@@ -574,6 +576,13 @@ pub fn compile_rule(
     }
     let mut urilen: Option<(vigil_rules::IntCmp, bool)> = None;
     let mut app_tests: Vec<AppTest> = Vec::new();
+    // `http1`: HTTP/1 flows only (`http` also matches HTTP/2 ones).
+    if matches!(&rule.header.proto, Proto::App(n) if n == "http1") {
+        app_tests.push(AppTest {
+            want: AppProtoState::Detected(AppProto::Http2),
+            negated: true,
+        });
+    }
     let mut tx_checks: Vec<crate::app::TxCheck> = Vec::new();
     let mut flow = FlowOpts::default();
     let mut flowbit_tests = Vec::new();
@@ -784,7 +793,17 @@ pub fn compile_rule(
                 ),
             });
         }
-        if let Some(h) = header_app.filter(|h| *h != app_proto) {
+        // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
+        // those buffers on HTTP/2 flows only.
+        let http2_only = header_app == Some(AppProto::Http2)
+            && matches!(app_proto, AppProto::Http | AppProto::Dns);
+        if http2_only {
+            app_tests.push(AppTest {
+                want: AppProtoState::Detected(AppProto::Http2),
+                negated: false,
+            });
+        }
+        if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
             // Protocols Vigil detects but has no transactions for yet
             // (SMTP's file.data, SMB's file buffers ...): a valid rule
             // that cannot be evaluated, not an invalid one.

@@ -814,6 +814,9 @@ const EVALUATED: &[&str] = &[
     "sip.user_agent",
     "sip.content_type",
     "sip.content_length",
+    // HTTP/2
+    "http2.header_name",
+    "http2.header",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
