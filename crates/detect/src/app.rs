@@ -253,6 +253,22 @@ pub enum TxCheck {
     },
     /// `dcerpc.opnum`: the request's opnum.
     DcerpcOpnum(DceOpnum),
+    /// `http2.frametype`: a frame of this type (name or number) in the
+    /// inspected direction of the stream.
+    Http2FrameType(u8),
+    /// `http2.errorcode`: a RST_STREAM or GOAWAY of the direction carries
+    /// this error code.
+    Http2ErrorCode(u32),
+    /// `http2.priority`: a PRIORITY weight (or HEADERS priority) of the
+    /// direction.
+    Http2Priority(IntCmp),
+    /// `http2.window`: a WINDOW_UPDATE increment of the direction.
+    Http2Window(IntCmp),
+    /// `http2.size_update`: an HPACK dynamic table size update.
+    Http2SizeUpdate(IntCmp),
+    /// `http2.settings:NAME[CMP VALUE]`: a SETTINGS parameter (whose
+    /// value compares) in the direction.
+    Http2Settings { id: u16, value: Option<IntCmp> },
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -450,6 +466,24 @@ impl MultiUint {
     }
 }
 
+/// `http2.settings:NAME[CMP VALUE]` (`SETTINGS_ENABLE_PUSH=0`,
+/// `SETTINGS_HEADER_TABLE_SIZE>4096`).
+fn parse_http2_settings(v: &str) -> Result<TxCheck, String> {
+    let v = v.trim();
+    let at = v.find(['<', '>', '=', '!']).unwrap_or(v.len());
+    let (name, cmp) = (v[..at].trim(), v[at..].trim());
+    let id = vigil_applayer::http2::settings_id(name)
+        .or_else(|| name.parse().ok())
+        .ok_or_else(|| format!("http2.settings: unknown setting '{name}'"))?;
+    let value = if cmp.is_empty() {
+        None
+    } else {
+        let c = cmp.strip_prefix('=').unwrap_or(cmp);
+        Some(vigil_rules::parse_uint_cmp(c.trim(), u64::from(u32::MAX))?)
+    };
+    Ok(TxCheck::Http2Settings { id, value })
+}
+
 impl TxCheck {
     /// The check a keyword denotes; `None` when the keyword is not one,
     /// `Some(Err)` for a bad value.
@@ -489,6 +523,18 @@ impl TxCheck {
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
+            "http2.frametype" => vigil_applayer::http2::frame_type_code(v.trim())
+                .or_else(|| v.trim().parse().ok())
+                .map(TxCheck::Http2FrameType)
+                .ok_or_else(|| format!("http2.frametype: invalid value '{v}'")),
+            "http2.errorcode" => vigil_applayer::http2::error_code(v.trim())
+                .or_else(|| v.trim().parse().ok())
+                .map(TxCheck::Http2ErrorCode)
+                .ok_or_else(|| format!("http2.errorcode: invalid value '{v}'")),
+            "http2.priority" => uint(255).map(TxCheck::Http2Priority),
+            "http2.window" => uint(u64::from(u32::MAX)).map(TxCheck::Http2Window),
+            "http2.size_update" => uint(u64::MAX).map(TxCheck::Http2SizeUpdate),
+            "http2.settings" => parse_http2_settings(v),
             "ftp.mode" => match v.trim() {
                 m if m.eq_ignore_ascii_case("active") => Ok(TxCheck::FtpMode(true)),
                 m if m.eq_ignore_ascii_case("passive") => Ok(TxCheck::FtpMode(false)),
@@ -547,6 +593,12 @@ impl TxCheck {
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
             TxCheck::DcerpcIface { .. } | TxCheck::DcerpcOpnum(_) => AppProto::Dcerpc,
+            TxCheck::Http2FrameType(_)
+            | TxCheck::Http2ErrorCode(_)
+            | TxCheck::Http2Priority(_)
+            | TxCheck::Http2Window(_)
+            | TxCheck::Http2SizeUpdate(_)
+            | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
@@ -561,6 +613,16 @@ impl TxCheck {
             TxCheck::FtpBounce => Side::Request,
             _ => Side::Both(AppDir::ToServer),
         }
+    }
+
+    /// The side of the HTTP/2 stream an `http2.*` integer check looks at
+    /// (`None` for other checks).
+    fn http2_side<'a>(&self, tx: &TxInput<'a>) -> Option<&'a vigil_applayer::http2::Http2Side> {
+        if self.proto() != AppProto::Http2 || matches!(self, TxCheck::Event(..)) {
+            return None;
+        }
+        let t = tx.app.as_http2()?.tx(tx.tx)?;
+        Some(t.side(tx.dir))
     }
 
     /// Whether the check holds on `tx`; `client` is the flow's client
@@ -586,6 +648,20 @@ impl TxCheck {
                     (Some(a), Some(std::net::IpAddr::V4(c))) => a != c,
                     _ => false,
                 },
+            };
+        }
+        if let Some(side) = self.http2_side(tx) {
+            return match self {
+                TxCheck::Http2FrameType(t) => side.frames.contains(t),
+                TxCheck::Http2ErrorCode(c) => side.error_codes.contains(c),
+                TxCheck::Http2Priority(c) => side.priorities.iter().any(|&p| c.matches(p.into())),
+                TxCheck::Http2Window(c) => side.windows.iter().any(|&w| c.matches(w.into())),
+                TxCheck::Http2SizeUpdate(c) => side.size_updates.iter().any(|&u| c.matches(u)),
+                TxCheck::Http2Settings { id, value } => side
+                    .settings
+                    .iter()
+                    .any(|&(i, v)| i == *id && value.is_none_or(|c| c.matches(v.into()))),
+                _ => false,
             };
         }
         match self {
@@ -665,6 +741,13 @@ impl TxCheck {
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
             | TxCheck::FtpBounce => false,
+            // Not an HTTP/2 flow.
+            TxCheck::Http2FrameType(_)
+            | TxCheck::Http2ErrorCode(_)
+            | TxCheck::Http2Priority(_)
+            | TxCheck::Http2Window(_)
+            | TxCheck::Http2SizeUpdate(_)
+            | TxCheck::Http2Settings { .. } => false,
         }
     }
 }

@@ -325,13 +325,16 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         "ftpbounce" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
         | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" => rule.conditions.iter().all(|c| match c {
-            Condition::NotEvaluable { keyword, value } if keyword == k => value
-                .as_deref()
-                .and_then(|v| crate::app::TxCheck::parse(k, v))
-                .is_some_and(|r| r.is_ok()),
-            _ => true,
-        }),
+        | "ftp.reply_received" | "http2.frametype" | "http2.errorcode" | "http2.priority"
+        | "http2.window" | "http2.size_update" | "http2.settings" => {
+            rule.conditions.iter().all(|c| match c {
+                Condition::NotEvaluable { keyword, value } if keyword == k => value
+                    .as_deref()
+                    .and_then(|v| crate::app::TxCheck::parse(k, v))
+                    .is_some_and(|r| r.is_ok()),
+                _ => true,
+            })
+        }
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()

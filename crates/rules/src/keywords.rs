@@ -817,6 +817,12 @@ const EVALUATED: &[&str] = &[
     // HTTP/2
     "http2.header_name",
     "http2.header",
+    "http2.frametype",
+    "http2.errorcode",
+    "http2.priority",
+    "http2.window",
+    "http2.size_update",
+    "http2.settings",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",

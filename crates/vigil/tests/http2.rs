@@ -103,7 +103,10 @@ fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
          alert http2 any any -> any any (msg:\"dynamic table\"; flow:to_server; http2.header; content:\"x-custom: one\"; sid:5;)\n\
          alert http any any -> any any (msg:\"status\"; http.stat_code; content:\"200\"; sid:6;)\n\
          alert http2 any any -> any any (msg:\"upgrade request\"; http.request_header; content:\"upgrade: h2c\"; sid:7;)\n\
-         alert http any any -> any any (msg:\"pseudo stripped\"; flow:to_client; http.header_names; strip_pseudo_headers; content:\"|0d 0a|content-type|0d 0a|\"; startswith; sid:8;)\n",
+         alert http any any -> any any (msg:\"pseudo stripped\"; flow:to_client; http.header_names; strip_pseudo_headers; content:\"|0d 0a|content-type|0d 0a|\"; startswith; sid:8;)\n\
+         alert http2 any any -> any any (msg:\"settings\"; flow:to_server; http2.settings:SETTINGS_MAX_CONCURRENT_STREAMS=100; sid:9;)\n\
+         alert http2 any any -> any any (msg:\"data frames\"; flow:to_client; http2.frametype:DATA; sid:10;)\n\
+         alert http2 any any -> any any (msg:\"never\"; http2.window:>0; sid:11;)\n",
     )
     .unwrap();
     let out = dir.join("out");
@@ -133,8 +136,13 @@ fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
         .map(|e| e["alert"]["signature_id"].as_u64().unwrap())
         .collect();
     sids.sort();
-    // sid 2, 5, 8: streams 1 and 3; sid 6 also the upgraded stream 1.
-    assert_eq!(sids, vec![1, 2, 2, 3, 5, 5, 6, 6, 6, 7, 8, 8], "{alerts:?}");
+    // sid 2, 5, 8: streams 1 and 3; sid 6 and 10 also the upgraded
+    // stream 1; sid 9 the client's SETTINGS.
+    assert_eq!(
+        sids,
+        vec![1, 2, 2, 3, 5, 5, 6, 6, 6, 7, 8, 8, 9, 10, 10, 10],
+        "{alerts:?}"
+    );
     for a in &alerts {
         assert_eq!(a["app_proto"], "http2");
         assert_eq!(a["http"]["version"], "2");
