@@ -384,6 +384,17 @@ def main():
     add("applayer_sip", "invite_trying", chunks([(0, sip_req), (1, sip_resp)]))
     add("applayer_sip", "pipelined_gap",
         chunks([(0, b"\r\n" + sip_req + sip_req[:50])]) + GAP(0) + chunks([(0, sip_req), (1, sip_resp)]) + END(0))
+    def h2frame(t, flags, stream, payload):
+        return len(payload).to_bytes(3, "big") + bytes([t, flags]) + stream.to_bytes(4, "big") + payload
+    h2_client = (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2frame(4, 0, 0, b"\x00\x03\x00\x00\x00\x64")
+                 + h2frame(1, 0x4, 1, b"\x82\x86\x84\x41\x07h2.test") + h2frame(9, 0x4, 1, b"")
+                 + h2frame(1, 0x5, 3, b"\x82\x86\xbe\x04\x04/dns") + h2frame(0, 0x9, 1, b"\x02ab\x00\x00"))
+    h2_server = (h2frame(4, 0, 0, b"") + h2frame(1, 0x4, 1, b"\x88\x5f\x0atext/plain")
+                 + h2frame(0, 0x1, 1, b"hello") + h2frame(3, 0, 3, b"\x00\x00\x00\x08")
+                 + h2frame(7, 0, 0, b"\x00\x00\x00\x03\x00\x00\x00\x00"))
+    add("applayer_http2", "prior_knowledge", chunks([(0, h2_client), (1, h2_server)]))
+    add("applayer_http2", "split_gap",
+        chunks([(0, h2_client[:30]), (1, h2_server[:20])]) + GAP(1) + chunks([(0, h2_client[30:]), (1, h2_server)]) + END(0))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -165,6 +165,31 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// HTTP/2 events (Suricata's `rust/src/http2`).
+    Http2Event {
+        InvalidFrameHeader => "INVALID_FRAME_HEADER",
+        InvalidClientMagic => "INVALID_CLIENT_MAGIC",
+        InvalidFrameData => "INVALID_FRAME_DATA",
+        InvalidHeader => "INVALID_HEADER",
+        InvalidFrameLength => "INVALID_FRAME_LENGTH",
+        ExtraHeaderData => "EXTRA_HEADER_DATA",
+        LongFrameData => "LONG_FRAME_DATA",
+        StreamIdReuse => "STREAM_ID_REUSE",
+        InvalidHttp1Settings => "INVALID_HTTP1_SETTINGS",
+        FailedDecompression => "FAILED_DECOMPRESSION",
+        InvalidRange => "INVALID_RANGE",
+        HeaderIntegerOverflow => "HEADER_INTEGER_OVERFLOW",
+        TooManyStreams => "TOO_MANY_STREAMS",
+        AuthorityHostMismatch => "AUTHORITY_HOST_MISMATCH",
+        UserinfoInUri => "USERINFO_IN_URI",
+        /// (Vigil) more headers in a block than `http_max_headers`.
+        TooManyHeaders => "TOO_MANY_HEADERS",
+        /// (Vigil) a gap: the framing of the direction is lost.
+        ReassemblyGap => "REASSEMBLY_GAP",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +200,7 @@ pub enum AppLayerEvent {
     Dcerpc(DcerpcEvent, Option<TxId>),
     Ftp(FtpEvent, Option<TxId>),
     Sip(SipEvent, Option<TxId>),
+    Http2(Http2Event, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -186,6 +212,7 @@ impl AppLayerEvent {
             AppLayerEvent::Dcerpc(..) => AppProto::Dcerpc,
             AppLayerEvent::Ftp(..) => AppProto::Ftp,
             AppLayerEvent::Sip(..) => AppProto::Sip,
+            AppLayerEvent::Http2(..) => AppProto::Http2,
         }
     }
 
@@ -198,6 +225,7 @@ impl AppLayerEvent {
             AppLayerEvent::Dcerpc(e, _) => e.name(),
             AppLayerEvent::Ftp(e, _) => e.name(),
             AppLayerEvent::Sip(e, _) => e.name(),
+            AppLayerEvent::Http2(e, _) => e.name(),
         }
     }
 
@@ -209,7 +237,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Tls(_, t)
             | AppLayerEvent::Dcerpc(_, t)
             | AppLayerEvent::Ftp(_, t)
-            | AppLayerEvent::Sip(_, t) => *t,
+            | AppLayerEvent::Sip(_, t)
+            | AppLayerEvent::Http2(_, t) => *t,
         }
     }
 

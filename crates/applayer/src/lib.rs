@@ -15,6 +15,7 @@
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
+//! | [`http2`] | HTTP/2 in clear text (h2c): frames, HPACK header blocks, streams as transactions, DoH |
 //! | [`sip`] | SIP over UDP and TCP: one transaction per message, header multi-buffers, SDP bodies |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
@@ -40,6 +41,7 @@ pub mod dns;
 mod events;
 pub mod ftp;
 pub mod http;
+pub mod http2;
 pub mod passive;
 pub mod probe;
 pub mod sip;
@@ -48,7 +50,9 @@ mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, SipEvent, TlsEvent};
+pub use events::{
+    AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, SipEvent, TlsEvent,
+};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -88,6 +92,8 @@ pub enum AppProto {
     Smtp,
     Ssh,
     Sip,
+    /// HTTP/2 in clear text.
+    Http2,
 }
 
 impl AppProto {
@@ -104,6 +110,7 @@ impl AppProto {
             AppProto::Smtp => "smtp",
             AppProto::Ssh => "ssh",
             AppProto::Sip => "sip",
+            AppProto::Http2 => "http2",
         }
     }
 }
@@ -282,6 +289,10 @@ pub enum BufferId {
     SipContentType,
     /// Multi-buffer: each `Content-Length` (`l`) header.
     SipContentLength,
+    /// Multi-buffer `http2.header_name`: each header name of the side.
+    Http2HeaderName,
+    /// Multi-buffer `http2.header`: each `name: value` of the side.
+    Http2Header,
 }
 
 impl BufferId {
@@ -357,6 +368,8 @@ impl BufferId {
         BufferId::SipUserAgent,
         BufferId::SipContentType,
         BufferId::SipContentLength,
+        BufferId::Http2HeaderName,
+        BufferId::Http2Header,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -373,6 +386,7 @@ impl BufferId {
             SipMethod | SipUri | SipRequestLine | SipProtocol | SipStatCode | SipStatMsg
             | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
             | SipContentLength => AppProto::Sip,
+            Http2HeaderName | Http2Header => AppProto::Http2,
             _ => AppProto::Http,
         }
     }
@@ -398,6 +412,8 @@ impl BufferId {
                 | SipUserAgent
                 | SipContentType
                 | SipContentLength
+                | Http2HeaderName
+                | Http2Header
         )
     }
 
@@ -475,6 +491,8 @@ impl BufferId {
             "sip.user_agent" => SipUserAgent,
             "sip.content_type" => SipContentType,
             "sip.content_length" => SipContentLength,
+            "http2.header_name" => Http2HeaderName,
+            "http2.header" => Http2Header,
             _ => return None,
         })
     }

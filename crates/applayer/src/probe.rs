@@ -23,6 +23,7 @@ pub enum ProbeResult {
     Smtp,
     Ssh,
     Sip,
+    Http2,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -41,6 +42,7 @@ impl ProbeResult {
             ProbeResult::Smtp => Some(AppProto::Smtp),
             ProbeResult::Ssh => Some(AppProto::Ssh),
             ProbeResult::Sip => Some(AppProto::Sip),
+            ProbeResult::Http2 => Some(AppProto::Http2),
             _ => None,
         }
     }
@@ -441,6 +443,15 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
         (ProbeResult::Ftp, ftp, &[21]),
         (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
         (ProbeResult::Sip, sip, &SIP_PORTS[..]),
+        // HTTP/2 with prior knowledge: the client preface, on any port.
+        (
+            ProbeResult::Http2,
+            match dir {
+                Direction::ToServer => prefix(first_bytes, crate::http2::PREFACE),
+                Direction::ToClient => Verdict::No,
+            },
+            &[],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates

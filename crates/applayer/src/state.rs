@@ -7,6 +7,7 @@ use crate::dcerpc::DcerpcState;
 use crate::dns::DnsState;
 use crate::ftp::FtpState;
 use crate::http::HttpState;
+use crate::http2::Http2State;
 use crate::passive::PassiveState;
 use crate::sip::SipState;
 use crate::ssh::SshState;
@@ -85,6 +86,8 @@ pub enum AppLayerState {
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
     Sip(Box<SipState>),
+    /// HTTP/2 in clear text (prior knowledge or `Upgrade: h2c`).
+    Http2(Box<Http2State>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -119,6 +122,7 @@ impl AppLayerState {
             }
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
+            AppProto::Http2 => AppLayerState::Http2(Box::new(Http2State::new(cfg))),
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -134,6 +138,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
             AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Sip(_) => AppProto::Sip,
+            AppLayerState::Http2(_) => AppProto::Http2,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -150,8 +155,10 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Http2(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
+        self.switch_h2c(ts, &mut ev);
         self.remember(&ev, dir);
         ev
     }
@@ -179,6 +186,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Http2(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -198,6 +206,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Http2(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -227,6 +236,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.wants_data(dir),
             AppLayerState::Dcerpc(s) => s.wants_data(dir),
             AppLayerState::Ftp(s) => s.wants_data(dir),
+            AppLayerState::Http2(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -240,6 +250,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.finish(dir),
             AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             AppLayerState::Sip(s) => s.finish(dir, &mut ev),
+            AppLayerState::Http2(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -288,6 +299,10 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Http2(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -301,6 +316,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Http2(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -361,6 +377,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Http2(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -377,6 +398,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Http2(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -398,6 +420,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Http2(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -414,6 +437,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.eve(tx),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Http2(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -444,6 +468,45 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => Some(s),
             _ => None,
         }
+    }
+
+    pub fn as_http2(&self) -> Option<&Http2State> {
+        match self {
+            AppLayerState::Http2(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The EVE record type of the flow's transactions: the protocol's
+    /// name, `http` for HTTP/2 as Suricata logs it.
+    pub fn eve_key(&self) -> &'static str {
+        match self {
+            AppLayerState::Http2(_) => "http",
+            s => s.proto().name(),
+        }
+    }
+
+    /// An HTTP/1 flow whose `Upgrade: h2c` was accepted (`101`) becomes
+    /// an HTTP/2 one, as Suricata switches the flow to `http2`: the
+    /// upgrade request is stream 1's, the bytes the HTTP/1 parser held
+    /// after the `101` are fed to the HTTP/2 parser.
+    fn switch_h2c(&mut self, ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+        let AppLayerState::Http(h) = self else {
+            return;
+        };
+        let Some(up) = h.take_h2c_upgrade() else {
+            return;
+        };
+        let mut s = Http2State::upgraded(h.config(), &up.request, ts);
+        for (d, rest) in [Direction::ToServer, Direction::ToClient]
+            .into_iter()
+            .zip(up.pending)
+        {
+            if !rest.is_empty() {
+                s.feed(d, &rest, ts, ev);
+            }
+        }
+        *self = AppLayerState::Http2(Box::new(s));
     }
 
     pub fn as_sip(&self) -> Option<&SipState> {

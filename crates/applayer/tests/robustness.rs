@@ -106,6 +106,16 @@ proptest! {
     }
 
     #[test]
+    fn http2_never_panics(c in seeded(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x04\x00\x00\xff\xff\x00\x00\x03\x01\x05\x00\x00\x00\x01\x82\x84\x86")) {
+        exercise(AppProto::Http2, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn http2_arbitrary(c in chunks()) {
+        exercise(AppProto::Http2, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -599,5 +609,104 @@ fn sip_probe() {
     assert_eq!(
         probe(ToClient, b"SIP/2.0 100 Trying", 5060),
         ProbeResult::Sip
+    );
+}
+
+/// HTTP/2: truncated, oversized, gap-ridden and garbage input; what does
+/// parse is kept, caps hold, anomalies are events.
+#[test]
+fn http2_truncated_oversized_gap_garbage() {
+    fn frame(t: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let n = payload.len() as u32;
+        let mut v = vec![(n >> 16) as u8, (n >> 8) as u8, n as u8, t, flags];
+        v.extend_from_slice(&stream.to_be_bytes());
+        v.extend_from_slice(payload);
+        v
+    }
+    let preface = vigil_applayer::http2::PREFACE;
+    // GET / (static table: :method GET, :path /, :scheme http).
+    let get = frame(1, 0x5, 1, &[0x82, 0x84, 0x86]);
+    // Truncated: a frame header cut short, then the end of the flow.
+    let mut t = AppLayerState::new(AppProto::Http2, Transport::Tcp);
+    let mut c = preface.to_vec();
+    c.extend_from_slice(&get);
+    c.extend_from_slice(&get[..5]);
+    assert!(t.feed(Direction::ToServer, &c, 1).is_empty());
+    let ev = t.finish(Direction::ToServer);
+    assert!(ev.iter().any(|e| e.name() == "INVALID_FRAME_HEADER"));
+    assert_eq!(
+        t.buffer(0, BufferId::HttpMethod, Direction::ToServer),
+        Some(&b"GET"[..])
+    );
+    // Oversized: a 16 MB frame is skipped (never buffered), the next one
+    // parses; a body beyond the limit is cut.
+    let mut o = AppLayerState::new(AppProto::Http2, Transport::Tcp);
+    o.feed(Direction::ToServer, preface, 1);
+    let mut big = frame(0, 0, 1, &[]);
+    big[..3].copy_from_slice(&[0xff, 0xff, 0xff]);
+    let ev = o.feed(Direction::ToServer, &big, 2);
+    assert!(ev.iter().any(|e| e.name() == "LONG_FRAME_DATA"));
+    for _ in 0..1023 {
+        o.feed(Direction::ToServer, &[b'z'; 16 * 1024], 3);
+    }
+    o.feed(Direction::ToServer, &[b'z'; 16 * 1024 - 1], 3);
+    o.feed(
+        Direction::ToServer,
+        &frame(1, 0x4, 3, &[0x82, 0x84, 0x86]),
+        4,
+    );
+    for _ in 0..20 {
+        o.feed(Direction::ToServer, &frame(0, 0, 3, &[b'b'; 16 * 1024]), 5);
+    }
+    let tx = o.transactions().last().expect("stream 3").id;
+    assert_eq!(
+        o.buffer(tx, BufferId::HttpMethod, Direction::ToServer),
+        Some(&b"GET"[..])
+    );
+    let body = o
+        .buffer(tx, BufferId::HttpRequestBody, Direction::ToServer)
+        .expect("body");
+    assert_eq!(
+        body.len(),
+        vigil_applayer::AppLayerConfig::default().http_request_body_limit
+    );
+    // Gap: the direction is dropped, the other one goes on.
+    let mut g = AppLayerState::new(AppProto::Http2, Transport::Tcp);
+    g.feed(Direction::ToServer, &preface[..10], 1);
+    let ev = g.on_gap(Direction::ToServer, Some(100));
+    assert!(ev.iter().any(|e| e.name() == "REASSEMBLY_GAP"));
+    assert!(!g.wants_data(Direction::ToServer));
+    assert!(g.feed(Direction::ToServer, &get, 2).is_empty());
+    g.feed(Direction::ToClient, &frame(1, 0x5, 1, &[0x88]), 3);
+    assert_eq!(
+        g.buffer(0, BufferId::HttpStatCode, Direction::ToClient),
+        Some(&b"200"[..])
+    );
+    // Garbage: a wrong preface, then garbage on the server side.
+    let mut b = AppLayerState::new(AppProto::Http2, Transport::Tcp);
+    let ev = b.feed(Direction::ToServer, b"GET / HTTP/1.1\r\n\r\n", 1);
+    assert!(ev.iter().any(|e| e.name() == "INVALID_CLIENT_MAGIC"));
+    let ev = b.feed(
+        Direction::ToClient,
+        &frame(1, 0x5, 1, &[0xff, 0xff, 0x7f]),
+        2,
+    );
+    assert!(ev.iter().any(|e| e.name() == "INVALID_HEADER"));
+}
+
+/// HTTP/2 detection: the client preface on any port.
+#[test]
+fn http2_probe() {
+    use Direction::*;
+    let p = vigil_applayer::http2::PREFACE;
+    assert_eq!(probe(ToServer, p, 8080), ProbeResult::Http2);
+    assert_eq!(probe(ToServer, &p[..10], 80), ProbeResult::NeedMore);
+    assert_eq!(
+        probe(ToServer, b"PRI * HTTP/1.1\r\n\r\nSM\r\n\r\n", 80),
+        ProbeResult::Unknown
+    );
+    assert_eq!(
+        probe(ToServer, b"GET / HTTP/1.1\r\n", 80),
+        ProbeResult::Http
     );
 }

@@ -117,7 +117,10 @@ impl AppTest {
         // carried over SMB (named pipes).
         let eq = st == self.want
             || (self.want == AppProtoState::Detected(AppProto::Dcerpc)
-                && st == AppProtoState::Detected(AppProto::Smb));
+                && st == AppProtoState::Detected(AppProto::Smb))
+            // `http` means either version.
+            || (self.want == AppProtoState::Detected(AppProto::Http)
+                && st == AppProtoState::Detected(AppProto::Http2));
         eq != self.negated
     }
 }
@@ -250,6 +253,22 @@ pub enum TxCheck {
     },
     /// `dcerpc.opnum`: the request's opnum.
     DcerpcOpnum(DceOpnum),
+    /// `http2.frametype`: a frame of this type (name or number) in the
+    /// inspected direction of the stream.
+    Http2FrameType(u8),
+    /// `http2.errorcode`: a RST_STREAM or GOAWAY of the direction carries
+    /// this error code.
+    Http2ErrorCode(u32),
+    /// `http2.priority`: a PRIORITY weight (or HEADERS priority) of the
+    /// direction.
+    Http2Priority(IntCmp),
+    /// `http2.window`: a WINDOW_UPDATE increment of the direction.
+    Http2Window(IntCmp),
+    /// `http2.size_update`: an HPACK dynamic table size update.
+    Http2SizeUpdate(IntCmp),
+    /// `http2.settings:NAME[CMP VALUE]`: a SETTINGS parameter (whose
+    /// value compares) in the direction.
+    Http2Settings { id: u16, value: Option<IntCmp> },
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -447,6 +466,24 @@ impl MultiUint {
     }
 }
 
+/// `http2.settings:NAME[CMP VALUE]` (`SETTINGS_ENABLE_PUSH=0`,
+/// `SETTINGS_HEADER_TABLE_SIZE>4096`).
+fn parse_http2_settings(v: &str) -> Result<TxCheck, String> {
+    let v = v.trim();
+    let at = v.find(['<', '>', '=', '!']).unwrap_or(v.len());
+    let (name, cmp) = (v[..at].trim(), v[at..].trim());
+    let id = vigil_applayer::http2::settings_id(name)
+        .or_else(|| name.parse().ok())
+        .ok_or_else(|| format!("http2.settings: unknown setting '{name}'"))?;
+    let value = if cmp.is_empty() {
+        None
+    } else {
+        let c = cmp.strip_prefix('=').unwrap_or(cmp);
+        Some(vigil_rules::parse_uint_cmp(c.trim(), u64::from(u32::MAX))?)
+    };
+    Ok(TxCheck::Http2Settings { id, value })
+}
+
 impl TxCheck {
     /// The check a keyword denotes; `None` when the keyword is not one,
     /// `Some(Err)` for a bad value.
@@ -486,6 +523,18 @@ impl TxCheck {
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
+            "http2.frametype" => vigil_applayer::http2::frame_type_code(v.trim())
+                .or_else(|| v.trim().parse().ok())
+                .map(TxCheck::Http2FrameType)
+                .ok_or_else(|| format!("http2.frametype: invalid value '{v}'")),
+            "http2.errorcode" => vigil_applayer::http2::error_code(v.trim())
+                .or_else(|| v.trim().parse().ok())
+                .map(TxCheck::Http2ErrorCode)
+                .ok_or_else(|| format!("http2.errorcode: invalid value '{v}'")),
+            "http2.priority" => uint(255).map(TxCheck::Http2Priority),
+            "http2.window" => uint(u64::from(u32::MAX)).map(TxCheck::Http2Window),
+            "http2.size_update" => uint(u64::MAX).map(TxCheck::Http2SizeUpdate),
+            "http2.settings" => parse_http2_settings(v),
             "ftp.mode" => match v.trim() {
                 m if m.eq_ignore_ascii_case("active") => Ok(TxCheck::FtpMode(true)),
                 m if m.eq_ignore_ascii_case("passive") => Ok(TxCheck::FtpMode(false)),
@@ -529,6 +578,10 @@ impl TxCheck {
                 AppProto::Sip,
                 vigil_applayer::SipEvent::from_name(name)?.name(),
             ),
+            "http2" => TxCheck::Event(
+                AppProto::Http2,
+                vigil_applayer::Http2Event::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -540,6 +593,12 @@ impl TxCheck {
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
             TxCheck::DcerpcIface { .. } | TxCheck::DcerpcOpnum(_) => AppProto::Dcerpc,
+            TxCheck::Http2FrameType(_)
+            | TxCheck::Http2ErrorCode(_)
+            | TxCheck::Http2Priority(_)
+            | TxCheck::Http2Window(_)
+            | TxCheck::Http2SizeUpdate(_)
+            | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
@@ -554,6 +613,16 @@ impl TxCheck {
             TxCheck::FtpBounce => Side::Request,
             _ => Side::Both(AppDir::ToServer),
         }
+    }
+
+    /// The side of the HTTP/2 stream an `http2.*` integer check looks at
+    /// (`None` for other checks).
+    fn http2_side<'a>(&self, tx: &TxInput<'a>) -> Option<&'a vigil_applayer::http2::Http2Side> {
+        if self.proto() != AppProto::Http2 || matches!(self, TxCheck::Event(..)) {
+            return None;
+        }
+        let t = tx.app.as_http2()?.tx(tx.tx)?;
+        Some(t.side(tx.dir))
     }
 
     /// Whether the check holds on `tx`; `client` is the flow's client
@@ -579,6 +648,20 @@ impl TxCheck {
                     (Some(a), Some(std::net::IpAddr::V4(c))) => a != c,
                     _ => false,
                 },
+            };
+        }
+        if let Some(side) = self.http2_side(tx) {
+            return match self {
+                TxCheck::Http2FrameType(t) => side.frames.contains(t),
+                TxCheck::Http2ErrorCode(c) => side.error_codes.contains(c),
+                TxCheck::Http2Priority(c) => side.priorities.iter().any(|&p| c.matches(p.into())),
+                TxCheck::Http2Window(c) => side.windows.iter().any(|&w| c.matches(w.into())),
+                TxCheck::Http2SizeUpdate(c) => side.size_updates.iter().any(|&u| c.matches(u)),
+                TxCheck::Http2Settings { id, value } => side
+                    .settings
+                    .iter()
+                    .any(|&(i, v)| i == *id && value.is_none_or(|c| c.matches(v.into()))),
+                _ => false,
             };
         }
         match self {
@@ -658,6 +741,13 @@ impl TxCheck {
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
             | TxCheck::FtpBounce => false,
+            // Not an HTTP/2 flow.
+            TxCheck::Http2FrameType(_)
+            | TxCheck::Http2ErrorCode(_)
+            | TxCheck::Http2Priority(_)
+            | TxCheck::Http2Window(_)
+            | TxCheck::Http2SizeUpdate(_)
+            | TxCheck::Http2Settings { .. } => false,
         }
     }
 }
@@ -695,6 +785,8 @@ fn side(b: BufferId) -> Side {
         // SIP: the version and header buffers exist in both directions.
         SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
         | SipContentLength => Side::Both(AppDir::ToServer),
+        // HTTP/2: the header buffers exist in both directions.
+        Http2HeaderName | Http2Header => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -729,6 +821,8 @@ pub(crate) fn spec_directions(
             | AppProto::Dcerpc
             | AppProto::Ftp
             | AppProto::Sip
+            | AppProto::Http
+            | AppProto::Http2
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1022,7 +1116,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 9] = [
+const PROTOS: [AppProto; 10] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1032,6 +1126,7 @@ const PROTOS: [AppProto; 9] = [
     AppProto::Ftp,
     AppProto::Smtp,
     AppProto::Sip,
+    AppProto::Http2,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1045,6 +1140,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Ftp => 6,
         AppProto::Smtp => 7,
         AppProto::Sip => 8,
+        AppProto::Http2 => 9,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }
@@ -1265,12 +1361,32 @@ impl<'a> BufCache<'a> {
     }
 }
 
+/// The transaction groups inspected on a flow of `proto`: its own; on
+/// HTTP/2 also the `http.*` rules (Suricata's `http` means either
+/// version) and the `dns.*` rules (DNS over HTTP/2).
+fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
+    match proto {
+        AppProto::Http2 => &[AppProto::Http2, AppProto::Http, AppProto::Dns],
+        AppProto::Http => &[AppProto::Http],
+        AppProto::Dns => &[AppProto::Dns],
+        AppProto::Tls => &[AppProto::Tls],
+        AppProto::Ssh => &[AppProto::Ssh],
+        AppProto::Smb => &[AppProto::Smb],
+        AppProto::Dcerpc => &[AppProto::Dcerpc],
+        AppProto::Ftp => &[AppProto::Ftp],
+        AppProto::Smtp => &[AppProto::Smtp],
+        AppProto::Sip => &[AppProto::Sip],
+    }
+}
+
 impl DetectEngine {
     /// Whether any loaded rule inspects transactions of `proto`.
     pub fn has_tx_rules(&self, proto: AppProto) -> bool {
-        [AppDir::ToServer, AppDir::ToClient]
-            .iter()
-            .any(|&d| self.tx.group(proto, d).is_some_and(|g| g.rule_count() > 0))
+        [AppDir::ToServer, AppDir::ToClient].iter().any(|&d| {
+            tx_group_protos(proto)
+                .iter()
+                .any(|&p| self.tx.group(p, d).is_some_and(|g| g.rule_count() > 0))
+        })
     }
 
     /// Inspects one direction of a transaction on the current packet
@@ -1289,10 +1405,12 @@ impl DetectEngine {
         scratch: &mut DetectScratch,
         alerts: &mut Vec<Hit>,
     ) -> bool {
-        let Some(group) = self.tx.group(tx.app.proto(), tx.dir) else {
-            return false;
-        };
-        if group.rule_count() == 0 || input.packet.ip.is_none() {
+        let groups: Vec<&TxGroup> = tx_group_protos(tx.app.proto())
+            .iter()
+            .filter_map(|&p| self.tx.group(p, tx.dir))
+            .filter(|g| g.rule_count() > 0)
+            .collect();
+        if groups.is_empty() || input.packet.ip.is_none() {
             return false;
         }
         let mut cache = BufCache::new(tx, self.tx.lists.len());
@@ -1303,10 +1421,10 @@ impl DetectEngine {
             scratch.seen.resize(words, 0);
         }
         let mut cands: Vec<u32> = Vec::new();
-        for &r in &group.always {
+        for &r in groups.iter().flat_map(|g| &g.always) {
             push_unique(&mut scratch.seen, &mut cands, r);
         }
-        for pf in &group.prefilters {
+        for pf in groups.iter().flat_map(|g| &g.prefilters) {
             let bufs = cache.get(&self.tx.lists, pf.key);
             for b in bufs {
                 if b.is_empty() {

@@ -308,6 +308,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
+        // `doh2` (DNS over HTTP/2) is an HTTP/2 flow here.
+        "http2" | "doh2" => (ProtoMatch::Number(6), Some(AppProto::Http2)),
         _ => return None,
     })
 }
@@ -329,13 +331,16 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         "ftpbounce" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
         | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" => rule.conditions.iter().all(|c| match c {
-            Condition::NotEvaluable { keyword, value } if keyword == k => value
-                .as_deref()
-                .and_then(|v| crate::app::TxCheck::parse(k, v))
-                .is_some_and(|r| r.is_ok()),
-            _ => true,
-        }),
+        | "ftp.reply_received" | "http2.frametype" | "http2.errorcode" | "http2.priority"
+        | "http2.window" | "http2.size_update" | "http2.settings" => {
+            rule.conditions.iter().all(|c| match c {
+                Condition::NotEvaluable { keyword, value } if keyword == k => value
+                    .as_deref()
+                    .and_then(|v| crate::app::TxCheck::parse(k, v))
+                    .is_some_and(|r| r.is_ok()),
+                _ => true,
+            })
+        }
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -583,6 +588,13 @@ pub fn compile_rule(
     }
     let mut urilen: Option<(vigil_rules::IntCmp, bool)> = None;
     let mut app_tests: Vec<AppTest> = Vec::new();
+    // `http1`: HTTP/1 flows only (`http` also matches HTTP/2 ones).
+    if matches!(&rule.header.proto, Proto::App(n) if n == "http1") {
+        app_tests.push(AppTest {
+            want: AppProtoState::Detected(AppProto::Http2),
+            negated: true,
+        });
+    }
     let mut tx_checks: Vec<crate::app::TxCheck> = Vec::new();
     let mut flow = FlowOpts::default();
     let mut flowbit_tests = Vec::new();
@@ -793,7 +805,17 @@ pub fn compile_rule(
                 ),
             });
         }
-        if let Some(h) = header_app.filter(|h| *h != app_proto) {
+        // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
+        // those buffers on HTTP/2 flows only.
+        let http2_only = header_app == Some(AppProto::Http2)
+            && matches!(app_proto, AppProto::Http | AppProto::Dns);
+        if http2_only {
+            app_tests.push(AppTest {
+                want: AppProtoState::Detected(AppProto::Http2),
+                negated: false,
+            });
+        }
+        if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
             // Protocols Vigil detects but has no transactions for yet
             // (SMTP's file.data, SMB's file buffers ...): a valid rule
             // that cannot be evaluated, not an invalid one.

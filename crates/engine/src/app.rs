@@ -243,6 +243,7 @@ impl AppFlow {
                 }
                 None => {}
             }
+            self.follow_switch();
         } else if eof && self.detector.is_some() {
             let d = self.detector.as_mut().map(|d| d.finish());
             if let Some(d) = d {
@@ -265,6 +266,18 @@ impl AppFlow {
             self.dirty[di] = true;
         }
         out
+    }
+
+    /// The parser changed the flow's protocol (HTTP/1 `Upgrade: h2c`
+    /// accepted: HTTP/2): the flow's protocol follows, and the detection
+    /// state of the old transactions goes.
+    fn follow_switch(&mut self) {
+        if let (Some(st), AppProtoState::Detected(p)) = (self.state.as_ref(), self.proto) {
+            if st.proto() != p {
+                self.proto = AppProtoState::Detected(st.proto());
+                self.txd.clear();
+            }
+        }
     }
 
     /// Drops the detection state of transactions the parser pruned.

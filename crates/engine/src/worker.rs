@@ -2369,7 +2369,7 @@ fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> 
     let st = app.state.as_ref()?;
     let v = st.eve(tx)?;
     Some(Box::new(AppRecord {
-        key: st.proto().name(),
+        key: st.eve_key(),
         tx_id: tx,
         json: v.to_string(),
     }))

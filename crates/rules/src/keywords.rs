@@ -814,6 +814,15 @@ const EVALUATED: &[&str] = &[
     "sip.user_agent",
     "sip.content_type",
     "sip.content_length",
+    // HTTP/2
+    "http2.header_name",
+    "http2.header",
+    "http2.frametype",
+    "http2.errorcode",
+    "http2.priority",
+    "http2.window",
+    "http2.size_update",
+    "http2.settings",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",

@@ -420,13 +420,31 @@ struct Slot {
     /// other buffers).
     xf: Vec<TransformSpec>,
     item: PayloadItem,
+    /// Instance of a multi-buffer the item is on (each use of such a
+    /// sticky keyword starts a new one); 0 elsewhere.
+    inst: u32,
 }
+
+/// Multi-buffers whose every use in a rule is an instance of its own,
+/// matched on any header independently (Suricata 7's multi-buffer
+/// instances: `http.request_header; content:"a"; http.request_header;
+/// content:"b"` matches two different headers).
+const MULTI_INSTANCE: &[&str] = &[
+    "http.request_header",
+    "http.response_header",
+    "http2.header",
+    "http2.header_name",
+];
 
 struct Parser {
     snort3: bool,
     items: Vec<Slot>,
     /// The active sticky buffer; `None` means the packet (no sticky).
     sticky: Option<Buffer>,
+    /// The multi-buffer instance of the active sticky buffer.
+    sticky_inst: u32,
+    /// Multi-buffer instances started so far.
+    insts: u32,
     /// Transforms given after the active sticky buffer, in order.
     sticky_xf: Vec<TransformSpec>,
     conditions: Vec<Condition>,
@@ -479,6 +497,8 @@ impl Parser {
             snort3,
             items: Vec::with_capacity(8),
             sticky: None,
+            sticky_inst: 0,
+            insts: 0,
             sticky_xf: Vec::new(),
             conditions: Vec::new(),
             not_eval: Vec::new(),
@@ -521,6 +541,7 @@ impl Parser {
     fn push_slot(&mut self, mut slot: Slot) {
         if self.sticky.as_ref() == Some(&slot.buffer) {
             slot.xf = self.sticky_xf.clone();
+            slot.inst = self.sticky_inst;
         }
         self.items.push(slot);
     }
@@ -742,6 +763,7 @@ impl Parser {
                 };
                 let c = parse_uint_cmp(need(name, value)?, u64::MAX).map_err(inval)?;
                 self.push_slot(Slot {
+                    inst: 0,
                     xf: Vec::new(),
                     buffer: b,
                     item: PayloadItem::Bsize(c),
@@ -752,6 +774,7 @@ impl Parser {
                 let e = parse_entropy(need(name, value)?).map_err(inval)?;
                 let buffer = self.cur_buffer();
                 self.push_slot(Slot {
+                    inst: 0,
                     xf: Vec::new(),
                     buffer,
                     item: PayloadItem::Entropy(e),
@@ -799,6 +822,7 @@ impl Parser {
                     }
                 };
                 self.push_slot(Slot {
+                    inst: 0,
                     xf: Vec::new(),
                     buffer: b,
                     item: PayloadItem::Absent { or_else },
@@ -1160,6 +1184,7 @@ impl Parser {
         }
         self.base64_decode = Some(self.items.len());
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::Base64Decode(d),
@@ -1379,6 +1404,13 @@ impl Parser {
     fn set_sticky(&mut self, canon: &str) {
         let b = keywords::buffer_for(canon);
         self.note_buffer(&b);
+        self.sticky_inst = match &b {
+            Buffer::Named(n) if MULTI_INSTANCE.contains(&n.as_str()) => {
+                self.insts += 1;
+                self.insts
+            }
+            _ => 0,
+        };
         self.sticky = if b == Buffer::Packet { None } else { Some(b) };
         self.sticky_xf.clear();
     }
@@ -1435,6 +1467,7 @@ impl Parser {
             None => self.cur_buffer(),
         };
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::Content(Content {
@@ -1718,7 +1751,25 @@ impl Parser {
             .rfind('/')
             .ok_or_else(|| inval("pcre has no closing '/'"))?;
         let pattern = &body[..last];
-        let flags = &body[last + 1..];
+        // `/re/flags,flow:name,pkt:name`: the capture groups go to flow
+        // or packet variables. The match is evaluated; the captured
+        // values are not kept (variable capture is not implemented, and
+        // the keywords that read variables are not evaluated).
+        let (flags, captures) = match body[last + 1..].split_once(',') {
+            Some((f, c)) => (f, Some(c)),
+            None => (&body[last + 1..], None),
+        };
+        for c in captures.into_iter().flat_map(|c| c.split(',')) {
+            let ok = c.trim().split_once(':').is_some_and(|(scope, name)| {
+                matches!(scope.trim(), "flow" | "pkt" | "alert") && !name.trim().is_empty()
+            });
+            if !ok {
+                return Err(inval(format!(
+                    "invalid pcre capture variable '{}'",
+                    c.trim()
+                )));
+            }
+        }
         let mut p = Pcre {
             negated,
             pattern: pattern.to_string(),
@@ -1792,6 +1843,7 @@ impl Parser {
             ));
         }
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::Pcre(p),
@@ -1865,6 +1917,7 @@ impl Parser {
         }
         let buffer = self.aux_buffer(bt.relative, bt.dce);
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteTest(bt),
@@ -1952,6 +2005,7 @@ impl Parser {
         }
         let buffer = self.aux_buffer(bj.relative, bj.dce);
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteJump(bj),
@@ -2037,6 +2091,7 @@ impl Parser {
         let buffer = self.aux_buffer(be.relative, be.dce);
         self.byte_vars.push(be.name.clone());
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteExtract(be),
@@ -2130,6 +2185,7 @@ impl Parser {
         let buffer = self.aux_buffer(relative, dce);
         self.byte_vars.push(bm.result.clone());
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::ByteMath(bm),
@@ -2157,6 +2213,7 @@ impl Parser {
         }
         let buffer = self.aux_buffer(relative, false);
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::IsDataAt(IsDataAt {
@@ -2209,6 +2266,7 @@ impl Parser {
         }
         let buffer = self.cur_buffer();
         self.push_slot(Slot {
+            inst: 0,
             xf: Vec::new(),
             buffer,
             item: PayloadItem::Bsize(cmp),
@@ -2320,17 +2378,22 @@ impl Parser {
             }
         }
         let mut buffers: Vec<BufferMatch> = Vec::new();
+        let mut insts: Vec<u32> = Vec::new();
         for s in items {
             match buffers
                 .iter_mut()
-                .find(|b| b.buffer == s.buffer && b.transforms == s.xf)
+                .zip(&insts)
+                .find(|(b, i)| b.buffer == s.buffer && b.transforms == s.xf && **i == s.inst)
             {
-                Some(b) => b.items.push(s.item),
-                None => buffers.push(BufferMatch {
-                    buffer: s.buffer,
-                    transforms: s.xf,
-                    items: vec![s.item],
-                }),
+                Some((b, _)) => b.items.push(s.item),
+                None => {
+                    insts.push(s.inst);
+                    buffers.push(BufferMatch {
+                        buffer: s.buffer,
+                        transforms: s.xf,
+                        items: vec![s.item],
+                    })
+                }
             }
         }
         Ok(Rule {

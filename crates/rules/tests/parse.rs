@@ -1713,3 +1713,48 @@ fn flow_age_keyword() {
         "flow.age",
     );
 }
+
+/// Each use of an HTTP header multi-buffer is an instance of its own
+/// (two lists); a single-buffer keyword used twice stays one list.
+#[test]
+fn multi_buffer_instances() {
+    let r = ok(
+        r#"http.request_header; content:"method: GET"; http.request_header; content:"authority: x";"#,
+    );
+    let h: Vec<&BufferMatch> = r
+        .buffers
+        .iter()
+        .filter(|b| b.buffer == named("http.request_header"))
+        .collect();
+    assert_eq!(h.len(), 2);
+    assert_eq!(h[0].items.len(), 1);
+    assert_eq!(h[1].items.len(), 1);
+    let r = ok(r#"http.uri; content:"/a"; http.method; content:"GET"; http.uri; content:"b";"#);
+    let u: Vec<&BufferMatch> = r
+        .buffers
+        .iter()
+        .filter(|b| b.buffer == named("http.uri"))
+        .collect();
+    assert_eq!(u.len(), 1);
+    assert_eq!(u[0].items.len(), 2);
+}
+
+/// `pcre:"/re/flags,flow:name"`: capture variables are accepted (the
+/// match is kept), malformed ones are not.
+#[test]
+fn pcre_capture_variables() {
+    let r = ok(r#"content:"a"; pcre:"/a(b+)c/i,flow:x_var";"#);
+    let p = r.buffers[0]
+        .items
+        .iter()
+        .find_map(|i| match i {
+            PayloadItem::Pcre(p) => Some(p),
+            _ => None,
+        })
+        .expect("pcre");
+    assert_eq!(p.pattern, "a(b+)c");
+    assert!(p.caseless);
+    ok(r#"pcre:"/(a)(b)/,pkt:one,flow:two";"#);
+    bad(r#"pcre:"/a/,bogus";"#);
+    bad(r#"pcre:"/a/,flow:";"#);
+}

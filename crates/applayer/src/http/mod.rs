@@ -510,7 +510,22 @@ pub struct HttpState {
     txs: VecDeque<HttpTx>,
     next_id: TxId,
     dirs: [DirParser; 2],
+    /// An accepted `Upgrade: h2c`: the transaction, and the bytes of each
+    /// direction after it (capped at [`H2C_PENDING`]).
+    h2c: Option<(TxId, [Vec<u8>; 2])>,
 }
+
+/// What an HTTP/1 flow hands to HTTP/2 when its `Upgrade: h2c` is
+/// accepted.
+pub struct H2cUpgrade {
+    pub request: HttpTx,
+    /// Bytes of each direction (to-server, to-client) after the switch.
+    pub pending: [Vec<u8>; 2],
+}
+
+/// Bytes after an accepted `Upgrade: h2c` kept for the HTTP/2 parser
+/// within one feed.
+const H2C_PENDING: usize = 1 << 20;
 
 /// Bytes of an overlong line's end kept (enough for ` HTTP/1.1\r\n`).
 const LINE_TAIL: usize = 32;
@@ -534,7 +549,21 @@ impl HttpState {
             txs: VecDeque::new(),
             next_id: 0,
             dirs: [DirParser::new(), DirParser::new()],
+            h2c: None,
         }
+    }
+
+    pub fn config(&self) -> &AppLayerConfig {
+        &self.cfg
+    }
+
+    /// The upgrade request and the bytes after it, once a `101` accepted
+    /// an `Upgrade: h2c` (the flow is HTTP/2 from there).
+    pub fn take_h2c_upgrade(&mut self) -> Option<H2cUpgrade> {
+        let (id, pending) = self.h2c.take()?;
+        let i = self.txs.iter().position(|t| t.common.id == id)?;
+        let request = self.txs.remove(i)?;
+        Some(H2cUpgrade { request, pending })
     }
 
     pub fn transactions(&self) -> impl Iterator<Item = &HttpTx> {
@@ -609,6 +638,10 @@ impl HttpState {
                     pos = data.len();
                 }
                 DirState::Tunnel => {
+                    if let Some((_, pending)) = self.h2c.as_mut() {
+                        let room = H2C_PENDING.saturating_sub(pending[d].len());
+                        pending[d].extend_from_slice(&rest[..rest.len().min(room)]);
+                    }
                     pos = data.len();
                 }
                 DirState::Resync => {
@@ -1084,6 +1117,18 @@ impl HttpState {
                 }
                 let tunnel = code == 101 || (tx.is_connect() && (200..300).contains(&code));
                 if tunnel {
+                    let h2c = |v: Option<&[u8]>| {
+                        v.is_some_and(|v| {
+                            v.split(|&c| c == b',')
+                                .any(|t| trim(t).eq_ignore_ascii_case(b"h2c"))
+                        })
+                    };
+                    if code == 101
+                        && h2c(tx.request_header("upgrade"))
+                        && h2c(tx.response_header("upgrade"))
+                    {
+                        self.h2c = Some((tx.common.id, [Vec::new(), Vec::new()]));
+                    }
                     tx.response_progress = HttpProgress::Complete;
                     self.dirs[d].tx = None;
                     self.dirs[d].state = DirState::Tunnel;
