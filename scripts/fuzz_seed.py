@@ -384,6 +384,15 @@ def main():
     add("applayer_sip", "invite_trying", chunks([(0, sip_req), (1, sip_resp)]))
     add("applayer_sip", "pipelined_gap",
         chunks([(0, b"\r\n" + sip_req + sip_req[:50])]) + GAP(0) + chunks([(0, sip_req), (1, sip_resp)]) + END(0))
+    mqtt_connect = b"\x10\x2f\x00\x04MQTT\x05\xc2\x00\x3c\x03\x21\x00\x14\x00\x13myvoiceismypassport\x00\x04user\x00\x04pass"
+    mqtt_connack = b"\x20\x08\x00\x86\x05\x22\x00\x0a\x21\x00\x14"
+    mqtt_pub = b"\x32\x14\x00\x06topicX\x00\x07\x00baabaablack"
+    add("applayer_mqtt", "connect_publish", chunks([(0, mqtt_connect), (1, mqtt_connack), (0, mqtt_pub),
+                                                     (1, b"\x40\x03\x00\x07\x00")]))
+    add("applayer_mqtt", "subscribe_gap", chunks([(0, b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00"),
+                                                   (1, b"\x20\x02\x00\x00"),
+                                                   (0, b"\x82\x08\x00\x06\x00\x03a/#\x01" + mqtt_pub[:9])])
+        + GAP(0) + chunks([(1, b"\x90\x03\x00\x06\x01\xd0\x00")]) + END(0) + END(1))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -165,6 +165,51 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// MQTT events (Suricata's `rust/src/mqtt`).
+    MqttEvent {
+        MissingConnect => "missing_connect",
+        MissingPublish => "missing_publish",
+        MissingSubscribe => "missing_subscribe",
+        MissingUnsubscribe => "missing_unsubscribe",
+        DoubleConnect => "double_connect",
+        UnintroducedMessage => "unintroduced_message",
+        InvalidQosLevel => "invalid_qos_level",
+        MissingMsgId => "missing_msg_id",
+        UnassignedMsgType => "unassigned_msg_type",
+        TooManyTransactions => "too_many_transactions",
+        MalformedTraffic => "malformed_traffic",
+    }
+}
+
+event_enum! {
+    /// RFB events (Suricata's `rust/src/rfb`).
+    RfbEvent {
+        UnimplementedSecurityType => "unimplemented_security_type",
+        UnknownSecurityResult => "unknown_security_result",
+        MalformedMessage => "malformed_message",
+        ConfusedState => "confused_state",
+    }
+}
+
+event_enum! {
+    /// DHCP events (Suricata's `rust/src/dhcp`).
+    DhcpEvent {
+        TruncatedOptions => "truncated_options",
+        MalformedOptions => "malformed_options",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
+event_enum! {
+    /// ENIP events (Suricata's `rust/src/enip`).
+    EnipEvent {
+        TooManyTransactions => "too_many_transactions",
+        InvalidPdu => "invalid_pdu",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +220,10 @@ pub enum AppLayerEvent {
     Dcerpc(DcerpcEvent, Option<TxId>),
     Ftp(FtpEvent, Option<TxId>),
     Sip(SipEvent, Option<TxId>),
+    Mqtt(MqttEvent, Option<TxId>),
+    Rfb(RfbEvent, Option<TxId>),
+    Dhcp(DhcpEvent, Option<TxId>),
+    Enip(EnipEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -186,6 +235,10 @@ impl AppLayerEvent {
             AppLayerEvent::Dcerpc(..) => AppProto::Dcerpc,
             AppLayerEvent::Ftp(..) => AppProto::Ftp,
             AppLayerEvent::Sip(..) => AppProto::Sip,
+            AppLayerEvent::Mqtt(..) => AppProto::Mqtt,
+            AppLayerEvent::Rfb(..) => AppProto::Rfb,
+            AppLayerEvent::Dhcp(..) => AppProto::Dhcp,
+            AppLayerEvent::Enip(..) => AppProto::Enip,
         }
     }
 
@@ -198,6 +251,10 @@ impl AppLayerEvent {
             AppLayerEvent::Dcerpc(e, _) => e.name(),
             AppLayerEvent::Ftp(e, _) => e.name(),
             AppLayerEvent::Sip(e, _) => e.name(),
+            AppLayerEvent::Mqtt(e, _) => e.name(),
+            AppLayerEvent::Rfb(e, _) => e.name(),
+            AppLayerEvent::Dhcp(e, _) => e.name(),
+            AppLayerEvent::Enip(e, _) => e.name(),
         }
     }
 
@@ -209,7 +266,11 @@ impl AppLayerEvent {
             | AppLayerEvent::Tls(_, t)
             | AppLayerEvent::Dcerpc(_, t)
             | AppLayerEvent::Ftp(_, t)
-            | AppLayerEvent::Sip(_, t) => *t,
+            | AppLayerEvent::Sip(_, t)
+            | AppLayerEvent::Mqtt(_, t)
+            | AppLayerEvent::Rfb(_, t)
+            | AppLayerEvent::Dhcp(_, t)
+            | AppLayerEvent::Enip(_, t) => *t,
         }
     }
 

@@ -19,6 +19,7 @@
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
+//! | [`mqtt`] | MQTT 3.1/3.1.1/5: control packets with properties, transactions by packet id |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -40,6 +41,7 @@ pub mod dns;
 mod events;
 pub mod ftp;
 pub mod http;
+pub mod mqtt;
 pub mod passive;
 pub mod probe;
 pub mod sip;
@@ -47,10 +49,15 @@ pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
+mod txparser;
 
-pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, SipEvent, TlsEvent};
+pub use events::{
+    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, HttpEvent, MqttEvent,
+    RfbEvent, SipEvent, TlsEvent,
+};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
+pub use txparser::UintField;
 
 /// Which way data flows, as Suricata's `to_server` / `to_client`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,6 +95,10 @@ pub enum AppProto {
     Smtp,
     Ssh,
     Sip,
+    Mqtt,
+    Rfb,
+    Dhcp,
+    Enip,
 }
 
 impl AppProto {
@@ -104,6 +115,10 @@ impl AppProto {
             AppProto::Smtp => "smtp",
             AppProto::Ssh => "ssh",
             AppProto::Sip => "sip",
+            AppProto::Mqtt => "mqtt",
+            AppProto::Rfb => "rfb",
+            AppProto::Dhcp => "dhcp",
+            AppProto::Enip => "enip",
         }
     }
 }
@@ -282,6 +297,22 @@ pub enum BufferId {
     SipContentType,
     /// Multi-buffer: each `Content-Length` (`l`) header.
     SipContentLength,
+    /// MQTT, RFB, DHCP and ENIP buffers (`mqtt.connect.clientid` ...;
+    /// `mqtt.subscribe.topic` and `mqtt.unsubscribe.topic` are multi-buffers).
+    MqttConnectClientId,
+    MqttConnectUsername,
+    MqttConnectPassword,
+    MqttConnectWillTopic,
+    MqttConnectWillMessage,
+    MqttConnectProtocolString,
+    MqttPublishTopic,
+    MqttPublishMessage,
+    MqttSubscribeTopic,
+    MqttUnsubscribeTopic,
+    RfbName,
+    DhcpVendorClassId,
+    EnipProductName,
+    EnipServiceName,
 }
 
 impl BufferId {
@@ -357,6 +388,20 @@ impl BufferId {
         BufferId::SipUserAgent,
         BufferId::SipContentType,
         BufferId::SipContentLength,
+        BufferId::MqttConnectClientId,
+        BufferId::MqttConnectUsername,
+        BufferId::MqttConnectPassword,
+        BufferId::MqttConnectWillTopic,
+        BufferId::MqttConnectWillMessage,
+        BufferId::MqttConnectProtocolString,
+        BufferId::MqttPublishTopic,
+        BufferId::MqttPublishMessage,
+        BufferId::MqttSubscribeTopic,
+        BufferId::MqttUnsubscribeTopic,
+        BufferId::RfbName,
+        BufferId::DhcpVendorClassId,
+        BufferId::EnipProductName,
+        BufferId::EnipServiceName,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -373,6 +418,19 @@ impl BufferId {
             SipMethod | SipUri | SipRequestLine | SipProtocol | SipStatCode | SipStatMsg
             | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
             | SipContentLength => AppProto::Sip,
+            MqttConnectClientId
+            | MqttConnectUsername
+            | MqttConnectPassword
+            | MqttConnectWillTopic
+            | MqttConnectWillMessage
+            | MqttConnectProtocolString
+            | MqttPublishTopic
+            | MqttPublishMessage
+            | MqttSubscribeTopic
+            | MqttUnsubscribeTopic => AppProto::Mqtt,
+            RfbName => AppProto::Rfb,
+            DhcpVendorClassId => AppProto::Dhcp,
+            EnipProductName | EnipServiceName => AppProto::Enip,
             _ => AppProto::Http,
         }
     }
@@ -398,6 +456,8 @@ impl BufferId {
                 | SipUserAgent
                 | SipContentType
                 | SipContentLength
+                | MqttSubscribeTopic
+                | MqttUnsubscribeTopic
         )
     }
 
@@ -475,6 +535,20 @@ impl BufferId {
             "sip.user_agent" => SipUserAgent,
             "sip.content_type" => SipContentType,
             "sip.content_length" => SipContentLength,
+            "mqtt.connect.clientid" => MqttConnectClientId,
+            "mqtt.connect.username" => MqttConnectUsername,
+            "mqtt.connect.password" => MqttConnectPassword,
+            "mqtt.connect.willtopic" => MqttConnectWillTopic,
+            "mqtt.connect.willmessage" => MqttConnectWillMessage,
+            "mqtt.connect.protocol_string" => MqttConnectProtocolString,
+            "mqtt.publish.topic" => MqttPublishTopic,
+            "mqtt.publish.message" => MqttPublishMessage,
+            "mqtt.subscribe.topic" => MqttSubscribeTopic,
+            "mqtt.unsubscribe.topic" => MqttUnsubscribeTopic,
+            "rfb.name" => RfbName,
+            "dhcp.vendor_class_id" => DhcpVendorClassId,
+            "enip.product_name" => EnipProductName,
+            "enip.service_name" => EnipServiceName,
             _ => return None,
         })
     }

@@ -23,6 +23,7 @@ pub enum ProbeResult {
     Smtp,
     Ssh,
     Sip,
+    Mqtt,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -41,6 +42,7 @@ impl ProbeResult {
             ProbeResult::Smtp => Some(AppProto::Smtp),
             ProbeResult::Ssh => Some(AppProto::Ssh),
             ProbeResult::Sip => Some(AppProto::Sip),
+            ProbeResult::Mqtt => Some(AppProto::Mqtt),
             _ => None,
         }
     }
@@ -271,6 +273,18 @@ fn sip_request_line(data: &[u8]) -> bool {
     line.ends_with(b" SIP/2.0")
 }
 
+/// MQTT (Suricata's probe): the client's CONNECT.
+fn probe_mqtt(dir: Direction, data: &[u8]) -> Verdict {
+    if dir != Direction::ToServer {
+        return Verdict::No;
+    }
+    match crate::mqtt::probe_connect(data) {
+        Some(true) => Verdict::Yes,
+        Some(false) => Verdict::No,
+        None => Verdict::More,
+    }
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -441,6 +455,7 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
         (ProbeResult::Ftp, ftp, &[21]),
         (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
         (ProbeResult::Sip, sip, &SIP_PORTS[..]),
+        (ProbeResult::Mqtt, probe_mqtt(dir, first_bytes), &[1883]),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates

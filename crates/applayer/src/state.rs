@@ -11,6 +11,7 @@ use crate::passive::PassiveState;
 use crate::sip::SipState;
 use crate::ssh::SshState;
 use crate::tls::TlsState;
+use crate::txparser::TxParser;
 use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
 
 /// A transaction's id within its flow: 0, 1, 2 ... in creation order.
@@ -85,6 +86,9 @@ pub enum AppLayerState {
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
     Sip(Box<SipState>),
+    /// MQTT, RFB, DHCP, ENIP: parsers behind `TxParser` (crate-private).
+    #[allow(private_interfaces)]
+    Ext(Box<dyn TxParser>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -119,6 +123,10 @@ impl AppLayerState {
             }
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
+            AppProto::Mqtt => AppLayerState::Ext(Box::new(crate::mqtt::MqttState::new(cfg))),
+            AppProto::Rfb | AppProto::Dhcp | AppProto::Enip => {
+                AppLayerState::Passive(Box::new(PassiveState::new(proto)))
+            }
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -134,6 +142,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
             AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Sip(_) => AppProto::Sip,
+            AppLayerState::Ext(s) => s.proto(),
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -150,6 +159,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Ext(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -179,6 +189,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Ext(s) => s.common(tx),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -198,6 +209,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Ext(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -227,6 +239,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.wants_data(dir),
             AppLayerState::Dcerpc(s) => s.wants_data(dir),
             AppLayerState::Ftp(s) => s.wants_data(dir),
+            AppLayerState::Ext(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -240,6 +253,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.finish(dir),
             AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             AppLayerState::Sip(s) => s.finish(dir, &mut ev),
+            AppLayerState::Ext(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -288,6 +302,7 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Ext(s) => s.infos().into_iter().map(|(c, p)| info(c, p)).collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -301,6 +316,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Ext(s) => s.common_mut(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -311,6 +327,7 @@ impl AppLayerState {
     pub fn tx_dir(&self, tx: TxId) -> Option<Direction> {
         match self {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
+            AppLayerState::Ext(s) => s.tx_dir(tx),
             _ => None,
         }
     }
@@ -361,6 +378,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Ext(s) => {
+                let before = s.infos().len();
+                s.retain(&mut |c, p| !done(c, p));
+                before - s.infos().len()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -377,6 +399,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Ext(s) => s.buffers(tx, id, dir).into_iter().next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -398,6 +421,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Ext(s) => s.buffers(tx, id, dir),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -414,6 +438,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.eve(tx),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Ext(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -466,7 +491,17 @@ impl AppLayerState {
     pub fn side_started(&self, tx: TxId, dir: Direction) -> bool {
         match self {
             AppLayerState::Ftp(s) => s.tx(tx).is_some_and(|t| t.side_started(dir)),
+            AppLayerState::Ext(s) => s.tx_dir(tx).map_or(true, |d| d == dir),
             _ => true,
+        }
+    }
+
+    /// The values of an integer field of a transaction (MQTT, RFB, DHCP,
+    /// ENIP keywords), for the direction inspected; empty when absent.
+    pub fn uints(&self, tx: TxId, field: crate::UintField, dir: Direction) -> Vec<u64> {
+        match self {
+            AppLayerState::Ext(s) if s.proto() == field.proto() => s.uints(tx, field, dir),
+            _ => Vec::new(),
         }
     }
 

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use vigil_applayer::probe::{Detection, ProtocolDetector};
 use vigil_applayer::{
     probe, probe_udp, transforms, AppLayerState, AppProto, BufferId, Direction, ProbeResult,
-    Transport,
+    Transport, UintField,
 };
 
 /// Feeds chunks alternately to both directions and reads every buffer and
@@ -31,6 +31,9 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
                 let _ = s.buffer(t.id, id, dir);
                 let _ = s.buffers(t.id, id, dir).count();
             }
+        }
+        for &f in UintField::ALL {
+            let _ = s.uints(t.id, f, Direction::ToServer);
         }
         let _ = s.eve(t.id);
     }
@@ -103,6 +106,16 @@ proptest! {
     fn sip_arbitrary(c in chunks()) {
         exercise(AppProto::Sip, Transport::Tcp, &c);
         exercise(AppProto::Sip, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn mqtt_never_panics(c in seeded(b"\x10\x2f\x00\x04MQTT\x05\xc2\x00\x3c\x03\x21\x00\x14")) {
+        exercise(AppProto::Mqtt, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn mqtt_arbitrary(c in chunks()) {
+        exercise(AppProto::Mqtt, Transport::Tcp, &c);
     }
 
     #[test]
@@ -600,4 +613,66 @@ fn sip_probe() {
         probe(ToClient, b"SIP/2.0 100 Trying", 5060),
         ProbeResult::Sip
     );
+}
+
+/// MQTT: truncated, oversized, gap-ridden and garbage input; what parses
+/// is kept, anomalies are events, oversized packets are skipped.
+#[test]
+fn mqtt_truncated_oversized_gap_garbage() {
+    let connect = b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00";
+    let mut s = AppLayerState::new(AppProto::Mqtt, Transport::Tcp);
+    s.feed(Direction::ToServer, connect, 1);
+    s.feed(Direction::ToClient, b"\x20\x02\x00\x00", 2);
+    // Truncated: a PUBLISH cut by the end of the stream.
+    s.feed(Direction::ToServer, b"\x30\x10\x00\x03abc", 3);
+    let ev = s.finish(Direction::ToServer);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].name(), "malformed_traffic");
+    assert_eq!(
+        s.buffer(0, BufferId::MqttConnectProtocolString, Direction::ToServer),
+        Some(&b"MQTT"[..])
+    );
+    // Garbage from the server: unassigned type, then a body that does not
+    // parse; framing holds.
+    let ev = s.feed(Direction::ToClient, b"\x00\x00\x82\x01\x00\xd0\x00", 4);
+    let names: Vec<&str> = ev.iter().map(|e| e.name()).collect();
+    assert_eq!(names, ["unassigned_msg_type", "malformed_traffic"]);
+    assert_eq!(
+        s.uints(4, UintField::MqttType, Direction::ToClient),
+        vec![13]
+    );
+    // Oversized: a 200 MB PUBLISH is skipped without being kept.
+    let mut o = AppLayerState::new(AppProto::Mqtt, Transport::Tcp);
+    o.feed(Direction::ToServer, connect, 1);
+    o.feed(Direction::ToServer, b"\x30\x80\x80\x80\x60", 2);
+    for _ in 0..64 {
+        o.feed(Direction::ToServer, &[b'z'; 16 * 1024], 3);
+    }
+    assert_eq!(o.transactions().len(), 2);
+    assert!(o.eve(1).unwrap().get("truncated").is_some());
+    // A gap: the direction stops, the other goes on.
+    let mut g = AppLayerState::new(AppProto::Mqtt, Transport::Tcp);
+    g.feed(Direction::ToServer, &connect[..5], 1);
+    g.on_gap(Direction::ToServer, Some(10));
+    g.feed(Direction::ToServer, connect, 2);
+    assert!(g.transactions().is_empty());
+    assert!(!g.wants_data(Direction::ToServer));
+    g.feed(Direction::ToClient, b"\xd0\x00", 3);
+    assert_eq!(g.transactions().len(), 1);
+}
+
+/// MQTT detection: the client's CONNECT, by content on any port.
+#[test]
+fn mqtt_probe() {
+    use Direction::*;
+    let c = b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00";
+    assert_eq!(probe(ToServer, c, 1883), ProbeResult::Mqtt);
+    assert_eq!(probe(ToServer, c, 40000), ProbeResult::Mqtt);
+    assert_eq!(probe(ToServer, &c[..4], 1883), ProbeResult::NeedMore);
+    assert_ne!(
+        probe(ToClient, b"\x20\x02\x00\x00", 1883),
+        ProbeResult::Mqtt
+    );
+    let mut d = ProtocolDetector::new(Transport::Tcp, 1883);
+    assert_eq!(d.feed(ToServer, c), Detection::Detected(AppProto::Mqtt));
 }

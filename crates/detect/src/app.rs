@@ -250,6 +250,10 @@ pub enum TxCheck {
     },
     /// `dcerpc.opnum`: the request's opnum.
     DcerpcOpnum(DceOpnum),
+    /// An integer field of a transaction (`mqtt.type`, `rfb.sectype`,
+    /// `dhcp.leasetime`, `enip_command` ...), as a multi-integer: a
+    /// single-valued field is an array of one.
+    Uint(vigil_applayer::UintField, MultiUint),
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -496,7 +500,12 @@ impl TxCheck {
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
                 m => Err(format!("ftp.reply_received: invalid value '{m}'")),
             },
-            _ => return None,
+            k => {
+                let f = vigil_applayer::UintField::from_keyword(k)?;
+                f.normalize(value)
+                    .and_then(|v| MultiUint::parse(&v, f.max()))
+                    .map(|m| TxCheck::Uint(f, m))
+            }
         })
     }
 
@@ -529,6 +538,10 @@ impl TxCheck {
                 AppProto::Sip,
                 vigil_applayer::SipEvent::from_name(name)?.name(),
             ),
+            "mqtt" => TxCheck::Event(
+                AppProto::Mqtt,
+                vigil_applayer::MqttEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -540,6 +553,7 @@ impl TxCheck {
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
             TxCheck::DcerpcIface { .. } | TxCheck::DcerpcOpnum(_) => AppProto::Dcerpc,
+            TxCheck::Uint(f, _) => f.proto(),
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
@@ -594,6 +608,7 @@ impl TxCheck {
                     *any_frag,
                 )
             }),
+            TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .as_dcerpc()
@@ -695,6 +710,19 @@ fn side(b: BufferId) -> Side {
         // SIP: the version and header buffers exist in both directions.
         SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
         | SipContentLength => Side::Both(AppDir::ToServer),
+        MqttConnectClientId
+        | MqttConnectUsername
+        | MqttConnectPassword
+        | MqttConnectWillTopic
+        | MqttConnectWillMessage
+        | MqttConnectProtocolString
+        | MqttPublishTopic
+        | MqttPublishMessage
+        | MqttSubscribeTopic
+        | MqttUnsubscribeTopic => Side::Both(AppDir::ToServer),
+        RfbName | DhcpVendorClassId | EnipProductName | EnipServiceName => {
+            Side::Both(AppDir::ToServer)
+        }
     }
 }
 
@@ -1022,7 +1050,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 9] = [
+const PROTOS: [AppProto; 13] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1032,6 +1060,10 @@ const PROTOS: [AppProto; 9] = [
     AppProto::Ftp,
     AppProto::Smtp,
     AppProto::Sip,
+    AppProto::Mqtt,
+    AppProto::Rfb,
+    AppProto::Dhcp,
+    AppProto::Enip,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1045,6 +1077,10 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Ftp => 6,
         AppProto::Smtp => 7,
         AppProto::Sip => 8,
+        AppProto::Mqtt => 9,
+        AppProto::Rfb => 10,
+        AppProto::Dhcp => 11,
+        AppProto::Enip => 12,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

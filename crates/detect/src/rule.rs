@@ -302,6 +302,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
+        "mqtt" => (ProtoMatch::Number(6), Some(AppProto::Mqtt)),
         _ => return None,
     })
 }
@@ -323,13 +324,8 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         "ftpbounce" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
         | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" => rule.conditions.iter().all(|c| match c {
-            Condition::NotEvaluable { keyword, value } if keyword == k => value
-                .as_deref()
-                .and_then(|v| crate::app::TxCheck::parse(k, v))
-                .is_some_and(|r| r.is_ok()),
-            _ => true,
-        }),
+        | "ftp.reply_received" => check_evaluable(rule, k),
+        k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -338,6 +334,17 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         }),
         _ => BufferId::from_keyword(k).is_some() || crate::app::transform_supported(k),
     }
+}
+
+/// Whether every use of the check keyword `k` in the rule has a valid value.
+fn check_evaluable(rule: &Rule, k: &str) -> bool {
+    rule.conditions.iter().all(|c| match c {
+        Condition::NotEvaluable { keyword, value } if keyword == k => value
+            .as_deref()
+            .and_then(|v| crate::app::TxCheck::parse(k, v))
+            .is_some_and(|r| r.is_ok()),
+        _ => true,
+    })
 }
 
 /// `app-layer-protocol:[!]<name>`: the test, for the protocols Vigil
