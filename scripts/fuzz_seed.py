@@ -393,6 +393,12 @@ def main():
                                                    (1, b"\x20\x02\x00\x00"),
                                                    (0, b"\x82\x08\x00\x06\x00\x03a/#\x01" + mqtt_pub[:9])])
         + GAP(0) + chunks([(1, b"\x90\x03\x00\x06\x01\xd0\x00")]) + END(0) + END(1))
+    rfb_init = b"\x05\x00\x03\x20\x20\x18\x00\x01\x00\xff\x00\xff\x00\xff\x10\x08\x00\x00\x00\x00\x00\x00\x00\x04desk"
+    add("applayer_rfb", "vnc_auth", chunks([(1, b"RFB 003.008\n"), (0, b"RFB 003.008\n"), (1, b"\x02\x02\x01"), (0, b"\x02"),
+                                           (1, bytes(range(16))), (0, bytes(range(16, 32))), (1, b"\x00\x00\x00\x00"),
+                                           (0, b"\x01"), (1, rfb_init)]))
+    add("applayer_rfb", "v33_gap", chunks([(1, b"RFB 003.003\n"), (0, b"RFB 003.003\n"), (1, b"\x00\x00\x00\x01")])
+        + GAP(1) + chunks([(0, b"\x00"), (1, rfb_init)]) + END(0) + END(1))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -20,6 +20,7 @@
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
 //! | [`mqtt`] | MQTT 3.1/3.1.1/5: control packets with properties, transactions by packet id |
+//! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -44,6 +45,7 @@ pub mod http;
 pub mod mqtt;
 pub mod passive;
 pub mod probe;
+pub mod rfb;
 pub mod sip;
 pub mod ssh;
 mod state;

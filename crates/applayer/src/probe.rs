@@ -24,6 +24,7 @@ pub enum ProbeResult {
     Ssh,
     Sip,
     Mqtt,
+    Rfb,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -43,6 +44,7 @@ impl ProbeResult {
             ProbeResult::Ssh => Some(AppProto::Ssh),
             ProbeResult::Sip => Some(AppProto::Sip),
             ProbeResult::Mqtt => Some(AppProto::Mqtt),
+            ProbeResult::Rfb => Some(AppProto::Rfb),
             _ => None,
         }
     }
@@ -285,6 +287,15 @@ fn probe_mqtt(dir: Direction, data: &[u8]) -> Verdict {
     }
 }
 
+/// RFB: a version line `RFB xxx.yyy\n` either way.
+fn probe_rfb(data: &[u8]) -> Verdict {
+    match crate::rfb::probe_version(data) {
+        Some(true) => Verdict::Yes,
+        Some(false) => Verdict::No,
+        None => Verdict::More,
+    }
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -456,6 +467,7 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
         (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
         (ProbeResult::Sip, sip, &SIP_PORTS[..]),
         (ProbeResult::Mqtt, probe_mqtt(dir, first_bytes), &[1883]),
+        (ProbeResult::Rfb, probe_rfb(first_bytes), &[5900]),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates

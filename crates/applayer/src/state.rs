@@ -124,7 +124,8 @@ impl AppLayerState {
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
             AppProto::Mqtt => AppLayerState::Ext(Box::new(crate::mqtt::MqttState::new(cfg))),
-            AppProto::Rfb | AppProto::Dhcp | AppProto::Enip => {
+            AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
+            AppProto::Dhcp | AppProto::Enip => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {

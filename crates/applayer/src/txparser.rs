@@ -191,6 +191,17 @@ uint_fields! {
 }
 
 impl UintField {
+    /// The one direction the field is inspected in when it belongs to
+    /// one side of the protocol (Suricata's registration): `None` for
+    /// both.
+    pub fn direction(self) -> Option<Direction> {
+        match self {
+            UintField::RfbSectype => Some(Direction::ToServer),
+            UintField::RfbSecresult => Some(Direction::ToClient),
+            _ => None,
+        }
+    }
+
     /// The value of the keyword in the integer syntax of the detection
     /// crate: names become numbers, flag lists a bitmask test
     /// (`&mask=value`), `true`/`false` 1/0. Other text is returned as is.

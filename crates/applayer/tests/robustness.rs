@@ -119,6 +119,16 @@ proptest! {
     }
 
     #[test]
+    fn rfb_never_panics(c in seeded(b"RFB 003.008\nRFB 003.008\n\x01\x02\x02")) {
+        exercise(AppProto::Rfb, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn rfb_arbitrary(c in chunks()) {
+        exercise(AppProto::Rfb, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -675,4 +685,52 @@ fn mqtt_probe() {
     );
     let mut d = ProtocolDetector::new(Transport::Tcp, 1883);
     assert_eq!(d.feed(ToServer, c), Detection::Detected(AppProto::Mqtt));
+}
+
+/// RFB: truncated, oversized, gap-ridden and garbage handshakes; what was
+/// read is kept, anomalies are events, the flow is let go at the end.
+#[test]
+fn rfb_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    s.feed(ToClient, b"RFB 003.008\n", 1);
+    s.feed(ToServer, b"RFB 003.008\n", 2);
+    // Truncated: the type list is cut, then the stream ends.
+    s.feed(ToClient, b"\x03\x02", 3);
+    s.finish(ToClient);
+    assert_eq!(s.transactions().len(), 1);
+    assert!(s.transactions()[0].progress.response_complete);
+    assert!(!s.wants_data(ToServer));
+    assert_eq!(s.eve(0).unwrap()["client_protocol_version"]["minor"], "008");
+    // Garbage instead of a version line.
+    let mut g = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    let ev = g.feed(ToClient, b"HTTP/1.1 200 OK\r\n\r\n", 1);
+    assert_eq!(ev[0].name(), "malformed_message");
+    // Oversized: a client flooding before the server spoke.
+    let mut o = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    let mut names = Vec::new();
+    for _ in 0..64 {
+        names.extend(
+            o.feed(ToServer, &[b'z'; 16 * 1024], 2)
+                .iter()
+                .map(|e| e.name()),
+        );
+    }
+    assert_eq!(names, ["confused_state"]);
+    // A gap: the handshake stops where it was.
+    let mut p = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    p.feed(ToClient, b"RFB 003.0", 1);
+    p.on_gap(ToClient, Some(3));
+    p.feed(ToClient, b"08\n", 2);
+    assert!(p.eve(0).unwrap().get("server_protocol_version").is_none());
+}
+
+/// RFB detection: the version line, from either side.
+#[test]
+fn rfb_probe() {
+    use Direction::*;
+    assert_eq!(probe(ToClient, b"RFB 003.008\n", 5900), ProbeResult::Rfb);
+    assert_eq!(probe(ToServer, b"RFB 003.003\n", 40000), ProbeResult::Rfb);
+    assert_eq!(probe(ToClient, b"RFB 00", 5900), ProbeResult::NeedMore);
+    assert_ne!(probe(ToClient, b"RFB x", 5900), ProbeResult::Rfb);
 }

@@ -542,6 +542,10 @@ impl TxCheck {
                 AppProto::Mqtt,
                 vigil_applayer::MqttEvent::from_name(name)?.name(),
             ),
+            "rfb" => TxCheck::Event(
+                AppProto::Rfb,
+                vigil_applayer::RfbEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -566,6 +570,11 @@ impl TxCheck {
         match self {
             TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
             TxCheck::FtpBounce => Side::Request,
+            TxCheck::Uint(f, _) => match f.direction() {
+                Some(AppDir::ToServer) => Side::Request,
+                Some(AppDir::ToClient) => Side::Response,
+                None => Side::Both(AppDir::ToServer),
+            },
             _ => Side::Both(AppDir::ToServer),
         }
     }
@@ -720,9 +729,8 @@ fn side(b: BufferId) -> Side {
         | MqttPublishMessage
         | MqttSubscribeTopic
         | MqttUnsubscribeTopic => Side::Both(AppDir::ToServer),
-        RfbName | DhcpVendorClassId | EnipProductName | EnipServiceName => {
-            Side::Both(AppDir::ToServer)
-        }
+        RfbName => Side::Response,
+        DhcpVendorClassId | EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
     }
 }
 

@@ -303,6 +303,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
         "mqtt" => (ProtoMatch::Number(6), Some(AppProto::Mqtt)),
+        "rfb" => (ProtoMatch::Number(6), Some(AppProto::Rfb)),
         _ => return None,
     })
 }

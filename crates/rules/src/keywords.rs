@@ -832,6 +832,10 @@ const EVALUATED: &[&str] = &[
     "mqtt.publish.message",
     "mqtt.subscribe.topic",
     "mqtt.unsubscribe.topic",
+    // RFB
+    "rfb.name",
+    "rfb.sectype",
+    "rfb.secresult",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
