@@ -399,6 +399,12 @@ def main():
                                            (0, b"\x01"), (1, rfb_init)]))
     add("applayer_rfb", "v33_gap", chunks([(1, b"RFB 003.003\n"), (0, b"RFB 003.003\n"), (1, b"\x00\x00\x00\x01")])
         + GAP(1) + chunks([(0, b"\x00"), (1, rfb_init)]) + END(0) + END(1))
+    def dhcp_msg(op, opts):
+        return bytes([op, 1, 6, 0]) + b"\x01\x02\x03\x04" + bytes(20) + b"\x00\x11\x22\x33\x44\x55" + bytes(202) \
+            + b"\x63\x82\x53\x63" + opts
+    add("applayer_dhcp", "request_ack", chunks([(0, dhcp_msg(1, b"\x35\x01\x03\x0c\x04nas1\x37\x02\x01\x03\xff")),
+                                               (1, dhcp_msg(2, b"\x35\x01\x05\x33\x04\x00\x00\x0e\x10\x03\x04\x0a\x00\x00\x01\xff"))]))
+    add("applayer_dhcp", "truncated", chunks([(0, dhcp_msg(1, b"\x3c\x09abc"))]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

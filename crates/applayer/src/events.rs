@@ -202,14 +202,6 @@ event_enum! {
     }
 }
 
-event_enum! {
-    /// ENIP events (Suricata's `rust/src/enip`).
-    EnipEvent {
-        TooManyTransactions => "too_many_transactions",
-        InvalidPdu => "invalid_pdu",
-    }
-}
-
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,7 +215,6 @@ pub enum AppLayerEvent {
     Mqtt(MqttEvent, Option<TxId>),
     Rfb(RfbEvent, Option<TxId>),
     Dhcp(DhcpEvent, Option<TxId>),
-    Enip(EnipEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -238,7 +229,6 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(..) => AppProto::Mqtt,
             AppLayerEvent::Rfb(..) => AppProto::Rfb,
             AppLayerEvent::Dhcp(..) => AppProto::Dhcp,
-            AppLayerEvent::Enip(..) => AppProto::Enip,
         }
     }
 
@@ -254,7 +244,6 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(e, _) => e.name(),
             AppLayerEvent::Rfb(e, _) => e.name(),
             AppLayerEvent::Dhcp(e, _) => e.name(),
-            AppLayerEvent::Enip(e, _) => e.name(),
         }
     }
 
@@ -269,8 +258,7 @@ impl AppLayerEvent {
             | AppLayerEvent::Sip(_, t)
             | AppLayerEvent::Mqtt(_, t)
             | AppLayerEvent::Rfb(_, t)
-            | AppLayerEvent::Dhcp(_, t)
-            | AppLayerEvent::Enip(_, t) => *t,
+            | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }
 

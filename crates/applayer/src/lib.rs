@@ -21,6 +21,7 @@
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
 //! | [`mqtt`] | MQTT 3.1/3.1.1/5: control packets with properties, transactions by packet id |
 //! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
+//! | [`dhcp`] | DHCP over UDP: one transaction per message, options |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -38,6 +39,7 @@
 //! output crate places in events. It never panics on any input.
 
 pub mod dcerpc;
+pub mod dhcp;
 pub mod dns;
 mod events;
 pub mod ftp;
@@ -54,8 +56,8 @@ pub mod transforms;
 mod txparser;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, HttpEvent, MqttEvent,
-    RfbEvent, SipEvent, TlsEvent,
+    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, HttpEvent, MqttEvent, RfbEvent,
+    SipEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -100,7 +102,6 @@ pub enum AppProto {
     Mqtt,
     Rfb,
     Dhcp,
-    Enip,
 }
 
 impl AppProto {
@@ -120,7 +121,6 @@ impl AppProto {
             AppProto::Mqtt => "mqtt",
             AppProto::Rfb => "rfb",
             AppProto::Dhcp => "dhcp",
-            AppProto::Enip => "enip",
         }
     }
 }
@@ -299,7 +299,7 @@ pub enum BufferId {
     SipContentType,
     /// Multi-buffer: each `Content-Length` (`l`) header.
     SipContentLength,
-    /// MQTT, RFB, DHCP and ENIP buffers (`mqtt.connect.clientid` ...;
+    /// MQTT, RFB and DHCP buffers (`mqtt.connect.clientid` ...;
     /// `mqtt.subscribe.topic` and `mqtt.unsubscribe.topic` are multi-buffers).
     MqttConnectClientId,
     MqttConnectUsername,
@@ -313,8 +313,6 @@ pub enum BufferId {
     MqttUnsubscribeTopic,
     RfbName,
     DhcpVendorClassId,
-    EnipProductName,
-    EnipServiceName,
 }
 
 impl BufferId {
@@ -402,8 +400,6 @@ impl BufferId {
         BufferId::MqttUnsubscribeTopic,
         BufferId::RfbName,
         BufferId::DhcpVendorClassId,
-        BufferId::EnipProductName,
-        BufferId::EnipServiceName,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -432,7 +428,6 @@ impl BufferId {
             | MqttUnsubscribeTopic => AppProto::Mqtt,
             RfbName => AppProto::Rfb,
             DhcpVendorClassId => AppProto::Dhcp,
-            EnipProductName | EnipServiceName => AppProto::Enip,
             _ => AppProto::Http,
         }
     }
@@ -549,8 +544,6 @@ impl BufferId {
             "mqtt.unsubscribe.topic" => MqttUnsubscribeTopic,
             "rfb.name" => RfbName,
             "dhcp.vendor_class_id" => DhcpVendorClassId,
-            "enip.product_name" => EnipProductName,
-            "enip.service_name" => EnipServiceName,
             _ => return None,
         })
     }

@@ -25,6 +25,7 @@ pub enum ProbeResult {
     Sip,
     Mqtt,
     Rfb,
+    Dhcp,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -45,6 +46,7 @@ impl ProbeResult {
             ProbeResult::Sip => Some(AppProto::Sip),
             ProbeResult::Mqtt => Some(AppProto::Mqtt),
             ProbeResult::Rfb => Some(AppProto::Rfb),
+            ProbeResult::Dhcp => Some(AppProto::Dhcp),
             _ => None,
         }
     }
@@ -493,6 +495,10 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
         && (dir == Direction::ToClient || sip_request_line(datagram))
     {
         return ProbeResult::Sip;
+    }
+    // DHCP (Suricata's ports 67/68): a BOOTP header with the cookie.
+    if matches!(port_hint, 67 | 68) && crate::dhcp::probe(datagram) {
+        return ProbeResult::Dhcp;
     }
     let strict = port_hint != 53;
     if !dns_header_ok(datagram, Some(dir), strict) {

@@ -86,7 +86,7 @@ pub enum AppLayerState {
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
     Sip(Box<SipState>),
-    /// MQTT, RFB, DHCP, ENIP: parsers behind `TxParser` (crate-private).
+    /// MQTT, RFB, DHCP: parsers behind `TxParser` (crate-private).
     #[allow(private_interfaces)]
     Ext(Box<dyn TxParser>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
@@ -125,9 +125,7 @@ impl AppLayerState {
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
             AppProto::Mqtt => AppLayerState::Ext(Box::new(crate::mqtt::MqttState::new(cfg))),
             AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
-            AppProto::Dhcp | AppProto::Enip => {
-                AppLayerState::Passive(Box::new(PassiveState::new(proto)))
-            }
+            AppProto::Dhcp => AppLayerState::Ext(Box::new(crate::dhcp::DhcpState::new(cfg))),
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -497,8 +495,8 @@ impl AppLayerState {
         }
     }
 
-    /// The values of an integer field of a transaction (MQTT, RFB, DHCP,
-    /// ENIP keywords), for the direction inspected; empty when absent.
+    /// The values of an integer field of a transaction (MQTT, RFB and
+    /// DHCP keywords), for the direction inspected; empty when absent.
     pub fn uints(&self, tx: TxId, field: crate::UintField, dir: Direction) -> Vec<u64> {
         match self {
             AppLayerState::Ext(s) if s.proto() == field.proto() => s.uints(tx, field, dir),

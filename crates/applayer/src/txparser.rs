@@ -1,4 +1,4 @@
-//! The parsers behind one interface: MQTT, RFB, DHCP and ENIP plug into
+//! The parsers behind one interface: MQTT, RFB and DHCP plug into
 //! [`crate::AppLayerState`] as one variant through [`TxParser`], and
 //! expose their integer fields to detection by [`UintField`] (one generic
 //! check in the detection crate instead of one per keyword).
@@ -132,7 +132,6 @@ macro_rules! uint_fields {
             pub fn from_keyword(kw: &str) -> Option<UintField> {
                 Some(match kw {
                     $($kw => UintField::$v,)*
-                    "enip.command" => UintField::EnipCommand,
                     _ => return None,
                 })
             }
@@ -172,22 +171,6 @@ uint_fields! {
     DhcpLeasetime => "dhcp.leasetime", Dhcp, u64::MAX, NONE;
     DhcpRebindingTime => "dhcp.rebinding_time", Dhcp, u64::MAX, NONE;
     DhcpRenewalTime => "dhcp.renewal_time", Dhcp, u64::MAX, NONE;
-    EnipCommand => "enip_command", Enip, 65535, NONE;
-    EnipStatus => "enip.status", Enip, u32::MAX as u64, NONE;
-    EnipProtocolVersion => "enip.protocol_version", Enip, 65535, NONE;
-    EnipCipAttribute => "enip.cip_attribute", Enip, u32::MAX as u64, NONE;
-    EnipCipInstance => "enip.cip_instance", Enip, u32::MAX as u64, NONE;
-    EnipCipClass => "enip.cip_class", Enip, u32::MAX as u64, NONE;
-    EnipCipExtendedStatus => "enip.cip_extendedstatus", Enip, 65535, NONE;
-    EnipRevision => "enip.revision", Enip, 65535, NONE;
-    EnipIdentityStatus => "enip.identity_status", Enip, 65535, NONE;
-    EnipState => "enip.state", Enip, 255, NONE;
-    EnipSerial => "enip.serial", Enip, u32::MAX as u64, NONE;
-    EnipProductCode => "enip.product_code", Enip, 65535, NONE;
-    EnipDeviceType => "enip.device_type", Enip, 65535, NONE;
-    EnipVendorId => "enip.vendor_id", Enip, 65535, NONE;
-    EnipCapabilities => "enip.capabilities", Enip, 65535, NONE;
-    EnipCipStatus => "enip.cip_status", Enip, 255, NONE;
 }
 
 impl UintField {
@@ -279,10 +262,6 @@ mod tests {
             "0"
         );
         assert_eq!(UintField::RfbSecresult.normalize("ok").unwrap(), "0");
-        assert_eq!(
-            UintField::from_keyword("enip.command"),
-            Some(UintField::EnipCommand)
-        );
     }
 
     #[test]

@@ -129,6 +129,16 @@ proptest! {
     }
 
     #[test]
+    fn dhcp_never_panics(c in seeded(b"\x01\x01\x06\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x63\x82\x53\x63\x35\x01\x03")) {
+        exercise(AppProto::Dhcp, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn dhcp_arbitrary(c in chunks()) {
+        exercise(AppProto::Dhcp, Transport::Udp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -733,4 +743,64 @@ fn rfb_probe() {
     assert_eq!(probe(ToServer, b"RFB 003.003\n", 40000), ProbeResult::Rfb);
     assert_eq!(probe(ToClient, b"RFB 00", 5900), ProbeResult::NeedMore);
     assert_ne!(probe(ToClient, b"RFB x", 5900), ProbeResult::Rfb);
+}
+
+/// A DHCP message of `op` with the given options after the cookie.
+fn dhcp_message(op: u8, opts: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; 240];
+    b[0] = op;
+    b[2] = 6;
+    b[236..240].copy_from_slice(&[0x63, 0x82, 0x53, 0x63]);
+    b.extend_from_slice(opts);
+    b
+}
+
+/// DHCP: truncated, oversized and garbage datagrams; each is a
+/// transaction of its direction, anomalies are events.
+#[test]
+fn dhcp_truncated_oversized_garbage() {
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Dhcp, Transport::Udp);
+    // Truncated options: what came before the cut is kept.
+    let ev = s.feed(
+        ToClient,
+        &dhcp_message(2, b"\x35\x01\x05\x33\x04\x00\x00"),
+        1,
+    );
+    assert_eq!(ev[0].name(), "truncated_options");
+    assert_eq!(s.eve(0).unwrap()["dhcp_type"], "ack");
+    assert!(s.uints(0, UintField::DhcpLeasetime, ToClient).is_empty());
+    // Garbage.
+    let ev = s.feed(ToServer, b"\xde\xad", 2);
+    assert_eq!(ev[0].name(), "malformed_options");
+    // Oversized: 64 KiB of options, each parsed, none kept past the
+    // datagram.
+    let mut opts = Vec::new();
+    while opts.len() < 65_000 {
+        opts.extend_from_slice(b"\x3c\x05abcde");
+    }
+    let ev = s.feed(ToServer, &dhcp_message(1, &opts), 3);
+    assert!(ev.is_empty());
+    assert_eq!(
+        s.buffer(2, BufferId::DhcpVendorClassId, ToServer),
+        Some(&b"abcde"[..])
+    );
+    // Gaps and ends do nothing to a datagram protocol.
+    s.on_gap(ToServer, None);
+    s.finish(ToServer);
+    assert_eq!(s.transactions().len(), 3);
+}
+
+/// DHCP detection: the BOOTP header and cookie on ports 67/68.
+#[test]
+fn dhcp_probe() {
+    use Direction::*;
+    let m = dhcp_message(1, b"\xff");
+    assert_eq!(probe_udp(ToServer, &m, 67), ProbeResult::Dhcp);
+    assert_eq!(
+        probe_udp(ToClient, &dhcp_message(2, b""), 68),
+        ProbeResult::Dhcp
+    );
+    assert_ne!(probe_udp(ToServer, &m, 5353), ProbeResult::Dhcp);
+    assert_ne!(probe_udp(ToServer, &m[..100], 67), ProbeResult::Dhcp);
 }

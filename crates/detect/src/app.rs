@@ -542,6 +542,10 @@ impl TxCheck {
                 AppProto::Mqtt,
                 vigil_applayer::MqttEvent::from_name(name)?.name(),
             ),
+            "dhcp" => TxCheck::Event(
+                AppProto::Dhcp,
+                vigil_applayer::DhcpEvent::from_name(name)?.name(),
+            ),
             "rfb" => TxCheck::Event(
                 AppProto::Rfb,
                 vigil_applayer::RfbEvent::from_name(name)?.name(),
@@ -730,7 +734,7 @@ fn side(b: BufferId) -> Side {
         | MqttSubscribeTopic
         | MqttUnsubscribeTopic => Side::Both(AppDir::ToServer),
         RfbName => Side::Response,
-        DhcpVendorClassId | EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
+        DhcpVendorClassId => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -765,6 +769,7 @@ pub(crate) fn spec_directions(
             | AppProto::Dcerpc
             | AppProto::Ftp
             | AppProto::Sip
+            | AppProto::Dhcp
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1058,7 +1063,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 13] = [
+const PROTOS: [AppProto; 12] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1071,7 +1076,6 @@ const PROTOS: [AppProto; 13] = [
     AppProto::Mqtt,
     AppProto::Rfb,
     AppProto::Dhcp,
-    AppProto::Enip,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1088,7 +1092,6 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Mqtt => 9,
         AppProto::Rfb => 10,
         AppProto::Dhcp => 11,
-        AppProto::Enip => 12,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

@@ -836,6 +836,11 @@ const EVALUATED: &[&str] = &[
     "rfb.name",
     "rfb.sectype",
     "rfb.secresult",
+    // DHCP
+    "dhcp.leasetime",
+    "dhcp.rebinding_time",
+    "dhcp.renewal_time",
+    "dhcp.vendor_class_id",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
