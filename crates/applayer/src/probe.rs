@@ -277,9 +277,11 @@ fn sip_request_line(data: &[u8]) -> bool {
     line.ends_with(b" SIP/2.0")
 }
 
-/// MQTT (Suricata's probe): the client's CONNECT.
-fn probe_mqtt(dir: Direction, data: &[u8]) -> Verdict {
-    if dir != Direction::ToServer {
+/// MQTT (Suricata's probe, which runs on its port only, 1883): the
+/// client's CONNECT. On dev-mix, by content on any port found 23 MQTT
+/// transactions on port 17501 that the peer does not parse.
+fn probe_mqtt(dir: Direction, data: &[u8], port: u16) -> Verdict {
+    if dir != Direction::ToServer || port != 1883 {
         return Verdict::No;
     }
     match crate::mqtt::probe_connect(data) {
@@ -468,7 +470,11 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
         (ProbeResult::Ftp, ftp, &[21]),
         (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
         (ProbeResult::Sip, sip, &SIP_PORTS[..]),
-        (ProbeResult::Mqtt, probe_mqtt(dir, first_bytes), &[1883]),
+        (
+            ProbeResult::Mqtt,
+            probe_mqtt(dir, first_bytes, dst_port_hint),
+            &[1883],
+        ),
         (ProbeResult::Rfb, probe_rfb(first_bytes), &[5900]),
     ];
     // The protocol the port suggests wins when it accepts.

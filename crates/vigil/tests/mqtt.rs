@@ -1,6 +1,6 @@
 //! MQTT end to end: a crafted capture (MQTT 5 CONNECT/CONNACK, a QoS 1
 //! PUBLISH and its PUBACK, SUBSCRIBE/SUBACK, packets split across
-//! segments, on a port that is not MQTT's) through the `vigil` binary to
+//! segments, on MQTT's port) through the `vigil` binary to
 //! alerts and EVE `mqtt` records.
 
 use std::net::SocketAddr;
@@ -24,7 +24,7 @@ const SUBACK: &[u8] = b"\x90\x05\x00\x06\x00\x01\x00";
 fn capture() -> Vec<TimedFrame> {
     let mut t = TcpSession::new(
         "10.2.0.1:41000".parse::<SocketAddr>().unwrap(),
-        "10.2.0.2:8883".parse::<SocketAddr>().unwrap(),
+        "10.2.0.2:1883".parse::<SocketAddr>().unwrap(),
     )
     .start_at((1_700_000_000, 0))
     .with_mss(7);
