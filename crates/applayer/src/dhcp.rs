@@ -2,9 +2,11 @@
 //! transaction of its own direction (a client's request to the server, a
 //! server's reply to the client), made of the BOOTP header and the DHCP
 //! options after the magic cookie. Options that run past the datagram
-//! raise `truncated_options`; a header too short or without the magic
-//! cookie `malformed_options` (the transaction is still made, to carry
-//! the event). The `dhcp` object is Suricata's extended one.
+//! raise `truncated_options`; a header too short `malformed_options`
+//! (the transaction is still made, to carry the event). As in Suricata
+//! the magic cookie is not checked once the flow is DHCP (detection
+//! checks it): on dev-mix three discovers without it are the peer's
+//! records. The `dhcp` object is Suricata's extended one.
 
 use std::net::Ipv4Addr;
 
@@ -227,10 +229,10 @@ impl DhcpTx {
     }
 }
 
-/// Parses a datagram: the header (`None` when short or without the
-/// magic cookie) and the options; the event, if any.
+/// Parses a datagram: the header (`None` when short) and the options;
+/// the event, if any.
 pub fn parse(b: &[u8]) -> (Option<Header>, Vec<DhcpOption>, Option<DhcpEvent>) {
-    if b.len() < HEADER_LEN || b[236..240] != MAGIC {
+    if b.len() < HEADER_LEN {
         return (None, Vec::new(), Some(DhcpEvent::MalformedOptions));
     }
     let mut chaddr = [0u8; 16];
@@ -472,19 +474,18 @@ pub(crate) mod tests {
         );
         assert_eq!(s.tx(0).unwrap().eve()["dhcp_type"], "discover");
         ev.clear();
-        // A short datagram, one without the cookie.
+        // A short datagram; one without the cookie still parses (the
+        // cookie is for detection).
         s.feed(Direction::ToServer, b"\x01\x01\x06", 2, &mut ev);
-        let mut nocookie = message(1, [0; 4], b"");
+        let mut nocookie = message(1, [0; 4], b"\x35\x01\x01\xff");
         nocookie[236] = 0;
         s.feed(Direction::ToServer, &nocookie, 3, &mut ev);
         assert_eq!(
             ev,
-            vec![
-                AppLayerEvent::Dhcp(DhcpEvent::MalformedOptions, Some(1)),
-                AppLayerEvent::Dhcp(DhcpEvent::MalformedOptions, Some(2)),
-            ]
+            vec![AppLayerEvent::Dhcp(DhcpEvent::MalformedOptions, Some(1))]
         );
         assert_eq!(s.tx(1).unwrap().eve(), serde_json::json!({}));
+        assert_eq!(s.tx(2).unwrap().eve()["dhcp_type"], "discover");
         assert!(probe(&message(2, [0; 4], b"\xff")));
         assert!(!probe(&nocookie));
         assert!(!probe(b"\x01"));
