@@ -395,6 +395,27 @@ def main():
     add("applayer_http2", "prior_knowledge", chunks([(0, h2_client), (1, h2_server)]))
     add("applayer_http2", "split_gap",
         chunks([(0, h2_client[:30]), (1, h2_server[:20])]) + GAP(1) + chunks([(0, h2_client[30:]), (1, h2_server)]) + END(0))
+    mqtt_connect = b"\x10\x2f\x00\x04MQTT\x05\xc2\x00\x3c\x03\x21\x00\x14\x00\x13myvoiceismypassport\x00\x04user\x00\x04pass"
+    mqtt_connack = b"\x20\x08\x00\x86\x05\x22\x00\x0a\x21\x00\x14"
+    mqtt_pub = b"\x32\x14\x00\x06topicX\x00\x07\x00baabaablack"
+    add("applayer_mqtt", "connect_publish", chunks([(0, mqtt_connect), (1, mqtt_connack), (0, mqtt_pub),
+                                                     (1, b"\x40\x03\x00\x07\x00")]))
+    add("applayer_mqtt", "subscribe_gap", chunks([(0, b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00"),
+                                                   (1, b"\x20\x02\x00\x00"),
+                                                   (0, b"\x82\x08\x00\x06\x00\x03a/#\x01" + mqtt_pub[:9])])
+        + GAP(0) + chunks([(1, b"\x90\x03\x00\x06\x01\xd0\x00")]) + END(0) + END(1))
+    rfb_init = b"\x05\x00\x03\x20\x20\x18\x00\x01\x00\xff\x00\xff\x00\xff\x10\x08\x00\x00\x00\x00\x00\x00\x00\x04desk"
+    add("applayer_rfb", "vnc_auth", chunks([(1, b"RFB 003.008\n"), (0, b"RFB 003.008\n"), (1, b"\x02\x02\x01"), (0, b"\x02"),
+                                           (1, bytes(range(16))), (0, bytes(range(16, 32))), (1, b"\x00\x00\x00\x00"),
+                                           (0, b"\x01"), (1, rfb_init)]))
+    add("applayer_rfb", "v33_gap", chunks([(1, b"RFB 003.003\n"), (0, b"RFB 003.003\n"), (1, b"\x00\x00\x00\x01")])
+        + GAP(1) + chunks([(0, b"\x00"), (1, rfb_init)]) + END(0) + END(1))
+    def dhcp_msg(op, opts):
+        return bytes([op, 1, 6, 0]) + b"\x01\x02\x03\x04" + bytes(20) + b"\x00\x11\x22\x33\x44\x55" + bytes(202) \
+            + b"\x63\x82\x53\x63" + opts
+    add("applayer_dhcp", "request_ack", chunks([(0, dhcp_msg(1, b"\x35\x01\x03\x0c\x04nas1\x37\x02\x01\x03\xff")),
+                                               (1, dhcp_msg(2, b"\x35\x01\x05\x33\x04\x00\x00\x0e\x10\x03\x04\x0a\x00\x00\x01\xff"))]))
+    add("applayer_dhcp", "truncated", chunks([(0, dhcp_msg(1, b"\x3c\x09abc"))]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -190,6 +190,43 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// MQTT events (Suricata's `rust/src/mqtt`).
+    MqttEvent {
+        MissingConnect => "missing_connect",
+        MissingPublish => "missing_publish",
+        MissingSubscribe => "missing_subscribe",
+        MissingUnsubscribe => "missing_unsubscribe",
+        DoubleConnect => "double_connect",
+        UnintroducedMessage => "unintroduced_message",
+        InvalidQosLevel => "invalid_qos_level",
+        MissingMsgId => "missing_msg_id",
+        UnassignedMsgType => "unassigned_msg_type",
+        TooManyTransactions => "too_many_transactions",
+        MalformedTraffic => "malformed_traffic",
+    }
+}
+
+event_enum! {
+    /// RFB events (Suricata's `rust/src/rfb`).
+    RfbEvent {
+        UnimplementedSecurityType => "unimplemented_security_type",
+        UnknownSecurityResult => "unknown_security_result",
+        MalformedMessage => "malformed_message",
+        ConfusedState => "confused_state",
+    }
+}
+
+event_enum! {
+    /// DHCP events (Suricata's `rust/src/dhcp`).
+    DhcpEvent {
+        TruncatedOptions => "truncated_options",
+        MalformedOptions => "malformed_options",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +238,9 @@ pub enum AppLayerEvent {
     Ftp(FtpEvent, Option<TxId>),
     Sip(SipEvent, Option<TxId>),
     Http2(Http2Event, Option<TxId>),
+    Mqtt(MqttEvent, Option<TxId>),
+    Rfb(RfbEvent, Option<TxId>),
+    Dhcp(DhcpEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -213,6 +253,9 @@ impl AppLayerEvent {
             AppLayerEvent::Ftp(..) => AppProto::Ftp,
             AppLayerEvent::Sip(..) => AppProto::Sip,
             AppLayerEvent::Http2(..) => AppProto::Http2,
+            AppLayerEvent::Mqtt(..) => AppProto::Mqtt,
+            AppLayerEvent::Rfb(..) => AppProto::Rfb,
+            AppLayerEvent::Dhcp(..) => AppProto::Dhcp,
         }
     }
 
@@ -226,6 +269,9 @@ impl AppLayerEvent {
             AppLayerEvent::Ftp(e, _) => e.name(),
             AppLayerEvent::Sip(e, _) => e.name(),
             AppLayerEvent::Http2(e, _) => e.name(),
+            AppLayerEvent::Mqtt(e, _) => e.name(),
+            AppLayerEvent::Rfb(e, _) => e.name(),
+            AppLayerEvent::Dhcp(e, _) => e.name(),
         }
     }
 
@@ -239,6 +285,7 @@ impl AppLayerEvent {
             | AppLayerEvent::Ftp(_, t)
             | AppLayerEvent::Sip(_, t)
             | AppLayerEvent::Http2(_, t) => *t,
+            AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }
 

@@ -20,6 +20,9 @@
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
+//! | [`mqtt`] | MQTT 3.1/3.1.1/5: control packets with properties, transactions by packet id |
+//! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
+//! | [`dhcp`] | DHCP over UDP: one transaction per message, options |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -37,24 +40,30 @@
 //! output crate places in events. It never panics on any input.
 
 pub mod dcerpc;
+pub mod dhcp;
 pub mod dns;
 mod events;
 pub mod ftp;
 pub mod http;
 pub mod http2;
+pub mod mqtt;
 pub mod passive;
 pub mod probe;
+pub mod rfb;
 pub mod sip;
 pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
+mod txparser;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, SipEvent, TlsEvent,
+    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, MqttEvent,
+    RfbEvent, SipEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
+pub use txparser::UintField;
 
 /// Which way data flows, as Suricata's `to_server` / `to_client`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,6 +103,9 @@ pub enum AppProto {
     Sip,
     /// HTTP/2 in clear text.
     Http2,
+    Mqtt,
+    Rfb,
+    Dhcp,
 }
 
 impl AppProto {
@@ -111,6 +123,9 @@ impl AppProto {
             AppProto::Ssh => "ssh",
             AppProto::Sip => "sip",
             AppProto::Http2 => "http2",
+            AppProto::Mqtt => "mqtt",
+            AppProto::Rfb => "rfb",
+            AppProto::Dhcp => "dhcp",
         }
     }
 }
@@ -293,6 +308,20 @@ pub enum BufferId {
     Http2HeaderName,
     /// Multi-buffer `http2.header`: each `name: value` of the side.
     Http2Header,
+    /// MQTT, RFB and DHCP buffers (`mqtt.connect.clientid` ...;
+    /// `mqtt.subscribe.topic` and `mqtt.unsubscribe.topic` are multi-buffers).
+    MqttConnectClientId,
+    MqttConnectUsername,
+    MqttConnectPassword,
+    MqttConnectWillTopic,
+    MqttConnectWillMessage,
+    MqttConnectProtocolString,
+    MqttPublishTopic,
+    MqttPublishMessage,
+    MqttSubscribeTopic,
+    MqttUnsubscribeTopic,
+    RfbName,
+    DhcpVendorClassId,
 }
 
 impl BufferId {
@@ -370,6 +399,18 @@ impl BufferId {
         BufferId::SipContentLength,
         BufferId::Http2HeaderName,
         BufferId::Http2Header,
+        BufferId::MqttConnectClientId,
+        BufferId::MqttConnectUsername,
+        BufferId::MqttConnectPassword,
+        BufferId::MqttConnectWillTopic,
+        BufferId::MqttConnectWillMessage,
+        BufferId::MqttConnectProtocolString,
+        BufferId::MqttPublishTopic,
+        BufferId::MqttPublishMessage,
+        BufferId::MqttSubscribeTopic,
+        BufferId::MqttUnsubscribeTopic,
+        BufferId::RfbName,
+        BufferId::DhcpVendorClassId,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -387,6 +428,18 @@ impl BufferId {
             | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
             | SipContentLength => AppProto::Sip,
             Http2HeaderName | Http2Header => AppProto::Http2,
+            MqttConnectClientId
+            | MqttConnectUsername
+            | MqttConnectPassword
+            | MqttConnectWillTopic
+            | MqttConnectWillMessage
+            | MqttConnectProtocolString
+            | MqttPublishTopic
+            | MqttPublishMessage
+            | MqttSubscribeTopic
+            | MqttUnsubscribeTopic => AppProto::Mqtt,
+            RfbName => AppProto::Rfb,
+            DhcpVendorClassId => AppProto::Dhcp,
             _ => AppProto::Http,
         }
     }
@@ -414,6 +467,8 @@ impl BufferId {
                 | SipContentLength
                 | Http2HeaderName
                 | Http2Header
+                | MqttSubscribeTopic
+                | MqttUnsubscribeTopic
         )
     }
 
@@ -493,6 +548,18 @@ impl BufferId {
             "sip.content_length" => SipContentLength,
             "http2.header_name" => Http2HeaderName,
             "http2.header" => Http2Header,
+            "mqtt.connect.clientid" => MqttConnectClientId,
+            "mqtt.connect.username" => MqttConnectUsername,
+            "mqtt.connect.password" => MqttConnectPassword,
+            "mqtt.connect.willtopic" => MqttConnectWillTopic,
+            "mqtt.connect.willmessage" => MqttConnectWillMessage,
+            "mqtt.connect.protocol_string" => MqttConnectProtocolString,
+            "mqtt.publish.topic" => MqttPublishTopic,
+            "mqtt.publish.message" => MqttPublishMessage,
+            "mqtt.subscribe.topic" => MqttSubscribeTopic,
+            "mqtt.unsubscribe.topic" => MqttUnsubscribeTopic,
+            "rfb.name" => RfbName,
+            "dhcp.vendor_class_id" => DhcpVendorClassId,
             _ => return None,
         })
     }

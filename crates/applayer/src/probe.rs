@@ -24,6 +24,9 @@ pub enum ProbeResult {
     Ssh,
     Sip,
     Http2,
+    Mqtt,
+    Rfb,
+    Dhcp,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -43,6 +46,9 @@ impl ProbeResult {
             ProbeResult::Ssh => Some(AppProto::Ssh),
             ProbeResult::Sip => Some(AppProto::Sip),
             ProbeResult::Http2 => Some(AppProto::Http2),
+            ProbeResult::Mqtt => Some(AppProto::Mqtt),
+            ProbeResult::Rfb => Some(AppProto::Rfb),
+            ProbeResult::Dhcp => Some(AppProto::Dhcp),
             _ => None,
         }
     }
@@ -273,6 +279,29 @@ fn sip_request_line(data: &[u8]) -> bool {
     line.ends_with(b" SIP/2.0")
 }
 
+/// MQTT (Suricata's probe, which runs on its port only, 1883): the
+/// client's CONNECT. On dev-mix, by content on any port found 23 MQTT
+/// transactions on port 17501 that the peer does not parse.
+fn probe_mqtt(dir: Direction, data: &[u8], port: u16) -> Verdict {
+    if dir != Direction::ToServer || port != 1883 {
+        return Verdict::No;
+    }
+    match crate::mqtt::probe_connect(data) {
+        Some(true) => Verdict::Yes,
+        Some(false) => Verdict::No,
+        None => Verdict::More,
+    }
+}
+
+/// RFB: a version line `RFB xxx.yyy\n` either way.
+fn probe_rfb(data: &[u8]) -> Verdict {
+    match crate::rfb::probe_version(data) {
+        Some(true) => Verdict::Yes,
+        Some(false) => Verdict::No,
+        None => Verdict::More,
+    }
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -452,6 +481,12 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             },
             &[],
         ),
+        (
+            ProbeResult::Mqtt,
+            probe_mqtt(dir, first_bytes, dst_port_hint),
+            &[1883],
+        ),
+        (ProbeResult::Rfb, probe_rfb(first_bytes), &[5900]),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -477,6 +512,10 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
         && (dir == Direction::ToClient || sip_request_line(datagram))
     {
         return ProbeResult::Sip;
+    }
+    // DHCP (Suricata's ports 67/68): a BOOTP header with the cookie.
+    if matches!(port_hint, 67 | 68) && crate::dhcp::probe(datagram) {
+        return ProbeResult::Dhcp;
     }
     let strict = port_hint != 53;
     if !dns_header_ok(datagram, Some(dir), strict) {

@@ -12,6 +12,7 @@ use crate::passive::PassiveState;
 use crate::sip::SipState;
 use crate::ssh::SshState;
 use crate::tls::TlsState;
+use crate::txparser::TxParser;
 use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
 
 /// A transaction's id within its flow: 0, 1, 2 ... in creation order.
@@ -88,6 +89,9 @@ pub enum AppLayerState {
     Sip(Box<SipState>),
     /// HTTP/2 in clear text (prior knowledge or `Upgrade: h2c`).
     Http2(Box<Http2State>),
+    /// MQTT, RFB, DHCP: parsers behind `TxParser` (crate-private).
+    #[allow(private_interfaces)]
+    Ext(Box<dyn TxParser>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -123,6 +127,9 @@ impl AppLayerState {
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
             AppProto::Http2 => AppLayerState::Http2(Box::new(Http2State::new(cfg))),
+            AppProto::Mqtt => AppLayerState::Ext(Box::new(crate::mqtt::MqttState::new(cfg))),
+            AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
+            AppProto::Dhcp => AppLayerState::Ext(Box::new(crate::dhcp::DhcpState::new(cfg))),
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -139,6 +146,7 @@ impl AppLayerState {
             AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Sip(_) => AppProto::Sip,
             AppLayerState::Http2(_) => AppProto::Http2,
+            AppLayerState::Ext(s) => s.proto(),
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -156,6 +164,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Http2(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Ext(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.switch_h2c(ts, &mut ev);
@@ -187,6 +196,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Http2(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Ext(s) => s.common(tx),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -207,6 +217,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Http2(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Ext(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -237,6 +248,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.wants_data(dir),
             AppLayerState::Ftp(s) => s.wants_data(dir),
             AppLayerState::Http2(s) => s.wants_data(dir),
+            AppLayerState::Ext(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -251,6 +263,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             AppLayerState::Sip(s) => s.finish(dir, &mut ev),
             AppLayerState::Http2(s) => s.finish(dir, &mut ev),
+            AppLayerState::Ext(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -303,6 +316,7 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Ext(s) => s.infos().into_iter().map(|(c, p)| info(c, p)).collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -317,6 +331,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Http2(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Ext(s) => s.common_mut(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -327,6 +342,7 @@ impl AppLayerState {
     pub fn tx_dir(&self, tx: TxId) -> Option<Direction> {
         match self {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
+            AppLayerState::Ext(s) => s.tx_dir(tx),
             _ => None,
         }
     }
@@ -382,6 +398,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Ext(s) => {
+                let before = s.infos().len();
+                s.retain(&mut |c, p| !done(c, p));
+                before - s.infos().len()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -399,6 +420,7 @@ impl AppLayerState {
             AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Http2(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Ext(s) => s.buffers(tx, id, dir).into_iter().next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -421,6 +443,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Http2(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Ext(s) => s.buffers(tx, id, dir),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -438,6 +461,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Http2(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Ext(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -529,7 +553,17 @@ impl AppLayerState {
     pub fn side_started(&self, tx: TxId, dir: Direction) -> bool {
         match self {
             AppLayerState::Ftp(s) => s.tx(tx).is_some_and(|t| t.side_started(dir)),
+            AppLayerState::Ext(s) => s.tx_dir(tx).map_or(true, |d| d == dir),
             _ => true,
+        }
+    }
+
+    /// The values of an integer field of a transaction (MQTT, RFB and
+    /// DHCP keywords), for the direction inspected; empty when absent.
+    pub fn uints(&self, tx: TxId, field: crate::UintField, dir: Direction) -> Vec<u64> {
+        match self {
+            AppLayerState::Ext(s) if s.proto() == field.proto() => s.uints(tx, field, dir),
+            _ => Vec::new(),
         }
     }
 

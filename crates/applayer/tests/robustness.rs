@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use vigil_applayer::probe::{Detection, ProtocolDetector};
 use vigil_applayer::{
     probe, probe_udp, transforms, AppLayerState, AppProto, BufferId, Direction, ProbeResult,
-    Transport,
+    Transport, UintField,
 };
 
 /// Feeds chunks alternately to both directions and reads every buffer and
@@ -31,6 +31,9 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
                 let _ = s.buffer(t.id, id, dir);
                 let _ = s.buffers(t.id, id, dir).count();
             }
+        }
+        for &f in UintField::ALL {
+            let _ = s.uints(t.id, f, Direction::ToServer);
         }
         let _ = s.eve(t.id);
     }
@@ -113,6 +116,36 @@ proptest! {
     #[test]
     fn http2_arbitrary(c in chunks()) {
         exercise(AppProto::Http2, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn mqtt_never_panics(c in seeded(b"\x10\x2f\x00\x04MQTT\x05\xc2\x00\x3c\x03\x21\x00\x14")) {
+        exercise(AppProto::Mqtt, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn mqtt_arbitrary(c in chunks()) {
+        exercise(AppProto::Mqtt, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn rfb_never_panics(c in seeded(b"RFB 003.008\nRFB 003.008\n\x01\x02\x02")) {
+        exercise(AppProto::Rfb, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn rfb_arbitrary(c in chunks()) {
+        exercise(AppProto::Rfb, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn dhcp_never_panics(c in seeded(b"\x01\x01\x06\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x63\x82\x53\x63\x35\x01\x03")) {
+        exercise(AppProto::Dhcp, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn dhcp_arbitrary(c in chunks()) {
+        exercise(AppProto::Dhcp, Transport::Udp, &c);
     }
 
     #[test]
@@ -709,4 +742,175 @@ fn http2_probe() {
         probe(ToServer, b"GET / HTTP/1.1\r\n", 80),
         ProbeResult::Http
     );
+}
+
+/// MQTT: truncated, oversized, gap-ridden and garbage input; what parses
+/// is kept, anomalies are events, oversized packets are skipped.
+#[test]
+fn mqtt_truncated_oversized_gap_garbage() {
+    let connect = b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00";
+    let mut s = AppLayerState::new(AppProto::Mqtt, Transport::Tcp);
+    s.feed(Direction::ToServer, connect, 1);
+    s.feed(Direction::ToClient, b"\x20\x02\x00\x00", 2);
+    // Truncated: a PUBLISH cut by the end of the stream.
+    s.feed(Direction::ToServer, b"\x30\x10\x00\x03abc", 3);
+    let ev = s.finish(Direction::ToServer);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].name(), "malformed_traffic");
+    assert_eq!(
+        s.buffer(0, BufferId::MqttConnectProtocolString, Direction::ToServer),
+        Some(&b"MQTT"[..])
+    );
+    // Garbage from the server: unassigned type, then a body that does not
+    // parse; framing holds.
+    let ev = s.feed(Direction::ToClient, b"\x00\x00\x82\x01\x00\xd0\x00", 4);
+    let names: Vec<&str> = ev.iter().map(|e| e.name()).collect();
+    assert_eq!(names, ["unassigned_msg_type", "malformed_traffic"]);
+    assert_eq!(
+        s.uints(4, UintField::MqttType, Direction::ToClient),
+        vec![13]
+    );
+    // Oversized: a 200 MB PUBLISH is skipped without being kept.
+    let mut o = AppLayerState::new(AppProto::Mqtt, Transport::Tcp);
+    o.feed(Direction::ToServer, connect, 1);
+    o.feed(Direction::ToServer, b"\x30\x80\x80\x80\x60", 2);
+    for _ in 0..64 {
+        o.feed(Direction::ToServer, &[b'z'; 16 * 1024], 3);
+    }
+    assert_eq!(o.transactions().len(), 2);
+    assert!(o.eve(1).unwrap().get("truncated").is_some());
+    // A gap: the direction stops, the other goes on.
+    let mut g = AppLayerState::new(AppProto::Mqtt, Transport::Tcp);
+    g.feed(Direction::ToServer, &connect[..5], 1);
+    g.on_gap(Direction::ToServer, Some(10));
+    g.feed(Direction::ToServer, connect, 2);
+    assert!(g.transactions().is_empty());
+    assert!(!g.wants_data(Direction::ToServer));
+    g.feed(Direction::ToClient, b"\xd0\x00", 3);
+    assert_eq!(g.transactions().len(), 1);
+}
+
+/// MQTT detection: the client's CONNECT, on MQTT's port only (as
+/// Suricata's probe).
+#[test]
+fn mqtt_probe() {
+    use Direction::*;
+    let c = b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00";
+    assert_eq!(probe(ToServer, c, 1883), ProbeResult::Mqtt);
+    assert_ne!(probe(ToServer, c, 40000), ProbeResult::Mqtt);
+    assert_eq!(probe(ToServer, &c[..4], 1883), ProbeResult::NeedMore);
+    assert_ne!(
+        probe(ToClient, b"\x20\x02\x00\x00", 1883),
+        ProbeResult::Mqtt
+    );
+    let mut d = ProtocolDetector::new(Transport::Tcp, 1883);
+    assert_eq!(d.feed(ToServer, c), Detection::Detected(AppProto::Mqtt));
+}
+
+/// RFB: truncated, oversized, gap-ridden and garbage handshakes; what was
+/// read is kept, anomalies are events, the flow is let go at the end.
+#[test]
+fn rfb_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    s.feed(ToClient, b"RFB 003.008\n", 1);
+    s.feed(ToServer, b"RFB 003.008\n", 2);
+    // Truncated: the type list is cut, then the stream ends.
+    s.feed(ToClient, b"\x03\x02", 3);
+    s.finish(ToClient);
+    assert_eq!(s.transactions().len(), 1);
+    assert!(s.transactions()[0].progress.response_complete);
+    assert!(!s.wants_data(ToServer));
+    assert_eq!(s.eve(0).unwrap()["client_protocol_version"]["minor"], "008");
+    // Garbage instead of a version line.
+    let mut g = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    let ev = g.feed(ToClient, b"HTTP/1.1 200 OK\r\n\r\n", 1);
+    assert_eq!(ev[0].name(), "malformed_message");
+    // Oversized: a client flooding before the server spoke.
+    let mut o = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    let mut names = Vec::new();
+    for _ in 0..64 {
+        names.extend(
+            o.feed(ToServer, &[b'z'; 16 * 1024], 2)
+                .iter()
+                .map(|e| e.name()),
+        );
+    }
+    assert_eq!(names, ["confused_state"]);
+    // A gap: the handshake stops where it was.
+    let mut p = AppLayerState::new(AppProto::Rfb, Transport::Tcp);
+    p.feed(ToClient, b"RFB 003.0", 1);
+    p.on_gap(ToClient, Some(3));
+    p.feed(ToClient, b"08\n", 2);
+    assert!(p.eve(0).unwrap().get("server_protocol_version").is_none());
+}
+
+/// RFB detection: the version line, from either side.
+#[test]
+fn rfb_probe() {
+    use Direction::*;
+    assert_eq!(probe(ToClient, b"RFB 003.008\n", 5900), ProbeResult::Rfb);
+    assert_eq!(probe(ToServer, b"RFB 003.003\n", 40000), ProbeResult::Rfb);
+    assert_eq!(probe(ToClient, b"RFB 00", 5900), ProbeResult::NeedMore);
+    assert_ne!(probe(ToClient, b"RFB x", 5900), ProbeResult::Rfb);
+}
+
+/// A DHCP message of `op` with the given options after the cookie.
+fn dhcp_message(op: u8, opts: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; 240];
+    b[0] = op;
+    b[2] = 6;
+    b[236..240].copy_from_slice(&[0x63, 0x82, 0x53, 0x63]);
+    b.extend_from_slice(opts);
+    b
+}
+
+/// DHCP: truncated, oversized and garbage datagrams; each is a
+/// transaction of its direction, anomalies are events.
+#[test]
+fn dhcp_truncated_oversized_garbage() {
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Dhcp, Transport::Udp);
+    // Truncated options: what came before the cut is kept.
+    let ev = s.feed(
+        ToClient,
+        &dhcp_message(2, b"\x35\x01\x05\x33\x04\x00\x00"),
+        1,
+    );
+    assert_eq!(ev[0].name(), "truncated_options");
+    assert_eq!(s.eve(0).unwrap()["dhcp_type"], "ack");
+    assert!(s.uints(0, UintField::DhcpLeasetime, ToClient).is_empty());
+    // Garbage.
+    let ev = s.feed(ToServer, b"\xde\xad", 2);
+    assert_eq!(ev[0].name(), "malformed_options");
+    // Oversized: 64 KiB of options, each parsed, none kept past the
+    // datagram.
+    let mut opts = Vec::new();
+    while opts.len() < 65_000 {
+        opts.extend_from_slice(b"\x3c\x05abcde");
+    }
+    let ev = s.feed(ToServer, &dhcp_message(1, &opts), 3);
+    assert!(ev.is_empty());
+    assert_eq!(
+        s.buffer(2, BufferId::DhcpVendorClassId, ToServer),
+        Some(&b"abcde"[..])
+    );
+    // Gaps and ends do nothing to a datagram protocol.
+    s.on_gap(ToServer, None);
+    s.finish(ToServer);
+    assert_eq!(s.transactions().len(), 3);
+}
+
+/// DHCP detection: the BOOTP header and cookie on ports 67/68.
+#[test]
+fn dhcp_probe() {
+    use Direction::*;
+    let m = dhcp_message(1, b"\xff");
+    assert_eq!(probe_udp(ToServer, &m, 67), ProbeResult::Dhcp);
+    assert_eq!(
+        probe_udp(ToClient, &dhcp_message(2, b""), 68),
+        ProbeResult::Dhcp
+    );
+    assert_ne!(probe_udp(ToServer, &m, 5353), ProbeResult::Dhcp);
+    assert_ne!(probe_udp(ToServer, &m[..100], 67), ProbeResult::Dhcp);
 }

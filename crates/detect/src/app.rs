@@ -269,6 +269,10 @@ pub enum TxCheck {
     /// `http2.settings:NAME[CMP VALUE]`: a SETTINGS parameter (whose
     /// value compares) in the direction.
     Http2Settings { id: u16, value: Option<IntCmp> },
+    /// An integer field of a transaction (`mqtt.type`, `rfb.sectype`,
+    /// `dhcp.leasetime`, `enip_command` ...), as a multi-integer: a
+    /// single-valued field is an array of one.
+    Uint(vigil_applayer::UintField, MultiUint),
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -545,7 +549,12 @@ impl TxCheck {
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
                 m => Err(format!("ftp.reply_received: invalid value '{m}'")),
             },
-            _ => return None,
+            k => {
+                let f = vigil_applayer::UintField::from_keyword(k)?;
+                f.normalize(value)
+                    .and_then(|v| MultiUint::parse(&v, f.max()))
+                    .map(|m| TxCheck::Uint(f, m))
+            }
         })
     }
 
@@ -582,6 +591,18 @@ impl TxCheck {
                 AppProto::Http2,
                 vigil_applayer::Http2Event::from_name(name)?.name(),
             ),
+            "mqtt" => TxCheck::Event(
+                AppProto::Mqtt,
+                vigil_applayer::MqttEvent::from_name(name)?.name(),
+            ),
+            "dhcp" => TxCheck::Event(
+                AppProto::Dhcp,
+                vigil_applayer::DhcpEvent::from_name(name)?.name(),
+            ),
+            "rfb" => TxCheck::Event(
+                AppProto::Rfb,
+                vigil_applayer::RfbEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -599,6 +620,7 @@ impl TxCheck {
             | TxCheck::Http2Window(_)
             | TxCheck::Http2SizeUpdate(_)
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
+            TxCheck::Uint(f, _) => f.proto(),
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
@@ -611,6 +633,11 @@ impl TxCheck {
         match self {
             TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
             TxCheck::FtpBounce => Side::Request,
+            TxCheck::Uint(f, _) => match f.direction() {
+                Some(AppDir::ToServer) => Side::Request,
+                Some(AppDir::ToClient) => Side::Response,
+                None => Side::Both(AppDir::ToServer),
+            },
             _ => Side::Both(AppDir::ToServer),
         }
     }
@@ -677,6 +704,7 @@ impl TxCheck {
                     *any_frag,
                 )
             }),
+            TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .as_dcerpc()
@@ -787,6 +815,18 @@ fn side(b: BufferId) -> Side {
         | SipContentLength => Side::Both(AppDir::ToServer),
         // HTTP/2: the header buffers exist in both directions.
         Http2HeaderName | Http2Header => Side::Both(AppDir::ToServer),
+        MqttConnectClientId
+        | MqttConnectUsername
+        | MqttConnectPassword
+        | MqttConnectWillTopic
+        | MqttConnectWillMessage
+        | MqttConnectProtocolString
+        | MqttPublishTopic
+        | MqttPublishMessage
+        | MqttSubscribeTopic
+        | MqttUnsubscribeTopic => Side::Both(AppDir::ToServer),
+        RfbName => Side::Response,
+        DhcpVendorClassId => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -823,6 +863,7 @@ pub(crate) fn spec_directions(
             | AppProto::Sip
             | AppProto::Http
             | AppProto::Http2
+            | AppProto::Dhcp
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1116,7 +1157,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 10] = [
+const PROTOS: [AppProto; 13] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1127,6 +1168,9 @@ const PROTOS: [AppProto; 10] = [
     AppProto::Smtp,
     AppProto::Sip,
     AppProto::Http2,
+    AppProto::Mqtt,
+    AppProto::Rfb,
+    AppProto::Dhcp,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1141,6 +1185,9 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Smtp => 7,
         AppProto::Sip => 8,
         AppProto::Http2 => 9,
+        AppProto::Mqtt => 10,
+        AppProto::Rfb => 11,
+        AppProto::Dhcp => 12,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }
@@ -1376,6 +1423,9 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Ftp => &[AppProto::Ftp],
         AppProto::Smtp => &[AppProto::Smtp],
         AppProto::Sip => &[AppProto::Sip],
+        AppProto::Mqtt => &[AppProto::Mqtt],
+        AppProto::Rfb => &[AppProto::Rfb],
+        AppProto::Dhcp => &[AppProto::Dhcp],
     }
 }
 

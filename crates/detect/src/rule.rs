@@ -310,6 +310,9 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
         // `doh2` (DNS over HTTP/2) is an HTTP/2 flow here.
         "http2" | "doh2" => (ProtoMatch::Number(6), Some(AppProto::Http2)),
+        "mqtt" => (ProtoMatch::Number(6), Some(AppProto::Mqtt)),
+        "rfb" => (ProtoMatch::Number(6), Some(AppProto::Rfb)),
+        "dhcp" => (ProtoMatch::Number(17), Some(AppProto::Dhcp)),
         _ => return None,
     })
 }
@@ -332,15 +335,8 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
         | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
         | "ftp.reply_received" | "http2.frametype" | "http2.errorcode" | "http2.priority"
-        | "http2.window" | "http2.size_update" | "http2.settings" => {
-            rule.conditions.iter().all(|c| match c {
-                Condition::NotEvaluable { keyword, value } if keyword == k => value
-                    .as_deref()
-                    .and_then(|v| crate::app::TxCheck::parse(k, v))
-                    .is_some_and(|r| r.is_ok()),
-                _ => true,
-            })
-        }
+        | "http2.window" | "http2.size_update" | "http2.settings" => check_evaluable(rule, k),
+        k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
                 .as_deref()
@@ -349,6 +345,17 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         }),
         _ => BufferId::from_keyword(k).is_some() || crate::app::transform_supported(k),
     }
+}
+
+/// Whether every use of the check keyword `k` in the rule has a valid value.
+fn check_evaluable(rule: &Rule, k: &str) -> bool {
+    rule.conditions.iter().all(|c| match c {
+        Condition::NotEvaluable { keyword, value } if keyword == k => value
+            .as_deref()
+            .and_then(|v| crate::app::TxCheck::parse(k, v))
+            .is_some_and(|r| r.is_ok()),
+        _ => true,
+    })
 }
 
 /// `app-layer-protocol:[!]<name>`: the test, for the protocols Vigil
@@ -767,97 +774,104 @@ pub fn compile_rule(
         ));
     }
     let severity = rule.priority.or(class_prio).unwrap_or(3);
-    let (app, fast_pattern) = if lists.is_empty() && urilen.is_none() && tx_checks.is_empty() {
-        // A packet rule whose header names an application protocol only
-        // matches once the flow is known to carry it.
-        if let Some(p) = header_app {
-            app_tests.insert(
-                0,
-                AppTest {
-                    want: AppProtoState::Detected(p),
-                    negated: false,
-                },
-            );
-        }
-        (None, choose_fast_pattern(&rule.buffers))
-    } else {
-        let mut ids: Vec<BufferId> = lists.iter().map(|l| l.buffer).collect();
-        if let Some((_, raw)) = urilen {
-            ids.push(if raw {
-                BufferId::HttpUriRaw
-            } else {
-                BufferId::HttpUri
-            });
-        }
-        let protos: Vec<AppProto> = ids
-            .iter()
-            .map(|b| b.proto())
-            .chain(tx_checks.iter().map(|c| c.proto()))
-            .collect();
-        let app_proto = protos[0];
-        if let Some(other) = protos.iter().find(|p| **p != app_proto) {
-            return Err(Skip::Invalid {
-                keyword: "protocol".into(),
-                message: format!(
-                    "keywords of different application protocols ({} and {})",
-                    app_proto.name(),
-                    other.name()
-                ),
-            });
-        }
-        // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
-        // those buffers on HTTP/2 flows only.
-        let http2_only = header_app == Some(AppProto::Http2)
-            && matches!(app_proto, AppProto::Http | AppProto::Dns);
-        if http2_only {
-            app_tests.push(AppTest {
-                want: AppProtoState::Detected(AppProto::Http2),
-                negated: false,
-            });
-        }
-        if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
-            // Protocols Vigil detects but has no transactions for yet
-            // (SMTP's file.data, SMB's file buffers ...): a valid rule
-            // that cannot be evaluated, not an invalid one.
-            if matches!(
-                h,
-                AppProto::Smtp | AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc
-            ) {
-                return Err(Skip::NotEvaluable(format!(
-                    "{} transactions ({} buffers)",
-                    h.name(),
-                    app_proto.name()
-                )));
+    // A rule that names DHCP and nothing of it is still inspected per
+    // transaction, as Suricata does since its issue 8621: each datagram
+    // alerts once, in its own direction.
+    let per_tx = header_app == Some(AppProto::Dhcp);
+    let (app, fast_pattern) =
+        if lists.is_empty() && urilen.is_none() && tx_checks.is_empty() && !per_tx {
+            // A packet rule whose header names an application protocol only
+            // matches once the flow is known to carry it.
+            if let Some(p) = header_app {
+                app_tests.insert(
+                    0,
+                    AppTest {
+                        want: AppProtoState::Detected(p),
+                        negated: false,
+                    },
+                );
             }
-            return Err(Skip::Invalid {
-                keyword: "protocol".into(),
-                message: format!(
-                    "rule protocol {} with {} buffers",
-                    h.name(),
-                    app_proto.name()
-                ),
-            });
-        }
-        let (dir, both_dirs) = crate::app::spec_directions(app_proto, &ids, &tx_checks, &flow);
-        let fast =
-            choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
-        let (fast_list, fp) = match fast {
-            Some((li, f)) => (Some(li), Some(f)),
-            None => (None, None),
+            (None, choose_fast_pattern(&rule.buffers))
+        } else {
+            let mut ids: Vec<BufferId> = lists.iter().map(|l| l.buffer).collect();
+            if let Some((_, raw)) = urilen {
+                ids.push(if raw {
+                    BufferId::HttpUriRaw
+                } else {
+                    BufferId::HttpUri
+                });
+            }
+            let protos: Vec<AppProto> = ids
+                .iter()
+                .map(|b| b.proto())
+                .chain(tx_checks.iter().map(|c| c.proto()))
+                .collect();
+            let Some(app_proto) = protos.first().copied().or(header_app) else {
+                return Err(Skip::NotEvaluable("no application protocol".into()));
+            };
+            if let Some(other) = protos.iter().find(|p| **p != app_proto) {
+                return Err(Skip::Invalid {
+                    keyword: "protocol".into(),
+                    message: format!(
+                        "keywords of different application protocols ({} and {})",
+                        app_proto.name(),
+                        other.name()
+                    ),
+                });
+            }
+            // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
+            // those buffers on HTTP/2 flows only.
+            let http2_only = header_app == Some(AppProto::Http2)
+                && matches!(app_proto, AppProto::Http | AppProto::Dns);
+            if http2_only {
+                app_tests.push(AppTest {
+                    want: AppProtoState::Detected(AppProto::Http2),
+                    negated: false,
+                });
+            }
+            if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
+                // Protocols Vigil detects but has no transactions for yet
+                // (SMTP's file.data, SMB's file buffers ...): a valid rule
+                // that cannot be evaluated, not an invalid one.
+                if matches!(
+                    h,
+                    AppProto::Smtp | AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc
+                ) {
+                    return Err(Skip::NotEvaluable(format!(
+                        "{} transactions ({} buffers)",
+                        h.name(),
+                        app_proto.name()
+                    )));
+                }
+                return Err(Skip::Invalid {
+                    keyword: "protocol".into(),
+                    message: format!(
+                        "rule protocol {} with {} buffers",
+                        h.name(),
+                        app_proto.name()
+                    ),
+                });
+            }
+            let (dir, both_dirs) = crate::app::spec_directions(app_proto, &ids, &tx_checks, &flow);
+            let fast =
+                choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
+            let (fast_list, fp) = match fast {
+                Some((li, f)) => (Some(li), Some(f)),
+                None => (None, None),
+            };
+            (
+                Some(AppSpec {
+                    proto: app_proto,
+                    dir,
+                    lists,
+                    urilen,
+                    fast_list,
+                    checks: tx_checks,
+                    both_dirs,
+                }),
+                fp,
+            )
         };
-        (
-            Some(AppSpec {
-                proto: app_proto,
-                dir,
-                lists,
-                urilen,
-                fast_list,
-                checks: tx_checks,
-                both_dirs,
-            }),
-            fp,
-        )
-    };
     let f = &flow;
     let pd_only = !app_tests.is_empty()
         && header_app.is_none()

@@ -432,8 +432,12 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
-        // Suricata's SIP logger writes its records without `tx_id`.
-        if let Some(tx) = ev.tx_id.filter(|_| key != "sip") {
+        // Suricata's SIP, MQTT, RFB and DHCP loggers write their
+        // records without `tx_id`.
+        if let Some(tx) = ev
+            .tx_id
+            .filter(|_| !matches!(key, "sip" | "mqtt" | "rfb" | "dhcp"))
+        {
             o.uint("tx_id", tx)?;
         }
         o.key(key);

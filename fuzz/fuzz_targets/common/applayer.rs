@@ -100,6 +100,9 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
                 assert!(b.len() <= cfg.dcerpc_max_stub, "stub data {}", b.len());
             }
         }
+        for &f in vigil_applayer::UintField::ALL {
+            std::hint::black_box(st.uints(tx.id, f, Direction::ToServer));
+        }
         let _ = st.tx_events(tx.id);
         if let Some(v) = st.eve(tx.id) {
             assert!(v.is_object(), "EVE record is not an object: {v}");

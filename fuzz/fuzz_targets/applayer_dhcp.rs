@@ -1,0 +1,16 @@
+//! The DHCP parser (crates/applayer) over UDP (a message per datagram:
+//! BOOTP header and options), fed in both directions
+//! with gaps and stream ends; see `common/applayer.rs` for the input
+//! layout and the invariants.
+#![no_main]
+
+mod common {
+    pub mod applayer;
+}
+
+use libfuzzer_sys::fuzz_target;
+use vigil_applayer::{AppProto, Transport};
+
+fuzz_target!(|data: &[u8]| {
+    common::applayer::run(AppProto::Dhcp, Transport::Udp, 67, data);
+});

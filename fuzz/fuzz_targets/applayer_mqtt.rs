@@ -1,0 +1,16 @@
+//! The MQTT parser (crates/applayer) over TCP (fixed-header framing,
+//! MQTT 5 properties, transactions by packet id), fed in both directions
+//! with gaps and stream ends; see `common/applayer.rs` for the input
+//! layout and the invariants.
+#![no_main]
+
+mod common {
+    pub mod applayer;
+}
+
+use libfuzzer_sys::fuzz_target;
+use vigil_applayer::{AppProto, Transport};
+
+fuzz_target!(|data: &[u8]| {
+    common::applayer::run(AppProto::Mqtt, Transport::Tcp, 1883, data);
+});
