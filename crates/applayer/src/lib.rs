@@ -15,6 +15,7 @@
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
+//! | [`smb`] | SMB 1/2/3 over NBSS: transactions, tree connects, NTLMSSP, files at offsets, DCERPC over named pipes |
 //! | [`sip`] | SIP over UDP and TCP: one transaction per message, header multi-buffers, SDP bodies |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
@@ -43,12 +44,15 @@ pub mod http;
 pub mod passive;
 pub mod probe;
 pub mod sip;
+pub mod smb;
 pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, SipEvent, TlsEvent};
+pub use events::{
+    AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, SipEvent, SmbEvent, TlsEvent,
+};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -282,6 +286,14 @@ pub enum BufferId {
     SipContentType,
     /// Multi-buffer: each `Content-Length` (`l`) header.
     SipContentLength,
+    /// `smb.share`: the path of a tree connect to a share (not a pipe).
+    SmbShare,
+    /// `smb.named_pipe`: the path of a tree connect to a named pipe.
+    SmbNamedPipe,
+    /// `smb.ntlmssp_user`: the user of an NTLMSSP AUTHENTICATE.
+    SmbNtlmsspUser,
+    /// `smb.ntlmssp_domain`: its domain.
+    SmbNtlmsspDomain,
 }
 
 impl BufferId {
@@ -357,6 +369,10 @@ impl BufferId {
         BufferId::SipUserAgent,
         BufferId::SipContentType,
         BufferId::SipContentLength,
+        BufferId::SmbShare,
+        BufferId::SmbNamedPipe,
+        BufferId::SmbNtlmsspUser,
+        BufferId::SmbNtlmsspDomain,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -373,6 +389,7 @@ impl BufferId {
             SipMethod | SipUri | SipRequestLine | SipProtocol | SipStatCode | SipStatMsg
             | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
             | SipContentLength => AppProto::Sip,
+            SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain => AppProto::Smb,
             _ => AppProto::Http,
         }
     }
@@ -475,6 +492,10 @@ impl BufferId {
             "sip.user_agent" => SipUserAgent,
             "sip.content_type" => SipContentType,
             "sip.content_length" => SipContentLength,
+            "smb.share" | "smb_share" => SmbShare,
+            "smb.named_pipe" | "smb_named_pipe" => SmbNamedPipe,
+            "smb.ntlmssp_user" => SmbNtlmsspUser,
+            "smb.ntlmssp_domain" => SmbNtlmsspDomain,
             _ => return None,
         })
     }

@@ -9,6 +9,7 @@ use crate::ftp::FtpState;
 use crate::http::HttpState;
 use crate::passive::PassiveState;
 use crate::sip::SipState;
+use crate::smb::SmbState;
 use crate::ssh::SshState;
 use crate::tls::TlsState;
 use crate::{AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, Transport};
@@ -85,7 +86,8 @@ pub enum AppLayerState {
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
     Sip(Box<SipState>),
-    /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
+    Smb(Box<SmbState>),
+    /// DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
 
@@ -119,7 +121,8 @@ impl AppLayerState {
             }
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
-            AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
+            AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
+            AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
         }
@@ -134,6 +137,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
             AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Sip(_) => AppProto::Sip,
+            AppLayerState::Smb(_) => AppProto::Smb,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -150,6 +154,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Smb(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -179,6 +184,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Smb(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -198,6 +204,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Smb(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -240,6 +247,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.finish(dir),
             AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             AppLayerState::Sip(s) => s.finish(dir, &mut ev),
+            AppLayerState::Smb(s) => s.finish(dir),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -288,6 +296,10 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Smb(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -301,6 +313,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Smb(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -361,6 +374,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Smb(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -377,6 +395,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Smb(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -398,6 +417,20 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Smb(s) => match id {
+                // DCERPC over a named pipe: the stub of the DCERPC
+                // transaction the SMB one carries.
+                BufferId::DcerpcStubData => s
+                    .dcerpc_tx(tx)
+                    .and_then(|d| s.dcerpc.tx(d))
+                    .map(|t| t.buffers(id, dir))
+                    .unwrap_or_default(),
+                _ => s
+                    .tx(tx)
+                    .and_then(|t| t.buffer(id, dir))
+                    .into_iter()
+                    .collect(),
+            },
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -414,6 +447,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.eve(tx),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Smb(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -442,6 +476,24 @@ impl AppLayerState {
     pub fn as_dcerpc(&self) -> Option<&DcerpcState> {
         match self {
             AppLayerState::Dcerpc(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_smb(&self) -> Option<&SmbState> {
+        match self {
+            AppLayerState::Smb(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The DCERPC state and transaction behind a transaction: the
+    /// transaction itself over TCP, the one an SMB transaction carries
+    /// over a named pipe.
+    pub fn dcerpc_view(&self, tx: TxId) -> Option<(&DcerpcState, TxId)> {
+        match self {
+            AppLayerState::Dcerpc(s) => Some((s, tx)),
+            AppLayerState::Smb(s) => Some((&s.dcerpc, s.dcerpc_tx(tx)?)),
             _ => None,
         }
     }

@@ -250,6 +250,9 @@ pub enum TxCheck {
     },
     /// `dcerpc.opnum`: the request's opnum.
     DcerpcOpnum(DceOpnum),
+    /// `smb.version`: the SMB version of the transaction's request (1,
+    /// or 2 for SMB2/3).
+    SmbVersion(IntCmp),
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -485,6 +488,7 @@ impl TxCheck {
             "dns.rrtype" => MultiUint::parse(v, 65535).map(TxCheck::DnsRrtype),
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
+            "smb.version" => uint(255).map(TxCheck::SmbVersion),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "ftp.mode" => match v.trim() {
                 m if m.eq_ignore_ascii_case("active") => Ok(TxCheck::FtpMode(true)),
@@ -529,6 +533,10 @@ impl TxCheck {
                 AppProto::Sip,
                 vigil_applayer::SipEvent::from_name(name)?.name(),
             ),
+            "smb" => TxCheck::Event(
+                AppProto::Smb,
+                vigil_applayer::SmbEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -540,6 +548,7 @@ impl TxCheck {
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
             TxCheck::DcerpcIface { .. } | TxCheck::DcerpcOpnum(_) => AppProto::Dcerpc,
+            TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
@@ -586,9 +595,9 @@ impl TxCheck {
                 uuid,
                 version,
                 any_frag,
-            } => tx.app.as_dcerpc().is_some_and(|s| {
+            } => tx.app.dcerpc_view(tx.tx).is_some_and(|(s, id)| {
                 s.iface_matches(
-                    tx.tx,
+                    id,
                     uuid,
                     |v| version.is_none_or(|c| c.matches(u64::from(v))),
                     *any_frag,
@@ -596,14 +605,21 @@ impl TxCheck {
             }),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
-                .as_dcerpc()
-                .and_then(|s| s.opnum(tx.tx))
+                .dcerpc_view(tx.tx)
+                .and_then(|(s, id)| s.opnum(id))
                 .is_some_and(|n| o.matches(n)),
-            TxCheck::Event(_, name) => tx
+            TxCheck::SmbVersion(c) => tx
+                .app
+                .as_smb()
+                .and_then(|s| s.tx(tx.tx))
+                .is_some_and(|t| c.matches(u64::from(t.version))),
+            // SMB events belong to the transaction whatever the
+            // direction inspected (Suricata alerts both ways).
+            TxCheck::Event(p, name) => tx
                 .app
                 .tx_events(tx.tx)
                 .iter()
-                .any(|(e, d)| *d == tx.dir && e.name() == *name),
+                .any(|(e, d)| (*d == tx.dir || *p == AppProto::Smb) && e.name() == *name),
             TxCheck::TlsVersion(want) => tx
                 .app
                 .as_tls()
@@ -677,9 +693,8 @@ fn side(b: BufferId) -> Side {
         HttpMethod | HttpUri | HttpUriRaw | HttpRequestLine | HttpHost | HttpHostRaw
         | HttpUserAgent | HttpReferer | HttpAccept | HttpAcceptEnc | HttpAcceptLang
         | HttpRequestBody | HttpRequestHeader | DnsQuery | TlsSni | Ja3Hash | Ja3String
-        | Ja4Hash | FtpCommand | FtpCommandData | SipMethod | SipUri | SipRequestLine => {
-            Side::Request
-        }
+        | Ja4Hash | FtpCommand | FtpCommandData | SipMethod | SipUri | SipRequestLine
+        | SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain => Side::Request,
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
         | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString | FtpReply
         | FtpCompletionCode | SipStatCode | SipStatMsg | SipResponseLine => Side::Response,
@@ -729,6 +744,7 @@ pub(crate) fn spec_directions(
             | AppProto::Dcerpc
             | AppProto::Ftp
             | AppProto::Sip
+            | AppProto::Smb
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1083,26 +1099,32 @@ impl TxGroups {
         });
         for (i, r, dir) in placements {
             let Some(app) = &r.app else { continue };
-            let g = group_index(app.proto, dir);
-            match (&r.fast_pattern, app.fast_list) {
-                (Some(fp), Some(li)) => {
-                    let key = app.lists[li].key;
-                    let slot = match pending[g].iter().position(|(k, _, _)| *k == key) {
-                        Some(s) => s,
-                        None => {
-                            pending[g].push((key, Vec::new(), Vec::new()));
-                            pending[g].len() - 1
-                        }
-                    };
-                    let (_, pats, rs) = &mut pending[g][slot];
-                    pats.push(Pattern {
-                        id: rs.len() as u32,
-                        bytes: fp.bytes.clone(),
-                        nocase: fp.nocase,
-                    });
-                    rs.push(i as u32);
+            // DCERPC rules also inspect DCERPC over SMB named pipes.
+            let mut gs = vec![group_index(app.proto, dir)];
+            if app.proto == AppProto::Dcerpc {
+                gs.push(group_index(AppProto::Smb, dir));
+            }
+            for g in gs {
+                match (&r.fast_pattern, app.fast_list) {
+                    (Some(fp), Some(li)) => {
+                        let key = app.lists[li].key;
+                        let slot = match pending[g].iter().position(|(k, _, _)| *k == key) {
+                            Some(s) => s,
+                            None => {
+                                pending[g].push((key, Vec::new(), Vec::new()));
+                                pending[g].len() - 1
+                            }
+                        };
+                        let (_, pats, rs) = &mut pending[g][slot];
+                        pats.push(Pattern {
+                            id: rs.len() as u32,
+                            bytes: fp.bytes.clone(),
+                            nocase: fp.nocase,
+                        });
+                        rs.push(i as u32);
+                    }
+                    _ => groups[g].always.push(i as u32),
                 }
-                _ => groups[g].always.push(i as u32),
             }
         }
         let sets: Vec<&[Pattern]> = pending

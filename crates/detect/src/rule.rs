@@ -323,7 +323,7 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         "ftpbounce" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
         | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" => rule.conditions.iter().all(|c| match c {
+        | "ftp.reply_received" | "smb.version" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == k => value
                 .as_deref()
                 .and_then(|v| crate::app::TxCheck::parse(k, v))
@@ -773,8 +773,24 @@ pub fn compile_rule(
             .map(|b| b.proto())
             .chain(tx_checks.iter().map(|c| c.proto()))
             .collect();
-        let app_proto = protos[0];
-        if let Some(other) = protos.iter().find(|p| **p != app_proto) {
+        // `alert smb` with DCERPC keywords (named pipes) or file
+        // buffers: SMB transactions.
+        let smb_rule = header_app == Some(AppProto::Smb)
+            && ids.iter().all(|b| {
+                matches!(
+                    b,
+                    BufferId::FileData | BufferId::FileName | BufferId::DcerpcStubData
+                ) || b.proto() == AppProto::Smb
+            })
+            && tx_checks
+                .iter()
+                .all(|c| matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
+        let app_proto = if smb_rule { AppProto::Smb } else { protos[0] };
+        if let Some(other) = protos
+            .iter()
+            .find(|p| **p != app_proto)
+            .filter(|_| !smb_rule)
+        {
             return Err(Skip::Invalid {
                 keyword: "protocol".into(),
                 message: format!(
