@@ -801,11 +801,13 @@ impl SmbState {
                 if f.hdr_len < 4 {
                     continue;
                 }
-                let len = (usize::from(f.hdr[1] & 1) << 16)
+                // 24-bit length: NBSS's 17 bits, or SMB2's direct TCP
+                // transport (whose messages can be larger).
+                let len = (usize::from(f.hdr[1]) << 16)
                     | (usize::from(f.hdr[2]) << 8)
                     | usize::from(f.hdr[3]);
                 match f.hdr[0] {
-                    0x00 if f.hdr[1] & 0xfe == 0 => {
+                    0x00 => {
                         f.want = len;
                         f.rec.clear();
                         if len == 0 {
@@ -2007,10 +2009,630 @@ fn dcerpc_call_id(d: &[u8]) -> Option<u32> {
 /// Where an NBSS session message header followed by an SMB signature
 /// starts in `b`.
 fn find_sync(b: &[u8]) -> Option<usize> {
-    (0..b.len().saturating_sub(7)).find(|&i| {
-        b[i] == 0
-            && b[i + 1] & 0xfe == 0
-            && matches!(b[i + 4], 0xfd..=0xff)
-            && &b[i + 5..i + 8] == b"SMB"
-    })
+    (0..b.len().saturating_sub(7))
+        .find(|&i| b[i] == 0 && matches!(b[i + 4], 0xfd..=0xff) && &b[i + 5..i + 8] == b"SMB")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dcerpc::tests as dce;
+    use crate::dcerpc::{parse_uuid, PTYPE_BIND};
+
+    const FID: [u8; 16] = [0x16, 0, 0, 0, 0x35, 1, 0, 0, 1, 0, 0, 0, 0x35, 0, 0, 0];
+    const PIPE_FID: [u8; 16] = [7; 16];
+
+    fn nbss(msg: &[u8]) -> Vec<u8> {
+        let n = msg.len();
+        let mut v = vec![0, (n >> 16) as u8, (n >> 8) as u8, n as u8];
+        v.extend_from_slice(msg);
+        v
+    }
+
+    fn smb2(cmd: u16, resp: bool, msg_id: u64, tree: u32, status: u32, body: &[u8]) -> Vec<u8> {
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\xfeSMB");
+        h[4] = 64;
+        h[8..12].copy_from_slice(&status.to_le_bytes());
+        h[12..14].copy_from_slice(&cmd.to_le_bytes());
+        h[16] = u8::from(resp);
+        h[24..32].copy_from_slice(&msg_id.to_le_bytes());
+        h[36..40].copy_from_slice(&tree.to_le_bytes());
+        h[40..48].copy_from_slice(&0x11u64.to_le_bytes());
+        h.extend_from_slice(body);
+        nbss(&h)
+    }
+
+    fn utf16le(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    fn tree_connect(msg_id: u64, path: &str) -> Vec<u8> {
+        let p = utf16le(path);
+        let mut b = vec![9, 0, 0, 0, 72, 0];
+        b.extend_from_slice(&(p.len() as u16).to_le_bytes());
+        b.extend(p);
+        smb2(SMB2_TREE_CONNECT, false, msg_id, 0, 0, &b)
+    }
+
+    fn tree_connect_resp(msg_id: u64, tree: u32, share_type: u8) -> Vec<u8> {
+        let mut b = vec![0u8; 16];
+        b[0] = 16;
+        b[2] = share_type;
+        smb2(SMB2_TREE_CONNECT, true, msg_id, tree, 0, &b)
+    }
+
+    fn create(msg_id: u64, tree: u32, name: &str) -> Vec<u8> {
+        let n = utf16le(name);
+        let mut b = vec![0u8; 56];
+        b[0] = 57;
+        b[36] = 1;
+        b[44..46].copy_from_slice(&120u16.to_le_bytes());
+        b[46..48].copy_from_slice(&(n.len() as u16).to_le_bytes());
+        b.extend(n);
+        smb2(SMB2_CREATE, false, msg_id, tree, 0, &b)
+    }
+
+    fn create_resp(msg_id: u64, tree: u32, fid: &[u8; 16]) -> Vec<u8> {
+        let mut b = vec![0u8; 88];
+        b[0] = 89;
+        b[8..16].copy_from_slice(&132_000_000_000_000_000u64.to_le_bytes());
+        b[48] = 68;
+        b[64..80].copy_from_slice(fid);
+        smb2(SMB2_CREATE, true, msg_id, tree, 0, &b)
+    }
+
+    fn write(msg_id: u64, tree: u32, fid: &[u8; 16], off: u64, data: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 48];
+        b[0] = 49;
+        b[2..4].copy_from_slice(&112u16.to_le_bytes());
+        b[4..8].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        b[8..16].copy_from_slice(&off.to_le_bytes());
+        b[16..32].copy_from_slice(fid);
+        b.extend_from_slice(data);
+        smb2(SMB2_WRITE, false, msg_id, tree, 0, &b)
+    }
+
+    fn read(msg_id: u64, tree: u32, fid: &[u8; 16], off: u64) -> Vec<u8> {
+        let mut b = vec![0u8; 48];
+        b[0] = 49;
+        b[4..8].copy_from_slice(&1024u32.to_le_bytes());
+        b[8..16].copy_from_slice(&off.to_le_bytes());
+        b[16..32].copy_from_slice(fid);
+        smb2(SMB2_READ, false, msg_id, tree, 0, &b)
+    }
+
+    fn read_resp(msg_id: u64, tree: u32, data: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 16];
+        b[0] = 17;
+        b[2] = 80;
+        b[4..8].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        b.extend_from_slice(data);
+        smb2(SMB2_READ, true, msg_id, tree, 0, &b)
+    }
+
+    fn close(msg_id: u64, tree: u32, fid: &[u8; 16]) -> Vec<u8> {
+        let mut b = vec![0u8; 24];
+        b[0] = 24;
+        b[8..24].copy_from_slice(fid);
+        smb2(SMB2_CLOSE, false, msg_id, tree, 0, &b)
+    }
+
+    fn state() -> SmbState {
+        SmbState::new(&AppLayerConfig::default())
+    }
+
+    /// Feeds `(dir, bytes)` in order, whole or a byte at a time.
+    fn run(s: &mut SmbState, steps: &[(Direction, Vec<u8>)], bytewise: bool) -> Vec<AppLayerEvent> {
+        let mut ev = Vec::new();
+        for (dir, data) in steps {
+            if bytewise {
+                for b in data {
+                    s.feed(*dir, std::slice::from_ref(b), 1, &mut ev);
+                }
+            } else {
+                s.feed(*dir, data, 1, &mut ev);
+            }
+        }
+        ev
+    }
+
+    fn file_txs(s: &SmbState) -> Vec<&SmbTx> {
+        s.transactions()
+            .filter(|t| matches!(t.kind, SmbTxKind::File { .. }))
+            .collect()
+    }
+
+    fn names(ev: &[AppLayerEvent]) -> Vec<&'static str> {
+        ev.iter().map(|e| e.name()).collect()
+    }
+
+    const EICAR: &[u8] = b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*";
+
+    fn file_session() -> Vec<(Direction, Vec<u8>)> {
+        use Direction::{ToClient as C, ToServer as S};
+        vec![
+            (S, tree_connect(1, "\\\\srv\\C$")),
+            (C, tree_connect_resp(1, 5, 1)),
+            (S, create(2, 5, "dir\\eicar.txt")),
+            (C, create_resp(2, 5, &FID)),
+            // Out of order: the second half first.
+            (S, write(3, 5, &FID, 30, &EICAR[30..])),
+            (S, write(4, 5, &FID, 0, &EICAR[..30])),
+            (S, close(5, 5, &FID)),
+        ]
+    }
+
+    /// Tree connect, create, two writes out of order and a close, whole
+    /// or a byte at a time: the same transactions and file content.
+    #[test]
+    fn file_write_any_split() {
+        for bytewise in [false, true] {
+            let mut s = state();
+            let ev = run(&mut s, &file_session(), bytewise);
+            assert!(ev.is_empty(), "{ev:?}");
+            let tc = s.tx(0).unwrap();
+            assert_eq!(tc.version, 2);
+            assert_eq!(
+                tc.buffer(BufferId::SmbShare, Direction::ToServer),
+                Some(&b"\\\\srv\\C$"[..])
+            );
+            assert_eq!(tc.buffer(BufferId::SmbNamedPipe, Direction::ToServer), None);
+            assert_eq!(tc.buffer(BufferId::SmbShare, Direction::ToClient), None);
+            let files = file_txs(&s);
+            assert_eq!(files.len(), 1);
+            let f = files[0];
+            assert_eq!(
+                f.buffer(BufferId::FileData, Direction::ToServer),
+                Some(EICAR)
+            );
+            assert_eq!(f.buffer(BufferId::FileData, Direction::ToClient), None);
+            assert_eq!(
+                f.buffer(BufferId::FileName, Direction::ToServer),
+                Some(&b"dir\\eicar.txt"[..])
+            );
+            assert!(f.req_done && f.resp_done, "closed");
+            let e = s.eve(f.id()).unwrap();
+            assert_eq!(e["fuid"], "00000016-0135-0000-0001-000000000035");
+            assert_eq!(e["share"], "\\\\srv\\C$");
+            let c = s.eve(1).unwrap();
+            assert_eq!(c["command"], "SMB2_COMMAND_CREATE");
+            assert_eq!(c["filename"], "dir\\eicar.txt");
+            assert_eq!(c["disposition"], "FILE_OPEN");
+            assert_eq!(c["size"], 68);
+            assert_eq!(c["status"], "STATUS_SUCCESS");
+        }
+    }
+
+    /// A write over bytes already written raises `file_overlap` on the
+    /// file's transaction (same bytes or not, as Suricata); the first
+    /// bytes are kept.
+    #[test]
+    fn overlap_event() {
+        use Direction::{ToClient as C, ToServer as S};
+        let mut s = state();
+        let steps = vec![
+            (S, tree_connect(1, "\\\\srv\\D")),
+            (C, tree_connect_resp(1, 5, 1)),
+            (S, create(2, 5, "f")),
+            (C, create_resp(2, 5, &FID)),
+            (S, write(3, 5, &FID, 0, b"X")),
+        ];
+        assert!(run(&mut s, &steps, false).is_empty());
+        let ev = run(&mut s, &[(S, write(4, 5, &FID, 0, b"Y5O"))], false);
+        assert_eq!(names(&ev), ["FILE_OVERLAP"]);
+        let id = file_txs(&s)[0].id();
+        assert_eq!(ev[0].tx(), Some(id));
+        assert_eq!(
+            s.tx(id).unwrap().buffer(BufferId::FileData, S),
+            Some(&b"X5O"[..])
+        );
+        // Past the end: no overlap.
+        assert!(run(&mut s, &[(S, write(5, 5, &FID, 3, b"!"))], false).is_empty());
+    }
+
+    #[test]
+    fn file_buf_pieces() {
+        let mut f = FileBuf::default();
+        assert!(!f.write(10, b"klm", 100));
+        assert!(!f.write(5, b"fgh", 100));
+        assert_eq!(f.data(), b"");
+        assert!(f.write(6, b"gh", 100), "over a held piece");
+        assert!(!f.write(0, b"abcde", 100));
+        assert_eq!(f.data(), b"abcdefgh");
+        assert!(!f.write(8, b"ij", 100));
+        assert_eq!(f.data(), b"abcdefghijklm");
+        assert_eq!(f.held(), 13);
+        // The cap.
+        let mut f = FileBuf::default();
+        f.write(0, &[1; 10], 4);
+        assert_eq!(f.data().len(), 4);
+        assert!(f.truncated);
+    }
+
+    /// A read of a file gives a file transaction to the client.
+    #[test]
+    fn file_read() {
+        use Direction::{ToClient as C, ToServer as S};
+        let mut s = state();
+        let steps = vec![
+            (S, tree_connect(1, "\\\\srv\\D")),
+            (C, tree_connect_resp(1, 5, 1)),
+            (S, create(2, 5, "r.bin")),
+            (C, create_resp(2, 5, &FID)),
+            (S, read(3, 5, &FID, 0)),
+            (C, read_resp(3, 5, b"hello")),
+        ];
+        assert!(run(&mut s, &steps, true).is_empty());
+        let f = file_txs(&s)[0];
+        assert_eq!(f.buffer(BufferId::FileData, C), Some(&b"hello"[..]));
+        assert_eq!(f.buffer(BufferId::FileData, S), None);
+    }
+
+    fn ioctl(msg_id: u64, tree: u32, fid: &[u8; 16], input: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 56];
+        b[0] = 57;
+        b[4..8].copy_from_slice(&FSCTL_PIPE_TRANSCEIVE.to_le_bytes());
+        b[8..24].copy_from_slice(fid);
+        b[24..28].copy_from_slice(&120u32.to_le_bytes());
+        b[28..32].copy_from_slice(&(input.len() as u32).to_le_bytes());
+        b.extend_from_slice(input);
+        smb2(SMB2_IOCTL, false, msg_id, tree, 0, &b)
+    }
+
+    fn ioctl_resp(msg_id: u64, tree: u32, output: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 48];
+        b[0] = 49;
+        b[4..8].copy_from_slice(&FSCTL_PIPE_TRANSCEIVE.to_le_bytes());
+        b[32..36].copy_from_slice(&112u32.to_le_bytes());
+        b[36..40].copy_from_slice(&(output.len() as u32).to_le_bytes());
+        b.extend_from_slice(output);
+        smb2(SMB2_IOCTL, true, msg_id, tree, 0, &b)
+    }
+
+    /// DCERPC over a named pipe: bind by write, ack by read, request and
+    /// response by ioctl. The SMB transactions point to the DCERPC ones:
+    /// interface, opnum and stub data as over TCP.
+    #[test]
+    fn dcerpc_over_pipe() {
+        use Direction::{ToClient as C, ToServer as S};
+        for bytewise in [false, true] {
+            let mut s = state();
+            let steps = vec![
+                (S, tree_connect(1, "\\\\srv\\IPC$")),
+                (C, tree_connect_resp(1, 1, 2)),
+                (S, create(2, 1, "netlogon")),
+                (C, create_resp(2, 1, &PIPE_FID)),
+                (
+                    S,
+                    write(
+                        3,
+                        1,
+                        &PIPE_FID,
+                        0,
+                        &dce::bind(PTYPE_BIND, 3, 1, &[(0, dce::NETLOGON, 1)]),
+                    ),
+                ),
+                (S, read(4, 1, &PIPE_FID, 0)),
+                (C, read_resp(4, 1, &dce::bind_ack(1, &[0]))),
+                (
+                    S,
+                    ioctl(
+                        5,
+                        1,
+                        &PIPE_FID,
+                        &dce::request(3, 2, 0, 26, b"\x01\x02\x03\x04"),
+                    ),
+                ),
+                (C, ioctl_resp(5, 1, &dce::response(3, 2, b"\xaa"))),
+            ];
+            let ev = run(&mut s, &steps, bytewise);
+            assert!(ev.is_empty(), "{ev:?}");
+            let tc = s.tx(0).unwrap();
+            assert_eq!(
+                tc.buffer(BufferId::SmbNamedPipe, S),
+                Some(&b"\\\\srv\\IPC$"[..])
+            );
+            assert_eq!(tc.buffer(BufferId::SmbShare, S), None);
+            assert_eq!(s.eve(0).unwrap()["share_type"], "PIPE");
+            // No file transactions on a pipe.
+            assert!(file_txs(&s).is_empty());
+            let io = s.transactions().find(|t| t.command == SMB2_IOCTL).unwrap();
+            let inner = io.dcerpc.unwrap();
+            let uuid = parse_uuid(dce::NETLOGON).unwrap();
+            assert!(s.dcerpc.iface_matches(inner, &uuid, |_| true, false));
+            assert_eq!(s.dcerpc.opnum(inner), Some(26));
+            let e = s.eve(io.id()).unwrap();
+            assert_eq!(e["function"], "FSCTL_PIPE_TRANSCEIVE");
+            assert_eq!(e["dcerpc"]["request"], "REQUEST");
+            assert_eq!(e["dcerpc"]["response"], "RESPONSE");
+            assert_eq!(e["dcerpc"]["req"]["opnum"], 26);
+            // The write carrying the bind points to the bind.
+            let w = s.transactions().find(|t| t.command == SMB2_WRITE).unwrap();
+            assert!(w.dcerpc.is_some());
+        }
+    }
+
+    /// A gap inside a record: the framing is lost and found again at the
+    /// next NBSS header followed by an SMB signature, even when that
+    /// header straddles two chunks.
+    #[test]
+    fn gap_resync() {
+        use Direction::{ToClient as C, ToServer as S};
+        for split in [0, 3, 6] {
+            let mut s = state();
+            let mut ev = Vec::new();
+            let first = tree_connect(1, "\\\\srv\\A");
+            s.feed(S, &first[..20], 1, &mut ev);
+            s.on_gap(S, &mut ev);
+            let mut rest = b"garbage\x00\x00".to_vec();
+            rest.extend(tree_connect(2, "\\\\srv\\B"));
+            let cut = 9 + split;
+            s.feed(S, &rest[..cut], 1, &mut ev);
+            s.feed(S, &rest[cut..], 1, &mut ev);
+            s.feed(C, &tree_connect_resp(2, 3, 1), 1, &mut ev);
+            let txs: Vec<&SmbTx> = s.transactions().collect();
+            assert_eq!(txs.len(), 1, "split {split}");
+            assert_eq!(
+                txs[0].buffer(BufferId::SmbShare, S),
+                Some(&b"\\\\srv\\B"[..])
+            );
+            assert!(txs[0].resp_done);
+        }
+    }
+
+    /// NTLMSSP AUTHENTICATE in a session setup: user, domain, host and
+    /// version; fields pointing outside the message raise
+    /// `malformed_ntlmssp_request`.
+    #[test]
+    fn ntlmssp_auth() {
+        fn auth(domain: &str, user: &str, host: &str, bad: bool) -> Vec<u8> {
+            let mut m = b"NTLMSSP\0".to_vec();
+            m.extend_from_slice(&3u32.to_le_bytes());
+            m.resize(72, 0);
+            let flags: u32 = 1 | 0x0200_0000;
+            m[60..64].copy_from_slice(&flags.to_le_bytes());
+            m[64..72].copy_from_slice(&[6, 1, 0, 0, 0, 0, 0, 15]);
+            for (at, v) in [(28, domain), (36, user), (44, host)] {
+                let b = utf16le(v);
+                let off = if bad && at == 36 {
+                    5000
+                } else {
+                    m.len() as u32
+                };
+                m[at..at + 2].copy_from_slice(&(b.len() as u16).to_le_bytes());
+                m[at + 4..at + 8].copy_from_slice(&off.to_le_bytes());
+                m.extend(b);
+            }
+            // SPNEGO-ish wrapping before it.
+            let mut blob = vec![0xa1, 0x82, 0x01, 0x00, 0x30];
+            blob.extend(m);
+            blob
+        }
+        fn setup(blob: &[u8]) -> Vec<u8> {
+            let mut b = vec![0u8; 24];
+            b[0] = 25;
+            b[12..14].copy_from_slice(&88u16.to_le_bytes());
+            b[14..16].copy_from_slice(&(blob.len() as u16).to_le_bytes());
+            b.extend_from_slice(blob);
+            smb2(SMB2_SESSION_SETUP, false, 1, 0, 0, &b)
+        }
+        let mut s = state();
+        let ev = run(
+            &mut s,
+            &[(
+                Direction::ToServer,
+                setup(&auth("CORP", "alice", "WS1", false)),
+            )],
+            true,
+        );
+        assert!(ev.is_empty());
+        let t = s.tx(0).unwrap();
+        assert_eq!(
+            t.buffer(BufferId::SmbNtlmsspUser, Direction::ToServer),
+            Some(&b"alice"[..])
+        );
+        assert_eq!(
+            t.buffer(BufferId::SmbNtlmsspDomain, Direction::ToServer),
+            Some(&b"CORP"[..])
+        );
+        let e = s.eve(0).unwrap();
+        assert_eq!(e["ntlmssp"]["host"], "WS1");
+        assert_eq!(e["ntlmssp"]["version"], "6.1 build 0 rev 15");
+        let ev = run(
+            &mut s,
+            &[(
+                Direction::ToServer,
+                setup(&auth("CORP", "alice", "WS1", true)),
+            )],
+            false,
+        );
+        assert_eq!(names(&ev), ["MALFORMED_NTLMSSP_REQUEST"]);
+        assert_eq!(
+            s.tx(1)
+                .unwrap()
+                .buffer(BufferId::SmbNtlmsspUser, Direction::ToServer),
+            None
+        );
+    }
+
+    fn smb1(cmd: u8, resp: bool, tid: u16, mid: u16, words: &[u8], bytes: &[u8]) -> Vec<u8> {
+        let mut h = vec![0u8; 32];
+        h[..4].copy_from_slice(b"\xffSMB");
+        h[4] = cmd;
+        h[9] = if resp { 0x98 } else { 0x18 };
+        h[24..26].copy_from_slice(&tid.to_le_bytes());
+        h[26..28].copy_from_slice(&0x1234u16.to_le_bytes());
+        h[28..30].copy_from_slice(&0x800u16.to_le_bytes());
+        h[30..32].copy_from_slice(&mid.to_le_bytes());
+        h.push((words.len() / 2) as u8);
+        h.extend_from_slice(words);
+        h.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+        h.extend_from_slice(bytes);
+        nbss(&h)
+    }
+
+    /// SMB1: negotiate, tree connect to IPC$ (the path without its first
+    /// character, as Suricata keeps it), the `IPC` service making it a
+    /// pipe; NT_CREATE and WRITE_ANDX on a disk share give file data.
+    #[test]
+    fn smb1_session() {
+        use Direction::{ToClient as C, ToServer as S};
+        let neg = smb1(0x72, false, 0, 1, &[], b"\x02NT LM 0.12\0\x02SMB 2.002\0");
+        let mut neg_r = vec![0u8; 34];
+        neg_r[0] = 0;
+        let neg_resp = smb1(0x72, true, 0, 1, &neg_r, &[0xaa; 16]);
+        let tc_words = [0xff, 0, 0, 0, 0, 0, 1, 0];
+        let tc = smb1(0x75, false, 0, 2, &tc_words, b"\0\\\\SRV\\IPC$\0?????\0");
+        let tc_resp = smb1(0x75, true, 9, 2, &[0xff, 0, 0, 0, 0, 0], b"IPC\0");
+        let tc2 = smb1(0x75, false, 0, 3, &tc_words, b"\0\\\\SRV\\DATA\0?????\0");
+        let tc2_resp = smb1(0x75, true, 10, 3, &[0xff, 0, 0, 0, 0, 0], b"A:\0");
+        let mut cw = vec![0u8; 48];
+        cw[0] = 0xff;
+        cw[5..7].copy_from_slice(&4u16.to_le_bytes());
+        cw[35] = 5;
+        let cr = smb1(0xa2, false, 10, 4, &cw, b"\\abc");
+        let mut crw = vec![0u8; 68];
+        crw[0] = 0xff;
+        crw[5..7].copy_from_slice(&0x4006u16.to_le_bytes());
+        let cr_resp = smb1(0xa2, true, 10, 4, &crw, &[]);
+        // WRITE_ANDX (wc 14): data right after the byte count.
+        let data = b"file-bytes";
+        let mut ww = vec![0u8; 28];
+        ww[0] = 0xff;
+        ww[4..6].copy_from_slice(&0x4006u16.to_le_bytes());
+        ww[20..22].copy_from_slice(&(data.len() as u16).to_le_bytes());
+        ww[22..24].copy_from_slice(&(32u16 + 1 + 28 + 2).to_le_bytes());
+        let wr = smb1(0x2f, false, 10, 5, &ww, data);
+        let steps = vec![
+            (S, neg),
+            (C, neg_resp),
+            (S, tc),
+            (C, tc_resp),
+            (S, tc2),
+            (C, tc2_resp),
+            (S, cr),
+            (C, cr_resp),
+            (S, wr),
+        ];
+        for bytewise in [false, true] {
+            let mut s = state();
+            let ev = run(&mut s, &steps, bytewise);
+            assert!(ev.is_empty(), "{ev:?}");
+            let e = s.eve(0).unwrap();
+            assert_eq!(e["command"], "SMB1_COMMAND_NEGOTIATE_PROTOCOL");
+            assert_eq!(e["dialect"], "NT LM 0.12");
+            assert_eq!(e["client_dialects"][1], "SMB 2.002");
+            let t = s.tx(1).unwrap();
+            assert_eq!(t.version, 1);
+            assert_eq!(
+                t.buffer(BufferId::SmbNamedPipe, S),
+                Some(&b"\\SRV\\IPC$"[..])
+            );
+            assert_eq!(s.eve(1).unwrap()["service"]["response"], "IPC");
+            let t = s.tx(2).unwrap();
+            assert_eq!(t.buffer(BufferId::SmbShare, S), Some(&b"\\SRV\\DATA"[..]));
+            let f = file_txs(&s)[0];
+            assert_eq!(f.buffer(BufferId::FileData, S), Some(&data[..]));
+            let fe = s.eve(f.id()).unwrap();
+            assert_eq!(fe["fuid"], "4006");
+            assert_eq!(fe["filename"], "\\abc");
+            assert_eq!(fe["command"], "SMB1_COMMAND_WRITE_ANDX");
+        }
+    }
+
+    /// Malformed input: events, counters, no panic.
+    #[test]
+    fn malformed_records() {
+        use Direction::{ToClient as C, ToServer as S};
+        // Not SMB inside an NBSS message.
+        let mut s = state();
+        let ev = run(&mut s, &[(S, nbss(b"HELLO WORLD"))], false);
+        assert_eq!(names(&ev), ["MALFORMED_DATA"]);
+        assert_eq!(s.malformed, 1);
+        // A response sent to the server, a request to the client.
+        let ev = run(
+            &mut s,
+            &[(S, tree_connect_resp(1, 1, 1)), (C, tree_connect(2, "x"))],
+            false,
+        );
+        assert_eq!(names(&ev), ["RESPONSE_TO_SERVER", "REQUEST_TO_CLIENT"]);
+        // A bad NBSS type loses the framing; the next real record is
+        // found again.
+        let mut s = state();
+        let mut d = vec![0x42, 0, 0, 0];
+        d.extend(tree_connect(1, "\\\\a\\b"));
+        let ev = run(&mut s, &[(S, d)], false);
+        assert_eq!(names(&ev), ["MALFORMED_DATA"]);
+        assert_eq!(s.transactions().count(), 1);
+        // SMB3 transform header: skipped, counted.
+        let mut s = state();
+        let mut t = b"\xfdSMB".to_vec();
+        t.extend([0u8; 48]);
+        assert!(run(&mut s, &[(S, nbss(&t))], false).is_empty());
+        assert_eq!(s.encrypted, 1);
+        // A negotiate whose dialect count runs past the message.
+        let mut s = state();
+        let mut b = vec![0u8; 36];
+        b[0] = 36;
+        b[2] = 200;
+        let ev = run(
+            &mut s,
+            &[(S, smb2(SMB2_NEGOTIATE, false, 0, 0, 0, &b))],
+            false,
+        );
+        assert_eq!(names(&ev), ["NEGOTIATE_MALFORMED_DIALECTS"]);
+    }
+
+    /// A record longer than MAX_RECORD: `record_overflow`, the rest
+    /// skipped, the next record parsed.
+    #[test]
+    fn record_overflow() {
+        let mut s = state();
+        let big = write(1, 5, &FID, 0, &vec![0x41; MAX_RECORD + 100]);
+        let mut ev = Vec::new();
+        for c in big.chunks(65536) {
+            s.feed(Direction::ToServer, c, 1, &mut ev);
+        }
+        s.feed(
+            Direction::ToServer,
+            &tree_connect(2, "\\\\x\\y"),
+            1,
+            &mut ev,
+        );
+        assert_eq!(names(&ev), ["RECORD_OVERFLOW"]);
+        assert!(s
+            .transactions()
+            .any(|t| t.buffer(BufferId::SmbShare, Direction::ToServer).is_some()));
+        // The file data kept is capped.
+        let f = file_txs(&s)[0];
+        let SmbTxKind::File { buf, .. } = &f.kind else {
+            unreachable!()
+        };
+        assert!(buf.held() <= MAX_FILE_DATA);
+    }
+
+    /// An SMB2 negotiate answered as pending then finally: one
+    /// transaction, complete at the final response.
+    #[test]
+    fn pending_response() {
+        use Direction::{ToClient as C, ToServer as S};
+        let mut s = state();
+        let mut b = vec![0u8; 56];
+        b[0] = 57;
+        b[4..8].copy_from_slice(&0x0006_0194u32.to_le_bytes());
+        let req = smb2(SMB2_IOCTL, false, 9, 1, 0, &b);
+        let pend = smb2(SMB2_IOCTL, true, 9, 1, STATUS_PENDING, &[0u8; 48]);
+        run(&mut s, &[(S, req), (C, pend)], false);
+        let t = s.tx(0).unwrap();
+        assert_eq!(t.status, Some(STATUS_PENDING));
+        assert!(!t.resp_done);
+        let fin = smb2(SMB2_IOCTL, true, 9, 1, 0xc000_0225, &[0u8; 48]);
+        run(&mut s, &[(C, fin)], false);
+        assert_eq!(s.transactions().count(), 1);
+        let t = s.tx(0).unwrap();
+        assert!(t.resp_done);
+        assert_eq!(s.eve(0).unwrap()["status"], "STATUS_NOT_FOUND");
+        assert_eq!(s.eve(0).unwrap()["function"], "FSCTL_DFS_GET_REFERRALS");
+    }
 }
