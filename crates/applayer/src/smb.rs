@@ -65,6 +65,7 @@ const MAX_CHAIN: usize = 16;
 
 const SMB1_COMMAND_CLOSE: u8 = 0x04;
 const SMB1_COMMAND_TRANS: u8 = 0x25;
+const SMB1_COMMAND_TRANS2: u8 = 0x32;
 const SMB1_COMMAND_READ_ANDX: u8 = 0x2e;
 const SMB1_COMMAND_WRITE_ANDX: u8 = 0x2f;
 const SMB1_COMMAND_NEGOTIATE: u8 = 0x72;
@@ -80,6 +81,8 @@ const SMB2_CLOSE: u16 = 6;
 const SMB2_READ: u16 = 8;
 const SMB2_WRITE: u16 = 9;
 const SMB2_IOCTL: u16 = 11;
+const SMB2_GET_INFO: u16 = 16;
+const SMB2_SET_INFO: u16 = 17;
 
 const STATUS_PENDING: u32 = 0x103;
 const FSCTL_PIPE_TRANSCEIVE: u32 = 0x0011_c017;
@@ -973,6 +976,10 @@ impl SmbState {
                 self.pipe_data(i, Direction::ToServer, data, ts, ev);
                 return;
             }
+            // Suricata keeps transactions of these for renames and
+            // deletions only.
+            SMB2_GET_INFO => return,
+            SMB2_SET_INFO if !(b.get(2) == Some(&1) && matches!(b.get(3), Some(10 | 13))) => return,
             _ => {}
         }
         let i = self.new_tx(ts, 2, command, msg_id, ev);
@@ -1103,14 +1110,15 @@ impl SmbState {
                 t.version == 1 && t.command == u16::from(SMB1_COMMAND_NEGOTIATE) && !t.resp_done
             });
         }
+        // A response to no request seen (or to one that has no
+        // transaction, as Suricata keeps none for reads, writes to files
+        // and GET_INFO): nothing to log.
         let Some(i) = found else {
-            if command == SMB2_WRITE {
-                return;
+            if command == SMB2_NEGOTIATE && status == 0 {
+                self.dialect = u16le(b, 4).map(dialect_name);
+                self.negotiated = true;
             }
-            let i = self.new_tx(ts, 2, command, msg_id, ev);
-            self.txs[i].req_done = false;
-            self.set_ids(i, session_id, tree_id);
-            return self.smb2_response_body(i, m, b, command, status, tree_id, ts, ev);
+            return;
         };
         self.smb2_response_body(i, m, b, command, status, tree_id, ts, ev);
         // A STATUS_PENDING interim response: the final one (async, same
@@ -1438,18 +1446,7 @@ impl SmbState {
                 );
             } else {
                 self.smb1_request(
-                    m,
-                    command,
-                    tid,
-                    uid,
-                    key,
-                    words,
-                    bytes,
-                    boff,
-                    unicode,
-                    n == 0,
-                    ts,
-                    ev,
+                    m, command, tid, uid, key, words, bytes, boff, unicode, ts, ev,
                 );
             }
             let andx = matches!(
@@ -1480,7 +1477,6 @@ impl SmbState {
         bytes: &[u8],
         boff: usize,
         unicode: bool,
-        first: bool,
         ts: Timestamp,
         ev: &mut Vec<AppLayerEvent>,
     ) {
@@ -1543,7 +1539,20 @@ impl SmbState {
             }
             _ => {}
         }
-        if !first {
+        if command == SMB1_COMMAND_TRANS2 {
+            return;
+        }
+        if command == SMB1_COMMAND_TRANS {
+            // A transaction only for TransactNmPipe (DCERPC on a pipe).
+            let (Some(dc), Some(doff), Some(sc)) = (u16le(w, 22), u16le(w, 24), w.get(26)) else {
+                return self.malformed(ev);
+            };
+            let d = slice(m, doff.into(), dc.into()).unwrap_or(&[]);
+            if *sc >= 1 && u16le(w, 28) == Some(0x26) && dcerpc_call_id(d).is_some() {
+                let i = self.new_tx(ts, 1, command.into(), key, ev);
+                self.set_ids(i, u64::from(uid), u32::from(tid));
+                self.pipe_data(i, Direction::ToServer, d, ts, ev);
+            }
             return;
         }
         let i = self.new_tx(ts, 1, command.into(), key, ev);
@@ -1643,18 +1652,6 @@ impl SmbState {
                     self.close_file(&fid);
                 }
             }
-            SMB1_COMMAND_TRANS => {
-                // TransactNmPipe: the data is a DCERPC PDU.
-                let (Some(dc), Some(doff), Some(sc)) = (u16le(w, 22), u16le(w, 24), w.get(26))
-                else {
-                    return self.malformed(ev);
-                };
-                if *sc >= 1 && u16le(w, 28) == Some(0x26) {
-                    if let Some(d) = slice(m, doff.into(), dc.into()) {
-                        self.pipe_data(i, Direction::ToServer, d, ts, ev);
-                    }
-                }
-            }
             _ => {}
         }
     }
@@ -1706,10 +1703,14 @@ impl SmbState {
             }
             return;
         }
-        let Some(i) = self
-            .find_open(1, key)
-            .filter(|&i| self.txs[i].command == u16::from(command))
-        else {
+        // In an AndX chain each command has its transaction.
+        let Some(i) = self.txs.iter().position(|t| {
+            t.version == 1
+                && t.key == key
+                && t.command == u16::from(command)
+                && !t.resp_done
+                && !matches!(t.kind, SmbTxKind::File { .. })
+        }) else {
             return;
         };
         {

@@ -718,3 +718,36 @@ fn smb_truncated_oversized_gap_garbage() {
         .unwrap();
     assert_eq!(data.len(), vigil_applayer::smb::MAX_FILE_DATA);
 }
+
+/// SMB detection on port 139: a NetBIOS session request (encoded names)
+/// or a short NBSS record followed by an SMB message is SMB; other
+/// NBSS-like bytes are not.
+#[test]
+fn smb_probe_netbios_session() {
+    use Direction::*;
+    let mut req = vec![0x81, 0, 0, 0x44, 0x20];
+    req.extend_from_slice(b"EMEPEDEBEMEIEPFDFECACACACACACAAA");
+    req.push(0);
+    req.push(0x20);
+    req.extend_from_slice(b"FDEFEMEFEDFEFCEPFCCACACACACACAAA");
+    req.push(0);
+    assert_eq!(probe(ToServer, &req, 139), ProbeResult::Smb);
+    assert_eq!(probe(ToServer, &req[..10], 139), ProbeResult::NeedMore);
+    let mut bad = req.clone();
+    bad[8] = b'z';
+    assert_eq!(probe(ToServer, &bad, 139), ProbeResult::Unknown);
+    // Positive response, then the server's SMB message.
+    let resp = b"\x82\x00\x00\x00\x00\x00\x00\x55\xffSMBr";
+    assert_eq!(probe(ToClient, resp, 139), ProbeResult::Smb);
+    assert_eq!(probe(ToClient, &resp[..4], 139), ProbeResult::NeedMore);
+    assert_ne!(
+        probe(ToClient, b"\x82\x00\x00\x00HTTP/1.1", 139),
+        ProbeResult::Smb
+    );
+    // The parser skips the session records.
+    let mut s = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    let mut d = req.clone();
+    d.extend(smb2_tree_connect(1, "\\\\a\\b"));
+    assert!(s.feed(ToServer, &d, 1).is_empty());
+    assert_eq!(s.transactions().len(), 1);
+}
