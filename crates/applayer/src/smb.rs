@@ -1898,13 +1898,17 @@ impl SmbState {
                     }
                     m.insert("ntlmssp".into(), Value::Object(o));
                 }
+                // SMB1 records always carry both, empty when not parsed
+                // (as the peer's do).
                 for (k, n) in ["request", "response"].iter().zip(native) {
-                    if let Some((os, lm)) = n {
-                        let mut o = Map::new();
-                        o.insert("native_os".into(), s(os));
-                        o.insert("native_lm".into(), s(lm));
-                        m.insert((*k).into(), Value::Object(o));
+                    if n.is_none() && t.version != 1 {
+                        continue;
                     }
+                    let (os, lm) = n.as_ref().map_or((&[][..], &[][..]), |(a, b)| (a, b));
+                    let mut o = Map::new();
+                    o.insert("native_os".into(), s(os));
+                    o.insert("native_lm".into(), s(lm));
+                    m.insert((*k).into(), Value::Object(o));
                 }
             }
             SmbTxKind::TreeConnect {
