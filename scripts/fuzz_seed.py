@@ -299,6 +299,47 @@ def dcerpc_exchange():
     return client, server
 
 
+def smb_exchange():
+    """An SMB2 session: tree connect to a share, create, two writes out of
+    order, close; tree connect to IPC$, a DCERPC bind written to a pipe:
+    (client bytes, server bytes)."""
+    def msg(cmd, resp, mid, tree, body):
+        h = b"\xfeSMB" + struct.pack("<HHIHHIIQIIQ", 64, 0, 0, cmd, 1, 1 if resp else 0, 0, mid, 0, tree, 0x11)
+        h += b"\0" * 16 + body
+        return struct.pack(">I", len(h)) + h
+    def u16(s):
+        return s.encode("utf-16-le")
+    def tc(mid, path):
+        p = u16(path)
+        return msg(3, False, mid, 0, struct.pack("<HHHH", 9, 0, 72, len(p)) + p)
+    def tc_resp(mid, tree, typ):
+        return msg(3, True, mid, tree, struct.pack("<HBB", 16, typ, 0) + b"\0" * 12)
+    def create(mid, tree, name):
+        n = u16(name)
+        b = bytearray(56)
+        b[0] = 57
+        b[36] = 1
+        b[44:48] = struct.pack("<HH", 120, len(n))
+        return msg(5, False, mid, tree, bytes(b) + n)
+    def create_resp(mid, tree, fid):
+        b = bytearray(88)
+        b[0] = 89
+        b[64:80] = fid
+        return msg(5, True, mid, tree, bytes(b))
+    def write(mid, tree, fid, off, data):
+        b = struct.pack("<HHIQ", 49, 112, len(data), off) + fid + b"\0" * 16
+        return msg(9, False, mid, tree, b + data)
+    fid, pipe = bytes(range(16)), b"\x07" * 16
+    bind = bytes([5, 0, 11, 3, 0x10, 0, 0, 0]) + struct.pack("<HHI", 72, 0, 1) \
+        + struct.pack("<HHIB3x", 4280, 4280, 0, 1) + struct.pack("<HBx", 0, 1) \
+        + bytes.fromhex("78563412" "3412" "cdab" "ef00" "01234567cffb") + struct.pack("<HH", 1, 0) + b"\x04" * 20
+    client = tc(1, "\\\\srv\\C$") + create(2, 5, "a.txt") + write(3, 5, fid, 6, b"world") \
+        + write(4, 5, fid, 0, b"hello ") + tc(5, "\\\\srv\\IPC$") + create(6, 1, "netlogon") \
+        + write(7, 1, pipe, 0, bind)
+    server = tc_resp(1, 5, 1) + create_resp(2, 5, fid) + tc_resp(5, 1, 2) + create_resp(6, 1, pipe)
+    return client, server
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz/corpus")
     rng = random.Random(19)
@@ -367,6 +408,10 @@ def main():
     add("applayer_dcerpc", "fragments_gap",
         chunks([(0, dce_c[:100])]) + GAP(0) + chunks([(1, dce_s)]) + END(0) + END(1))
     add("applayer_dcerpc", "bytewise", chunks([(0, dce_c[i:i + 1]) for i in range(len(dce_c))]))
+    smb_c, smb_s = smb_exchange()
+    add("applayer_smb", "session", chunks([(0, smb_c[:200]), (1, smb_s[:170]), (0, smb_c[200:]), (1, smb_s[170:])]))
+    add("applayer_smb", "gap_resync", chunks([(0, smb_c[:90])]) + GAP(0) + chunks([(0, smb_c[150:]), (1, smb_s)]) + END(0))
+    add("applayer_smb", "bytewise", chunks([(0, smb_c[i:i + 1]) for i in range(len(smb_c))]))
     ftp_c = [b"USER anonymous\r\n", b"PORT 192,168,0,13,234,10\r\n", b"RETR a.txt\r\n",
              b"EPSV\r\n", b"AUTH TLS\r\n"]
     ftp_s = [b"220-Welcome\r\n220 ready\r\n", b"331 Password?\r\n", b"200 PORT ok.\r\n",

@@ -927,14 +927,14 @@ impl DcerpcState {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const NETLOGON: &str = "12345678-1234-abcd-ef00-01234567cffb";
+    pub(crate) const NETLOGON: &str = "12345678-1234-abcd-ef00-01234567cffb";
     const EPM: &str = "e1af8308-5d1f-11c9-91a4-08002b14a0fa";
 
     /// A PDU with header fields and `body` (little-endian unless `be`).
-    fn pdu(ptype: u8, flags: u8, call_id: u32, body: &[u8], be: bool) -> Vec<u8> {
+    pub(crate) fn pdu(ptype: u8, flags: u8, call_id: u32, body: &[u8], be: bool) -> Vec<u8> {
         let len = (HDR_LEN + body.len()) as u16;
         let mut v = vec![5, 0, ptype, flags, if be { 0 } else { 0x10 }, 0, 0, 0];
         if be {
@@ -950,7 +950,7 @@ mod tests {
         v
     }
 
-    fn wire(uuid: &str, be: bool) -> Vec<u8> {
+    pub(crate) fn wire(uuid: &str, be: bool) -> Vec<u8> {
         let mut u = parse_uuid(uuid).unwrap();
         if !be {
             u[0..4].reverse();
@@ -961,7 +961,7 @@ mod tests {
     }
 
     /// A bind (or alter_context) offering (ctxid, uuid, major version).
-    fn bind(ptype: u8, flags: u8, call_id: u32, ctxs: &[(u16, &str, u16)]) -> Vec<u8> {
+    pub(crate) fn bind(ptype: u8, flags: u8, call_id: u32, ctxs: &[(u16, &str, u16)]) -> Vec<u8> {
         let mut b = vec![
             0xb8,
             0x10,
@@ -987,7 +987,7 @@ mod tests {
         pdu(ptype, flags, call_id, &b, false)
     }
 
-    fn bind_ack(call_id: u32, results: &[u16]) -> Vec<u8> {
+    pub(crate) fn bind_ack(call_id: u32, results: &[u16]) -> Vec<u8> {
         // Secondary address "135\0" (4 bytes): 10 + 4 = 14, padded to 16.
         let mut b = vec![0xb8, 0x10, 0xb8, 0x10, 1, 0, 0, 0, 4, 0];
         b.extend_from_slice(b"135\0");
@@ -1001,7 +1001,7 @@ mod tests {
         pdu(PTYPE_BIND_ACK, 3, call_id, &b, false)
     }
 
-    fn request(flags: u8, call_id: u32, ctx: u16, opnum: u16, stub: &[u8]) -> Vec<u8> {
+    pub(crate) fn request(flags: u8, call_id: u32, ctx: u16, opnum: u16, stub: &[u8]) -> Vec<u8> {
         let mut b = (stub.len() as u32).to_le_bytes().to_vec();
         b.extend_from_slice(&ctx.to_le_bytes());
         b.extend_from_slice(&opnum.to_le_bytes());
@@ -1009,7 +1009,7 @@ mod tests {
         pdu(PTYPE_REQUEST, flags, call_id, &b, false)
     }
 
-    fn response(flags: u8, call_id: u32, stub: &[u8]) -> Vec<u8> {
+    pub(crate) fn response(flags: u8, call_id: u32, stub: &[u8]) -> Vec<u8> {
         let mut b = (stub.len() as u32).to_le_bytes().to_vec();
         b.extend_from_slice(&[0, 0, 0, 0]);
         b.extend_from_slice(stub);

@@ -227,6 +227,33 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// SMB events (Suricata's `rust/src/smb/events.rs`).
+    SmbEvent {
+        /// The parser reached a state it should not.
+        InternalError => "INTERNAL_ERROR",
+        /// A record or message that does not parse.
+        MalformedData => "MALFORMED_DATA",
+        /// A record longer than the parser buffers (`MAX_RECORD`).
+        RecordOverflow => "RECORD_OVERFLOW",
+        /// An NTLMSSP AUTHENTICATE message whose fields point outside it.
+        MalformedNtlmsspRequest => "MALFORMED_NTLMSSP_REQUEST",
+        MalformedNtlmsspResponse => "MALFORMED_NTLMSSP_RESPONSE",
+        /// A second NEGOTIATE after one succeeded.
+        DuplicateNegotiate => "DUPLICATE_NEGOTIATE",
+        /// A NEGOTIATE request whose dialect list does not parse.
+        NegotiateMalformedDialects => "NEGOTIATE_MALFORMED_DIALECTS",
+        /// File data overlapping data already seen with other bytes.
+        FileOverlap => "FILE_OVERLAP",
+        /// A request sent by the server.
+        RequestToClient => "REQUEST_TO_CLIENT",
+        /// A response sent by the client.
+        ResponseToServer => "RESPONSE_TO_SERVER",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,6 +268,7 @@ pub enum AppLayerEvent {
     Mqtt(MqttEvent, Option<TxId>),
     Rfb(RfbEvent, Option<TxId>),
     Dhcp(DhcpEvent, Option<TxId>),
+    Smb(SmbEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -256,6 +284,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(..) => AppProto::Mqtt,
             AppLayerEvent::Rfb(..) => AppProto::Rfb,
             AppLayerEvent::Dhcp(..) => AppProto::Dhcp,
+            AppLayerEvent::Smb(..) => AppProto::Smb,
         }
     }
 
@@ -272,6 +301,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(e, _) => e.name(),
             AppLayerEvent::Rfb(e, _) => e.name(),
             AppLayerEvent::Dhcp(e, _) => e.name(),
+            AppLayerEvent::Smb(e, _) => e.name(),
         }
     }
 
@@ -284,7 +314,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Dcerpc(_, t)
             | AppLayerEvent::Ftp(_, t)
             | AppLayerEvent::Sip(_, t)
-            | AppLayerEvent::Http2(_, t) => *t,
+            | AppLayerEvent::Http2(_, t)
+            | AppLayerEvent::Smb(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }

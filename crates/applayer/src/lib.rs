@@ -16,6 +16,7 @@
 //! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`http2`] | HTTP/2 in clear text (h2c): frames, HPACK header blocks, streams as transactions, DoH |
+//! | [`smb`] | SMB 1/2/3 over NBSS: transactions, tree connects, NTLMSSP, files at offsets, DCERPC over named pipes |
 //! | [`sip`] | SIP over UDP and TCP: one transaction per message, header multi-buffers, SDP bodies |
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
@@ -51,6 +52,7 @@ pub mod passive;
 pub mod probe;
 pub mod rfb;
 pub mod sip;
+pub mod smb;
 pub mod ssh;
 mod state;
 pub mod tls;
@@ -59,7 +61,7 @@ mod txparser;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, MqttEvent,
-    RfbEvent, SipEvent, TlsEvent,
+    RfbEvent, SipEvent, SmbEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -322,6 +324,14 @@ pub enum BufferId {
     MqttUnsubscribeTopic,
     RfbName,
     DhcpVendorClassId,
+    /// `smb.share`: the path of a tree connect to a share (not a pipe).
+    SmbShare,
+    /// `smb.named_pipe`: the path of a tree connect to a named pipe.
+    SmbNamedPipe,
+    /// `smb.ntlmssp_user`: the user of an NTLMSSP AUTHENTICATE.
+    SmbNtlmsspUser,
+    /// `smb.ntlmssp_domain`: its domain.
+    SmbNtlmsspDomain,
 }
 
 impl BufferId {
@@ -411,6 +421,10 @@ impl BufferId {
         BufferId::MqttUnsubscribeTopic,
         BufferId::RfbName,
         BufferId::DhcpVendorClassId,
+        BufferId::SmbShare,
+        BufferId::SmbNamedPipe,
+        BufferId::SmbNtlmsspUser,
+        BufferId::SmbNtlmsspDomain,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -440,6 +454,7 @@ impl BufferId {
             | MqttUnsubscribeTopic => AppProto::Mqtt,
             RfbName => AppProto::Rfb,
             DhcpVendorClassId => AppProto::Dhcp,
+            SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain => AppProto::Smb,
             _ => AppProto::Http,
         }
     }
@@ -560,6 +575,10 @@ impl BufferId {
             "mqtt.unsubscribe.topic" => MqttUnsubscribeTopic,
             "rfb.name" => RfbName,
             "dhcp.vendor_class_id" => DhcpVendorClassId,
+            "smb.share" | "smb_share" => SmbShare,
+            "smb.named_pipe" | "smb_named_pipe" => SmbNamedPipe,
+            "smb.ntlmssp_user" => SmbNtlmsspUser,
+            "smb.ntlmssp_domain" => SmbNtlmsspDomain,
             _ => return None,
         })
     }

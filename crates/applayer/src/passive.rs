@@ -1,5 +1,5 @@
 //! Protocols Vigil detects but does not parse into transactions yet:
-//! SMB 1/2/3, FTP, SMTP and DCERPC over UDP (DCERPC over TCP has its
+//! SMTP and DCERPC over UDP (SMB, FTP and SIP have their parsers; DCERPC over TCP has its
 //! parser, [`crate::dcerpc`], which triggers raw inspection the same way). A flow of one of them has its
 //! `app_proto` set (so that rules whose header names the protocol, and
 //! `app-layer-protocol`, apply to its packets and reassembled stream),

@@ -324,6 +324,41 @@ fn probe_smb(data: &[u8]) -> Verdict {
     if data.is_empty() {
         return Verdict::More;
     }
+    // As Suricata: one small NBSS record other than a session message
+    // (port 139's session request, positive response ...) may come
+    // before the first SMB message.
+    if matches!(data[0], 0x81..=0x85) {
+        if data.len() < 4 {
+            return Verdict::More;
+        }
+        let len =
+            (usize::from(data[1] & 1) << 16) | usize::from(u16::from_be_bytes([data[2], data[3]]));
+        if data[1] > 1 || len >= 256 {
+            return Verdict::No;
+        }
+        // A session request (two encoded NetBIOS names: a 0x20 length
+        // and 32 letters 'A'..'P' each) is NetBIOS's session service,
+        // SMB's transport on port 139: the SMB message follows only after
+        // the server's answer, beyond the bytes the detector looks at.
+        if data[0] == 0x81 && len >= 68 {
+            let name = &data[4..data.len().min(37)];
+            if name.first().is_some_and(|&b| b != 0x20)
+                || name.iter().skip(1).any(|b| !(b'A'..=b'P').contains(b))
+            {
+                return Verdict::No;
+            }
+            return if name.len() == 33 {
+                Verdict::Yes
+            } else {
+                Verdict::More
+            };
+        }
+        return match data.get(4 + len..) {
+            Some(rest) if !rest.is_empty() && rest[0] == 0 => probe_smb(rest),
+            Some(rest) if !rest.is_empty() => Verdict::No,
+            _ => Verdict::More,
+        };
+    }
     if data[0] != 0 || data.get(1).is_some_and(|&b| b > 1) {
         return Verdict::No;
     }

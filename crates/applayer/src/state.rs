@@ -10,6 +10,7 @@ use crate::http::HttpState;
 use crate::http2::Http2State;
 use crate::passive::PassiveState;
 use crate::sip::SipState;
+use crate::smb::SmbState;
 use crate::ssh::SshState;
 use crate::tls::TlsState;
 use crate::txparser::TxParser;
@@ -92,7 +93,8 @@ pub enum AppLayerState {
     /// MQTT, RFB, DHCP: parsers behind `TxParser` (crate-private).
     #[allow(private_interfaces)]
     Ext(Box<dyn TxParser>),
-    /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
+    Smb(Box<SmbState>),
+    /// DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
 
@@ -130,7 +132,8 @@ impl AppLayerState {
             AppProto::Mqtt => AppLayerState::Ext(Box::new(crate::mqtt::MqttState::new(cfg))),
             AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
             AppProto::Dhcp => AppLayerState::Ext(Box::new(crate::dhcp::DhcpState::new(cfg))),
-            AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
+            AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
+            AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
         }
@@ -147,6 +150,7 @@ impl AppLayerState {
             AppLayerState::Sip(_) => AppProto::Sip,
             AppLayerState::Http2(_) => AppProto::Http2,
             AppLayerState::Ext(s) => s.proto(),
+            AppLayerState::Smb(_) => AppProto::Smb,
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -165,6 +169,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Http2(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ext(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Smb(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.switch_h2c(ts, &mut ev);
@@ -197,6 +202,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Http2(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ext(s) => s.common(tx),
+            AppLayerState::Smb(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -218,6 +224,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Http2(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ext(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Smb(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -264,6 +271,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.finish(dir, &mut ev),
             AppLayerState::Http2(s) => s.finish(dir, &mut ev),
             AppLayerState::Ext(s) => s.finish(dir, &mut ev),
+            AppLayerState::Smb(s) => s.finish(dir),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -317,6 +325,10 @@ impl AppLayerState {
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
             AppLayerState::Ext(s) => s.infos().into_iter().map(|(c, p)| info(c, p)).collect(),
+            AppLayerState::Smb(s) => s
+                .transactions()
+                .map(|t| info(&t.common, t.progress()))
+                .collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -332,6 +344,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Http2(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ext(s) => s.common_mut(tx),
+            AppLayerState::Smb(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -398,6 +411,11 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Smb(s) => {
+                let before = s.transactions().count();
+                s.retain(|t| !done(&t.common, t.progress()));
+                before - s.transactions().count()
+            }
             AppLayerState::Ext(s) => {
                 let before = s.infos().len();
                 s.retain(&mut |c, p| !done(c, p));
@@ -421,6 +439,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Http2(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ext(s) => s.buffers(tx, id, dir).into_iter().next(),
+            AppLayerState::Smb(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -444,6 +463,20 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Http2(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ext(s) => s.buffers(tx, id, dir),
+            AppLayerState::Smb(s) => match id {
+                // DCERPC over a named pipe: the stub of the DCERPC
+                // transaction the SMB one carries.
+                BufferId::DcerpcStubData => s
+                    .dcerpc_tx(tx)
+                    .and_then(|d| s.dcerpc.tx(d))
+                    .map(|t| t.buffers(id, dir))
+                    .unwrap_or_default(),
+                _ => s
+                    .tx(tx)
+                    .and_then(|t| t.buffer(id, dir))
+                    .into_iter()
+                    .collect(),
+            },
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -462,6 +495,7 @@ impl AppLayerState {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Http2(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Ext(s) => s.eve(tx),
+            AppLayerState::Smb(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -501,6 +535,13 @@ impl AppLayerState {
         }
     }
 
+    pub fn as_smb(&self) -> Option<&SmbState> {
+        match self {
+            AppLayerState::Smb(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The EVE record type of the flow's transactions: the protocol's
     /// name, `http` for HTTP/2 as Suricata logs it.
     pub fn eve_key(&self) -> &'static str {
@@ -531,6 +572,17 @@ impl AppLayerState {
             }
         }
         *self = AppLayerState::Http2(Box::new(s));
+    }
+
+    /// The DCERPC state and transaction behind a transaction: the
+    /// transaction itself over TCP, the one an SMB transaction carries
+    /// over a named pipe.
+    pub fn dcerpc_view(&self, tx: TxId) -> Option<(&DcerpcState, TxId)> {
+        match self {
+            AppLayerState::Dcerpc(s) => Some((s, tx)),
+            AppLayerState::Smb(s) => Some((&s.dcerpc, s.dcerpc_tx(tx)?)),
+            _ => None,
+        }
     }
 
     pub fn as_sip(&self) -> Option<&SipState> {

@@ -161,6 +161,16 @@ proptest! {
     }
 
     #[test]
+    fn smb2_never_panics(c in seeded(b"\x00\x00\x00\x78\xfeSMB\x40\x00\x00\x00\x00\x00\x00\x00\x09\x00")) {
+        exercise(AppProto::Smb, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn smb1_never_panics(c in seeded(b"\x00\x00\x00\x50\xffSMB\x2f\x00\x00\x00\x00\x18\x01\xc8")) {
+        exercise(AppProto::Smb, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn smb_ftp_smtp_arbitrary(c in chunks()) {
         exercise(AppProto::Smb, Transport::Tcp, &c);
         exercise(AppProto::Ftp, Transport::Tcp, &c);
@@ -913,4 +923,144 @@ fn dhcp_probe() {
     );
     assert_ne!(probe_udp(ToServer, &m, 5353), ProbeResult::Dhcp);
     assert_ne!(probe_udp(ToServer, &m[..100], 67), ProbeResult::Dhcp);
+}
+
+/// An SMB2 message in an NBSS record (session 0x11, tree `tree`).
+fn smb2_msg(cmd: u16, resp: bool, msg_id: u64, tree: u32, body: &[u8]) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\xfeSMB");
+    h[4] = 64;
+    h[12..14].copy_from_slice(&cmd.to_le_bytes());
+    h[16] = u8::from(resp);
+    h[24..32].copy_from_slice(&msg_id.to_le_bytes());
+    h[36..40].copy_from_slice(&tree.to_le_bytes());
+    h[40] = 0x11;
+    h.extend_from_slice(body);
+    let n = h.len();
+    let mut v = vec![0, (n >> 16) as u8, (n >> 8) as u8, n as u8];
+    v.extend(h);
+    v
+}
+
+/// A tree connect request to `path` (UTF-16LE).
+fn smb2_tree_connect(msg_id: u64, path: &str) -> Vec<u8> {
+    let p: Vec<u8> = path.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let mut b = vec![9, 0, 0, 0, 72, 0];
+    b.extend_from_slice(&(p.len() as u16).to_le_bytes());
+    b.extend(p);
+    smb2_msg(3, false, msg_id, 0, &b)
+}
+
+/// SMB: truncated, oversized, gap-ridden and garbage input; what does
+/// parse is kept, caps hold, anomalies are events.
+#[test]
+fn smb_truncated_oversized_gap_garbage() {
+    let tc = smb2_tree_connect(1, "\\\\srv\\share");
+    // Truncated: a record cut short is not a transaction; the stream
+    // ending completes nothing that was not there.
+    let mut s = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    assert!(s
+        .feed(Direction::ToServer, &tc[..tc.len() - 3], 1)
+        .is_empty());
+    s.finish(Direction::ToServer);
+    assert!(s.transactions().is_empty());
+    // A gap in the middle of a record: framing found again at the next.
+    let mut s = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    s.feed(Direction::ToServer, &tc[..30], 1);
+    s.on_gap(Direction::ToServer, Some(500));
+    s.feed(Direction::ToServer, &tc[50..], 2);
+    s.feed(
+        Direction::ToServer,
+        &smb2_tree_connect(2, "\\\\srv\\two"),
+        3,
+    );
+    assert_eq!(s.transactions().len(), 1);
+    assert_eq!(
+        s.buffer(0, BufferId::SmbShare, Direction::ToServer),
+        Some(&b"\\\\srv\\two"[..])
+    );
+    // Garbage: not SMB in an NBSS message, a bad NBSS type.
+    let mut g = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    let ev = g.feed(Direction::ToServer, b"\x00\x00\x00\x05hello", 1);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].name(), "MALFORMED_DATA");
+    let ev = g.feed(Direction::ToServer, b"\x42\xff\xff\xffxxxxxxxxxxxxxxxx", 2);
+    assert_eq!(ev.len(), 1);
+    g.feed(Direction::ToServer, &tc, 3);
+    assert_eq!(g.transactions().len(), 1);
+    // Oversized: a 16 MiB record (24-bit length) is skipped past its
+    // buffered part with RECORD_OVERFLOW; the next record parses.
+    let mut o = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    let mut ev = o.feed(Direction::ToServer, b"\x00\xff\xff\xff\xfeSMB", 1);
+    let chunk = vec![0x41u8; 64 * 1024];
+    let mut left = 0xff_ffffusize - 4;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        ev.extend(o.feed(Direction::ToServer, &chunk[..n], 2));
+        left -= n;
+    }
+    ev.extend(o.feed(Direction::ToServer, &tc, 3));
+    assert!(ev.iter().any(|e| e.name() == "RECORD_OVERFLOW"));
+    assert_eq!(
+        o.buffer(0, BufferId::SmbShare, Direction::ToServer),
+        Some(&b"\\\\srv\\share"[..])
+    );
+    // Many transactions: capped.
+    let mut m = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    for i in 0..2000 {
+        m.feed(Direction::ToServer, &smb2_tree_connect(i, "\\\\a\\b"), i);
+    }
+    assert!(m.transactions().len() <= 512);
+    // Writes of a file beyond the per-file cap keep at most the cap.
+    let mut w = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    let fid = [3u8; 16];
+    for i in 0..40u64 {
+        let data = vec![b'z'; 60_000];
+        let mut b = vec![0u8; 48];
+        b[0] = 49;
+        b[2..4].copy_from_slice(&112u16.to_le_bytes());
+        b[4..8].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        b[8..16].copy_from_slice(&(i * 60_000).to_le_bytes());
+        b[16..32].copy_from_slice(&fid);
+        b.extend(data);
+        w.feed(Direction::ToServer, &smb2_msg(9, false, 10 + i, 5, &b), i);
+    }
+    let t = w.transactions()[0].id;
+    let data = w
+        .buffer(t, BufferId::FileData, Direction::ToServer)
+        .unwrap();
+    assert_eq!(data.len(), vigil_applayer::smb::MAX_FILE_DATA);
+}
+
+/// SMB detection on port 139: a NetBIOS session request (encoded names)
+/// or a short NBSS record followed by an SMB message is SMB; other
+/// NBSS-like bytes are not.
+#[test]
+fn smb_probe_netbios_session() {
+    use Direction::*;
+    let mut req = vec![0x81, 0, 0, 0x44, 0x20];
+    req.extend_from_slice(b"EMEPEDEBEMEIEPFDFECACACACACACAAA");
+    req.push(0);
+    req.push(0x20);
+    req.extend_from_slice(b"FDEFEMEFEDFEFCEPFCCACACACACACAAA");
+    req.push(0);
+    assert_eq!(probe(ToServer, &req, 139), ProbeResult::Smb);
+    assert_eq!(probe(ToServer, &req[..10], 139), ProbeResult::NeedMore);
+    let mut bad = req.clone();
+    bad[8] = b'z';
+    assert_eq!(probe(ToServer, &bad, 139), ProbeResult::Unknown);
+    // Positive response, then the server's SMB message.
+    let resp = b"\x82\x00\x00\x00\x00\x00\x00\x55\xffSMBr";
+    assert_eq!(probe(ToClient, resp, 139), ProbeResult::Smb);
+    assert_eq!(probe(ToClient, &resp[..4], 139), ProbeResult::NeedMore);
+    assert_ne!(
+        probe(ToClient, b"\x82\x00\x00\x00HTTP/1.1", 139),
+        ProbeResult::Smb
+    );
+    // The parser skips the session records.
+    let mut s = AppLayerState::new(AppProto::Smb, Transport::Tcp);
+    let mut d = req.clone();
+    d.extend(smb2_tree_connect(1, "\\\\a\\b"));
+    assert!(s.feed(ToServer, &d, 1).is_empty());
+    assert_eq!(s.transactions().len(), 1);
 }

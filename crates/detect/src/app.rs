@@ -273,6 +273,9 @@ pub enum TxCheck {
     /// `dhcp.leasetime`, `enip_command` ...), as a multi-integer: a
     /// single-valued field is an array of one.
     Uint(vigil_applayer::UintField, MultiUint),
+    /// `smb.version`: the SMB version of the transaction's request (1,
+    /// or 2 for SMB2/3).
+    SmbVersion(IntCmp),
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -526,6 +529,7 @@ impl TxCheck {
             "dns.rrtype" => MultiUint::parse(v, 65535).map(TxCheck::DnsRrtype),
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
+            "smb.version" => uint(255).map(TxCheck::SmbVersion),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "http2.frametype" => vigil_applayer::http2::frame_type_code(v.trim())
                 .or_else(|| v.trim().parse().ok())
@@ -603,6 +607,10 @@ impl TxCheck {
                 AppProto::Rfb,
                 vigil_applayer::RfbEvent::from_name(name)?.name(),
             ),
+            "smb" => TxCheck::Event(
+                AppProto::Smb,
+                vigil_applayer::SmbEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -621,6 +629,7 @@ impl TxCheck {
             | TxCheck::Http2SizeUpdate(_)
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::Uint(f, _) => f.proto(),
+            TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
@@ -696,9 +705,9 @@ impl TxCheck {
                 uuid,
                 version,
                 any_frag,
-            } => tx.app.as_dcerpc().is_some_and(|s| {
+            } => tx.app.dcerpc_view(tx.tx).is_some_and(|(s, id)| {
                 s.iface_matches(
-                    tx.tx,
+                    id,
                     uuid,
                     |v| version.is_none_or(|c| c.matches(u64::from(v))),
                     *any_frag,
@@ -707,14 +716,21 @@ impl TxCheck {
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
-                .as_dcerpc()
-                .and_then(|s| s.opnum(tx.tx))
+                .dcerpc_view(tx.tx)
+                .and_then(|(s, id)| s.opnum(id))
                 .is_some_and(|n| o.matches(n)),
-            TxCheck::Event(_, name) => tx
+            TxCheck::SmbVersion(c) => tx
+                .app
+                .as_smb()
+                .and_then(|s| s.tx(tx.tx))
+                .is_some_and(|t| c.matches(u64::from(t.version))),
+            // SMB events belong to the transaction whatever the
+            // direction inspected (Suricata alerts both ways).
+            TxCheck::Event(p, name) => tx
                 .app
                 .tx_events(tx.tx)
                 .iter()
-                .any(|(e, d)| *d == tx.dir && e.name() == *name),
+                .any(|(e, d)| (*d == tx.dir || *p == AppProto::Smb) && e.name() == *name),
             TxCheck::TlsVersion(want) => tx
                 .app
                 .as_tls()
@@ -795,9 +811,8 @@ fn side(b: BufferId) -> Side {
         HttpMethod | HttpUri | HttpUriRaw | HttpRequestLine | HttpHost | HttpHostRaw
         | HttpUserAgent | HttpReferer | HttpAccept | HttpAcceptEnc | HttpAcceptLang
         | HttpRequestBody | HttpRequestHeader | DnsQuery | TlsSni | Ja3Hash | Ja3String
-        | Ja4Hash | FtpCommand | FtpCommandData | SipMethod | SipUri | SipRequestLine => {
-            Side::Request
-        }
+        | Ja4Hash | FtpCommand | FtpCommandData | SipMethod | SipUri | SipRequestLine
+        | SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain => Side::Request,
         HttpStatCode | HttpStatMsg | HttpResponseLine | HttpResponseBody | HttpServer
         | HttpLocation | HttpResponseHeader | Ja3sHash | Ja3sString | FtpReply
         | FtpCompletionCode | SipStatCode | SipStatMsg | SipResponseLine => Side::Response,
@@ -864,6 +879,7 @@ pub(crate) fn spec_directions(
             | AppProto::Http
             | AppProto::Http2
             | AppProto::Dhcp
+            | AppProto::Smb
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1226,26 +1242,32 @@ impl TxGroups {
         });
         for (i, r, dir) in placements {
             let Some(app) = &r.app else { continue };
-            let g = group_index(app.proto, dir);
-            match (&r.fast_pattern, app.fast_list) {
-                (Some(fp), Some(li)) => {
-                    let key = app.lists[li].key;
-                    let slot = match pending[g].iter().position(|(k, _, _)| *k == key) {
-                        Some(s) => s,
-                        None => {
-                            pending[g].push((key, Vec::new(), Vec::new()));
-                            pending[g].len() - 1
-                        }
-                    };
-                    let (_, pats, rs) = &mut pending[g][slot];
-                    pats.push(Pattern {
-                        id: rs.len() as u32,
-                        bytes: fp.bytes.clone(),
-                        nocase: fp.nocase,
-                    });
-                    rs.push(i as u32);
+            // DCERPC rules also inspect DCERPC over SMB named pipes.
+            let mut gs = vec![group_index(app.proto, dir)];
+            if app.proto == AppProto::Dcerpc {
+                gs.push(group_index(AppProto::Smb, dir));
+            }
+            for g in gs {
+                match (&r.fast_pattern, app.fast_list) {
+                    (Some(fp), Some(li)) => {
+                        let key = app.lists[li].key;
+                        let slot = match pending[g].iter().position(|(k, _, _)| *k == key) {
+                            Some(s) => s,
+                            None => {
+                                pending[g].push((key, Vec::new(), Vec::new()));
+                                pending[g].len() - 1
+                            }
+                        };
+                        let (_, pats, rs) = &mut pending[g][slot];
+                        pats.push(Pattern {
+                            id: rs.len() as u32,
+                            bytes: fp.bytes.clone(),
+                            nocase: fp.nocase,
+                        });
+                        rs.push(i as u32);
+                    }
+                    _ => groups[g].always.push(i as u32),
                 }
-                _ => groups[g].always.push(i as u32),
             }
         }
         let sets: Vec<&[Pattern]> = pending

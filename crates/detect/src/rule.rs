@@ -334,8 +334,10 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         "ftpbounce" => true,
         "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
         | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" | "http2.frametype" | "http2.errorcode" | "http2.priority"
-        | "http2.window" | "http2.size_update" | "http2.settings" => check_evaluable(rule, k),
+        | "ftp.reply_received" | "smb.version" | "http2.frametype" | "http2.errorcode"
+        | "http2.priority" | "http2.window" | "http2.size_update" | "http2.settings" => {
+            check_evaluable(rule, k)
+        }
         k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
@@ -806,10 +808,31 @@ pub fn compile_rule(
                 .map(|b| b.proto())
                 .chain(tx_checks.iter().map(|c| c.proto()))
                 .collect();
-            let Some(app_proto) = protos.first().copied().or(header_app) else {
+            // `alert smb` with DCERPC keywords (named pipes) or file
+            // buffers: SMB transactions.
+            let smb_rule = header_app == Some(AppProto::Smb)
+                && ids.iter().all(|b| {
+                    matches!(
+                        b,
+                        BufferId::FileData | BufferId::FileName | BufferId::DcerpcStubData
+                    ) || b.proto() == AppProto::Smb
+                })
+                && tx_checks
+                    .iter()
+                    .all(|c| matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
+            let first = if smb_rule {
+                Some(AppProto::Smb)
+            } else {
+                protos.first().copied().or(header_app)
+            };
+            let Some(app_proto) = first else {
                 return Err(Skip::NotEvaluable("no application protocol".into()));
             };
-            if let Some(other) = protos.iter().find(|p| **p != app_proto) {
+            if let Some(other) = protos
+                .iter()
+                .find(|p| **p != app_proto)
+                .filter(|_| !smb_rule)
+            {
                 return Err(Skip::Invalid {
                     keyword: "protocol".into(),
                     message: format!(

@@ -213,6 +213,8 @@ const TABLE: &[(&str, Kw)] = &[
     // ---- SMB / DCERPC / Kerberos
     ("smb.named_pipe", Sticky("smb.named_pipe")),
     ("smb.share", Sticky("smb.share")),
+    ("smb_share", Sticky("smb.share")),
+    ("smb_named_pipe", Sticky("smb.named_pipe")),
     ("smb.ntlmssp_user", Sticky("smb.ntlmssp_user")),
     ("smb.ntlmssp_domain", Sticky("smb.ntlmssp_domain")),
     ("dce_stub_data", Sticky("dcerpc.stub_data")),
@@ -800,6 +802,12 @@ const EVALUATED: &[&str] = &[
     "ftp.mode",
     "ftp.reply_received",
     "ftpbounce",
+    // SMB
+    "smb.version",
+    "smb.share",
+    "smb.named_pipe",
+    "smb.ntlmssp_user",
+    "smb.ntlmssp_domain",
     // SIP
     "sip.method",
     "sip.uri",

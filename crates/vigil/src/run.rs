@@ -863,7 +863,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         log_payload,
         log_packet: cfg.eve_alert_flag("packet"),
         log_types: [
-            "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "mqtt", "rfb", "dhcp",
+            "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "smb", "mqtt", "rfb", "dhcp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))

@@ -14,7 +14,7 @@
 //!
 //! Invariants: no panic; transaction ids strictly increase; no more
 //! transactions than the configured cap; HTTP bodies within the body
-//! limits; DCERPC stub data within its cap; every EVE object is a JSON object that survives a round trip.
+//! limits; DCERPC stub data and SMB file data within their caps; every EVE object is a JSON object that survives a round trip.
 
 use vigil_applayer::{
     AppLayerConfig, AppLayerState, AppProto, BufferId, Direction, ProtocolDetector, Transport,
@@ -102,6 +102,12 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
         }
         for &f in vigil_applayer::UintField::ALL {
             std::hint::black_box(st.uints(tx.id, f, Direction::ToServer));
+        }
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            if let Some(b) = st.buffer(tx.id, FileData, dir).filter(|_| st.as_smb().is_some()) {
+                let cap = vigil_applayer::smb::MAX_FILE_DATA;
+                assert!(b.len() <= cap, "SMB file data {}", b.len());
+            }
         }
         let _ = st.tx_events(tx.id);
         if let Some(v) = st.eve(tx.id) {
