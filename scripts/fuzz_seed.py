@@ -173,6 +173,52 @@ GAP = lambda to_client: bytes([0x82 | (1 if to_client else 0)])  # noqa: E731
 END = lambda to_client: bytes([0xC2 | (1 if to_client else 0)])  # noqa: E731
 
 
+def der(tag, body):
+    n = len(body)
+    if n < 128:
+        ln = bytes([n])
+    elif n < 256:
+        ln = bytes([0x81, n])
+    else:
+        ln = bytes([0x82, n >> 8, n & 0xFF])
+    return bytes([tag]) + ln + body
+
+
+def krb5_principal(names):
+    return der(0x30, der(0xA0, der(2, b"\x01")) + der(0xA1, der(0x30, b"".join(der(0x1B, n.encode()) for n in names))))
+
+
+def krb5_kdc_req(tag, cname, sname):
+    """An AS-REQ (10) or TGS-REQ (12), as crates/applayer/src/krb5.rs builds it."""
+    body = der(0xA0, der(3, b"\x00\x40\x81\x00\x10"))
+    if cname:
+        body += der(0xA1, krb5_principal(cname))
+    body += der(0xA2, der(0x1B, b"EXAMPLE.ORG")) + der(0xA3, krb5_principal(sname))
+    body += der(0xA5, der(0x18, b"20370913024805Z")) + der(0xA7, der(2, b"\x07"))
+    body += der(0xA8, der(0x30, der(2, b"\x12") + der(2, b"\x17")))
+    req = der(0x30, der(0xA1, der(2, b"\x05")) + der(0xA2, der(2, bytes([tag]))) + der(0xA4, der(0x30, body)))
+    return der(0x60 | tag, req)
+
+
+def krb5_enc(etype):
+    return der(0x30, der(0xA0, der(2, bytes([etype]))) + der(0xA2, der(4, b"cipher")))
+
+
+def krb5_kdc_rep(tag, etype, ticket_etype):
+    ticket = der(0x61, der(0x30, der(0xA0, der(2, b"\x05")) + der(0xA1, der(0x1B, b"EXAMPLE.ORG"))
+                           + der(0xA2, krb5_principal(["krbtgt", "EXAMPLE.ORG"])) + der(0xA3, krb5_enc(ticket_etype))))
+    rep = der(0x30, der(0xA0, der(2, b"\x05")) + der(0xA1, der(2, bytes([tag]))) + der(0xA3, der(0x1B, b"EXAMPLE.ORG"))
+              + der(0xA4, krb5_principal(["robin"])) + der(0xA5, ticket) + der(0xA6, krb5_enc(etype)))
+    return der(0x60 | tag, rep)
+
+
+def krb5_error(code):
+    e = der(0x30, der(0xA0, der(2, b"\x05")) + der(0xA1, der(2, b"\x1e")) + der(0xA4, der(0x18, b"20210622092740Z"))
+            + der(0xA5, der(2, b"\x01")) + der(0xA6, der(2, bytes([code]))) + der(0xA9, der(0x1B, b"EXAMPLE.ORG"))
+            + der(0xAA, krb5_principal(["krbtgt", "EXAMPLE.ORG"])))
+    return der(0x7E, e)
+
+
 def tls_records():
     d = os.path.join(ROOT, "crates/applayer/tests/data")
     out = {}
@@ -384,6 +430,13 @@ def main():
     add("applayer_sip", "invite_trying", chunks([(0, sip_req), (1, sip_resp)]))
     add("applayer_sip", "pipelined_gap",
         chunks([(0, b"\r\n" + sip_req + sip_req[:50])]) + GAP(0) + chunks([(0, sip_req), (1, sip_resp)]) + END(0))
+    krb_req = krb5_kdc_req(10, ["robin"], ["krbtgt", "EXAMPLE.ORG"])
+    krb_rep = krb5_kdc_rep(11, 23, 18)
+    rec = lambda m: struct.pack(">I", len(m)) + m  # noqa: E731
+    add("applayer_krb5", "as_exchange", chunks([(0, rec(krb_req)), (1, rec(krb_rep))]))
+    add("applayer_krb5", "tgs_error_gap",
+        chunks([(0, rec(krb5_kdc_req(12, None, ["ldap", "dc01"]))[:30])]) + GAP(0)
+        + chunks([(0, rec(krb_req)), (1, rec(krb5_error(25)))]) + END(1))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

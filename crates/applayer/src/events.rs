@@ -165,6 +165,18 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// Kerberos 5 events (Suricata's `rust/src/krb`).
+    Krb5Event {
+        /// A message that does not decode, a broken TCP record.
+        MalformedData => "MALFORMED_DATA",
+        /// A reply encrypted with a cipher other than AES or Camellia.
+        WeakEncryption => "WEAK_ENCRYPTION",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,6 +187,7 @@ pub enum AppLayerEvent {
     Dcerpc(DcerpcEvent, Option<TxId>),
     Ftp(FtpEvent, Option<TxId>),
     Sip(SipEvent, Option<TxId>),
+    Krb5(Krb5Event, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -186,6 +199,7 @@ impl AppLayerEvent {
             AppLayerEvent::Dcerpc(..) => AppProto::Dcerpc,
             AppLayerEvent::Ftp(..) => AppProto::Ftp,
             AppLayerEvent::Sip(..) => AppProto::Sip,
+            AppLayerEvent::Krb5(..) => AppProto::Krb5,
         }
     }
 
@@ -198,6 +212,7 @@ impl AppLayerEvent {
             AppLayerEvent::Dcerpc(e, _) => e.name(),
             AppLayerEvent::Ftp(e, _) => e.name(),
             AppLayerEvent::Sip(e, _) => e.name(),
+            AppLayerEvent::Krb5(e, _) => e.name(),
         }
     }
 
@@ -209,7 +224,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Tls(_, t)
             | AppLayerEvent::Dcerpc(_, t)
             | AppLayerEvent::Ftp(_, t)
-            | AppLayerEvent::Sip(_, t) => *t,
+            | AppLayerEvent::Sip(_, t)
+            | AppLayerEvent::Krb5(_, t) => *t,
         }
     }
 

@@ -19,6 +19,8 @@
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
+//! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
+//! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -40,6 +42,8 @@ pub mod dns;
 mod events;
 pub mod ftp;
 pub mod http;
+pub mod krb5;
+pub mod msg;
 pub mod passive;
 pub mod probe;
 pub mod sip;
@@ -48,7 +52,9 @@ mod state;
 pub mod tls;
 pub mod transforms;
 
-pub use events::{AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, SipEvent, TlsEvent};
+pub use events::{
+    AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, Krb5Event, SipEvent, TlsEvent,
+};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 
@@ -88,6 +94,7 @@ pub enum AppProto {
     Smtp,
     Ssh,
     Sip,
+    Krb5,
 }
 
 impl AppProto {
@@ -104,6 +111,7 @@ impl AppProto {
             AppProto::Smtp => "smtp",
             AppProto::Ssh => "ssh",
             AppProto::Sip => "sip",
+            AppProto::Krb5 => "krb5",
         }
     }
 }
@@ -282,6 +290,10 @@ pub enum BufferId {
     SipContentType,
     /// Multi-buffer: each `Content-Length` (`l`) header.
     SipContentLength,
+    /// Multi-buffer `krb5.cname`: each component of the client name.
+    Krb5Cname,
+    /// Multi-buffer `krb5.sname`: each component of the server name.
+    Krb5Sname,
 }
 
 impl BufferId {
@@ -357,6 +369,8 @@ impl BufferId {
         BufferId::SipUserAgent,
         BufferId::SipContentType,
         BufferId::SipContentLength,
+        BufferId::Krb5Cname,
+        BufferId::Krb5Sname,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -373,6 +387,7 @@ impl BufferId {
             SipMethod | SipUri | SipRequestLine | SipProtocol | SipStatCode | SipStatMsg
             | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
             | SipContentLength => AppProto::Sip,
+            Krb5Cname | Krb5Sname => AppProto::Krb5,
             _ => AppProto::Http,
         }
     }
@@ -398,6 +413,8 @@ impl BufferId {
                 | SipUserAgent
                 | SipContentType
                 | SipContentLength
+                | Krb5Cname
+                | Krb5Sname
         )
     }
 
@@ -475,6 +492,8 @@ impl BufferId {
             "sip.user_agent" => SipUserAgent,
             "sip.content_type" => SipContentType,
             "sip.content_length" => SipContentLength,
+            "krb5.cname" | "krb5_cname" => Krb5Cname,
+            "krb5.sname" | "krb5_sname" => Krb5Sname,
             _ => return None,
         })
     }

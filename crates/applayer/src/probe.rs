@@ -23,6 +23,7 @@ pub enum ProbeResult {
     Smtp,
     Ssh,
     Sip,
+    Krb5,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -41,6 +42,7 @@ impl ProbeResult {
             ProbeResult::Smtp => Some(AppProto::Smtp),
             ProbeResult::Ssh => Some(AppProto::Ssh),
             ProbeResult::Sip => Some(AppProto::Sip),
+            ProbeResult::Krb5 => Some(AppProto::Krb5),
             _ => None,
         }
     }
@@ -271,6 +273,16 @@ fn sip_request_line(data: &[u8]) -> bool {
     line.ends_with(b" SIP/2.0")
 }
 
+/// A probe answer of the message protocols (`None`: more bytes needed),
+/// heard only on the protocol's port(s), as Suricata registers them.
+fn on_port(ok: bool, v: Option<bool>) -> Verdict {
+    match (ok, v) {
+        (false, _) | (true, Some(false)) => Verdict::No,
+        (true, Some(true)) => Verdict::Yes,
+        (true, None) => Verdict::More,
+    }
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -441,6 +453,14 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
         (ProbeResult::Ftp, ftp, &[21]),
         (ProbeResult::Smtp, smtp, &SMTP_PORTS[..]),
         (ProbeResult::Sip, sip, &SIP_PORTS[..]),
+        (
+            ProbeResult::Krb5,
+            on_port(
+                dst_port_hint == crate::krb5::PORT,
+                crate::krb5::probe_tcp(first_bytes),
+            ),
+            &[crate::krb5::PORT],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -466,6 +486,9 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
         && (dir == Direction::ToClient || sip_request_line(datagram))
     {
         return ProbeResult::Sip;
+    }
+    if port_hint == crate::krb5::PORT && crate::krb5::probe(datagram) == Some(true) {
+        return ProbeResult::Krb5;
     }
     let strict = port_hint != 53;
     if !dns_header_ok(datagram, Some(dir), strict) {

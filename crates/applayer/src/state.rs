@@ -7,6 +7,7 @@ use crate::dcerpc::DcerpcState;
 use crate::dns::DnsState;
 use crate::ftp::FtpState;
 use crate::http::HttpState;
+use crate::msg::{MsgParser, MsgState};
 use crate::passive::PassiveState;
 use crate::sip::SipState;
 use crate::ssh::SshState;
@@ -85,6 +86,8 @@ pub enum AppLayerState {
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
     Sip(Box<SipState>),
+    /// Protocols parsed a whole message at a time (Kerberos 5).
+    Msg(Box<dyn MsgParser>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -119,6 +122,11 @@ impl AppLayerState {
             }
             AppProto::Ftp => AppLayerState::Ftp(Box::new(FtpState::new(cfg))),
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
+            AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::krb5::Krb5::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Smb | AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -134,6 +142,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,
             AppLayerState::Ftp(_) => AppProto::Ftp,
             AppLayerState::Sip(_) => AppProto::Sip,
+            AppLayerState::Msg(s) => s.proto(),
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -150,6 +159,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ftp(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Sip(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Msg(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.remember(&ev, dir);
@@ -179,6 +189,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Msg(s) => s.common(tx),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -198,6 +209,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ftp(s) => s.on_gap(dir),
             AppLayerState::Sip(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Msg(s) => s.on_gap(dir, len, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -227,6 +239,7 @@ impl AppLayerState {
             AppLayerState::Ssh(s) => s.wants_data(dir),
             AppLayerState::Dcerpc(s) => s.wants_data(dir),
             AppLayerState::Ftp(s) => s.wants_data(dir),
+            AppLayerState::Msg(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -240,6 +253,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.finish(dir),
             AppLayerState::Ftp(s) => s.finish(dir, &mut ev),
             AppLayerState::Sip(s) => s.finish(dir, &mut ev),
+            AppLayerState::Msg(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -288,6 +302,7 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Msg(s) => s.infos().into_iter().map(|(c, p)| info(c, p)).collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -301,6 +316,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ftp(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Sip(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Msg(s) => s.common_mut(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -361,6 +377,7 @@ impl AppLayerState {
                 s.retain(|t| !done(&t.common, t.progress()));
                 before - s.transactions().count()
             }
+            AppLayerState::Msg(s) => s.retain_not(&done),
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -377,6 +394,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ftp(_) => self.buffers(tx, id, dir).next(),
             AppLayerState::Sip(s) => s.tx(tx)?.buffer(id, dir),
+            AppLayerState::Msg(s) => s.buffers(tx, id, dir).into_iter().next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -398,6 +416,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.buffers(id, dir)).unwrap_or_default(),
+            AppLayerState::Msg(s) => s.buffers(tx, id, dir),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -414,6 +433,7 @@ impl AppLayerState {
             AppLayerState::Dcerpc(s) => s.eve(tx),
             AppLayerState::Ftp(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.eve()),
+            AppLayerState::Msg(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -450,6 +470,16 @@ impl AppLayerState {
         match self {
             AppLayerState::Sip(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// The values of an integer keyword of a message protocol
+    /// (`krb5_msg_type` ...) on a transaction, for the direction
+    /// inspected.
+    pub fn tx_ints(&self, tx: TxId, key: &str, dir: Direction) -> Vec<i64> {
+        match self {
+            AppLayerState::Msg(s) => s.ints(tx, key, dir),
+            _ => Vec::new(),
         }
     }
 

@@ -106,6 +106,18 @@ proptest! {
     }
 
     #[test]
+    fn krb5_never_panics(c in seeded(&[0, 0, 0, 0x60, 0x6a, 0x81, 0x5d, 0x30, 0x81, 0x5a, 0xa1, 0x03, 0x02, 0x01, 0x05])) {
+        exercise(AppProto::Krb5, Transport::Tcp, &c);
+        exercise(AppProto::Krb5, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn krb5_arbitrary(c in chunks()) {
+        exercise(AppProto::Krb5, Transport::Tcp, &c);
+        exercise(AppProto::Krb5, Transport::Udp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -142,7 +154,10 @@ proptest! {
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
         let (dce_client, dce_server) = dcerpc_call();
-        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 4] = [
+        let (krb_client, krb_server) = krb5_exchange();
+        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 6] = [
+            (AppProto::Krb5, Transport::Tcp, &krb_client, &krb_server),
+            (AppProto::Krb5, Transport::Udp, &krb_client[4..], &krb_server[4..]),
             (AppProto::Dcerpc, Transport::Tcp, &dce_client, &dce_server),
             (AppProto::Tls, Transport::Tcp, include_bytes!("data/tls12_client.bin"), include_bytes!("data/tls12_server.bin")),
             (AppProto::Http, Transport::Tcp,
@@ -600,4 +615,91 @@ fn sip_probe() {
         probe(ToClient, b"SIP/2.0 100 Trying", 5060),
         ProbeResult::Sip
     );
+}
+
+/// An AS-REQ (client) and its AS-REP (server), each behind its TCP record
+/// marker.
+fn krb5_exchange() -> (Vec<u8>, Vec<u8>) {
+    use vigil_applayer::krb5::build::*;
+    (
+        record(&kdc_req(10, Some(&["robin"]), &["krbtgt", "EXAMPLE.ORG"])),
+        record(&kdc_rep(11, 18, 23)),
+    )
+}
+
+/// Kerberos 5: truncated, oversized, gap-ridden and garbage input over
+/// TCP and UDP; what parses is kept, anomalies are `malformed_data`.
+#[test]
+fn krb5_truncated_oversized_gap_garbage() {
+    use vigil_applayer::krb5::build::*;
+    let (req, rep) = krb5_exchange();
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    // UDP: truncated message, garbage, then a good one.
+    let mut u = AppLayerState::new(AppProto::Krb5, Transport::Udp);
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, &req[4..30], 1)),
+        ["MALFORMED_DATA"]
+    );
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, b"\x6a\xff\xff garbage", 2)),
+        ["MALFORMED_DATA"]
+    );
+    assert!(u.feed(Direction::ToServer, &req[4..], 3).is_empty());
+    assert_eq!(u.transactions().len(), 1);
+    assert_eq!(
+        u.buffers(0, BufferId::Krb5Sname, Direction::ToServer)
+            .collect::<Vec<_>>(),
+        [&b"krbtgt"[..], &b"EXAMPLE.ORG"[..]]
+    );
+    // Buffers exist in the message's own direction only.
+    assert_eq!(u.buffer(0, BufferId::Krb5Cname, Direction::ToClient), None);
+    // TCP: a record split by a gap is lost, the next one parses.
+    let mut t = AppLayerState::new(AppProto::Krb5, Transport::Tcp);
+    t.feed(Direction::ToServer, &req[..30], 1);
+    assert_eq!(
+        names(&t.on_gap(Direction::ToServer, Some(10))),
+        ["MALFORMED_DATA"]
+    );
+    t.feed(Direction::ToServer, &req[40..], 2);
+    t.feed(Direction::ToServer, &req, 3);
+    // The weak ticket cipher is not the reply's: no event for it.
+    assert!(t.feed(Direction::ToClient, &rep, 4).is_empty());
+    assert_eq!(t.transactions().len(), 2);
+    let e = t.eve(1).unwrap();
+    assert_eq!(e["msg_type"], "KRB_AS_REP");
+    assert_eq!(e["ticket_encryption"], "rc4-hmac");
+    // Oversized: a record marker past the cap is skipped whole.
+    let mut o = AppLayerState::new(AppProto::Krb5, Transport::Tcp);
+    let big = 10_000_000u32;
+    assert_eq!(
+        names(&o.feed(Direction::ToClient, &big.to_be_bytes(), 1)),
+        ["MALFORMED_DATA"]
+    );
+    for _ in 0..(big as usize / 65536) {
+        assert!(o.feed(Direction::ToClient, &[0u8; 65536], 2).is_empty());
+    }
+    o.feed(Direction::ToClient, &[0u8; 10_000_000 % 65536], 2);
+    assert!(o.feed(Direction::ToClient, &rep, 3).is_empty());
+    assert_eq!(o.transactions().len(), 1);
+    // A record cut by the end of the stream.
+    o.feed(Direction::ToClient, &rep[..20], 4);
+    assert_eq!(names(&o.finish(Direction::ToClient)), ["MALFORMED_DATA"]);
+    // Detection: port 88 and Kerberos' shape, over both transports.
+    assert_eq!(probe(Direction::ToServer, &req, 88), ProbeResult::Krb5);
+    assert_eq!(probe(Direction::ToServer, &req, 8080), ProbeResult::Unknown);
+    assert_eq!(
+        probe(Direction::ToServer, &req[..8], 88),
+        ProbeResult::NeedMore
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, &req[4..], 88),
+        ProbeResult::Krb5
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, b"\x00\x01garbage-garbage", 88),
+        ProbeResult::Unknown
+    );
+    let _ = krb_error(6);
 }

@@ -250,6 +250,82 @@ pub enum TxCheck {
     },
     /// `dcerpc.opnum`: the request's opnum.
     DcerpcOpnum(DceOpnum),
+    /// An integer keyword of a protocol parsed a message at a time
+    /// (`krb5_msg_type`, `krb5_err_code` ...): any of the message's
+    /// values under `key` passes the comparison.
+    MsgInt {
+        proto: AppProto,
+        key: String,
+        cmp: IntCmp,
+    },
+    /// `krb5.ticket_encryption:[!]weak` or a list of encryption types
+    /// (names or numbers, each `!`-negated or not): the ticket's type is
+    /// (not) weak, is one of the listed, or, with negated entries, none of
+    /// them.
+    Krb5TicketEnc {
+        weak: Option<bool>,
+        pos: Vec<i64>,
+        neg: Vec<i64>,
+    },
+}
+
+/// `krb5_msg_type`: a number or a name (`AS_REQ` ...), with Suricata's
+/// integer operators.
+fn parse_krb5_msg_type(v: &str) -> Result<TxCheck, String> {
+    let t = v.trim();
+    let (neg, body) = match t.strip_prefix('!') {
+        Some(b) => ("!", b.trim()),
+        None => ("", t),
+    };
+    let num = match vigil_applayer::krb5::msg_type_by_name(body) {
+        Some(n) => format!("{neg}{n}"),
+        None => t.to_string(),
+    };
+    vigil_rules::parse_uint_cmp(&num, u64::from(u32::MAX))
+        .map(|cmp| TxCheck::MsgInt {
+            proto: AppProto::Krb5,
+            key: "krb5_msg_type".into(),
+            cmp,
+        })
+        .map_err(|e| format!("invalid krb5_msg_type '{v}': {e}"))
+}
+
+fn parse_krb5_ticket_enc(v: &str) -> Result<TxCheck, String> {
+    let t = v.trim();
+    match t {
+        "weak" => {
+            return Ok(TxCheck::Krb5TicketEnc {
+                weak: Some(true),
+                pos: Vec::new(),
+                neg: Vec::new(),
+            })
+        }
+        "!weak" => {
+            return Ok(TxCheck::Krb5TicketEnc {
+                weak: Some(false),
+                pos: Vec::new(),
+                neg: Vec::new(),
+            })
+        }
+        _ => {}
+    }
+    let (mut pos, mut neg) = (Vec::new(), Vec::new());
+    for item in t.split(',') {
+        let item = item.trim();
+        let (list, name) = match item.strip_prefix('!') {
+            Some(n) => (&mut neg, n),
+            None => (&mut pos, item),
+        };
+        match vigil_applayer::krb5::etype_by_name(name) {
+            Some(e) => list.push(i64::from(e)),
+            None => return Err(format!("krb5.ticket_encryption: unknown type '{item}'")),
+        }
+    }
+    Ok(TxCheck::Krb5TicketEnc {
+        weak: None,
+        pos,
+        neg,
+    })
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -485,6 +561,15 @@ impl TxCheck {
             "dns.rrtype" => MultiUint::parse(v, 65535).map(TxCheck::DnsRrtype),
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
+            "krb5.msg_type" | "krb5_msg_type" => parse_krb5_msg_type(v),
+            "krb5.err_code" | "krb5_err_code" => {
+                uint(u64::from(u32::MAX)).map(|cmp| TxCheck::MsgInt {
+                    proto: AppProto::Krb5,
+                    key: "krb5_err_code".into(),
+                    cmp,
+                })
+            }
+            "krb5.ticket_encryption" => parse_krb5_ticket_enc(v),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "ftp.mode" => match v.trim() {
                 m if m.eq_ignore_ascii_case("active") => Ok(TxCheck::FtpMode(true)),
@@ -529,13 +614,18 @@ impl TxCheck {
                 AppProto::Sip,
                 vigil_applayer::SipEvent::from_name(name)?.name(),
             ),
+            "krb5" => TxCheck::Event(
+                AppProto::Krb5,
+                vigil_applayer::Krb5Event::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
 
     pub fn proto(&self) -> AppProto {
         match self {
-            TxCheck::Event(p, _) => *p,
+            TxCheck::Event(p, _) | TxCheck::MsgInt { proto: p, .. } => *p,
+            TxCheck::Krb5TicketEnc { .. } => AppProto::Krb5,
             TxCheck::TlsVersion(_)
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
@@ -599,6 +689,21 @@ impl TxCheck {
                 .as_dcerpc()
                 .and_then(|s| s.opnum(tx.tx))
                 .is_some_and(|n| o.matches(n)),
+            TxCheck::MsgInt { key, cmp, .. } => tx
+                .app
+                .tx_ints(tx.tx, key, tx.dir)
+                .into_iter()
+                .any(|n| u64::try_from(n).is_ok_and(|n| cmp.matches(n))),
+            TxCheck::Krb5TicketEnc { weak, pos, neg } => tx
+                .app
+                .tx_ints(tx.tx, "krb5.ticket_encryption", tx.dir)
+                .into_iter()
+                .any(|e| match weak {
+                    Some(w) => {
+                        i32::try_from(e).is_ok_and(vigil_applayer::krb5::weak_encryption) == *w
+                    }
+                    None => pos.contains(&e) || (!neg.is_empty() && !neg.contains(&e)),
+                }),
             TxCheck::Event(_, name) => tx
                 .app
                 .tx_events(tx.tx)
@@ -695,6 +800,8 @@ fn side(b: BufferId) -> Side {
         // SIP: the version and header buffers exist in both directions.
         SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
         | SipContentLength => Side::Both(AppDir::ToServer),
+        // A message protocol's buffers exist in the message's direction.
+        Krb5Cname | Krb5Sname => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -729,6 +836,7 @@ pub(crate) fn spec_directions(
             | AppProto::Dcerpc
             | AppProto::Ftp
             | AppProto::Sip
+            | AppProto::Krb5
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1022,7 +1130,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 9] = [
+const PROTOS: [AppProto; 10] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1032,6 +1140,7 @@ const PROTOS: [AppProto; 9] = [
     AppProto::Ftp,
     AppProto::Smtp,
     AppProto::Sip,
+    AppProto::Krb5,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1045,6 +1154,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Ftp => 6,
         AppProto::Smtp => 7,
         AppProto::Sip => 8,
+        AppProto::Krb5 => 9,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

@@ -302,6 +302,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
+        "krb5" => (ProtoMatch::TcpUdp, Some(AppProto::Krb5)),
         _ => return None,
     })
 }
@@ -320,10 +321,21 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
-        "ftpbounce" => true,
-        "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
-        | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" => rule.conditions.iter().all(|c| match c {
+        "ftpbounce" | "krb5.weak_encryption" => true,
+        "tls.version"
+        | "ssl_version"
+        | "tls.fingerprint"
+        | "dns.opcode"
+        | "dns.rcode"
+        | "dns.rrtype"
+        | "dcerpc.iface"
+        | "dcerpc.opnum"
+        | "ftp.dynamic_port"
+        | "ftp.mode"
+        | "ftp.reply_received"
+        | "krb5.msg_type"
+        | "krb5.err_code"
+        | "krb5.ticket_encryption" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == k => value
                 .as_deref()
                 .and_then(|v| crate::app::TxCheck::parse(k, v))
@@ -673,6 +685,13 @@ pub fn compile_rule(
                     Some(Ok(c)) => tx_checks.push(c),
                     _ => return Err(Skip::NotEvaluable(keyword.clone())),
                 }
+            }
+            Condition::NotEvaluable { keyword, .. } if keyword == "krb5.weak_encryption" => {
+                tx_checks.push(crate::app::TxCheck::MsgInt {
+                    proto: vigil_applayer::AppProto::Krb5,
+                    key: "krb5.weak_encryption".into(),
+                    cmp: vigil_rules::IntCmp::Eq(1),
+                })
             }
             Condition::NotEvaluable { keyword, .. } if keyword == "ftpbounce" => {
                 tx_checks.push(crate::app::TxCheck::FtpBounce)

@@ -401,8 +401,9 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
-        // Suricata's SIP logger writes its records without `tx_id`.
-        if let Some(tx) = ev.tx_id.filter(|_| key != "sip") {
+        // Suricata's SIP and Kerberos loggers write their records
+        // without `tx_id`.
+        if let Some(tx) = ev.tx_id.filter(|_| !matches!(key, "sip" | "krb5")) {
             o.uint("tx_id", tx)?;
         }
         o.key(key);

@@ -814,6 +814,13 @@ const EVALUATED: &[&str] = &[
     "sip.user_agent",
     "sip.content_type",
     "sip.content_length",
+    // Kerberos 5
+    "krb5.cname",
+    "krb5.sname",
+    "krb5.msg_type",
+    "krb5.err_code",
+    "krb5.ticket_encryption",
+    "krb5.weak_encryption",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
