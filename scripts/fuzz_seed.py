@@ -437,6 +437,56 @@ def main():
     add("applayer_krb5", "tgs_error_gap",
         chunks([(0, rec(krb5_kdc_req(12, None, ["ldap", "dc01"]))[:30])]) + GAP(0)
         + chunks([(0, rec(krb_req)), (1, rec(krb5_error(25)))]) + END(1))
+    def snmp_get(community):
+        return der(0x30, der(2, b"\x01") + der(4, community) + der(0xA0, der(2, b"\x04\xd2") + der(2, b"\x00")
+                   + der(2, b"\x00") + der(0x30, der(0x30, der(6, b"\x2b\x06\x01\x02\x01\x01\x01\x00") + b"\x05\x00"))))
+
+    def snmp_trap(community):
+        return der(0x30, der(2, b"\x00") + der(4, community) + der(0xA4, der(6, b"\x2b\x06\x01\x04\x01\x04\x01\x02\x15")
+                   + der(0x40, b"\x7f\x00\x00\x01") + der(2, b"\x00") + der(2, b"\x00") + der(0x43, b"\x10")
+                   + der(0x30, der(0x30, der(6, b"\x2b\x06\x01\x02\x01\x02\x01\x00") + b"\x05\x00"))))
+
+    def one_datagram(build):
+        # A community long enough that the message is one data operation
+        # (7k + 1 bytes), so that over UDP it is one datagram.
+        c = b"public"
+        while (len(build(c)) - 1) % 7:
+            c += b"x"
+        return build(c)
+
+    add("applayer_snmp", "get_v2c", chunks([(0, one_datagram(snmp_get))]))
+    add("applayer_snmp", "trap_v1", chunks([(0, one_datagram(snmp_trap))]))
+    def ike_payload(nxt, body):
+        return struct.pack(">BBH", nxt, 0, len(body) + 4) + body
+
+    def ike_message(version, exch, first, payloads):
+        return (struct.pack(">QQBBBBI", 0xE47A591FD057587F, 0, first, version, exch, 0, 0)
+                + struct.pack(">I", len(payloads) + 28) + payloads)
+
+    def ike_datagram(build):
+        # Padding in the last payload makes the datagram one data
+        # operation (7k + 1 bytes).
+        pad = b""
+        while (len(build(pad)) - 1) % 7:
+            pad += b"\x00"
+        return build(pad)
+
+    def ike_v1_sa(pad):
+        attrs = b"".join(struct.pack(">HH", 0x8000 | t, v) for t, v in [(1, 7), (14, 128), (2, 2), (4, 2), (3, 1)])
+        xf = ike_payload(0, b"\x01\x01\x00\x00" + attrs)
+        prop = ike_payload(0, b"\x01\x01\x00\x01" + xf)
+        sa = ike_payload(13, struct.pack(">II", 1, 1) + prop)
+        return ike_message(0x10, 2, 1, sa + ike_payload(0, b"\x4a\x13\x1c\x81" + pad))
+
+    def ike_v2_init(pad):
+        xfs = [(1, 12), (2, 5), (3, 12), (4, 14)]
+        xf = b"".join(ike_payload(0 if i == len(xfs) - 1 else 3, struct.pack(">BBH", t, 0, v)) for i, (t, v) in enumerate(xfs))
+        sa = ike_payload(34, ike_payload(0, b"\x01\x01\x00\x04" + xf))
+        ke = ike_payload(40, struct.pack(">HH", 14, 0) + b"\xab" * 32)
+        return ike_message(0x20, 34, 33, sa + ke + ike_payload(0, b"\x11" * 16 + pad))
+
+    add("applayer_ike", "v1_main_mode_sa", chunks([(0, ike_datagram(ike_v1_sa))]))
+    add("applayer_ike", "v2_sa_init", chunks([(0, ike_datagram(ike_v2_init))]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -330,7 +330,7 @@ pub fn probe_tcp(i: &[u8]) -> Option<bool> {
 /// Kerberos messages built from their fields (DER), for tests, fuzz
 /// seeds and crafted captures.
 pub mod build {
-    /// A DER TLV.
+    /// A DER TLV (lengths below 2^24).
     pub fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
         let mut v = vec![tag];
         let n = body.len();
@@ -338,8 +338,10 @@ pub mod build {
             v.push(n as u8);
         } else if n < 256 {
             v.extend_from_slice(&[0x81, n as u8]);
-        } else {
+        } else if n < 65536 {
             v.extend_from_slice(&[0x82, (n >> 8) as u8, n as u8]);
+        } else {
+            v.extend_from_slice(&[0x83, (n >> 16) as u8, (n >> 8) as u8, n as u8]);
         }
         v.extend_from_slice(body);
         v

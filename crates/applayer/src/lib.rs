@@ -20,6 +20,8 @@
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
 //! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
+//! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
+//! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
@@ -42,18 +44,21 @@ pub mod dns;
 mod events;
 pub mod ftp;
 pub mod http;
+pub mod ike;
 pub mod krb5;
 pub mod msg;
 pub mod passive;
 pub mod probe;
 pub mod sip;
+pub mod snmp;
 pub mod ssh;
 mod state;
 pub mod tls;
 pub mod transforms;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, Krb5Event, SipEvent, TlsEvent,
+    AppLayerEvent, DcerpcEvent, DnsEvent, FtpEvent, HttpEvent, IkeEvent, Krb5Event, SipEvent,
+    SnmpEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -95,6 +100,8 @@ pub enum AppProto {
     Ssh,
     Sip,
     Krb5,
+    Snmp,
+    Ike,
 }
 
 impl AppProto {
@@ -112,6 +119,8 @@ impl AppProto {
             AppProto::Ssh => "ssh",
             AppProto::Sip => "sip",
             AppProto::Krb5 => "krb5",
+            AppProto::Snmp => "snmp",
+            AppProto::Ike => "ike",
         }
     }
 }
@@ -294,6 +303,24 @@ pub enum BufferId {
     Krb5Cname,
     /// Multi-buffer `krb5.sname`: each component of the server name.
     Krb5Sname,
+    /// `snmp.community` (v1, v2c).
+    SnmpCommunity,
+    /// `snmp.usm`: the v3 USM user name.
+    SnmpUsm,
+    /// `snmp.trap_oid`: a v1 trap's enterprise OID, dotted.
+    SnmpTrapOid,
+    /// `snmp.trap_address`: a v1 trap's agent address.
+    SnmpTrapAddress,
+    /// `ike.init_spi` (to server): 16 hex digits.
+    IkeInitSpi,
+    /// `ike.resp_spi` (to client): 16 hex digits.
+    IkeRespSpi,
+    /// Multi-buffer `ike.vendor` (to server): each vendor ID in hex.
+    IkeVendor,
+    /// `ike.key_exchange_payload`: the IKEv1 key exchange data.
+    IkeKeyExchange,
+    /// `ike.nonce_payload`: the IKEv1 nonce.
+    IkeNonce,
 }
 
 impl BufferId {
@@ -371,6 +398,15 @@ impl BufferId {
         BufferId::SipContentLength,
         BufferId::Krb5Cname,
         BufferId::Krb5Sname,
+        BufferId::SnmpCommunity,
+        BufferId::SnmpUsm,
+        BufferId::SnmpTrapOid,
+        BufferId::SnmpTrapAddress,
+        BufferId::IkeInitSpi,
+        BufferId::IkeRespSpi,
+        BufferId::IkeVendor,
+        BufferId::IkeKeyExchange,
+        BufferId::IkeNonce,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -388,6 +424,8 @@ impl BufferId {
             | SipResponseLine | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
             | SipContentLength => AppProto::Sip,
             Krb5Cname | Krb5Sname => AppProto::Krb5,
+            SnmpCommunity | SnmpUsm | SnmpTrapOid | SnmpTrapAddress => AppProto::Snmp,
+            IkeInitSpi | IkeRespSpi | IkeVendor | IkeKeyExchange | IkeNonce => AppProto::Ike,
             _ => AppProto::Http,
         }
     }
@@ -415,6 +453,7 @@ impl BufferId {
                 | SipContentLength
                 | Krb5Cname
                 | Krb5Sname
+                | IkeVendor
         )
     }
 
@@ -494,6 +533,15 @@ impl BufferId {
             "sip.content_length" => SipContentLength,
             "krb5.cname" | "krb5_cname" => Krb5Cname,
             "krb5.sname" | "krb5_sname" => Krb5Sname,
+            "snmp.community" => SnmpCommunity,
+            "snmp.usm" => SnmpUsm,
+            "snmp.trap_oid" => SnmpTrapOid,
+            "snmp.trap_address" => SnmpTrapAddress,
+            "ike.init_spi" => IkeInitSpi,
+            "ike.resp_spi" => IkeRespSpi,
+            "ike.vendor" => IkeVendor,
+            "ike.key_exchange_payload" => IkeKeyExchange,
+            "ike.nonce_payload" => IkeNonce,
             _ => return None,
         })
     }

@@ -66,6 +66,11 @@ pub trait MsgProto: Debug + Send + 'static {
     fn malformed() -> Self::Event;
     /// The event raised when transactions pile up past the cap.
     fn too_many() -> Self::Event;
+    /// The EVE object of a transaction, which may carry flow state
+    /// (IKE logs the exchange so far): the transaction's own by default.
+    fn eve(&self, tx: &Self::Tx) -> Value {
+        tx.eve()
+    }
 }
 
 /// One message.
@@ -364,6 +369,6 @@ impl<P: MsgProto> MsgParser for MsgState<P> {
     }
 
     fn eve(&self, tx: TxId) -> Option<Value> {
-        self.tx(tx).map(|t| t.data.eve())
+        self.tx(tx).map(|t| self.proto.eve(&t.data))
     }
 }

@@ -24,6 +24,8 @@ pub enum ProbeResult {
     Ssh,
     Sip,
     Krb5,
+    Snmp,
+    Ike,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -43,6 +45,8 @@ impl ProbeResult {
             ProbeResult::Ssh => Some(AppProto::Ssh),
             ProbeResult::Sip => Some(AppProto::Sip),
             ProbeResult::Krb5 => Some(AppProto::Krb5),
+            ProbeResult::Snmp => Some(AppProto::Snmp),
+            ProbeResult::Ike => Some(AppProto::Ike),
             _ => None,
         }
     }
@@ -489,6 +493,12 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if port_hint == crate::krb5::PORT && crate::krb5::probe(datagram) == Some(true) {
         return ProbeResult::Krb5;
+    }
+    if crate::snmp::PORTS.contains(&port_hint) && crate::snmp::probe(datagram) {
+        return ProbeResult::Snmp;
+    }
+    if crate::ike::PORTS.contains(&port_hint) && crate::ike::probe(datagram) {
+        return ProbeResult::Ike;
     }
     let strict = port_hint != 53;
     if !dns_header_ok(datagram, Some(dir), strict) {

@@ -86,7 +86,7 @@ pub enum AppLayerState {
     Dcerpc(Box<DcerpcState>),
     Ftp(Box<FtpState>),
     Sip(Box<SipState>),
-    /// Protocols parsed a whole message at a time (Kerberos 5).
+    /// Protocols parsed a whole message at a time (Kerberos 5, SNMP, IKE).
     Msg(Box<dyn MsgParser>),
     /// SMB, DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
@@ -124,6 +124,16 @@ impl AppLayerState {
             AppProto::Sip => AppLayerState::Sip(Box::new(SipState::new(transport, cfg))),
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
+                transport,
+                cfg,
+            ))),
+            AppProto::Snmp => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::snmp::Snmp::new(),
+                transport,
+                cfg,
+            ))),
+            AppProto::Ike => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::ike::Ike::new(),
                 transport,
                 cfg,
             ))),

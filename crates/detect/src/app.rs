@@ -269,6 +269,52 @@ pub enum TxCheck {
     },
 }
 
+/// `ike.chosen_sa_attribute:<name>=<value>`: the server's chosen
+/// transform has that attribute with that value.
+fn parse_ike_sa_attribute(v: &str) -> Result<TxCheck, String> {
+    let (name, value) = v
+        .split_once('=')
+        .ok_or_else(|| format!("ike.chosen_sa_attribute: expected <name>=<value>, got '{v}'"))?;
+    let kind = vigil_applayer::ike::attribute_by_name(name)
+        .ok_or_else(|| format!("ike.chosen_sa_attribute: unknown attribute '{name}'"))?;
+    let n: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("ike.chosen_sa_attribute: invalid value '{value}'"))?;
+    Ok(TxCheck::MsgInt {
+        proto: AppProto::Ike,
+        key: format!("ike.chosen_sa_attribute:{kind}"),
+        cmp: vigil_rules::IntCmp::Eq(n),
+    })
+}
+
+/// An integer keyword whose values also have names (Suricata's enum
+/// integers): `[!]name`, or the integer syntax.
+fn parse_named_uint(
+    v: &str,
+    proto: AppProto,
+    key: &str,
+    max: u64,
+    by_name: impl Fn(&str) -> Option<u64>,
+) -> Result<TxCheck, String> {
+    let t = v.trim();
+    let (neg, body) = match t.strip_prefix('!') {
+        Some(b) => ("!", b.trim()),
+        None => ("", t),
+    };
+    let num = match by_name(body) {
+        Some(n) => format!("{neg}{n}"),
+        None => t.to_string(),
+    };
+    vigil_rules::parse_uint_cmp(&num, max)
+        .map(|cmp| TxCheck::MsgInt {
+            proto,
+            key: key.into(),
+            cmp,
+        })
+        .map_err(|e| format!("invalid {key} '{v}': {e}"))
+}
+
 /// `krb5_msg_type`: a number or a name (`AS_REQ` ...), with Suricata's
 /// integer operators.
 fn parse_krb5_msg_type(v: &str) -> Result<TxCheck, String> {
@@ -570,6 +616,34 @@ impl TxCheck {
                 })
             }
             "krb5.ticket_encryption" => parse_krb5_ticket_enc(v),
+            "ike.exchtype" => uint(255).map(|cmp| TxCheck::MsgInt {
+                proto: AppProto::Ike,
+                key: "ike.exchtype".into(),
+                cmp,
+            }),
+            "ike.key_exchange_payload_length" | "ike.nonce_payload_length" => {
+                uint(u64::from(u32::MAX)).map(|cmp| TxCheck::MsgInt {
+                    proto: AppProto::Ike,
+                    key: keyword.into(),
+                    cmp,
+                })
+            }
+            "ike.chosen_sa_attribute" => parse_ike_sa_attribute(v),
+            "snmp.version" => uint(u64::from(u32::MAX)).map(|cmp| TxCheck::MsgInt {
+                proto: AppProto::Snmp,
+                key: "snmp.version".into(),
+                cmp,
+            }),
+            "snmp.pdu_type" => parse_named_uint(
+                v,
+                AppProto::Snmp,
+                "snmp.pdu_type",
+                u64::from(u32::MAX),
+                |n| vigil_applayer::snmp::pdu_type_by_name(n).map(u64::from),
+            ),
+            "snmp.trap_type" => parse_named_uint(v, AppProto::Snmp, "snmp.trap_type", 255, |n| {
+                vigil_applayer::snmp::trap_type_by_name(n).map(u64::from)
+            }),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "ftp.mode" => match v.trim() {
                 m if m.eq_ignore_ascii_case("active") => Ok(TxCheck::FtpMode(true)),
@@ -617,6 +691,14 @@ impl TxCheck {
             "krb5" => TxCheck::Event(
                 AppProto::Krb5,
                 vigil_applayer::Krb5Event::from_name(name)?.name(),
+            ),
+            "ike" | "ikev2" => TxCheck::Event(
+                AppProto::Ike,
+                vigil_applayer::IkeEvent::from_name(name)?.name(),
+            ),
+            "snmp" => TxCheck::Event(
+                AppProto::Snmp,
+                vigil_applayer::SnmpEvent::from_name(name)?.name(),
             ),
             _ => return None,
         })
@@ -801,7 +883,12 @@ fn side(b: BufferId) -> Side {
         SipProtocol | SipFrom | SipTo | SipVia | SipUserAgent | SipContentType
         | SipContentLength => Side::Both(AppDir::ToServer),
         // A message protocol's buffers exist in the message's direction.
-        Krb5Cname | Krb5Sname => Side::Both(AppDir::ToServer),
+        Krb5Cname | Krb5Sname | SnmpCommunity | SnmpUsm | SnmpTrapOid | SnmpTrapAddress => {
+            Side::Both(AppDir::ToServer)
+        }
+        IkeInitSpi | IkeVendor => Side::Request,
+        IkeRespSpi => Side::Response,
+        IkeKeyExchange | IkeNonce => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -837,6 +924,8 @@ pub(crate) fn spec_directions(
             | AppProto::Ftp
             | AppProto::Sip
             | AppProto::Krb5
+            | AppProto::Snmp
+            | AppProto::Ike
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1130,7 +1219,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 10] = [
+const PROTOS: [AppProto; 12] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1141,6 +1230,8 @@ const PROTOS: [AppProto; 10] = [
     AppProto::Smtp,
     AppProto::Sip,
     AppProto::Krb5,
+    AppProto::Snmp,
+    AppProto::Ike,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1155,6 +1246,8 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Smtp => 7,
         AppProto::Sip => 8,
         AppProto::Krb5 => 9,
+        AppProto::Snmp => 10,
+        AppProto::Ike => 11,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }

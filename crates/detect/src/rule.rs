@@ -303,6 +303,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),
         "krb5" => (ProtoMatch::TcpUdp, Some(AppProto::Krb5)),
+        "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),
+        "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
         _ => return None,
     })
 }
@@ -335,7 +337,14 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "ftp.reply_received"
         | "krb5.msg_type"
         | "krb5.err_code"
-        | "krb5.ticket_encryption" => rule.conditions.iter().all(|c| match c {
+        | "krb5.ticket_encryption"
+        | "snmp.version"
+        | "snmp.pdu_type"
+        | "snmp.trap_type"
+        | "ike.exchtype"
+        | "ike.key_exchange_payload_length"
+        | "ike.nonce_payload_length"
+        | "ike.chosen_sa_attribute" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == k => value
                 .as_deref()
                 .and_then(|v| crate::app::TxCheck::parse(k, v))

@@ -401,9 +401,12 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
-        // Suricata's SIP and Kerberos loggers write their records
+        // Suricata's SIP, Kerberos, SNMP and IKE loggers write their records
         // without `tx_id`.
-        if let Some(tx) = ev.tx_id.filter(|_| !matches!(key, "sip" | "krb5")) {
+        if let Some(tx) = ev
+            .tx_id
+            .filter(|_| !matches!(key, "sip" | "krb5" | "snmp" | "ike"))
+        {
             o.uint("tx_id", tx)?;
         }
         o.key(key);

@@ -844,10 +844,12 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         },
         log_payload,
         log_packet: cfg.eve_alert_flag("packet"),
-        log_types: ["http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "krb5"]
-            .into_iter()
-            .filter(|t| cfg.eve_logs_type(t))
-            .collect(),
+        log_types: [
+            "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "krb5", "snmp", "ike",
+        ]
+        .into_iter()
+        .filter(|t| cfg.eve_logs_type(t))
+        .collect(),
         xff: cfg.eve_alert_xff()?,
         drop_log: cfg.eve_drop_log()?,
         redis: cfg.eve_redis()?,
