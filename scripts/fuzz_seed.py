@@ -173,6 +173,52 @@ GAP = lambda to_client: bytes([0x82 | (1 if to_client else 0)])  # noqa: E731
 END = lambda to_client: bytes([0xC2 | (1 if to_client else 0)])  # noqa: E731
 
 
+def der(tag, body):
+    n = len(body)
+    if n < 128:
+        ln = bytes([n])
+    elif n < 256:
+        ln = bytes([0x81, n])
+    else:
+        ln = bytes([0x82, n >> 8, n & 0xFF])
+    return bytes([tag]) + ln + body
+
+
+def krb5_principal(names):
+    return der(0x30, der(0xA0, der(2, b"\x01")) + der(0xA1, der(0x30, b"".join(der(0x1B, n.encode()) for n in names))))
+
+
+def krb5_kdc_req(tag, cname, sname):
+    """An AS-REQ (10) or TGS-REQ (12), as crates/applayer/src/krb5.rs builds it."""
+    body = der(0xA0, der(3, b"\x00\x40\x81\x00\x10"))
+    if cname:
+        body += der(0xA1, krb5_principal(cname))
+    body += der(0xA2, der(0x1B, b"EXAMPLE.ORG")) + der(0xA3, krb5_principal(sname))
+    body += der(0xA5, der(0x18, b"20370913024805Z")) + der(0xA7, der(2, b"\x07"))
+    body += der(0xA8, der(0x30, der(2, b"\x12") + der(2, b"\x17")))
+    req = der(0x30, der(0xA1, der(2, b"\x05")) + der(0xA2, der(2, bytes([tag]))) + der(0xA4, der(0x30, body)))
+    return der(0x60 | tag, req)
+
+
+def krb5_enc(etype):
+    return der(0x30, der(0xA0, der(2, bytes([etype]))) + der(0xA2, der(4, b"cipher")))
+
+
+def krb5_kdc_rep(tag, etype, ticket_etype):
+    ticket = der(0x61, der(0x30, der(0xA0, der(2, b"\x05")) + der(0xA1, der(0x1B, b"EXAMPLE.ORG"))
+                           + der(0xA2, krb5_principal(["krbtgt", "EXAMPLE.ORG"])) + der(0xA3, krb5_enc(ticket_etype))))
+    rep = der(0x30, der(0xA0, der(2, b"\x05")) + der(0xA1, der(2, bytes([tag]))) + der(0xA3, der(0x1B, b"EXAMPLE.ORG"))
+              + der(0xA4, krb5_principal(["robin"])) + der(0xA5, ticket) + der(0xA6, krb5_enc(etype)))
+    return der(0x60 | tag, rep)
+
+
+def krb5_error(code):
+    e = der(0x30, der(0xA0, der(2, b"\x05")) + der(0xA1, der(2, b"\x1e")) + der(0xA4, der(0x18, b"20210622092740Z"))
+            + der(0xA5, der(2, b"\x01")) + der(0xA6, der(2, bytes([code]))) + der(0xA9, der(0x1B, b"EXAMPLE.ORG"))
+            + der(0xAA, krb5_principal(["krbtgt", "EXAMPLE.ORG"])))
+    return der(0x7E, e)
+
+
 def tls_records():
     d = os.path.join(ROOT, "crates/applayer/tests/data")
     out = {}
@@ -461,6 +507,63 @@ def main():
     add("applayer_dhcp", "request_ack", chunks([(0, dhcp_msg(1, b"\x35\x01\x03\x0c\x04nas1\x37\x02\x01\x03\xff")),
                                                (1, dhcp_msg(2, b"\x35\x01\x05\x33\x04\x00\x00\x0e\x10\x03\x04\x0a\x00\x00\x01\xff"))]))
     add("applayer_dhcp", "truncated", chunks([(0, dhcp_msg(1, b"\x3c\x09abc"))]))
+    krb_req = krb5_kdc_req(10, ["robin"], ["krbtgt", "EXAMPLE.ORG"])
+    krb_rep = krb5_kdc_rep(11, 23, 18)
+    rec = lambda m: struct.pack(">I", len(m)) + m  # noqa: E731
+    add("applayer_krb5", "as_exchange", chunks([(0, rec(krb_req)), (1, rec(krb_rep))]))
+    add("applayer_krb5", "tgs_error_gap",
+        chunks([(0, rec(krb5_kdc_req(12, None, ["ldap", "dc01"]))[:30])]) + GAP(0)
+        + chunks([(0, rec(krb_req)), (1, rec(krb5_error(25)))]) + END(1))
+    def snmp_get(community):
+        return der(0x30, der(2, b"\x01") + der(4, community) + der(0xA0, der(2, b"\x04\xd2") + der(2, b"\x00")
+                   + der(2, b"\x00") + der(0x30, der(0x30, der(6, b"\x2b\x06\x01\x02\x01\x01\x01\x00") + b"\x05\x00"))))
+
+    def snmp_trap(community):
+        return der(0x30, der(2, b"\x00") + der(4, community) + der(0xA4, der(6, b"\x2b\x06\x01\x04\x01\x04\x01\x02\x15")
+                   + der(0x40, b"\x7f\x00\x00\x01") + der(2, b"\x00") + der(2, b"\x00") + der(0x43, b"\x10")
+                   + der(0x30, der(0x30, der(6, b"\x2b\x06\x01\x02\x01\x02\x01\x00") + b"\x05\x00"))))
+
+    def one_datagram(build):
+        # A community long enough that the message is one data operation
+        # (7k + 1 bytes), so that over UDP it is one datagram.
+        c = b"public"
+        while (len(build(c)) - 1) % 7:
+            c += b"x"
+        return build(c)
+
+    add("applayer_snmp", "get_v2c", chunks([(0, one_datagram(snmp_get))]))
+    add("applayer_snmp", "trap_v1", chunks([(0, one_datagram(snmp_trap))]))
+    def ike_payload(nxt, body):
+        return struct.pack(">BBH", nxt, 0, len(body) + 4) + body
+
+    def ike_message(version, exch, first, payloads):
+        return (struct.pack(">QQBBBBI", 0xE47A591FD057587F, 0, first, version, exch, 0, 0)
+                + struct.pack(">I", len(payloads) + 28) + payloads)
+
+    def ike_datagram(build):
+        # Padding in the last payload makes the datagram one data
+        # operation (7k + 1 bytes).
+        pad = b""
+        while (len(build(pad)) - 1) % 7:
+            pad += b"\x00"
+        return build(pad)
+
+    def ike_v1_sa(pad):
+        attrs = b"".join(struct.pack(">HH", 0x8000 | t, v) for t, v in [(1, 7), (14, 128), (2, 2), (4, 2), (3, 1)])
+        xf = ike_payload(0, b"\x01\x01\x00\x00" + attrs)
+        prop = ike_payload(0, b"\x01\x01\x00\x01" + xf)
+        sa = ike_payload(13, struct.pack(">II", 1, 1) + prop)
+        return ike_message(0x10, 2, 1, sa + ike_payload(0, b"\x4a\x13\x1c\x81" + pad))
+
+    def ike_v2_init(pad):
+        xfs = [(1, 12), (2, 5), (3, 12), (4, 14)]
+        xf = b"".join(ike_payload(0 if i == len(xfs) - 1 else 3, struct.pack(">BBH", t, 0, v)) for i, (t, v) in enumerate(xfs))
+        sa = ike_payload(34, ike_payload(0, b"\x01\x01\x00\x04" + xf))
+        ke = ike_payload(40, struct.pack(">HH", 14, 0) + b"\xab" * 32)
+        return ike_message(0x20, 34, 33, sa + ke + ike_payload(0, b"\x11" * 16 + pad))
+
+    add("applayer_ike", "v1_main_mode_sa", chunks([(0, ike_datagram(ike_v1_sa))]))
+    add("applayer_ike", "v2_sa_init", chunks([(0, ike_datagram(ike_v2_init))]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

@@ -254,6 +254,56 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// Kerberos 5 events (Suricata's `rust/src/krb`).
+    Krb5Event {
+        /// A message that does not decode, a broken TCP record.
+        MalformedData => "MALFORMED_DATA",
+        /// A reply encrypted with a cipher other than AES or Camellia.
+        WeakEncryption => "WEAK_ENCRYPTION",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
+event_enum! {
+    /// SNMP events (Suricata's `rust/src/snmp`).
+    SnmpEvent {
+        /// A message that does not decode.
+        MalformedData => "MALFORMED_DATA",
+        /// A v3 message whose security model is not USM.
+        UnknownSecurityModel => "UNKNOWN_SECURITY_MODEL",
+        /// A message of another version than the flow's first.
+        VersionMismatch => "VERSION_MISMATCH",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
+event_enum! {
+    /// IKE events (Suricata's `rust/src/ike`).
+    IkeEvent {
+        /// A message that does not decode.
+        MalformedData => "MALFORMED_DATA",
+        /// An IKEv2 proposal of AH: no encryption.
+        NoEncryption => "NO_ENCRYPTION",
+        WeakCryptoEnc => "WEAK_CRYPTO_ENC",
+        WeakCryptoPrf => "WEAK_CRYPTO_PRF",
+        WeakCryptoDh => "WEAK_CRYPTO_DH",
+        WeakCryptoAuth => "WEAK_CRYPTO_AUTH",
+        WeakCryptoNoDh => "WEAK_CRYPTO_NO_DH",
+        WeakCryptoNoAuth => "WEAK_CRYPTO_NO_AUTH",
+        InvalidProposal => "INVALID_PROPOSAL",
+        UnknownProposal => "UNKNOWN_PROPOSAL",
+        /// Bytes after the last payload.
+        PayloadExtraData => "PAYLOAD_EXTRA_DATA",
+        /// The server chose more than one proposal.
+        MultipleServerProposal => "MULTIPLE_SERVER_PROPOSAL",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +319,9 @@ pub enum AppLayerEvent {
     Rfb(RfbEvent, Option<TxId>),
     Dhcp(DhcpEvent, Option<TxId>),
     Smb(SmbEvent, Option<TxId>),
+    Krb5(Krb5Event, Option<TxId>),
+    Snmp(SnmpEvent, Option<TxId>),
+    Ike(IkeEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -285,6 +338,9 @@ impl AppLayerEvent {
             AppLayerEvent::Rfb(..) => AppProto::Rfb,
             AppLayerEvent::Dhcp(..) => AppProto::Dhcp,
             AppLayerEvent::Smb(..) => AppProto::Smb,
+            AppLayerEvent::Krb5(..) => AppProto::Krb5,
+            AppLayerEvent::Snmp(..) => AppProto::Snmp,
+            AppLayerEvent::Ike(..) => AppProto::Ike,
         }
     }
 
@@ -302,6 +358,9 @@ impl AppLayerEvent {
             AppLayerEvent::Rfb(e, _) => e.name(),
             AppLayerEvent::Dhcp(e, _) => e.name(),
             AppLayerEvent::Smb(e, _) => e.name(),
+            AppLayerEvent::Krb5(e, _) => e.name(),
+            AppLayerEvent::Snmp(e, _) => e.name(),
+            AppLayerEvent::Ike(e, _) => e.name(),
         }
     }
 
@@ -315,7 +374,10 @@ impl AppLayerEvent {
             | AppLayerEvent::Ftp(_, t)
             | AppLayerEvent::Sip(_, t)
             | AppLayerEvent::Http2(_, t)
-            | AppLayerEvent::Smb(_, t) => *t,
+            | AppLayerEvent::Smb(_, t)
+            | AppLayerEvent::Krb5(_, t)
+            | AppLayerEvent::Snmp(_, t)
+            | AppLayerEvent::Ike(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }

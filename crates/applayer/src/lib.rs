@@ -24,6 +24,10 @@
 //! | [`mqtt`] | MQTT 3.1/3.1.1/5: control packets with properties, transactions by packet id |
 //! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
 //! | [`dhcp`] | DHCP over UDP: one transaction per message, options |
+//! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
+//! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
+//! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
+//! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -47,12 +51,16 @@ mod events;
 pub mod ftp;
 pub mod http;
 pub mod http2;
+pub mod ike;
+pub mod krb5;
 pub mod mqtt;
+pub mod msg;
 pub mod passive;
 pub mod probe;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
+pub mod snmp;
 pub mod ssh;
 mod state;
 pub mod tls;
@@ -60,8 +68,8 @@ pub mod transforms;
 mod txparser;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, MqttEvent,
-    RfbEvent, SipEvent, SmbEvent, TlsEvent,
+    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
+    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SnmpEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -108,6 +116,9 @@ pub enum AppProto {
     Mqtt,
     Rfb,
     Dhcp,
+    Krb5,
+    Snmp,
+    Ike,
 }
 
 impl AppProto {
@@ -128,6 +139,9 @@ impl AppProto {
             AppProto::Mqtt => "mqtt",
             AppProto::Rfb => "rfb",
             AppProto::Dhcp => "dhcp",
+            AppProto::Krb5 => "krb5",
+            AppProto::Snmp => "snmp",
+            AppProto::Ike => "ike",
         }
     }
 }
@@ -332,6 +346,28 @@ pub enum BufferId {
     SmbNtlmsspUser,
     /// `smb.ntlmssp_domain`: its domain.
     SmbNtlmsspDomain,
+    /// Multi-buffer `krb5.cname`: each component of the client name.
+    Krb5Cname,
+    /// Multi-buffer `krb5.sname`: each component of the server name.
+    Krb5Sname,
+    /// `snmp.community` (v1, v2c).
+    SnmpCommunity,
+    /// `snmp.usm`: the v3 USM user name.
+    SnmpUsm,
+    /// `snmp.trap_oid`: a v1 trap's enterprise OID, dotted.
+    SnmpTrapOid,
+    /// `snmp.trap_address`: a v1 trap's agent address.
+    SnmpTrapAddress,
+    /// `ike.init_spi` (to server): 16 hex digits.
+    IkeInitSpi,
+    /// `ike.resp_spi` (to client): 16 hex digits.
+    IkeRespSpi,
+    /// Multi-buffer `ike.vendor` (to server): each vendor ID in hex.
+    IkeVendor,
+    /// `ike.key_exchange_payload`: the IKEv1 key exchange data.
+    IkeKeyExchange,
+    /// `ike.nonce_payload`: the IKEv1 nonce.
+    IkeNonce,
 }
 
 impl BufferId {
@@ -425,6 +461,17 @@ impl BufferId {
         BufferId::SmbNamedPipe,
         BufferId::SmbNtlmsspUser,
         BufferId::SmbNtlmsspDomain,
+        BufferId::Krb5Cname,
+        BufferId::Krb5Sname,
+        BufferId::SnmpCommunity,
+        BufferId::SnmpUsm,
+        BufferId::SnmpTrapOid,
+        BufferId::SnmpTrapAddress,
+        BufferId::IkeInitSpi,
+        BufferId::IkeRespSpi,
+        BufferId::IkeVendor,
+        BufferId::IkeKeyExchange,
+        BufferId::IkeNonce,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -455,6 +502,9 @@ impl BufferId {
             RfbName => AppProto::Rfb,
             DhcpVendorClassId => AppProto::Dhcp,
             SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain => AppProto::Smb,
+            Krb5Cname | Krb5Sname => AppProto::Krb5,
+            SnmpCommunity | SnmpUsm | SnmpTrapOid | SnmpTrapAddress => AppProto::Snmp,
+            IkeInitSpi | IkeRespSpi | IkeVendor | IkeKeyExchange | IkeNonce => AppProto::Ike,
             _ => AppProto::Http,
         }
     }
@@ -484,6 +534,9 @@ impl BufferId {
                 | Http2Header
                 | MqttSubscribeTopic
                 | MqttUnsubscribeTopic
+                | Krb5Cname
+                | Krb5Sname
+                | IkeVendor
         )
     }
 
@@ -579,6 +632,17 @@ impl BufferId {
             "smb.named_pipe" | "smb_named_pipe" => SmbNamedPipe,
             "smb.ntlmssp_user" => SmbNtlmsspUser,
             "smb.ntlmssp_domain" => SmbNtlmsspDomain,
+            "krb5.cname" | "krb5_cname" => Krb5Cname,
+            "krb5.sname" | "krb5_sname" => Krb5Sname,
+            "snmp.community" => SnmpCommunity,
+            "snmp.usm" => SnmpUsm,
+            "snmp.trap_oid" => SnmpTrapOid,
+            "snmp.trap_address" => SnmpTrapAddress,
+            "ike.init_spi" => IkeInitSpi,
+            "ike.resp_spi" => IkeRespSpi,
+            "ike.vendor" => IkeVendor,
+            "ike.key_exchange_payload" => IkeKeyExchange,
+            "ike.nonce_payload" => IkeNonce,
             _ => return None,
         })
     }

@@ -27,6 +27,9 @@ pub enum ProbeResult {
     Mqtt,
     Rfb,
     Dhcp,
+    Krb5,
+    Snmp,
+    Ike,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -49,6 +52,9 @@ impl ProbeResult {
             ProbeResult::Mqtt => Some(AppProto::Mqtt),
             ProbeResult::Rfb => Some(AppProto::Rfb),
             ProbeResult::Dhcp => Some(AppProto::Dhcp),
+            ProbeResult::Krb5 => Some(AppProto::Krb5),
+            ProbeResult::Snmp => Some(AppProto::Snmp),
+            ProbeResult::Ike => Some(AppProto::Ike),
             _ => None,
         }
     }
@@ -302,6 +308,16 @@ fn probe_rfb(data: &[u8]) -> Verdict {
     }
 }
 
+/// A probe answer of the message protocols (`None`: more bytes needed),
+/// heard only on the protocol's port(s), as Suricata registers them.
+fn on_port(ok: bool, v: Option<bool>) -> Verdict {
+    match (ok, v) {
+        (false, _) | (true, Some(false)) => Verdict::No,
+        (true, Some(true)) => Verdict::Yes,
+        (true, None) => Verdict::More,
+    }
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -522,6 +538,14 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             &[1883],
         ),
         (ProbeResult::Rfb, probe_rfb(first_bytes), &[5900]),
+        (
+            ProbeResult::Krb5,
+            on_port(
+                dst_port_hint == crate::krb5::PORT,
+                crate::krb5::probe_tcp(first_bytes),
+            ),
+            &[crate::krb5::PORT],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -551,6 +575,15 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     // DHCP (Suricata's ports 67/68): a BOOTP header with the cookie.
     if matches!(port_hint, 67 | 68) && crate::dhcp::probe(datagram) {
         return ProbeResult::Dhcp;
+    }
+    if port_hint == crate::krb5::PORT && crate::krb5::probe(datagram) == Some(true) {
+        return ProbeResult::Krb5;
+    }
+    if crate::snmp::PORTS.contains(&port_hint) && crate::snmp::probe(datagram) {
+        return ProbeResult::Snmp;
+    }
+    if crate::ike::PORTS.contains(&port_hint) && crate::ike::probe(datagram) {
+        return ProbeResult::Ike;
     }
     let strict = port_hint != 53;
     if !dns_header_ok(datagram, Some(dir), strict) {

@@ -8,6 +8,7 @@ use crate::dns::DnsState;
 use crate::ftp::FtpState;
 use crate::http::HttpState;
 use crate::http2::Http2State;
+use crate::msg::{MsgParser, MsgState};
 use crate::passive::PassiveState;
 use crate::sip::SipState;
 use crate::smb::SmbState;
@@ -94,6 +95,8 @@ pub enum AppLayerState {
     #[allow(private_interfaces)]
     Ext(Box<dyn TxParser>),
     Smb(Box<SmbState>),
+    /// Protocols parsed a whole message at a time (Kerberos 5, SNMP, IKE).
+    Msg(Box<dyn MsgParser>),
     /// DCERPC over UDP, SMTP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
@@ -133,6 +136,21 @@ impl AppLayerState {
             AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
             AppProto::Dhcp => AppLayerState::Ext(Box::new(crate::dhcp::DhcpState::new(cfg))),
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
+            AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::krb5::Krb5::new(),
+                transport,
+                cfg,
+            ))),
+            AppProto::Snmp => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::snmp::Snmp::new(),
+                transport,
+                cfg,
+            ))),
+            AppProto::Ike => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::ike::Ike::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Dcerpc | AppProto::Smtp => {
                 AppLayerState::Passive(Box::new(PassiveState::new(proto)))
             }
@@ -151,6 +169,7 @@ impl AppLayerState {
             AppLayerState::Http2(_) => AppProto::Http2,
             AppLayerState::Ext(s) => s.proto(),
             AppLayerState::Smb(_) => AppProto::Smb,
+            AppLayerState::Msg(s) => s.proto(),
             AppLayerState::Passive(s) => s.proto(),
         }
     }
@@ -170,6 +189,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Ext(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Smb(s) => s.feed(dir, data, ts, &mut ev),
+            AppLayerState::Msg(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Passive(s) => s.feed(dir, data),
         }
         self.switch_h2c(ts, &mut ev);
@@ -203,6 +223,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.tx(tx).map(|t| &t.common),
             AppLayerState::Ext(s) => s.common(tx),
             AppLayerState::Smb(s) => s.tx(tx).map(|t| &t.common),
+            AppLayerState::Msg(s) => s.common(tx),
             AppLayerState::Passive(_) => None,
         };
         c.map_or(&[], |c| &c.events[..])
@@ -225,6 +246,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Ext(s) => s.on_gap(dir, &mut ev),
             AppLayerState::Smb(s) => s.on_gap(dir, &mut ev),
+            AppLayerState::Msg(s) => s.on_gap(dir, len, &mut ev),
             AppLayerState::Passive(s) => s.on_gap(dir),
         }
         self.remember(&ev, dir);
@@ -256,6 +278,7 @@ impl AppLayerState {
             AppLayerState::Ftp(s) => s.wants_data(dir),
             AppLayerState::Http2(s) => s.wants_data(dir),
             AppLayerState::Ext(s) => s.wants_data(dir),
+            AppLayerState::Msg(s) => s.wants_data(dir),
             _ => true,
         }
     }
@@ -272,6 +295,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.finish(dir, &mut ev),
             AppLayerState::Ext(s) => s.finish(dir, &mut ev),
             AppLayerState::Smb(s) => s.finish(dir),
+            AppLayerState::Msg(s) => s.finish(dir, &mut ev),
             _ => {}
         }
         self.remember(&ev, dir);
@@ -329,6 +353,7 @@ impl AppLayerState {
                 .transactions()
                 .map(|t| info(&t.common, t.progress()))
                 .collect(),
+            AppLayerState::Msg(s) => s.infos().into_iter().map(|(c, p)| info(c, p)).collect(),
             AppLayerState::Passive(_) => Vec::new(),
         }
     }
@@ -345,6 +370,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.tx_mut(tx).map(|t| &mut t.common),
             AppLayerState::Ext(s) => s.common_mut(tx),
             AppLayerState::Smb(s) => s.tx_mut(tx).map(|t| &mut t.common),
+            AppLayerState::Msg(s) => s.common_mut(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -421,6 +447,7 @@ impl AppLayerState {
                 s.retain(&mut |c, p| !done(c, p));
                 before - s.infos().len()
             }
+            AppLayerState::Msg(s) => s.retain_not(&done),
             AppLayerState::Tls(_) | AppLayerState::Ssh(_) | AppLayerState::Passive(_) => 0,
         }
     }
@@ -440,6 +467,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.tx(tx)?.buffer(id, dir),
             AppLayerState::Ext(s) => s.buffers(tx, id, dir).into_iter().next(),
             AppLayerState::Smb(_) => self.buffers(tx, id, dir).next(),
+            AppLayerState::Msg(s) => s.buffers(tx, id, dir).into_iter().next(),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -477,6 +505,7 @@ impl AppLayerState {
                     .into_iter()
                     .collect(),
             },
+            AppLayerState::Msg(s) => s.buffers(tx, id, dir),
             AppLayerState::Passive(_) => Vec::new(),
         };
         v.into_iter()
@@ -496,6 +525,7 @@ impl AppLayerState {
             AppLayerState::Http2(s) => s.tx(tx).map(|t| t.eve()),
             AppLayerState::Ext(s) => s.eve(tx),
             AppLayerState::Smb(s) => s.eve(tx),
+            AppLayerState::Msg(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
         }
     }
@@ -589,6 +619,16 @@ impl AppLayerState {
         match self {
             AppLayerState::Sip(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// The values of an integer keyword of a message protocol
+    /// (`krb5_msg_type` ...) on a transaction, for the direction
+    /// inspected.
+    pub fn tx_ints(&self, tx: TxId, key: &str, dir: Direction) -> Vec<i64> {
+        match self {
+            AppLayerState::Msg(s) => s.ints(tx, key, dir),
+            _ => Vec::new(),
         }
     }
 

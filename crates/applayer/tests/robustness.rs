@@ -149,6 +149,40 @@ proptest! {
     }
 
     #[test]
+    fn krb5_never_panics(c in seeded(&[0, 0, 0, 0x60, 0x6a, 0x81, 0x5d, 0x30, 0x81, 0x5a, 0xa1, 0x03, 0x02, 0x01, 0x05])) {
+        exercise(AppProto::Krb5, Transport::Tcp, &c);
+        exercise(AppProto::Krb5, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn krb5_arbitrary(c in chunks()) {
+        exercise(AppProto::Krb5, Transport::Tcp, &c);
+        exercise(AppProto::Krb5, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn snmp_never_panics(c in seeded(&[0x30, 0x29, 0x02, 0x01, 0x01, 0x04, 0x06, b'p', b'u', b'b', b'l', b'i', b'c', 0xa0, 0x1c])) {
+        exercise(AppProto::Snmp, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn snmp_arbitrary(c in chunks()) {
+        exercise(AppProto::Snmp, Transport::Udp, &c);
+        // SNMP is UDP only: a TCP stream is ignored.
+        exercise(AppProto::Snmp, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn ike_never_panics(c in seeded(&[0xe4, 0x7a, 0x59, 0x1f, 0xd0, 0x57, 0x58, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x10, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0x80])) {
+        exercise(AppProto::Ike, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn ike_arbitrary(c in chunks()) {
+        exercise(AppProto::Ike, Transport::Udp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -195,7 +229,17 @@ proptest! {
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
         let (dce_client, dce_server) = dcerpc_call();
-        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 4] = [
+        let (krb_client, krb_server) = krb5_exchange();
+        let snmp_req = vigil_applayer::snmp::build::message(1, "public", 0, &["1.3.6.1.2.1.1.1.0"]);
+        let snmp_trap = vigil_applayer::snmp::build::trap_v1("public", "1.3.6.1.4.1.4.1.2.21", [10, 0, 0, 1], 6);
+        let [ike_i, ike_r, ..] = vigil_applayer::ike::build::v1_main_mode();
+        let ike_v2 = vigil_applayer::ike::build::v2_sa_init(8, &[(1, 12), (2, 5), (3, 12), (4, 19)]);
+        let fixtures: [(AppProto, Transport, &[u8], &[u8]); 9] = [
+            (AppProto::Ike, Transport::Udp, &ike_i, &ike_r),
+            (AppProto::Ike, Transport::Udp, &ike_v2, &ike_r),
+            (AppProto::Snmp, Transport::Udp, &snmp_req, &snmp_trap),
+            (AppProto::Krb5, Transport::Tcp, &krb_client, &krb_server),
+            (AppProto::Krb5, Transport::Udp, &krb_client[4..], &krb_server[4..]),
             (AppProto::Dcerpc, Transport::Tcp, &dce_client, &dce_server),
             (AppProto::Tls, Transport::Tcp, include_bytes!("data/tls12_client.bin"), include_bytes!("data/tls12_server.bin")),
             (AppProto::Http, Transport::Tcp,
@@ -1063,4 +1107,231 @@ fn smb_probe_netbios_session() {
     d.extend(smb2_tree_connect(1, "\\\\a\\b"));
     assert!(s.feed(ToServer, &d, 1).is_empty());
     assert_eq!(s.transactions().len(), 1);
+}
+
+/// An AS-REQ (client) and its AS-REP (server), each behind its TCP record
+/// marker.
+fn krb5_exchange() -> (Vec<u8>, Vec<u8>) {
+    use vigil_applayer::krb5::build::*;
+    (
+        record(&kdc_req(10, Some(&["robin"]), &["krbtgt", "EXAMPLE.ORG"])),
+        record(&kdc_rep(11, 18, 23)),
+    )
+}
+
+/// Kerberos 5: truncated, oversized, gap-ridden and garbage input over
+/// TCP and UDP; what parses is kept, anomalies are `malformed_data`.
+#[test]
+fn krb5_truncated_oversized_gap_garbage() {
+    use vigil_applayer::krb5::build::*;
+    let (req, rep) = krb5_exchange();
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    // UDP: truncated message, garbage, then a good one.
+    let mut u = AppLayerState::new(AppProto::Krb5, Transport::Udp);
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, &req[4..30], 1)),
+        ["MALFORMED_DATA"]
+    );
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, b"\x6a\xff\xff garbage", 2)),
+        ["MALFORMED_DATA"]
+    );
+    assert!(u.feed(Direction::ToServer, &req[4..], 3).is_empty());
+    assert_eq!(u.transactions().len(), 1);
+    assert_eq!(
+        u.buffers(0, BufferId::Krb5Sname, Direction::ToServer)
+            .collect::<Vec<_>>(),
+        [&b"krbtgt"[..], &b"EXAMPLE.ORG"[..]]
+    );
+    // Buffers exist in the message's own direction only.
+    assert_eq!(u.buffer(0, BufferId::Krb5Cname, Direction::ToClient), None);
+    // TCP: a record split by a gap is lost, the next one parses.
+    let mut t = AppLayerState::new(AppProto::Krb5, Transport::Tcp);
+    t.feed(Direction::ToServer, &req[..30], 1);
+    assert_eq!(
+        names(&t.on_gap(Direction::ToServer, Some(10))),
+        ["MALFORMED_DATA"]
+    );
+    t.feed(Direction::ToServer, &req[40..], 2);
+    t.feed(Direction::ToServer, &req, 3);
+    // The weak ticket cipher is not the reply's: no event for it.
+    assert!(t.feed(Direction::ToClient, &rep, 4).is_empty());
+    assert_eq!(t.transactions().len(), 2);
+    let e = t.eve(1).unwrap();
+    assert_eq!(e["msg_type"], "KRB_AS_REP");
+    assert_eq!(e["ticket_encryption"], "rc4-hmac");
+    // Oversized: a record marker past the cap is skipped whole.
+    let mut o = AppLayerState::new(AppProto::Krb5, Transport::Tcp);
+    let big = 10_000_000u32;
+    assert_eq!(
+        names(&o.feed(Direction::ToClient, &big.to_be_bytes(), 1)),
+        ["MALFORMED_DATA"]
+    );
+    for _ in 0..(big as usize / 65536) {
+        assert!(o.feed(Direction::ToClient, &[0u8; 65536], 2).is_empty());
+    }
+    o.feed(Direction::ToClient, &[0u8; 10_000_000 % 65536], 2);
+    assert!(o.feed(Direction::ToClient, &rep, 3).is_empty());
+    assert_eq!(o.transactions().len(), 1);
+    // A record cut by the end of the stream.
+    o.feed(Direction::ToClient, &rep[..20], 4);
+    assert_eq!(names(&o.finish(Direction::ToClient)), ["MALFORMED_DATA"]);
+    // Detection: port 88 and Kerberos' shape, over both transports.
+    assert_eq!(probe(Direction::ToServer, &req, 88), ProbeResult::Krb5);
+    assert_eq!(probe(Direction::ToServer, &req, 8080), ProbeResult::Unknown);
+    assert_eq!(
+        probe(Direction::ToServer, &req[..8], 88),
+        ProbeResult::NeedMore
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, &req[4..], 88),
+        ProbeResult::Krb5
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, b"\x00\x01garbage-garbage", 88),
+        ProbeResult::Unknown
+    );
+    let _ = krb_error(6);
+}
+
+/// SNMP: truncated, oversized, garbage input, v3 without USM; what
+/// parses is kept, anomalies are events.
+#[test]
+fn snmp_truncated_oversized_garbage() {
+    use vigil_applayer::snmp::build::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let req = message(1, "public", 0, &["1.3.6.1.2.1.1.1.0"]);
+    let mut u = AppLayerState::new(AppProto::Snmp, Transport::Udp);
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, &req[..req.len() - 3], 1)),
+        ["MALFORMED_DATA"]
+    );
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, b"\x30\xff garbage", 2)),
+        ["MALFORMED_DATA"]
+    );
+    assert!(u.feed(Direction::ToServer, &req, 3).is_empty());
+    assert_eq!(
+        u.buffer(0, BufferId::SnmpCommunity, Direction::ToServer),
+        Some(&b"public"[..])
+    );
+    // Buffers exist in the message's own direction only.
+    assert_eq!(
+        u.buffer(0, BufferId::SnmpCommunity, Direction::ToClient),
+        None
+    );
+    // A v1 message on a v2c flow; a v3 message without USM.
+    assert_eq!(
+        names(&u.feed(Direction::ToClient, &message(0, "public", 2, &[]), 4)),
+        ["VERSION_MISMATCH"]
+    );
+    let ev = u.feed(Direction::ToServer, &v3("bob", 7, false), 5);
+    assert_eq!(names(&ev), ["VERSION_MISMATCH", "UNKNOWN_SECURITY_MODEL"]);
+    // Oversized: a trap with thousands of variables keeps a capped list.
+    let oids: Vec<String> = (0..5000).map(|i| format!("1.3.6.1.2.1.{i}")).collect();
+    let refs: Vec<&str> = oids.iter().map(String::as_str).collect();
+    let big = message(1, "public", 2, &refs);
+    let mut o = AppLayerState::new(AppProto::Snmp, Transport::Udp);
+    assert!(o.feed(Direction::ToClient, &big, 1).is_empty());
+    let e = o.eve(0).unwrap();
+    assert_eq!(
+        e["vars"].as_array().unwrap().len(),
+        vigil_applayer::snmp::MAX_VARS
+    );
+    // A gap means nothing over UDP.
+    assert!(o.on_gap(Direction::ToClient, Some(10)).is_empty());
+    // Detection: SNMP's ports and the message's shape.
+    assert_eq!(probe_udp(Direction::ToServer, &req, 161), ProbeResult::Snmp);
+    assert_eq!(
+        probe_udp(
+            Direction::ToServer,
+            &trap_v1("p", "1.3.6.1.4.1", [1, 2, 3, 4], 0),
+            162
+        ),
+        ProbeResult::Snmp
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, &req, 5000),
+        ProbeResult::Unknown
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, &req[..10], 161),
+        ProbeResult::Unknown
+    );
+}
+
+/// IKE: truncated, oversized, garbage input, v1 and v2; what parses is
+/// kept, anomalies are events.
+#[test]
+fn ike_truncated_oversized_garbage() {
+    use vigil_applayer::ike::build::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let [i1, r1, ..] = v1_main_mode();
+    let mut u = AppLayerState::new(AppProto::Ike, Transport::Udp);
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, &i1[..40], 1)),
+        ["MALFORMED_DATA"]
+    );
+    assert_eq!(
+        names(&u.feed(Direction::ToServer, &[0xff; 30], 2)),
+        ["MALFORMED_DATA"]
+    );
+    assert!(u.feed(Direction::ToServer, &i1, 3).is_empty());
+    assert!(u.feed(Direction::ToClient, &r1, 4).is_empty());
+    assert_eq!(u.transactions().len(), 2);
+    assert_eq!(
+        u.buffer(0, BufferId::IkeInitSpi, Direction::ToServer),
+        Some(&b"e47a591fd057587f"[..])
+    );
+    // Buffers exist in the message's own direction only.
+    assert_eq!(u.buffer(0, BufferId::IkeInitSpi, Direction::ToClient), None);
+    // Oversized: 200 vendor IDs keep a capped list; a chain of more than
+    // 256 payloads is malformed.
+    let chain = |n: u16| {
+        let mut p = Vec::new();
+        for i in 0..n {
+            let next = if i + 1 == n { 0 } else { 13 };
+            p.extend(payload(next, &i.to_be_bytes()));
+        }
+        message(0x10, 2, 0, [1, 0], 13, &p)
+    };
+    let mut o = AppLayerState::new(AppProto::Ike, Transport::Udp);
+    assert!(o.feed(Direction::ToServer, &chain(200), 1).is_empty());
+    assert_eq!(
+        o.buffers(0, BufferId::IkeVendor, Direction::ToServer)
+            .count(),
+        vigil_applayer::ike::MAX_ITEMS
+    );
+    assert_eq!(
+        names(&o.feed(Direction::ToServer, &chain(3000), 1)),
+        ["MALFORMED_DATA"]
+    );
+    // A payload chain that loops on zero lengths is malformed, not a hang.
+    let mut z = message(0x10, 2, 0, [1, 0], 13, &[13, 0, 0, 0, 13, 0, 0, 0]);
+    z.truncate(36);
+    assert_eq!(
+        names(&o.feed(Direction::ToServer, &z, 2)),
+        ["MALFORMED_DATA"]
+    );
+    // A gap means nothing over UDP.
+    assert!(o.on_gap(Direction::ToClient, Some(10)).is_empty());
+    // Detection: IKE's ports and header.
+    assert_eq!(probe_udp(Direction::ToServer, &i1, 500), ProbeResult::Ike);
+    let mut nat = vec![0, 0, 0, 0];
+    nat.extend_from_slice(&i1);
+    assert_eq!(probe_udp(Direction::ToServer, &nat, 4500), ProbeResult::Ike);
+    assert_eq!(
+        probe_udp(Direction::ToServer, &i1, 5000),
+        ProbeResult::Unknown
+    );
+    assert_eq!(
+        probe_udp(Direction::ToServer, &i1[..27], 500),
+        ProbeResult::Unknown
+    );
 }

@@ -276,6 +276,128 @@ pub enum TxCheck {
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
+    /// An integer keyword of a protocol parsed a message at a time
+    /// (`krb5_msg_type`, `krb5_err_code` ...): any of the message's
+    /// values under `key` passes the comparison.
+    MsgInt {
+        proto: AppProto,
+        key: String,
+        cmp: IntCmp,
+    },
+    /// `krb5.ticket_encryption:[!]weak` or a list of encryption types
+    /// (names or numbers, each `!`-negated or not): the ticket's type is
+    /// (not) weak, is one of the listed, or, with negated entries, none of
+    /// them.
+    Krb5TicketEnc {
+        weak: Option<bool>,
+        pos: Vec<i64>,
+        neg: Vec<i64>,
+    },
+}
+
+/// `ike.chosen_sa_attribute:<name>=<value>`: the server's chosen
+/// transform has that attribute with that value.
+fn parse_ike_sa_attribute(v: &str) -> Result<TxCheck, String> {
+    let (name, value) = v
+        .split_once('=')
+        .ok_or_else(|| format!("ike.chosen_sa_attribute: expected <name>=<value>, got '{v}'"))?;
+    let kind = vigil_applayer::ike::attribute_by_name(name)
+        .ok_or_else(|| format!("ike.chosen_sa_attribute: unknown attribute '{name}'"))?;
+    let n: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("ike.chosen_sa_attribute: invalid value '{value}'"))?;
+    Ok(TxCheck::MsgInt {
+        proto: AppProto::Ike,
+        key: format!("ike.chosen_sa_attribute:{kind}"),
+        cmp: vigil_rules::IntCmp::Eq(n),
+    })
+}
+
+/// An integer keyword whose values also have names (Suricata's enum
+/// integers): `[!]name`, or the integer syntax.
+fn parse_named_uint(
+    v: &str,
+    proto: AppProto,
+    key: &str,
+    max: u64,
+    by_name: impl Fn(&str) -> Option<u64>,
+) -> Result<TxCheck, String> {
+    let t = v.trim();
+    let (neg, body) = match t.strip_prefix('!') {
+        Some(b) => ("!", b.trim()),
+        None => ("", t),
+    };
+    let num = match by_name(body) {
+        Some(n) => format!("{neg}{n}"),
+        None => t.to_string(),
+    };
+    vigil_rules::parse_uint_cmp(&num, max)
+        .map(|cmp| TxCheck::MsgInt {
+            proto,
+            key: key.into(),
+            cmp,
+        })
+        .map_err(|e| format!("invalid {key} '{v}': {e}"))
+}
+
+/// `krb5_msg_type`: a number or a name (`AS_REQ` ...), with Suricata's
+/// integer operators.
+fn parse_krb5_msg_type(v: &str) -> Result<TxCheck, String> {
+    let t = v.trim();
+    let (neg, body) = match t.strip_prefix('!') {
+        Some(b) => ("!", b.trim()),
+        None => ("", t),
+    };
+    let num = match vigil_applayer::krb5::msg_type_by_name(body) {
+        Some(n) => format!("{neg}{n}"),
+        None => t.to_string(),
+    };
+    vigil_rules::parse_uint_cmp(&num, u64::from(u32::MAX))
+        .map(|cmp| TxCheck::MsgInt {
+            proto: AppProto::Krb5,
+            key: "krb5_msg_type".into(),
+            cmp,
+        })
+        .map_err(|e| format!("invalid krb5_msg_type '{v}': {e}"))
+}
+
+fn parse_krb5_ticket_enc(v: &str) -> Result<TxCheck, String> {
+    let t = v.trim();
+    match t {
+        "weak" => {
+            return Ok(TxCheck::Krb5TicketEnc {
+                weak: Some(true),
+                pos: Vec::new(),
+                neg: Vec::new(),
+            })
+        }
+        "!weak" => {
+            return Ok(TxCheck::Krb5TicketEnc {
+                weak: Some(false),
+                pos: Vec::new(),
+                neg: Vec::new(),
+            })
+        }
+        _ => {}
+    }
+    let (mut pos, mut neg) = (Vec::new(), Vec::new());
+    for item in t.split(',') {
+        let item = item.trim();
+        let (list, name) = match item.strip_prefix('!') {
+            Some(n) => (&mut neg, n),
+            None => (&mut pos, item),
+        };
+        match vigil_applayer::krb5::etype_by_name(name) {
+            Some(e) => list.push(i64::from(e)),
+            None => return Err(format!("krb5.ticket_encryption: unknown type '{item}'")),
+        }
+    }
+    Ok(TxCheck::Krb5TicketEnc {
+        weak: None,
+        pos,
+        neg,
+    })
 }
 
 /// The values `dcerpc.opnum` admits.
@@ -530,6 +652,43 @@ impl TxCheck {
             "dcerpc.iface" | "dce_iface" => parse_dce_iface(v),
             "dcerpc.opnum" | "dce_opnum" => DceOpnum::parse(v).map(TxCheck::DcerpcOpnum),
             "smb.version" => uint(255).map(TxCheck::SmbVersion),
+            "krb5.msg_type" | "krb5_msg_type" => parse_krb5_msg_type(v),
+            "krb5.err_code" | "krb5_err_code" => {
+                uint(u64::from(u32::MAX)).map(|cmp| TxCheck::MsgInt {
+                    proto: AppProto::Krb5,
+                    key: "krb5_err_code".into(),
+                    cmp,
+                })
+            }
+            "krb5.ticket_encryption" => parse_krb5_ticket_enc(v),
+            "ike.exchtype" => uint(255).map(|cmp| TxCheck::MsgInt {
+                proto: AppProto::Ike,
+                key: "ike.exchtype".into(),
+                cmp,
+            }),
+            "ike.key_exchange_payload_length" | "ike.nonce_payload_length" => {
+                uint(u64::from(u32::MAX)).map(|cmp| TxCheck::MsgInt {
+                    proto: AppProto::Ike,
+                    key: keyword.into(),
+                    cmp,
+                })
+            }
+            "ike.chosen_sa_attribute" => parse_ike_sa_attribute(v),
+            "snmp.version" => uint(u64::from(u32::MAX)).map(|cmp| TxCheck::MsgInt {
+                proto: AppProto::Snmp,
+                key: "snmp.version".into(),
+                cmp,
+            }),
+            "snmp.pdu_type" => parse_named_uint(
+                v,
+                AppProto::Snmp,
+                "snmp.pdu_type",
+                u64::from(u32::MAX),
+                |n| vigil_applayer::snmp::pdu_type_by_name(n).map(u64::from),
+            ),
+            "snmp.trap_type" => parse_named_uint(v, AppProto::Snmp, "snmp.trap_type", 255, |n| {
+                vigil_applayer::snmp::trap_type_by_name(n).map(u64::from)
+            }),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "http2.frametype" => vigil_applayer::http2::frame_type_code(v.trim())
                 .or_else(|| v.trim().parse().ok())
@@ -611,13 +770,26 @@ impl TxCheck {
                 AppProto::Smb,
                 vigil_applayer::SmbEvent::from_name(name)?.name(),
             ),
+            "krb5" => TxCheck::Event(
+                AppProto::Krb5,
+                vigil_applayer::Krb5Event::from_name(name)?.name(),
+            ),
+            "ike" | "ikev2" => TxCheck::Event(
+                AppProto::Ike,
+                vigil_applayer::IkeEvent::from_name(name)?.name(),
+            ),
+            "snmp" => TxCheck::Event(
+                AppProto::Snmp,
+                vigil_applayer::SnmpEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
 
     pub fn proto(&self) -> AppProto {
         match self {
-            TxCheck::Event(p, _) => *p,
+            TxCheck::Event(p, _) | TxCheck::MsgInt { proto: p, .. } => *p,
+            TxCheck::Krb5TicketEnc { .. } => AppProto::Krb5,
             TxCheck::TlsVersion(_)
             | TxCheck::SslVersion { .. }
             | TxCheck::TlsFingerprint { .. } => AppProto::Tls,
@@ -719,6 +891,21 @@ impl TxCheck {
                 .dcerpc_view(tx.tx)
                 .and_then(|(s, id)| s.opnum(id))
                 .is_some_and(|n| o.matches(n)),
+            TxCheck::MsgInt { key, cmp, .. } => tx
+                .app
+                .tx_ints(tx.tx, key, tx.dir)
+                .into_iter()
+                .any(|n| u64::try_from(n).is_ok_and(|n| cmp.matches(n))),
+            TxCheck::Krb5TicketEnc { weak, pos, neg } => tx
+                .app
+                .tx_ints(tx.tx, "krb5.ticket_encryption", tx.dir)
+                .into_iter()
+                .any(|e| match weak {
+                    Some(w) => {
+                        i32::try_from(e).is_ok_and(vigil_applayer::krb5::weak_encryption) == *w
+                    }
+                    None => pos.contains(&e) || (!neg.is_empty() && !neg.contains(&e)),
+                }),
             TxCheck::SmbVersion(c) => tx
                 .app
                 .as_smb()
@@ -842,6 +1029,13 @@ fn side(b: BufferId) -> Side {
         | MqttUnsubscribeTopic => Side::Both(AppDir::ToServer),
         RfbName => Side::Response,
         DhcpVendorClassId => Side::Both(AppDir::ToServer),
+        // A message protocol's buffers exist in the message's direction.
+        Krb5Cname | Krb5Sname | SnmpCommunity | SnmpUsm | SnmpTrapOid | SnmpTrapAddress => {
+            Side::Both(AppDir::ToServer)
+        }
+        IkeInitSpi | IkeVendor => Side::Request,
+        IkeRespSpi => Side::Response,
+        IkeKeyExchange | IkeNonce => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -880,6 +1074,9 @@ pub(crate) fn spec_directions(
             | AppProto::Http2
             | AppProto::Dhcp
             | AppProto::Smb
+            | AppProto::Krb5
+            | AppProto::Snmp
+            | AppProto::Ike
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1173,7 +1370,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 13] = [
+const PROTOS: [AppProto; 16] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1187,6 +1384,9 @@ const PROTOS: [AppProto; 13] = [
     AppProto::Mqtt,
     AppProto::Rfb,
     AppProto::Dhcp,
+    AppProto::Krb5,
+    AppProto::Snmp,
+    AppProto::Ike,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1204,6 +1404,9 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Mqtt => 10,
         AppProto::Rfb => 11,
         AppProto::Dhcp => 12,
+        AppProto::Krb5 => 13,
+        AppProto::Snmp => 14,
+        AppProto::Ike => 15,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }
@@ -1448,6 +1651,9 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Mqtt => &[AppProto::Mqtt],
         AppProto::Rfb => &[AppProto::Rfb],
         AppProto::Dhcp => &[AppProto::Dhcp],
+        AppProto::Krb5 => &[AppProto::Krb5],
+        AppProto::Snmp => &[AppProto::Snmp],
+        AppProto::Ike => &[AppProto::Ike],
     }
 }
 

@@ -313,6 +313,9 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "mqtt" => (ProtoMatch::Number(6), Some(AppProto::Mqtt)),
         "rfb" => (ProtoMatch::Number(6), Some(AppProto::Rfb)),
         "dhcp" => (ProtoMatch::Number(17), Some(AppProto::Dhcp)),
+        "krb5" => (ProtoMatch::TcpUdp, Some(AppProto::Krb5)),
+        "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),
+        "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
         _ => return None,
     })
 }
@@ -331,13 +334,35 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
-        "ftpbounce" => true,
-        "tls.version" | "ssl_version" | "tls.fingerprint" | "dns.opcode" | "dns.rcode"
-        | "dns.rrtype" | "dcerpc.iface" | "dcerpc.opnum" | "ftp.dynamic_port" | "ftp.mode"
-        | "ftp.reply_received" | "smb.version" | "http2.frametype" | "http2.errorcode"
-        | "http2.priority" | "http2.window" | "http2.size_update" | "http2.settings" => {
-            check_evaluable(rule, k)
-        }
+        "ftpbounce" | "krb5.weak_encryption" => true,
+        "tls.version"
+        | "ssl_version"
+        | "tls.fingerprint"
+        | "dns.opcode"
+        | "dns.rcode"
+        | "dns.rrtype"
+        | "dcerpc.iface"
+        | "dcerpc.opnum"
+        | "ftp.dynamic_port"
+        | "ftp.mode"
+        | "ftp.reply_received"
+        | "smb.version"
+        | "http2.frametype"
+        | "http2.errorcode"
+        | "http2.priority"
+        | "http2.window"
+        | "http2.size_update"
+        | "http2.settings"
+        | "krb5.msg_type"
+        | "krb5.err_code"
+        | "krb5.ticket_encryption"
+        | "snmp.version"
+        | "snmp.pdu_type"
+        | "snmp.trap_type"
+        | "ike.exchtype"
+        | "ike.key_exchange_payload_length"
+        | "ike.nonce_payload_length"
+        | "ike.chosen_sa_attribute" => check_evaluable(rule, k),
         k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
@@ -703,6 +728,13 @@ pub fn compile_rule(
                     Some(Ok(c)) => tx_checks.push(c),
                     _ => return Err(Skip::NotEvaluable(keyword.clone())),
                 }
+            }
+            Condition::NotEvaluable { keyword, .. } if keyword == "krb5.weak_encryption" => {
+                tx_checks.push(crate::app::TxCheck::MsgInt {
+                    proto: vigil_applayer::AppProto::Krb5,
+                    key: "krb5.weak_encryption".into(),
+                    cmp: vigil_rules::IntCmp::Eq(1),
+                })
             }
             Condition::NotEvaluable { keyword, .. } if keyword == "ftpbounce" => {
                 tx_checks.push(crate::app::TxCheck::FtpBounce)

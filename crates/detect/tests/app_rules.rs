@@ -592,7 +592,7 @@ fn app_layer_protocol_keyword() {
     assert!(packet_alerts(&e, &frame, at(AppProtoState::Unknown)).is_empty());
     // Protocols Vigil does not detect stay not evaluable.
     let (_, report) = DetectEngine::build(
-        &parse(&["alert tcp any any -> any any (app-layer-protocol:krb5; sid:9;)"]),
+        &parse(&["alert tcp any any -> any any (app-layer-protocol:enip; sid:9;)"]),
         &ClassificationConfig::default(),
     );
     assert_eq!(

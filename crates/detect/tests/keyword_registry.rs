@@ -19,6 +19,7 @@ fn sample_value(name: &str) -> Option<&'static str> {
         "app-layer-protocol" => "http",
         "ftp.mode" => "active",
         "ftp.reply_received" => "yes",
+        "ike.chosen_sa_attribute" => "alg_hash=2",
         "xbits" => "set,x,track ip_src",
         "tag" => "session,10,packets",
         "target" => "src_ip",

@@ -432,12 +432,14 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
-        // Suricata's SIP, MQTT, RFB and DHCP loggers write their
-        // records without `tx_id`.
-        if let Some(tx) = ev
-            .tx_id
-            .filter(|_| !matches!(key, "sip" | "mqtt" | "rfb" | "dhcp"))
-        {
+        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP and IKE loggers
+        // write their records without `tx_id`.
+        if let Some(tx) = ev.tx_id.filter(|_| {
+            !matches!(
+                key,
+                "sip" | "mqtt" | "rfb" | "dhcp" | "krb5" | "snmp" | "ike"
+            )
+        }) {
             o.uint("tx_id", tx)?;
         }
         o.key(key);

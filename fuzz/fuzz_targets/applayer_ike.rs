@@ -1,0 +1,16 @@
+//! The IKE parser (crates/applayer: IKEv1 here, IKEv2 through
+//! `ipsec-parser`) over UDP (a message per datagram), fed in both
+//! directions; see `common/applayer.rs` for the input layout and the
+//! invariants.
+#![no_main]
+
+mod common {
+    pub mod applayer;
+}
+
+use libfuzzer_sys::fuzz_target;
+use vigil_applayer::{AppProto, Transport};
+
+fuzz_target!(|data: &[u8]| {
+    common::applayer::run(AppProto::Ike, Transport::Udp, 500, data);
+});

@@ -1,0 +1,15 @@
+//! The SNMP parser (crates/applayer, `snmp-parser` underneath) over UDP (a
+//! message per datagram), fed in both directions; see
+//! `common/applayer.rs` for the input layout and the invariants.
+#![no_main]
+
+mod common {
+    pub mod applayer;
+}
+
+use libfuzzer_sys::fuzz_target;
+use vigil_applayer::{AppProto, Transport};
+
+fuzz_target!(|data: &[u8]| {
+    common::applayer::run(AppProto::Snmp, Transport::Udp, 161, data);
+});
