@@ -3,10 +3,11 @@
 //! in its own direction (Suricata issue 8621), the lease times match
 //! their keywords, the `dhcp` records carry Suricata's fields.
 
-use std::net::Ipv4Addr;
-use std::process::Command;
+mod common;
 
-use vigil_craft::{eth_ipv4_udp, write_pcap_file, TimedFrame};
+use std::net::Ipv4Addr;
+
+use vigil_craft::{eth_ipv4_udp, TimedFrame};
 
 fn message(op: u8, yiaddr: [u8; 4], opts: &[u8]) -> Vec<u8> {
     let mut b = vec![0u8; 240];
@@ -38,39 +39,16 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn dhcp_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-dhcp-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("dhcp.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("dhcp.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { events, dir, .. } = common::run(
+        "dhcp",
+        &capture(),
         "alert dhcp any any -> any any (msg:\"any dhcp\"; sid:1;)\n\
          alert dhcp any any -> any any (msg:\"to server\"; flow:to_server; sid:2;)\n\
          alert dhcp any any -> any any (msg:\"lease\"; dhcp.leasetime:7200; dhcp.renewal_time:<4000; dhcp.rebinding_time:6300; sid:3;)\n\
          alert dhcp any any -> any any (msg:\"vendor\"; dhcp.vendor_class_id; content:\"ACME\"; sid:4;)\n\
          alert dhcp any any -> any any (msg:\"never: lease\"; dhcp.leasetime:>7200; sid:5;)\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        None,
+    );
     let alerts: Vec<&serde_json::Value> = events
         .iter()
         .filter(|e| e["event_type"] == "alert")

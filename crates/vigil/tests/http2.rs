@@ -4,10 +4,11 @@
 //! an HTTP/1.1 `Upgrade: h2c` accepted by `101`) through the `vigil`
 //! binary to alerts and EVE `http` records.
 
-use std::net::SocketAddr;
-use std::process::Command;
+mod common;
 
-use vigil_craft::{write_pcap_file, TcpSession, TimedFrame};
+use std::net::SocketAddr;
+
+use vigil_craft::{TcpSession, TimedFrame};
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -88,14 +89,9 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-http2-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("http2.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("http2.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { events, dir, .. } = common::run(
+        "http2",
+        &capture(),
         "alert http2 any any -> any any (msg:\"get a\"; http.method; content:\"GET\"; http.uri; content:\"/a\"; sid:1;)\n\
          alert http any any -> any any (msg:\"body\"; flow:to_client; file_data; content:\"secret\"; sid:2;)\n\
          alert http2 any any -> any any (msg:\"mismatch\"; app-layer-event:http2.authority_host_mismatch; sid:3;)\n\
@@ -107,26 +103,8 @@ fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
          alert http2 any any -> any any (msg:\"settings\"; flow:to_server; http2.settings:SETTINGS_MAX_CONCURRENT_STREAMS=100; sid:9;)\n\
          alert http2 any any -> any any (msg:\"data frames\"; flow:to_client; http2.frametype:DATA; sid:10;)\n\
          alert http2 any any -> any any (msg:\"never\"; http2.window:>0; sid:11;)\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        None,
+    );
     let alerts: Vec<&serde_json::Value> = events
         .iter()
         .filter(|e| e["event_type"] == "alert")

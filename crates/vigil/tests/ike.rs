@@ -2,11 +2,12 @@
 //! port 500, an IKEv2 IKE_SA_INIT behind the NAT-traversal marker on
 //! 4500) through the `vigil` binary to alerts and EVE `ike` records.
 
+mod common;
+
 use std::net::Ipv4Addr;
-use std::process::Command;
 
 use vigil_applayer::ike::build::{v1_main_mode, v2_sa_init};
-use vigil_craft::{eth_ipv4_udp, write_pcap_file, TimedFrame};
+use vigil_craft::{eth_ipv4_udp, TimedFrame};
 
 fn capture() -> Vec<TimedFrame> {
     let c = Ipv4Addr::new(10, 4, 0, 1);
@@ -28,14 +29,9 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn ike_v1_and_v2_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-ike-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("ike.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("ike.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { eve, events, dir } = common::run(
+        "ike",
+        &capture(),
         "alert ike any any -> any any (msg:\"init spi\"; ike.init_spi; content:\"e47a591f\"; startswith; sid:1;)\n\
          alert ike any any -> any any (msg:\"resp spi\"; ike.resp_spi; dotprefix; content:\".a00b\"; sid:2;)\n\
          alert ike any any -> any any (msg:\"vendor\"; ike.vendor; content:\"4a131c81\"; sid:3;)\n\
@@ -45,33 +41,8 @@ fn ike_v1_and_v2_to_alerts_and_records() {
          alert ike any any -> any any (msg:\"v2 sa init\"; ike.exchtype:34; sid:7;)\n\
          alert ike any any -> any any (msg:\"weak prf\"; app-layer-event:ike.weak_crypto_prf; sid:8;)\n\
          alert ike any any -> any any (msg:\"main mode\"; ike.exchtype:2; sid:9;)\n",
-    )
-    .unwrap();
-    let cfg = dir.join("vigil.yaml");
-    std::fs::write(
-        &cfg,
-        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      filetype: regular\n      filename: eve.json\n      types:\n        - alert\n        - ike\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-c",
-            cfg.to_str().unwrap(),
-            "-r",
-            pcap.to_str().unwrap(),
-        ])
-        .args(["-S", rules.to_str().unwrap()])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        Some(&["alert", "ike"]),
+    );
     let mut sids: Vec<u64> = events
         .iter()
         .filter(|e| e["event_type"] == "alert")

@@ -2,11 +2,12 @@
 //! TGS exchange and a KRB-ERROR over TCP with records split across
 //! segments) through the `vigil` binary to alerts and EVE `krb5` records.
 
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddr};
-use std::process::Command;
 
 use vigil_applayer::krb5::build::{kdc_rep, kdc_req, krb_error, record};
-use vigil_craft::{eth_ipv4_udp, write_pcap_file, TcpSession, TimedFrame};
+use vigil_craft::{eth_ipv4_udp, TcpSession, TimedFrame};
 
 fn capture() -> Vec<TimedFrame> {
     let c = Ipv4Addr::new(10, 2, 0, 1);
@@ -37,14 +38,9 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn krb5_over_udp_and_tcp_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-krb5-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("krb5.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("krb5.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { eve, events, dir } = common::run(
+        "krb5",
+        &capture(),
         "alert krb5 any any -> any any (msg:\"as-req\"; krb5_msg_type:AS_REQ; sid:1;)\n\
          alert krb5 any any -> any any (msg:\"not as-req\"; krb5_msg_type:!10; sid:2;)\n\
          alert krb5 any any -> any any (msg:\"cname\"; krb5.cname; content:\"robin\"; sid:3;)\n\
@@ -55,33 +51,8 @@ fn krb5_over_udp_and_tcp_to_alerts_and_records() {
          alert krb5 any any -> any any (msg:\"weak event\"; app-layer-event:krb5.weak_encryption; sid:8;)\n\
          alert krb5 any any -> any any (msg:\"never\"; krb5_msg_type:AP_REQ; sid:9;)\n\
          alert krb5 any any -> any any (msg:\"weak reply\"; krb5.weak_encryption; sid:10;)\n",
-    )
-    .unwrap();
-    let cfg = dir.join("vigil.yaml");
-    std::fs::write(
-        &cfg,
-        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      filetype: regular\n      filename: eve.json\n      types:\n        - alert\n        - krb5\n        - stats\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-c",
-            cfg.to_str().unwrap(),
-            "-r",
-            pcap.to_str().unwrap(),
-        ])
-        .args(["-S", rules.to_str().unwrap()])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        Some(&["alert", "krb5", "stats"]),
+    );
 
     let mut sids: Vec<u64> = events
         .iter()

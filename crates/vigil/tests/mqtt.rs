@@ -3,10 +3,11 @@
 //! segments, on MQTT's port) through the `vigil` binary to
 //! alerts and EVE `mqtt` records.
 
-use std::net::SocketAddr;
-use std::process::Command;
+mod common;
 
-use vigil_craft::{write_pcap_file, TcpSession, TimedFrame};
+use std::net::SocketAddr;
+
+use vigil_craft::{TcpSession, TimedFrame};
 
 /// MQTT 5 CONNECT: client id `craft`, username `user`, password `pw`,
 /// receive maximum 20.
@@ -42,14 +43,9 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn mqtt_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-mqtt-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("mqtt.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("mqtt.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { events, dir, .. } = common::run(
+        "mqtt",
+        &capture(),
         "alert mqtt any any -> any any (msg:\"connack 134\"; mqtt.type:CONNACK; mqtt.reason_code:134; sid:1;)\n\
          alert mqtt any any -> any any (msg:\"user\"; mqtt.connect.username; content:\"user\"; mqtt.connect.flags:username,password,!will; sid:2;)\n\
          alert mqtt any any -> any any (msg:\"publish\"; mqtt.publish.topic; content:\"sensors/\"; mqtt.qos:1; mqtt.flags:retain,!dup; sid:3;)\n\
@@ -59,26 +55,8 @@ fn mqtt_to_alerts_and_records() {
          alert mqtt any any -> any any (msg:\"never: qos 2\"; mqtt.qos:2; sid:7;)\n\
          alert mqtt any any -> any any (msg:\"never: dup\"; mqtt.flags:dup; sid:8;)\n\
          alert mqtt any any -> any any (msg:\"never: event\"; app-layer-event:mqtt.missing_publish; sid:9;)\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        None,
+    );
 
     let mut sids: Vec<u64> = events
         .iter()

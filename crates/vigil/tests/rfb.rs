@@ -2,10 +2,11 @@
 //! ServerInit) in small segments on a port that is not VNC's, through the
 //! `vigil` binary to alerts and the EVE `rfb` record.
 
-use std::net::SocketAddr;
-use std::process::Command;
+mod common;
 
-use vigil_craft::{write_pcap_file, TcpSession, TimedFrame};
+use std::net::SocketAddr;
+
+use vigil_craft::{TcpSession, TimedFrame};
 
 fn server_init() -> Vec<u8> {
     let mut v = vec![
@@ -41,40 +42,17 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn rfb_to_alerts_and_record() {
-    let dir = std::env::temp_dir().join(format!("vigil-rfb-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("rfb.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("rfb.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { events, dir, .. } = common::run(
+        "rfb",
+        &capture(),
         "alert rfb any any -> any any (msg:\"ok\"; rfb.secresult:ok; sid:1;)\n\
          alert rfb any any -> any any (msg:\"vnc auth\"; rfb.sectype:2; sid:2;)\n\
          alert rfb any any -> any any (msg:\"name\"; rfb.name; content:\"lab-\"; startswith; sid:3;)\n\
          alert rfb any any -> any any (msg:\"never: fail\"; rfb.secresult:fail; sid:4;)\n\
          alert rfb any any -> any any (msg:\"never: none\"; rfb.sectype:1; sid:5;)\n\
          alert rfb any any -> any any (msg:\"never: event\"; app-layer-event:rfb.malformed_message; sid:6;)\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        None,
+    );
     let alerts: Vec<&serde_json::Value> = events
         .iter()
         .filter(|e| e["event_type"] == "alert")

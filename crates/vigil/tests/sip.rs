@@ -2,10 +2,11 @@
 //! message split across segments, compact headers, an SDP body) through
 //! the `vigil` binary to alerts and EVE `sip` records.
 
-use std::net::{Ipv4Addr, SocketAddr};
-use std::process::Command;
+mod common;
 
-use vigil_craft::{eth_ipv4_udp, write_pcap_file, TcpSession, TimedFrame};
+use std::net::{Ipv4Addr, SocketAddr};
+
+use vigil_craft::{eth_ipv4_udp, TcpSession, TimedFrame};
 
 const INVITE: &[u8] = b"INVITE sip:bob@example.com SIP/2.0\r\n\
 v: SIP/2.0/TCP 10.1.0.1:5060\r\n\
@@ -43,40 +44,17 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn sip_over_udp_and_tcp_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-sip-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("sip.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("sip.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { events, dir, .. } = common::run(
+        "sip",
+        &capture(),
         "alert sip any any -> any any (msg:\"register\"; flow:to_server; sip.method; content:\"REGISTER\"; sid:1;)\n\
          alert sip any any -> any any (msg:\"from compact\"; flow:to_server; sip.from; content:\"alice\"; sid:2;)\n\
          alert sip any any -> any any (msg:\"trying\"; flow:to_client; sip.stat_code; content:\"100\"; sid:3;)\n\
          alert sip any any -> any any (msg:\"via tcp\"; sip.via; content:\"SIP/2.0/TCP\"; sid:4;)\n\
          alert tcp any any -> any any (msg:\"proto\"; app-layer-protocol:sip; flow:to_server; content:\"INVITE\"; sid:5;)\n\
          alert sip any any -> any any (msg:\"never\"; flow:to_client; sip.method; content:\"REGISTER\"; sid:6;)\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-        ])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        None,
+    );
 
     let mut sids: Vec<u64> = events
         .iter()

@@ -2,11 +2,12 @@
 //! 161, a v1 trap to 162, a v3 USM request) through the `vigil` binary to
 //! alerts and EVE `snmp` records.
 
+mod common;
+
 use std::net::Ipv4Addr;
-use std::process::Command;
 
 use vigil_applayer::snmp::build::{message, trap_v1, v3};
-use vigil_craft::{eth_ipv4_udp, write_pcap_file, TimedFrame};
+use vigil_craft::{eth_ipv4_udp, TimedFrame};
 
 fn capture() -> Vec<TimedFrame> {
     let c = Ipv4Addr::new(10, 3, 0, 1);
@@ -27,14 +28,9 @@ fn capture() -> Vec<TimedFrame> {
 
 #[test]
 fn snmp_to_alerts_and_records() {
-    let dir = std::env::temp_dir().join(format!("vigil-snmp-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("snmp.pcap");
-    write_pcap_file(&pcap, &capture()).unwrap();
-    let rules = dir.join("snmp.rules");
-    std::fs::write(
-        &rules,
+    let common::Run { eve, events, dir } = common::run(
+        "snmp",
+        &capture(),
         "alert snmp any any -> any any (msg:\"community\"; snmp.community; content:\"private\"; sid:1;)\n\
          alert snmp any any -> any any (msg:\"v2\"; snmp.version:2; sid:2;)\n\
          alert snmp any any -> any any (msg:\"get\"; snmp.pdu_type:get_request; sid:3;)\n\
@@ -43,33 +39,8 @@ fn snmp_to_alerts_and_records() {
          alert snmp any any -> any any (msg:\"link down\"; snmp.trap_type:link_down; sid:6;)\n\
          alert snmp any any -> any any (msg:\"usm\"; snmp.usm; content:\"admin\"; sid:7;)\n\
          alert snmp any any -> any any (msg:\"not response\"; snmp.pdu_type:!2; sid:8;)\n",
-    )
-    .unwrap();
-    let cfg = dir.join("vigil.yaml");
-    std::fs::write(
-        &cfg,
-        "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      filetype: regular\n      filename: eve.json\n      types:\n        - alert\n        - snmp\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .args([
-            "run",
-            "-c",
-            cfg.to_str().unwrap(),
-            "-r",
-            pcap.to_str().unwrap(),
-        ])
-        .args(["-S", rules.to_str().unwrap()])
-        .args(["-l", out.to_str().unwrap(), "-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events: Vec<serde_json::Value> = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        Some(&["alert", "snmp"]),
+    );
     let mut sids: Vec<u64> = events
         .iter()
         .filter(|e| e["event_type"] == "alert")
