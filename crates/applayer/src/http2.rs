@@ -1205,41 +1205,29 @@ mod tests {
         for id in [1, 3] {
             let t = stream(st, id);
             assert!(t.progress().request_complete && t.progress().response_complete);
-            assert_eq!(
-                t.buffer(BufferId::HttpMethod, Direction::ToServer),
-                Some(&b"GET"[..])
-            );
-            assert_eq!(
-                t.buffer(BufferId::HttpUri, Direction::ToServer),
-                Some(&b"/index.html"[..])
-            );
-            assert_eq!(
-                t.buffer(BufferId::HttpHost, Direction::ToServer),
-                Some(&b"example.com"[..])
-            );
-            assert_eq!(
-                t.buffer(BufferId::HttpUserAgent, Direction::ToServer),
-                Some(&b"curl/8"[..])
-            );
+            for (buf, dir, want) in [
+                (BufferId::HttpMethod, Direction::ToServer, &b"GET"[..]),
+                (BufferId::HttpUri, Direction::ToServer, &b"/index.html"[..]),
+                (BufferId::HttpHost, Direction::ToServer, &b"example.com"[..]),
+                (BufferId::HttpUserAgent, Direction::ToServer, &b"curl/8"[..]),
+                (BufferId::HttpStatCode, Direction::ToClient, &b"200"[..]),
+                (BufferId::FileData, Direction::ToClient, &b"hello"[..]),
+                (
+                    BufferId::HttpHeaderNames,
+                    Direction::ToClient,
+                    &b"\r\n:status\r\ncontent-type\r\naccept-ranges\r\n\r\n"[..],
+                ),
+                (
+                    BufferId::HttpHeader,
+                    Direction::ToClient,
+                    &b":status: 200\r\ncontent-type: text/html\r\naccept-ranges: bytes\r\n"[..],
+                ),
+            ] {
+                assert_eq!(t.buffer(buf, dir), Some(want), "{buf:?} {dir:?}");
+            }
             assert_eq!(
                 t.buffers(BufferId::HttpRequestHeader, Direction::ToServer)[0],
                 b":method: GET"
-            );
-            assert_eq!(
-                t.buffer(BufferId::HttpStatCode, Direction::ToClient),
-                Some(&b"200"[..])
-            );
-            assert_eq!(
-                t.buffer(BufferId::FileData, Direction::ToClient),
-                Some(&b"hello"[..])
-            );
-            assert_eq!(
-                t.buffer(BufferId::HttpHeaderNames, Direction::ToClient),
-                Some(&b"\r\n:status\r\ncontent-type\r\naccept-ranges\r\n\r\n"[..])
-            );
-            assert_eq!(
-                t.buffer(BufferId::HttpHeader, Direction::ToClient),
-                Some(&b":status: 200\r\ncontent-type: text/html\r\naccept-ranges: bytes\r\n"[..])
             );
             assert_eq!(
                 t.buffers(BufferId::Http2HeaderName, Direction::ToServer)

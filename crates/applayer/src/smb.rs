@@ -1208,32 +1208,8 @@ impl SmbState {
                 let Some(fid) = slice(b, 64, 16) else {
                     return self.malformed(ev);
                 };
-                let fid = fid.to_vec();
-                let tree = self
-                    .trees
-                    .get(&(2, self.txs[i].tree_id))
-                    .cloned()
-                    .unwrap_or_default();
-                if let SmbTxKind::Create {
-                    filename,
-                    times: t,
-                    size: s,
-                    fid: f,
-                    ..
-                } = &mut self.txs[i].kind
-                {
-                    *t = Some(times);
-                    *s = size;
-                    *f = fid.clone();
-                    let of = OpenFile {
-                        name: filename.clone(),
-                        share: tree.share,
-                        pipe: tree.pipe,
-                    };
-                    if self.files.len() < MAX_TRACKED {
-                        self.files.insert(fid, of);
-                    }
-                }
+                let tree = (2, self.txs[i].tree_id);
+                self.create_done(i, tree, fid.to_vec(), times, size);
             }
             SMB2_IOCTL if status == 0 => {
                 if let SmbTxKind::Ioctl {
@@ -1261,6 +1237,33 @@ impl SmbState {
     fn tx_event(&mut self, i: usize, e: SmbEvent, ev: &mut Vec<AppLayerEvent>) {
         let id = self.txs[i].common.id;
         Self::event(e, Some(id), ev);
+    }
+
+    /// A successful CREATE (SMB2) or NT_CREATE_ANDX (SMB1) answer to
+    /// transaction `i`: its times, size and file id, and the file opened
+    /// on the tree `tree` (version, tree id) remembered by its id.
+    fn create_done(&mut self, i: usize, tree: (u8, u32), fid: Vec<u8>, times: [u64; 4], size: u64) {
+        let tree = self.trees.get(&tree).cloned().unwrap_or_default();
+        if let Some(SmbTxKind::Create {
+            filename,
+            times: t,
+            size: s,
+            fid: f,
+            ..
+        }) = self.txs.get_mut(i).map(|t| &mut t.kind)
+        {
+            *t = Some(times);
+            *s = size;
+            *f = fid.clone();
+            let of = OpenFile {
+                name: filename.clone(),
+                share: tree.share,
+                pipe: tree.pipe,
+            };
+            if self.files.len() < MAX_TRACKED {
+                self.files.insert(fid, of);
+            }
+        }
     }
 
     fn malformed(&mut self, ev: &mut Vec<AppLayerEvent>) {
@@ -1774,34 +1777,9 @@ impl SmbState {
                 let Some(fid) = slice(w, 5, 2) else {
                     return self.malformed(ev);
                 };
-                let fid = fid.to_vec();
                 let times = [11, 19, 27, 35].map(|o| u64le(w, o).unwrap_or(0));
                 let size = u64le(w, 55).unwrap_or(0);
-                let tree = self
-                    .trees
-                    .get(&(1, u32::from(tid)))
-                    .cloned()
-                    .unwrap_or_default();
-                if let SmbTxKind::Create {
-                    filename,
-                    times: t,
-                    size: s,
-                    fid: f,
-                    ..
-                } = &mut self.txs[i].kind
-                {
-                    *t = Some(times);
-                    *s = size;
-                    *f = fid.clone();
-                    let of = OpenFile {
-                        name: filename.clone(),
-                        share: tree.share,
-                        pipe: tree.pipe,
-                    };
-                    if self.files.len() < MAX_TRACKED {
-                        self.files.insert(fid, of);
-                    }
-                }
+                self.create_done(i, (1, u32::from(tid)), fid.to_vec(), times, size);
             }
             SMB1_COMMAND_TRANS if status == 0 || status == 0x8000_0005 => {
                 let (Some(dc), Some(doff)) = (u16le(w, 12), u16le(w, 14)) else {
