@@ -585,12 +585,15 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     if crate::ike::PORTS.contains(&port_hint) && crate::ike::probe(datagram) {
         return ProbeResult::Ike;
     }
-    let strict = port_hint != 53;
-    if !dns_header_ok(datagram, Some(dir), strict) {
+    // DNS on its port only, as Suricata's probing parser (its default
+    // `dns.udp.detection-ports`): by content on any port, dev-mix's
+    // DNSCrypt certificate queries on UDP 443 would be DNS here and not
+    // there.
+    if port_hint != 53 || !dns_header_ok(datagram, Some(dir), false) {
         return ProbeResult::Unknown;
     }
     match crate::dns::parse_message(datagram, 1025) {
-        Ok((m, ev)) if !m.queries.is_empty() && (!strict || ev.is_empty()) => ProbeResult::Dns,
+        Ok((m, _)) if !m.queries.is_empty() => ProbeResult::Dns,
         _ => ProbeResult::Unknown,
     }
 }

@@ -321,12 +321,18 @@ fn probing_by_content() {
         0x1a, 0x2b, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, b'w', b'w',
         b'w', 0x00, 0x00, 0x01, 0x00, 0x01,
     ];
-    assert_eq!(probe_udp(ToServer, q, 5353), ProbeResult::Dns);
+    assert_eq!(probe_udp(ToServer, q, 53), ProbeResult::Dns);
+    // Over UDP, DNS is DNS on its port only (Suricata's probing parser):
+    // mDNS, LLMNR, NetBIOS and DNSCrypt's port 443 are not.
+    for port in [5353, 5355, 137, 443] {
+        assert_eq!(probe_udp(ToServer, q, port), ProbeResult::Unknown, "{port}");
+    }
     assert_eq!(
         probe_udp(ToClient, q, 53),
         ProbeResult::Unknown,
         "a query sent to the client"
     );
+
     let mut tcpq = (q.len() as u16).to_be_bytes().to_vec();
     tcpq.extend_from_slice(q);
     assert_eq!(probe(ToServer, &tcpq, 53), ProbeResult::Dns);

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use vigil_detect::GroupSel;
 use vigil_opencl::{DeviceMatcher, Handle, Lane, LaneConfig};
-use vigil_wire::{decode, Packet};
+use vigil_wire::{decode_at, Packet};
 
 use super::{AlertOut, Worker};
 use crate::batch::Batch;
@@ -69,7 +69,7 @@ impl Worker {
         let mut handles = Vec::with_capacity(batch.records.len());
         let mut last_seq = None;
         for r in &batch.records {
-            let p = decode(r.linktype, batch.data(r));
+            let p = decode_at(r.linktype, batch.data(r), r.tunnel);
             let mut h = [None, None];
             if let Some(sel) = detect.select_groups(&p) {
                 let payload = p.payload();
@@ -115,7 +115,7 @@ impl Worker {
         let mut packets: Vec<Packet<'_>> = batch
             .records
             .iter()
-            .map(|r| decode(r.linktype, batch.data(r)))
+            .map(|r| decode_at(r.linktype, batch.data(r), r.tunnel))
             .collect();
         self.candidates.clear();
         self.spans.clear();
