@@ -339,7 +339,7 @@ impl Ike {
             let attrs: Vec<Value> = self
                 .server_v2
                 .iter()
-                .map(|(t, id)| json!({"key": v2_transform_key(*t), "raw": id}))
+                .filter_map(|(t, id)| Some(json!({"key": v2_transform_key(*t)?, "raw": id})))
                 .collect();
             if !attrs.is_empty() {
                 m.insert("attributes".into(), Value::Array(attrs));
@@ -387,14 +387,15 @@ impl Ike {
     }
 }
 
-fn v2_transform_key(t: u8) -> &'static str {
+/// The `attributes` key of a chosen IKEv2 transform. Suricata's EVE
+/// schema allows IKEv1's names only, so the PRF and ESN transforms (and
+/// unknown ones) are not listed.
+fn v2_transform_key(t: u8) -> Option<&'static str> {
     match t {
-        1 => "alg_enc",
-        2 => "alg_prf",
-        3 => "alg_auth",
-        4 => "alg_dh",
-        5 => "alg_esn",
-        _ => "unknown",
+        1 => Some("alg_enc"),
+        3 => Some("alg_auth"),
+        4 => Some("alg_dh"),
+        _ => None,
     }
 }
 

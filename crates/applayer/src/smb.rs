@@ -1953,8 +1953,18 @@ impl SmbState {
                 m.insert("fuid".into(), fuid(fid).into());
             }
         }
-        if let Some(d) = t.dcerpc.and_then(|d| self.dcerpc.eve(d)) {
-            m.insert("dcerpc".into(), d);
+        if let Some(Value::Object(mut d)) = t.dcerpc.and_then(|d| self.dcerpc.eve(d)) {
+            // Suricata's SMB form of the object: the opnum beside
+            // `request`, no `rpc_version` (its EVE schema).
+            d.remove("rpc_version");
+            let opnum = d
+                .get_mut("req")
+                .and_then(Value::as_object_mut)
+                .and_then(|r| r.remove("opnum"));
+            if let Some(op) = opnum {
+                d.insert("opnum".into(), op);
+            }
+            m.insert("dcerpc".into(), Value::Object(d));
         }
         Some(Value::Object(m))
     }
@@ -2323,7 +2333,9 @@ mod tests {
             assert_eq!(e["function"], "FSCTL_PIPE_TRANSCEIVE");
             assert_eq!(e["dcerpc"]["request"], "REQUEST");
             assert_eq!(e["dcerpc"]["response"], "RESPONSE");
-            assert_eq!(e["dcerpc"]["req"]["opnum"], 26);
+            assert_eq!(e["dcerpc"]["opnum"], 26);
+            assert!(e["dcerpc"]["req"].get("opnum").is_none());
+            assert!(e["dcerpc"].get("rpc_version").is_none());
             // The write carrying the bind points to the bind.
             let w = s.transactions().find(|t| t.command == SMB2_WRITE).unwrap();
             assert!(w.dcerpc.is_some());

@@ -126,12 +126,8 @@ impl MsgTxData for SnmpTx {
         } else {
             if let Some(t) = self.pdu_type {
                 m.insert("pdu_type".into(), json!(pdu_name(t)));
-                if self.error != 0 {
-                    m.insert(
-                        "error".into(),
-                        json!(format!("{:?}", snmp_parser::ErrorStatus(self.error))),
-                    );
-                }
+                // The PDU's error status is kept for rules but not logged:
+                // Suricata's EVE schema has no `error` in `snmp`.
                 if let Some(trap) = &self.trap {
                     m.insert(
                         "trap_type".into(),

@@ -276,7 +276,7 @@ fn smb_capture_to_alerts_and_records() {
     assert_eq!(a["smb"]["command"], "SMB2_COMMAND_IOCTL");
     assert_eq!(a["smb"]["function"], "FSCTL_PIPE_TRANSCEIVE");
     assert_eq!(a["smb"]["dcerpc"]["request"], "REQUEST");
-    assert_eq!(a["smb"]["dcerpc"]["req"]["opnum"], 26);
+    assert_eq!(a["smb"]["dcerpc"]["opnum"], 26);
     assert_eq!(
         a["smb"]["dcerpc"]["interfaces"][0]["uuid"],
         "12345678-1234-abcd-ef00-01234567cffb"
