@@ -1370,7 +1370,8 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 16] = [
+/// Every application protocol, in [`proto_index`] order.
+pub(crate) const PROTOS: [AppProto; 16] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1390,7 +1391,13 @@ const PROTOS: [AppProto; 16] = [
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
-    let p = match proto {
+    proto_index(proto) * 2 + usize::from(dir == AppDir::ToClient)
+}
+
+/// The protocol's position in [`PROTOS`] (the match is exhaustive: a new
+/// protocol does not compile until it has its place).
+pub(crate) fn proto_index(proto: AppProto) -> usize {
+    match proto {
         AppProto::Http => 0,
         AppProto::Dns => 1,
         AppProto::Tls => 2,
@@ -1407,8 +1414,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Krb5 => 13,
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
-    };
-    p * 2 + usize::from(dir == AppDir::ToClient)
+    }
 }
 
 impl TxGroups {
@@ -1802,6 +1808,13 @@ impl DetectEngine {
 mod tests {
     use super::*;
     use vigil_prefilter::TrafficSample;
+
+    #[test]
+    fn every_protocol_has_its_place_in_protos() {
+        for (i, &p) in PROTOS.iter().enumerate() {
+            assert_eq!(proto_index(p), i, "{p:?}");
+        }
+    }
 
     fn list(buffer: BufferId) -> TxListKey {
         TxListKey {

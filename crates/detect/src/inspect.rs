@@ -8,7 +8,7 @@ use vigil_rules::{
 };
 use vigil_wire::{Packet, L4};
 
-use crate::group::GroupSel;
+use crate::group::{GroupSel, PatternSet};
 use crate::payload::MAX_VARS;
 use crate::rule::{Check, CompiledRule, FlowbitOp, FlowintOperand, FlowintStep};
 use crate::stream::StreamChunk;
@@ -489,6 +489,62 @@ fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
     })
 }
 
+/// Which of a rule group's fast patterns a scan looks for (see
+/// [`crate::group::SplitSets`]). A group with a single engine (a selector
+/// that does not split) scans it for `All`, `PacketFirst` and `Stream`,
+/// and nothing for `PacketLate`: the worker's candidates are then those
+/// of one engine over the packet and one over the stream chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanSets {
+    /// Every pattern of the group.
+    All,
+    /// A packet's payload before its flow is looked at: the rules without
+    /// an application protocol.
+    PacketFirst,
+    /// The same payload once the flow's application protocol is known:
+    /// the rules of that protocol.
+    PacketLate { app: crate::app::AppProtoState },
+    /// Stream data: the rules without an application protocol and those
+    /// of the flow's protocol.
+    Stream { app: crate::app::AppProtoState },
+}
+
+impl ScanSets {
+    /// Calls `f` with each engine to run on `group` and its rule ids.
+    fn each_engine<'g>(
+        self,
+        group: &'g crate::group::RuleGroup,
+        f: &mut dyn FnMut(&'g dyn vigil_prefilter::PrefilterEngine, &'g [u32]),
+    ) {
+        use crate::group::{app_slot, NO_SET};
+        let Some(split) = group.split.as_deref() else {
+            if let (Some(e), false) = (&group.engine, matches!(self, ScanSets::PacketLate { .. })) {
+                f(e.as_ref(), &group.prefiltered[..]);
+            }
+            return;
+        };
+        let mut add = |i: u32| {
+            if let Some(PatternSet {
+                engine: Some(e),
+                rules,
+            }) = (i != NO_SET).then(|| split.set(i)).flatten()
+            {
+                f(e.as_ref(), &rules[..]);
+            }
+        };
+        let app = |st| app_slot(st).map_or(NO_SET, |s| split.app[s]);
+        match self {
+            ScanSets::All => (0..split.sets.len() as u32).for_each(add),
+            ScanSets::PacketFirst => add(split.generic),
+            ScanSets::PacketLate { app: st } => add(app(st)),
+            ScanSets::Stream { app: st } => {
+                add(split.generic);
+                add(app(st));
+            }
+        }
+    }
+}
+
 impl DetectEngine {
     /// Which rule groups apply to a packet (needs only the decoded packet,
     /// so a batch of packets can be grouped before any flow state is
@@ -512,7 +568,8 @@ impl DetectEngine {
 
     /// Phase 1: appends to `out` the rules of the selected groups whose
     /// fast pattern occurs in `payload`, plus the rules that have none.
-    /// The result is sorted and deduplicated (rule order).
+    /// The result is sorted and deduplicated (rule order). Every pattern
+    /// of the groups is looked for ([`ScanSets::All`]).
     pub fn candidates(
         &self,
         sel: GroupSel,
@@ -521,19 +578,31 @@ impl DetectEngine {
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,
     ) {
-        let groups = &self.groups.groups;
         self.candidates_in(
             sel,
+            ScanSets::All,
             &mut std::iter::once(payload),
             addrs,
             scratch,
             out,
-            &|g| {
-                let grp = &groups[g];
-                grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
-            },
             None,
         );
+    }
+
+    /// [`Self::candidates`] looking only for the patterns of `sets` (the
+    /// rules without a fast pattern are added except with
+    /// [`ScanSets::PacketLate`], whose candidates complete those of
+    /// [`ScanSets::PacketFirst`]).
+    pub fn candidates_of(
+        &self,
+        sel: GroupSel,
+        sets: ScanSets,
+        bufs: &mut dyn Iterator<Item = &[u8]>,
+        addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
+        scratch: &mut DetectScratch,
+        out: &mut Vec<u32>,
+    ) {
+        self.candidates_in(sel, sets, bufs, addrs, scratch, out, None);
     }
 
     /// [`Self::candidates`] where some groups' prefilter already ran (on
@@ -541,7 +610,8 @@ impl DetectEngine {
     /// packet's `i`-th selected group (0: primary, 1: secondary); when it
     /// returns true it has passed the pattern ids found to `sink` and the
     /// group's CPU engine is not run. The result is the same as
-    /// [`Self::candidates`] when `found` reports the same ids.
+    /// [`Self::candidates`] when `found` reports the same ids. Only for
+    /// groups with a single engine (a selector that does not split).
     #[allow(clippy::type_complexity)]
     pub fn candidates_found(
         &self,
@@ -552,17 +622,13 @@ impl DetectEngine {
         out: &mut Vec<u32>,
         found: &mut dyn FnMut(usize, u32, &mut dyn FnMut(u32)) -> bool,
     ) {
-        let groups = &self.groups.groups;
         self.candidates_in(
             sel,
+            ScanSets::All,
             &mut std::iter::once(payload),
             addrs,
             scratch,
             out,
-            &|g| {
-                let grp = &groups[g];
-                grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
-            },
             Some(found),
         );
     }
@@ -578,30 +644,23 @@ impl DetectEngine {
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,
     ) {
-        let groups = &self.groups.groups;
-        self.candidates_in(
-            sel,
-            bufs,
-            addrs,
-            scratch,
-            out,
-            &|g| {
-                let grp = &groups[g];
-                grp.engine.as_deref().map(|e| (e, &grp.prefiltered[..]))
-            },
-            None,
-        );
+        self.candidates_in(sel, ScanSets::All, bufs, addrs, scratch, out, None);
+    }
+
+    /// Whether the groups split their patterns ([`crate::group::SplitSets`]).
+    pub fn split_groups(&self) -> bool {
+        self.groups.split
     }
 
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    fn candidates_in<'b, 'e>(
+    fn candidates_in<'b>(
         &self,
         sel: GroupSel,
+        sets: ScanSets,
         bufs: &mut dyn Iterator<Item = &'b [u8]>,
         addrs: Option<(std::net::IpAddr, std::net::IpAddr)>,
         scratch: &mut DetectScratch,
         out: &mut Vec<u32>,
-        engine_of: &dyn Fn(usize) -> Option<(&'e dyn vigil_prefilter::PrefilterEngine, &'e [u32])>,
         mut found: Option<&mut dyn FnMut(usize, u32, &mut dyn FnMut(u32)) -> bool>,
     ) {
         let words = self.rules.len().div_ceil(64);
@@ -611,6 +670,9 @@ impl DetectEngine {
         let start = out.len();
         let groups = [Some(sel.primary), sel.secondary];
         for &g in groups.iter().flatten() {
+            if matches!(sets, ScanSets::PacketLate { .. }) {
+                break;
+            }
             let group = &self.groups.groups[g as usize];
             for &r in &group.always {
                 push_unique(&mut scratch.seen, out, r);
@@ -632,9 +694,10 @@ impl DetectEngine {
             }
             for (i, &g) in groups.iter().enumerate() {
                 let Some(g) = g else { continue };
-                if let Some((engine, ids)) = engine_of(g as usize) {
-                    let seen = &mut scratch.seen;
-                    let hits = &mut scratch.prefilter_hits;
+                let seen = &mut scratch.seen;
+                let hits = &mut scratch.prefilter_hits;
+                let found = &mut found;
+                sets.each_engine(&self.groups.groups[g as usize], &mut |engine, ids| {
                     if let Some(f) = found.as_mut() {
                         let mut sink = |id: u32| {
                             *hits += 1;
@@ -643,7 +706,7 @@ impl DetectEngine {
                             }
                         };
                         if f(i, g, &mut sink) {
-                            continue;
+                            return;
                         }
                     }
                     engine.scan_ids(buf, &mut |id| {
@@ -652,7 +715,7 @@ impl DetectEngine {
                             push_unique(seen, out, r);
                         }
                     });
-                }
+                });
             }
         }
         for &r in &out[start..] {

@@ -30,7 +30,7 @@ use vigil_rules::{ClassificationConfig, Rule};
 
 pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
 pub use group::{GroupSel, GroupStats, RuleGroups};
-pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput};
+pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput, ScanSets};
 pub use profile::{RuleCost, RuleProfile};
 pub use rule::{CompiledRule, Skip};
 pub use stream::{StreamChunk, StreamReq, StreamSize};

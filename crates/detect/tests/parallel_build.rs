@@ -72,8 +72,13 @@ fn fingerprint(e: &dyn PrefilterEngine, payloads: &[Vec<u8>]) -> String {
 /// Every engine of the detection engine, in group order: the packet
 /// groups', then the transaction groups'.
 fn engines(d: &DetectEngine) -> Vec<Option<Arc<dyn PrefilterEngine>>> {
-    let mut v: Vec<Option<Arc<dyn PrefilterEngine>>> =
-        d.groups.groups.iter().map(|g| g.engine.clone()).collect();
+    let mut v: Vec<Option<Arc<dyn PrefilterEngine>>> = Vec::new();
+    for g in &d.groups.groups {
+        match &g.split {
+            Some(s) => v.extend(s.sets.iter().map(|p| p.engine.clone())),
+            None => v.push(g.engine.clone()),
+        }
+    }
     for g in &d.tx.groups {
         v.extend(g.prefilters.iter().map(|p| Some(p.engine.clone())));
     }

@@ -21,7 +21,8 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use vigil_detect::{
-    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput, StreamChunk,
+    DetectEngine, DetectScratch, FlowDetectState, FlowView, GroupSel, Hit, PacketInput, ScanSets,
+    StreamChunk,
 };
 use vigil_flow::{
     bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle, TimeoutTable,
@@ -735,6 +736,9 @@ struct Ctx {
     exception_drop: Option<ExceptionCase>,
     /// The `pass-packet` exception policy: no detection on this packet.
     skip_detect: bool,
+    /// The current packet's payload is scanned (its flow's payload is
+    /// still inspected and the flow was not dropped inline).
+    scan_payload: bool,
     /// The rule whose drop decided this packet's verdict.
     drop_rule: Option<u32>,
     /// `drop` records with `flows: start`: this packet's direction of its
@@ -800,6 +804,7 @@ impl Worker {
                 block_host: None,
                 exception_drop: None,
                 skip_detect: false,
+                scan_payload: true,
                 drop_rule: None,
                 drop_logged: false,
                 drop_flow: None,
@@ -863,9 +868,10 @@ impl Worker {
         if let Some(sel) = sel {
             let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
             let payload = if scan { p.payload() } else { &[] };
-            self.ctx.detect.candidates(
+            self.ctx.detect.candidates_of(
                 sel,
-                payload,
+                ScanSets::PacketFirst,
+                &mut std::iter::once(payload),
                 addrs,
                 &mut self.ctx.scratch,
                 &mut self.candidates,
@@ -1005,6 +1011,7 @@ impl Worker {
             return;
         };
         let scan = !(flow.state.no_payload || (self.ctx.cfg.inline && flow.state.dropped));
+        self.ctx.scan_payload = scan;
         let cand = self.packet_candidates(p, pk.sel, cand, scan);
         let Some(flow) = self.flows.get_mut(slot) else {
             return;
@@ -1607,7 +1614,7 @@ impl Ctx {
                 .map_or(AppProtoState::Unknown, |a| a.proto),
             app_proto_decided_now: decided_now,
         };
-        let use_merged = chunk_ready && self.merge_stream_candidates(pk.sel, p, cands);
+        let use_merged = self.merge_late_candidates(pk.sel, p, view.app_proto, chunk_ready, cands);
         let merged = std::mem::take(&mut self.merged);
         let cands = if use_merged { &merged[..] } else { cands };
         self.hits.clear();
@@ -1705,24 +1712,46 @@ impl Ctx {
         }
     }
 
-    /// The packet's candidates plus those of the stream chunk, merged in
-    /// rule order into `self.merged`; false when there is nothing to add.
-    fn merge_stream_candidates(
+    /// The packet's candidates plus those found once the flow was looked
+    /// at (the flow's application protocol known: [`ScanSets::PacketLate`])
+    /// and those of the stream chunk, merged in rule order into
+    /// `self.merged`; false when there is nothing to add.
+    fn merge_late_candidates(
         &mut self,
         sel: Option<GroupSel>,
         p: &Packet<'_>,
+        app: AppProtoState,
+        chunk_ready: bool,
         cands: &[u32],
     ) -> bool {
         let Some(sel) = sel else { return false };
         self.stream_cands.clear();
         let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
-        self.detect.stream_candidates(
-            sel,
-            &mut self.chunk.blocks(),
-            addrs,
-            &mut self.scratch,
-            &mut self.stream_cands,
-        );
+        if self.scan_payload && !p.payload().is_empty() && self.detect.split_groups() {
+            self.detect.candidates_of(
+                sel,
+                ScanSets::PacketLate { app },
+                &mut std::iter::once(p.payload()),
+                addrs,
+                &mut self.scratch,
+                &mut self.stream_cands,
+            );
+        }
+        if chunk_ready {
+            self.detect.candidates_of(
+                sel,
+                ScanSets::Stream { app },
+                &mut self.chunk.blocks(),
+                addrs,
+                &mut self.scratch,
+                &mut self.stream_cands,
+            );
+            self.stream_cands.sort_unstable();
+            self.stream_cands.dedup();
+        }
+        if self.stream_cands.is_empty() {
+            return false;
+        }
         self.merged.clear();
         let (a, b) = (cands, &self.stream_cands[..]);
         let (mut i, mut j) = (0, 0);
@@ -1848,10 +1877,16 @@ impl Ctx {
             }
             let sel = self.detect.select_groups(&p);
             self.stream_cands.clear();
+            let app = f
+                .state
+                .app
+                .as_ref()
+                .map_or(AppProtoState::Unknown, |a| a.proto);
             if let Some(sel) = sel {
                 let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
-                self.detect.stream_candidates(
+                self.detect.candidates_of(
                     sel,
+                    ScanSets::Stream { app },
                     &mut self.chunk.blocks().filter(|_| chunk_ready),
                     addrs,
                     &mut self.scratch,

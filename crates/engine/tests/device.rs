@@ -43,18 +43,19 @@ fn have_device() -> bool {
     }
 }
 
-fn detect(kind: EngineKind) -> Arc<DetectEngine> {
+/// The rules compiled with `kind`; `split`: the groups' patterns split as
+/// the CPU path has them by default (a device is given single engines).
+fn detect(kind: EngineKind, split: bool) -> Arc<DetectEngine> {
     let vars = Vars::default();
     let parsed: Vec<_> = RULES
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
         .collect();
-    let (e, report) = DetectEngine::build_with(
-        &parsed,
-        &ClassificationConfig::default(),
-        &mut Selector::fixed(kind),
-    );
+    let mut selector = Selector::fixed(kind);
+    selector.set_split_groups(split);
+    let (e, report) =
+        DetectEngine::build_with(&parsed, &ClassificationConfig::default(), &mut selector);
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
     Arc::new(e)
 }
@@ -173,8 +174,11 @@ fn device_pipeline_gives_the_cpu_alerts_in_order() {
         },
     ];
     for kind in [EngineKind::AcCompact, EngineKind::AcFull] {
-        let d = detect(kind);
+        let d = detect(kind, false);
         let (want, _) = run_pcap(&path, d.clone(), &EngineConfig::default());
+        // The CPU path with split rule groups finds the same alerts.
+        let (split, _) = run_pcap(&path, detect(kind, true), &EngineConfig::default());
+        assert_eq!(split, want, "{kind}: split groups");
         let sids: std::collections::BTreeSet<u32> = want.iter().map(|s| s.sid).collect();
         assert!(
             sids.len() >= 8 && !sids.contains(&1),

@@ -218,7 +218,8 @@ pub struct GroupChoice {
 pub struct SelectionReport {
     /// `auto` or the fixed engine's name.
     pub mode: String,
-    /// Rule groups with a prefilter (groups sharing an engine included).
+    /// Pattern lists given an engine (rule groups, their per-protocol
+    /// sets and transaction lists; lists sharing an engine included).
     pub groups: usize,
     /// One entry per distinct engine built.
     pub choices: Vec<GroupChoice>,
@@ -292,7 +293,7 @@ impl SelectionReport {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         let mut s = format!(
-            "prefilter {}: {} groups, {} distinct engines ({}), {:.1} MB",
+            "prefilter {}: {} pattern lists, {} distinct engines ({}), {:.1} MB",
             self.mode,
             self.groups,
             self.choices.len(),
@@ -359,6 +360,9 @@ pub struct Selector {
     hs_cache: Option<PathBuf>,
     /// Threads [`Selector::prebuild`] builds on (1: it does nothing).
     threads: usize,
+    /// Whether rule groups split their fast patterns by what the worker
+    /// knows when it scans (see [`Selector::set_split_groups`]).
+    split_groups: bool,
     /// Engines built ahead by [`Selector::prebuild`] (index into
     /// `prebuilt_engines`, by pattern list), taken by the build of the
     /// same kind for the same patterns.
@@ -512,6 +516,7 @@ impl Selector {
             report,
             hs_cache: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            split_groups: true,
             prebuilt: HashMap::new(),
             prebuilt_engines: Vec::new(),
         }
@@ -534,6 +539,20 @@ impl Selector {
     /// is asked for).
     pub fn set_build_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// Whether the rule groups built with this selector split their fast
+    /// patterns into the sets a worker scans separately (packet payload,
+    /// stream data, per application protocol; on by default), or keep one
+    /// engine per group over all of them (what a prefilter device, which
+    /// scans each packet once for its whole group, is given).
+    pub fn set_split_groups(&mut self, on: bool) {
+        self.split_groups = on;
+    }
+
+    /// See [`Selector::set_split_groups`].
+    pub fn split_groups(&self) -> bool {
+        self.split_groups
     }
 
     /// Builds, in parallel, the engines the caller is about to ask for

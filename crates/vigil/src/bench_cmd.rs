@@ -124,7 +124,7 @@ fn ruleset_patterns(files: &[PathBuf]) -> Result<RulesetPatterns> {
     };
     let mut group_sets: Vec<Vec<Pattern>> = Vec::new();
     for g in &detect.groups.groups {
-        if g.engine.is_none() {
+        if g.prefiltered.is_empty() {
             continue;
         }
         let set: Vec<Pattern> = g

@@ -730,6 +730,9 @@ pub fn load_detection(
         // Suricata's detect.sgh-mpm-caching: on unless set to no.
         cfg.get_str("detect.mpm-cache").is_none_or(|v| truthy(&v)),
     )?;
+    // A prefilter device scans each packet once for its whole rule group:
+    // it is given one engine per group, not the split sets.
+    selector.set_split_groups(!use_device);
     let LoadedRules { rules, diagnostics } = loaded;
     let (mut detect, report) = DetectEngine::build_owned(rules, &classes, &mut selector);
     let prefilter = selector.finish();

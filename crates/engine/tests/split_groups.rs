@@ -1,0 +1,118 @@
+//! Split rule groups (`vigil_detect::group::SplitSets`): the worker scans
+//! a TCP packet's payload only for the patterns of rules that can match
+//! it, the stream data for the stream rules, and a flow for the patterns
+//! of its own application protocol once it is known. The alerts must be
+//! those of one engine per group over every pattern, packet by packet,
+//! whatever the rule kind: stream matches across segments, anchored
+//! (`depth`) rules that inspect both, packet-only rules, rules of the
+//! flow's protocol and of another, negated protocol tests, UDP.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use common::{run_pcap, write_pcap, Seen};
+use vigil_craft::{PacketBuilder, TcpSession, TimedFrame};
+use vigil_detect::DetectEngine;
+use vigil_engine::EngineConfig;
+use vigil_prefilter::{EngineKind, Selector};
+use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
+
+const RULES: &str = r#"alert tcp any any -> any any (msg:"stream, across segments"; content:"GET /split-here"; sid:1;)
+alert tcp any any -> any any (msg:"anchored"; content:"GET"; depth:3; sid:2;)
+alert tcp any any -> any any (msg:"packet only"; dsize:>4; content:"re HTTP"; sid:3;)
+alert http any any -> any any (msg:"raw content of the flow's protocol"; content:"split-here"; sid:4;)
+alert smb any any -> any any (msg:"another protocol"; content:"GET"; sid:5;)
+alert tcp any any -> any any (msg:"not smb"; app-layer-protocol:!smb; content:"Host:"; sid:6;)
+alert dns any any -> any any (msg:"udp protocol rule"; content:"|07|example"; sid:7;)
+alert udp any any -> any 53 (msg:"udp"; content:"|03|com"; sid:8;)
+alert tcp any any -> any any (msg:"server side stream"; flow:to_client; content:"200 OK"; sid:9;)
+alert http any any -> any any (msg:"stream only, protocol"; flow:only_stream; content:"example.com"; sid:10;)
+"#;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn detect(kind: EngineKind, split: bool) -> Arc<DetectEngine> {
+    let vars = Vars::default();
+    let parsed: Vec<_> = RULES
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
+        .collect();
+    let mut selector = Selector::fixed(kind);
+    selector.set_split_groups(split);
+    let (e, report) =
+        DetectEngine::build_with(&parsed, &ClassificationConfig::default(), &mut selector);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert_eq!(e.split_groups(), split);
+    Arc::new(e)
+}
+
+fn frames() -> Vec<TimedFrame> {
+    // HTTP in 6-byte segments: the URI is split across packets.
+    let mut s = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.1.1:8080"))
+        .start_at((1_700_000_000, 0))
+        .with_mss(6);
+    s.handshake()
+        .client_send(b"GET /split-here HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .close();
+    let mut out = s.into_frames();
+    // The same bytes in one segment each way.
+    let mut s =
+        TcpSession::new(addr("10.0.0.2:40001"), addr("10.0.1.1:80")).start_at((1_700_000_010, 0));
+    s.handshake()
+        .client_send(b"GET /split-here HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .close();
+    out.extend(s.into_frames());
+    let b = PacketBuilder::default();
+    let mut q = vec![0, 7, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 7];
+    q.extend_from_slice(b"example");
+    q.extend_from_slice(&[3, b'c', b'o', b'm', 0, 0, 1, 0, 1]);
+    let (c, d) = (addr("10.0.0.9:5353"), addr("10.0.1.53:53"));
+    out.push((
+        (1_700_000_020, 0),
+        b.udp(c.ip(), c.port(), d.ip(), d.port(), &q),
+    ));
+    out
+}
+
+#[test]
+fn split_groups_give_the_alerts_of_single_engines() {
+    let path = write_pcap("split-groups", frames());
+    for kind in [EngineKind::Ac, EngineKind::AcCompact, EngineKind::Hs] {
+        if !kind.available() {
+            continue;
+        }
+        for workers in [1, 2] {
+            let cfg = EngineConfig {
+                workers,
+                ..EngineConfig::default()
+            };
+            let (want, whole) = run_pcap(&path, detect(kind, false), &cfg);
+            let (got, split) = run_pcap(&path, detect(kind, true), &cfg);
+            let sids: std::collections::BTreeSet<u32> = want.iter().map(|s: &Seen| s.sid).collect();
+            assert_eq!(
+                sids,
+                [1, 2, 3, 4, 6, 7, 8, 9, 10].into_iter().collect(),
+                "{kind}: every kind of rule fires (and the smb one does not)"
+            );
+            assert_eq!(got, want, "{kind}, {workers} worker(s)");
+            // Fewer rules reached verification: the smb rule's pattern is
+            // not looked for on an HTTP flow, the stream rules' not in
+            // packets the stream took.
+            let checked = |s: &vigil_engine::RunStats| s.workers.rules_checked;
+            assert!(
+                checked(&split) < checked(&whole),
+                "{kind}: {} checks split, {} with one engine",
+                checked(&split),
+                checked(&whole)
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+}
