@@ -53,6 +53,17 @@ pub fn app_slot(st: AppProtoState) -> Option<usize> {
     }
 }
 
+/// The flow directions a rule can match in (to server, to client): one
+/// when its `flow` names it, else both.
+fn rule_dirs(r: &CompiledRule) -> [bool; 2] {
+    let f = &r.flow;
+    match (f.stateless, f.to_server, f.to_client) {
+        (false, true, false) => [true, false],
+        (false, false, true) => [false, true],
+        _ => [true, true],
+    }
+}
+
 fn slot_state(slot: usize) -> AppProtoState {
     match slot {
         0 => AppProtoState::Failed,
@@ -71,11 +82,13 @@ pub const NO_SET: u32 = u32::MAX;
 /// another protocol: its pattern is only in the sets of the protocol
 /// states it admits (`app`), which are scanned once the flow's state is
 /// known; the other rules' patterns are in the `generic` set, scanned
-/// over every packet and stream chunk. The union of the sets scanned for
-/// a buffer holds every rule that can match it, so detection output is
-/// that of one engine over all patterns (ET Open on dev-mix: 8.3% fewer
-/// worker instructions, and 46 MB of Hyperscan databases instead of
-/// 74 MB, since the generic sets of port groups are then more alike).
+/// over every packet and stream chunk. Each set is kept per flow
+/// direction, as Suricata's rule groups are: a rule with
+/// `flow:to_server` (`from_client`) cannot match a packet or stream data
+/// going to the client, so it is only in the to-server sets, and the
+/// reverse; a rule without a direction is in both. The union of the sets
+/// scanned for a buffer holds every rule that can match it, so detection
+/// output is that of one engine over all patterns.
 ///
 /// Splitting TCP groups further, into the rules that can match a packet
 /// that the stream took (packet rules, and stream rules anchored with
@@ -86,11 +99,12 @@ pub const NO_SET: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct SplitSets {
     pub sets: Vec<PatternSet>,
-    /// Rules without an application protocol ([`NO_SET`]: none).
-    pub generic: u32,
-    /// Per [`app_slot`]: the rules with an application protocol that
-    /// admit that state.
-    pub app: [u32; APP_SLOTS],
+    /// Rules without an application protocol, per flow direction
+    /// (0: to server, 1: to client; [`NO_SET`]: none).
+    pub generic: [u32; 2],
+    /// Per [`app_slot`] and direction: the rules with an application
+    /// protocol that admit that state.
+    pub app: [[u32; 2]; APP_SLOTS],
 }
 
 impl SplitSets {
@@ -307,17 +321,26 @@ impl Builder<'_, '_> {
     /// Splits the prefiltered rules of group `g` ([`SplitSets`]) and
     /// queues each distinct set's patterns for its engine.
     fn split_sets(&mut self, g: u32, prefiltered: &[u32]) -> SplitSets {
-        let mut generic: Vec<u32> = Vec::new();
-        let mut app: Vec<Vec<u32>> = vec![Vec::new(); APP_SLOTS];
+        let mut generic: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+        let mut app: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]; APP_SLOTS];
         for &r in prefiltered {
             let rule = &self.rules[r as usize];
+            let dirs = rule_dirs(rule);
             if rule.app_tests.is_empty() {
-                generic.push(r);
+                for (list, on) in generic.iter_mut().zip(dirs) {
+                    if on {
+                        list.push(r);
+                    }
+                }
                 continue;
             }
-            for (slot, list) in app.iter_mut().enumerate() {
+            for (slot, lists) in app.iter_mut().enumerate() {
                 if rule.app_tests_match(slot_state(slot)) {
-                    list.push(r);
+                    for (list, on) in lists.iter_mut().zip(dirs) {
+                        if on {
+                            list.push(r);
+                        }
+                    }
                 }
             }
         }
@@ -357,10 +380,11 @@ impl Builder<'_, '_> {
             });
             i
         };
-        let generic = set_of(generic, &mut self.pending);
-        let mut slots = [NO_SET; APP_SLOTS];
-        for (slot, list) in slots.iter_mut().zip(app) {
-            *slot = set_of(list, &mut self.pending);
+        let [ts, tc] = generic;
+        let generic = [set_of(ts, &mut self.pending), set_of(tc, &mut self.pending)];
+        let mut slots = [[NO_SET; 2]; APP_SLOTS];
+        for (slot, [ts, tc]) in slots.iter_mut().zip(app) {
+            *slot = [set_of(ts, &mut self.pending), set_of(tc, &mut self.pending)];
         }
         SplitSets {
             sets,
@@ -633,13 +657,17 @@ impl RuleGroups {
             bytes.into_iter().map(|b| b / total).collect()
         });
         // The pending list each group's packets are routed to: its single
-        // engine's or its generic set's.
-        let mut routed = vec![NO_GROUP; self.groups.len()];
+        // engine's or its generic set's, per direction (a sampled packet
+        // is taken as going to the server when its destination port is
+        // the lower one).
+        let mut routed = vec![[NO_GROUP; 2]; self.groups.len()];
         for (i, p) in pending.iter().enumerate() {
             let g = p.group as usize;
-            let generic = self.groups[g].split.as_deref().map(|s| s.generic);
-            if p.split == generic {
-                routed[g] = i as u32;
+            for d in 0..2 {
+                let generic = self.groups[g].split.as_deref().map(|s| s.generic[d]);
+                if p.split == generic {
+                    routed[g][d] = i as u32;
+                }
             }
         }
         let routes: Vec<Route> = selector
@@ -648,8 +676,9 @@ impl RuleGroups {
             .enumerate()
             .map(|(i, t)| {
                 let sel = self.select(t.proto, t.sp, t.dp);
+                let d = usize::from(t.dp > t.sp);
                 let list = |g: Option<u32>| {
-                    g.and_then(|g| routed.get(g as usize).copied())
+                    g.and_then(|g| routed.get(g as usize).map(|r| r[d]))
                         .unwrap_or(NO_GROUP)
                 };
                 Route {

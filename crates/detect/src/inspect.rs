@@ -498,15 +498,22 @@ fn buffer_bytes<'a>(b: &Buffer, p: &Packet<'a>) -> Option<&'a [u8]> {
 pub enum ScanSets {
     /// Every pattern of the group.
     All,
-    /// A packet's payload before its flow is looked at: the rules without
-    /// an application protocol.
+    /// A packet's payload before its flow is looked at: a group's single
+    /// engine; nothing for split groups, whose sets depend on the flow.
     PacketFirst,
-    /// The same payload once the flow's application protocol is known:
-    /// the rules of that protocol.
-    PacketLate { app: crate::app::AppProtoState },
-    /// Stream data: the rules without an application protocol and those
-    /// of the flow's protocol.
-    Stream { app: crate::app::AppProtoState },
+    /// The same payload once the flow's application protocol and the
+    /// packet's direction are known: the rules without an application
+    /// protocol and those of the flow's, for that direction (split
+    /// groups only).
+    PacketLate {
+        app: crate::app::AppProtoState,
+        to_server: bool,
+    },
+    /// Stream data of one direction: the same sets as `PacketLate`.
+    Stream {
+        app: crate::app::AppProtoState,
+        to_server: bool,
+    },
 }
 
 impl ScanSets {
@@ -532,14 +539,15 @@ impl ScanSets {
                 f(e.as_ref(), &rules[..]);
             }
         };
-        let app = |st| app_slot(st).map_or(NO_SET, |s| split.app[s]);
         match self {
             ScanSets::All => (0..split.sets.len() as u32).for_each(add),
-            ScanSets::PacketFirst => add(split.generic),
-            ScanSets::PacketLate { app: st } => add(app(st)),
-            ScanSets::Stream { app: st } => {
-                add(split.generic);
-                add(app(st));
+            ScanSets::PacketFirst => {}
+            ScanSets::PacketLate { app, to_server } | ScanSets::Stream { app, to_server } => {
+                let d = usize::from(!to_server);
+                add(split.generic[d]);
+                if let Some(s) = app_slot(app) {
+                    add(split.app[s][d]);
+                }
             }
         }
     }

@@ -851,15 +851,18 @@ impl Worker {
 
     /// The packet's candidates: pass 1's (`span`), or, when pass 1 left
     /// them to pass 2 ([`DEFERRED`]), the prefilter run now over the
-    /// payload; with `scan` false only the rules without a prefilter
-    /// pattern (every prefiltered rule has a packet payload pattern, and
-    /// none of those can match when the payload is not inspected).
+    /// payload with `sets` (split groups scan a flow's packets once the
+    /// flow was looked at: [`Ctx::merge_late_candidates`]); with `scan`
+    /// false only the rules without a prefilter pattern (every prefiltered
+    /// rule has a packet payload pattern, and none of those can match when
+    /// the payload is not inspected).
     fn packet_candidates(
         &mut self,
         p: &Packet<'_>,
         sel: Option<GroupSel>,
         span: std::ops::Range<usize>,
         scan: bool,
+        sets: ScanSets,
     ) -> std::ops::Range<usize> {
         if span.start != DEFERRED.0 as usize {
             return span;
@@ -870,7 +873,7 @@ impl Worker {
             let payload = if scan { p.payload() } else { &[] };
             self.ctx.detect.candidates_of(
                 sel,
-                ScanSets::PacketFirst,
+                sets,
                 &mut std::iter::once(payload),
                 addrs,
                 &mut self.ctx.scratch,
@@ -976,7 +979,7 @@ impl Worker {
             // Fragments get no flow: the datagram they rebuild is
             // inspected with its flow (Suricata does the same).
             if !self.ctx.skip_detect {
-                let cand = self.packet_candidates(p, pk.sel, cand, true);
+                let cand = self.packet_candidates(p, pk.sel, cand, true, ScanSets::All);
                 self.ctx
                     .inspect_flowless(p, pk, &self.candidates[cand], alerts);
             }
@@ -1012,7 +1015,7 @@ impl Worker {
         };
         let scan = !(flow.state.no_payload || (self.ctx.cfg.inline && flow.state.dropped));
         self.ctx.scan_payload = scan;
-        let cand = self.packet_candidates(p, pk.sel, cand, scan);
+        let cand = self.packet_candidates(p, pk.sel, cand, scan, ScanSets::PacketFirst);
         let Some(flow) = self.flows.get_mut(slot) else {
             return;
         };
@@ -1614,7 +1617,8 @@ impl Ctx {
                 .map_or(AppProtoState::Unknown, |a| a.proto),
             app_proto_decided_now: decided_now,
         };
-        let use_merged = self.merge_late_candidates(pk.sel, p, view.app_proto, chunk_ready, cands);
+        let use_merged =
+            self.merge_late_candidates(pk.sel, p, view.app_proto, to_server, chunk_ready, cands);
         let merged = std::mem::take(&mut self.merged);
         let cands = if use_merged { &merged[..] } else { cands };
         self.hits.clear();
@@ -1713,14 +1717,16 @@ impl Ctx {
     }
 
     /// The packet's candidates plus those found once the flow was looked
-    /// at (the flow's application protocol known: [`ScanSets::PacketLate`])
-    /// and those of the stream chunk, merged in rule order into
-    /// `self.merged`; false when there is nothing to add.
+    /// at (the flow's application protocol and the packet's direction
+    /// known: [`ScanSets::PacketLate`]) and those of the stream chunk,
+    /// merged in rule order into `self.merged`; false when there is
+    /// nothing to add.
     fn merge_late_candidates(
         &mut self,
         sel: Option<GroupSel>,
         p: &Packet<'_>,
         app: AppProtoState,
+        to_server: bool,
         chunk_ready: bool,
         cands: &[u32],
     ) -> bool {
@@ -1730,7 +1736,7 @@ impl Ctx {
         if self.scan_payload && !p.payload().is_empty() && self.detect.split_groups() {
             self.detect.candidates_of(
                 sel,
-                ScanSets::PacketLate { app },
+                ScanSets::PacketLate { app, to_server },
                 &mut std::iter::once(p.payload()),
                 addrs,
                 &mut self.scratch,
@@ -1740,7 +1746,7 @@ impl Ctx {
         if chunk_ready {
             self.detect.candidates_of(
                 sel,
-                ScanSets::Stream { app },
+                ScanSets::Stream { app, to_server },
                 &mut self.chunk.blocks(),
                 addrs,
                 &mut self.scratch,
@@ -1886,7 +1892,10 @@ impl Ctx {
                 let addrs = p.ip.as_ref().map(|i| (i.src, i.dst));
                 self.detect.candidates_of(
                     sel,
-                    ScanSets::Stream { app },
+                    ScanSets::Stream {
+                        app,
+                        to_server: client,
+                    },
                     &mut self.chunk.blocks().filter(|_| chunk_ready),
                     addrs,
                     &mut self.scratch,
@@ -2406,7 +2415,9 @@ fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> 
     Some(Box::new(AppRecord {
         key: st.eve_key(),
         tx_id: tx,
-        json: v.to_string(),
+        // The same text as `Display`, written straight into a buffer
+        // (without `Display`'s formatter indirection per write).
+        json: serde_json::to_string(&v).unwrap_or_default(),
     }))
 }
 

@@ -5,7 +5,8 @@
 //! those of one engine per group over every pattern, packet by packet,
 //! whatever the rule kind: stream matches across segments, anchored
 //! (`depth`) rules that inspect both, packet-only rules, rules of the
-//! flow's protocol and of another, negated protocol tests, UDP.
+//! flow's protocol and of another, negated protocol tests, rules of one
+//! flow direction (the sets are kept per direction), UDP.
 
 mod common;
 
@@ -29,6 +30,9 @@ alert dns any any -> any any (msg:"udp protocol rule"; content:"|07|example"; si
 alert udp any any -> any 53 (msg:"udp"; content:"|03|com"; sid:8;)
 alert tcp any any -> any any (msg:"server side stream"; flow:to_client; content:"200 OK"; sid:9;)
 alert http any any -> any any (msg:"stream only, protocol"; flow:only_stream; content:"example.com"; sid:10;)
+alert tcp any any -> any any (msg:"wrong direction"; flow:to_server; content:"200 OK"; sid:11;)
+alert tcp any any -> any any (msg:"stateless"; flow:stateless; content:"Content-Length"; sid:12;)
+alert http any any -> any any (msg:"protocol, to client"; flow:established,to_client; content:"HTTP/1.1 200"; sid:13;)
 "#;
 
 fn addr(s: &str) -> SocketAddr {
@@ -98,13 +102,13 @@ fn split_groups_give_the_alerts_of_single_engines() {
             let sids: std::collections::BTreeSet<u32> = want.iter().map(|s: &Seen| s.sid).collect();
             assert_eq!(
                 sids,
-                [1, 2, 3, 4, 6, 7, 8, 9, 10].into_iter().collect(),
-                "{kind}: every kind of rule fires (and the smb one does not)"
+                [1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13].into_iter().collect(),
+                "{kind}: every kind of rule fires (the smb and wrong-direction ones do not)"
             );
             assert_eq!(got, want, "{kind}, {workers} worker(s)");
             // Fewer rules reached verification: the smb rule's pattern is
-            // not looked for on an HTTP flow, the stream rules' not in
-            // packets the stream took.
+            // not looked for on an HTTP flow, a to-server rule's not in
+            // data going to the client.
             let checked = |s: &vigil_engine::RunStats| s.workers.rules_checked;
             assert!(
                 checked(&split) < checked(&whole),

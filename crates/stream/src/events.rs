@@ -138,7 +138,13 @@ impl StreamEvents {
     }
     /// The events in declaration order.
     pub fn iter(&self) -> impl Iterator<Item = StreamEvent> + '_ {
-        StreamEvent::ALL
+        // Most packets raise none: do not walk the list for them.
+        let n = if self.is_empty() {
+            0
+        } else {
+            StreamEvent::ALL.len()
+        };
+        StreamEvent::ALL[..n]
             .iter()
             .copied()
             .filter(|e| self.contains(*e))
