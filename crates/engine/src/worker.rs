@@ -380,7 +380,8 @@ pub struct AppRecord {
     /// Event type and object key: `http`, `dns` or `tls`.
     pub key: &'static str,
     pub tx_id: u64,
-    /// The object, serialised JSON.
+    /// The object, serialised JSON, followed by `,"key":{...}` for each
+    /// object logged beside it (SMTP's `email`).
     pub json: String,
 }
 
@@ -2368,10 +2369,19 @@ fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome, udp: bool)
 fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
     let st = app.state.as_ref()?;
     let v = st.eve(tx)?;
+    let mut json = v.to_string();
+    // Objects logged beside the protocol's (SMTP's `email`) follow it in
+    // the record: `json` is written after the protocol's key.
+    for (key, obj) in st.eve_siblings(tx) {
+        json.push_str(",\"");
+        json.push_str(key);
+        json.push_str("\":");
+        json.push_str(&obj.to_string());
+    }
     Some(Box::new(AppRecord {
         key: st.eve_key(),
         tx_id: tx,
-        json: v.to_string(),
+        json,
     }))
 }
 
