@@ -388,6 +388,8 @@ pub enum BufferId {
     EmailReceived,
     /// Multi-buffer `email.url`: each URL of the text parts.
     EmailUrl,
+    /// `email.body_md5`: the MD5 of the mail's body, lower-case hex.
+    EmailBodyMd5,
 }
 
 impl BufferId {
@@ -504,6 +506,7 @@ impl BufferId {
         BufferId::EmailXMailer,
         BufferId::EmailReceived,
         BufferId::EmailUrl,
+        BufferId::EmailBodyMd5,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -538,9 +541,8 @@ impl BufferId {
             SnmpCommunity | SnmpUsm | SnmpTrapOid | SnmpTrapAddress => AppProto::Snmp,
             IkeInitSpi | IkeRespSpi | IkeVendor | IkeKeyExchange | IkeNonce => AppProto::Ike,
             SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
-            | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl => {
-                AppProto::Smtp
-            }
+            | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
+            | EmailBodyMd5 => AppProto::Smtp,
             _ => AppProto::Http,
         }
     }
@@ -694,6 +696,7 @@ impl BufferId {
             "email.x_mailer" => EmailXMailer,
             "email.received" => EmailReceived,
             "email.url" => EmailUrl,
+            "email.body_md5" => EmailBodyMd5,
             _ => return None,
         })
     }

@@ -1042,7 +1042,9 @@ fn side(b: BufferId) -> Side {
         IkeKeyExchange | IkeNonce => Side::Both(AppDir::ToServer),
         // SMTP: the client's commands and mail.
         SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
-        | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl => Side::Request,
+        | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl | EmailBodyMd5 => {
+            Side::Request
+        }
     }
 }
 

@@ -252,6 +252,7 @@ const TABLE: &[(&str, Kw)] = &[
     ("email.x_mailer", Sticky("email.x_mailer")),
     ("email.url", Sticky("email.url")),
     ("email.received", Sticky("email.received")),
+    ("email.body_md5", Sticky("email.body_md5")),
     ("pop3.command", Sticky("pop3.command")),
     ("pop3.args", Sticky("pop3.args")),
     ("pop3.response", Sticky("pop3.response")),
@@ -750,10 +751,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         Unsupported("firewall-mode keyword (alert from an accept rule) not implemented"),
     ),
     (
-        "email.body_md5",
-        Unsupported("the mail body's MD5 is not computed yet"),
-    ),
-    (
         "flow.elephant",
         Unsupported("elephant-flow tracking not implemented"),
     ),
@@ -847,6 +844,7 @@ const EVALUATED: &[&str] = &[
     "email.x_mailer",
     "email.url",
     "email.received",
+    "email.body_md5",
     // MQTT
     "mqtt.type",
     "mqtt.flags",

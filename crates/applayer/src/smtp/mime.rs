@@ -11,6 +11,8 @@
 //! nesting depth, boundary length, parts per message, bytes per part,
 //! URLs. What a cap drops raises one of Suricata's `MIME_*` events.
 
+use md5::{Digest as _, Md5};
+
 use crate::events::SmtpEvent;
 use crate::transforms::{base64_decode_into, Base64Mode};
 
@@ -101,6 +103,11 @@ pub struct Mime {
     pub done: bool,
     /// The body (content after the top headers) was reached.
     pub body_started: bool,
+    /// MD5 of the body as sent (every line after the message's headers,
+    /// with its ending), and its lower-case hex once the message ended
+    /// (`email.body_md5`).
+    md5: Option<Md5>,
+    pub body_md5: Option<Vec<u8>>,
 }
 
 impl Default for Mime {
@@ -188,6 +195,8 @@ impl Mime {
             long_header: false,
             done: false,
             body_started: false,
+            md5: None,
+            body_md5: None,
         }
     }
 
@@ -223,6 +232,10 @@ impl Mime {
             self.long_line = true;
             ev.push(SmtpEvent::MimeLongLine);
         }
+        if let Some(h) = self.md5.as_mut() {
+            h.update(text);
+            h.update(eol);
+        }
         match self.phase {
             Phase::Headers => self.header_line(text, eol, cont, ev),
             Phase::Body | Phase::Skip => {
@@ -253,6 +266,10 @@ impl Mime {
         self.close_part(ev);
         self.top_done = true;
         self.done = true;
+        if let Some(h) = self.md5.take() {
+            let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            self.body_md5 = Some(hex.into_bytes());
+        }
     }
 
     fn header_line(&mut self, text: &[u8], eol: &[u8], cont: bool, ev: &mut Vec<SmtpEvent>) {
@@ -295,6 +312,10 @@ impl Mime {
             None if self.headers.is_empty() => {
                 // No header at all: the content starts here.
                 self.end_headers(ev);
+                if let Some(h) = self.md5.as_mut() {
+                    h.update(text);
+                    h.update(eol);
+                }
                 if self.phase == Phase::Body {
                     self.content(text, eol, ev);
                 }
@@ -335,6 +356,7 @@ impl Mime {
             self.top_done = true;
             self.body_started = true;
             self.top = headers.clone();
+            self.md5 = Some(Md5::new());
         }
         match boundary {
             Some(b) => {
@@ -613,6 +635,12 @@ mod tests {
         assert_eq!(m.parts.len(), 1);
         assert_eq!(m.parts[0].data, b"line 1\r\nline 2");
         assert!(!m.parts[0].attachment);
+        // md5("line 1\r\nline 2\r\n")
+        let want: String = Md5::digest(b"line 1\r\nline 2\r\n")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(m.body_md5.as_deref(), Some(want.as_bytes()));
     }
 
     #[test]

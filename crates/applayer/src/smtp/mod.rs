@@ -150,6 +150,7 @@ impl SmtpTx {
             EmailDate => hdr(b"date"),
             EmailMessageId => hdr(b"message-id"),
             EmailXMailer => hdr(b"x-mailer"),
+            EmailBodyMd5 => one(self.mime.as_ref().and_then(|m| m.body_md5.as_deref())),
             EmailReceived => self
                 .mime
                 .as_ref()
@@ -780,6 +781,8 @@ impl SmtpState {
     pub fn finish(&mut self, dir: Direction, ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
         if dir == Direction::ToServer {
             if self.mode != Mode::Command {
+                // The mail's last partial line is still content.
+                self.flush_piece();
                 if let Some(t) = self.cur_mut() {
                     t.truncated = true;
                 }

@@ -100,6 +100,8 @@ fn check_mail(s: &SmtpState, ev: &[AppLayerEvent]) {
         t.buffers(BufferId::EmailUrl),
         vec![&b"http://evil.example/a"[..]]
     );
+    let md5 = t.buffers(BufferId::EmailBodyMd5);
+    assert!(md5.len() == 1 && md5[0].len() == 32, "{md5:?}");
     let e = t.email_eve().unwrap();
     assert_eq!(e["status"], "PARSE_DONE");
     assert_eq!(e["to"], json!(["b@example.net", "c@example.org"]));
