@@ -110,10 +110,14 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
             }
         }
         if st.proto() == AppProto::Smtp {
+            let mut total = 0;
             for b in st.buffers(tx.id, FileData, Direction::ToServer) {
                 let cap = vigil_applayer::smtp::mime::MAX_PART_DATA;
                 assert!(b.len() <= cap, "SMTP part data {}", b.len());
+                total += b.len();
             }
+            let cap = vigil_applayer::smtp::mime::MAX_MESSAGE_DATA;
+            assert!(total <= cap, "SMTP message data {total}");
         }
         let _ = st.tx_events(tx.id);
         let siblings = st.eve_siblings(tx.id).into_iter().map(|(_, v)| v);

@@ -32,8 +32,10 @@ pub const MAX_BOUNDARY: usize = 254;
 pub const MAX_DEPTH: usize = 10;
 /// Most parts (files) kept per message.
 pub const MAX_PARTS: usize = 32;
-/// Decoded bytes kept per part; the rest is dropped.
+/// Decoded bytes kept per part, and per message (all parts together);
+/// the rest is dropped.
 pub const MAX_PART_DATA: usize = 1024 * 1024;
+pub const MAX_MESSAGE_DATA: usize = 4 * 1024 * 1024;
 /// Most URLs kept per message, and their longest length.
 pub const MAX_URLS: usize = 64;
 pub const MAX_URL_LEN: usize = 2048;
@@ -108,6 +110,8 @@ pub struct Mime {
     /// (`email.body_md5`).
     md5: Option<Md5>,
     pub body_md5: Option<Vec<u8>>,
+    /// Decoded bytes kept in all parts.
+    kept: usize,
 }
 
 impl Default for Mime {
@@ -197,6 +201,7 @@ impl Mime {
             body_started: false,
             md5: None,
             body_md5: None,
+            kept: 0,
         }
     }
 
@@ -553,7 +558,7 @@ impl Mime {
     }
 
     /// Adds bytes to the current part (base64 text when `b64`), within
-    /// [`MAX_PART_DATA`].
+    /// [`MAX_PART_DATA`] and [`MAX_MESSAGE_DATA`].
     fn append_decoded(&mut self, bytes: &[u8], b64: bool) {
         let Some(p) = self.part.and_then(|i| self.parts.get_mut(i)) else {
             return;
@@ -567,10 +572,15 @@ impl Mime {
         } else {
             p.data.extend_from_slice(bytes);
         }
-        if p.data.len() > MAX_PART_DATA {
-            p.data.truncate(MAX_PART_DATA.max(before));
+        let room = MAX_MESSAGE_DATA.saturating_sub(self.kept);
+        let cap = MAX_PART_DATA.min(before.saturating_add(room));
+        if p.data.len() > cap {
+            p.data.truncate(cap);
             p.truncated = true;
         }
+        self.kept = self
+            .kept
+            .saturating_add(p.data.len().saturating_sub(before));
     }
 }
 
@@ -697,6 +707,33 @@ epilogue\r\n";
         m.finish(&mut ev);
         assert!(ev.contains(&SmtpEvent::MimeLongHeaderValue));
         assert_eq!(m.header(b"x").map(<[u8]>::len), Some(MAX_HEADER_VALUE));
+    }
+
+    #[test]
+    fn parts_and_message_are_capped() {
+        let mut m = Mime::new();
+        let mut ev = Vec::new();
+        m.feed(
+            b"Content-Type: multipart/mixed; boundary=b",
+            b"\r\n",
+            false,
+            &mut ev,
+        );
+        m.feed(b"", b"\r\n", false, &mut ev);
+        let line = vec![b'x'; 4096];
+        for _ in 0..6 {
+            m.feed(b"--b", b"\r\n", false, &mut ev);
+            m.feed(b"", b"\r\n", false, &mut ev);
+            for _ in 0..300 {
+                m.feed(&line, b"\r\n", false, &mut ev);
+            }
+        }
+        m.finish(&mut ev);
+        let sizes: Vec<usize> = m.parts.iter().map(|p| p.data.len()).collect();
+        assert_eq!(sizes.len(), 6);
+        assert!(sizes[..4].iter().all(|&n| n == MAX_PART_DATA), "{sizes:?}");
+        assert_eq!(sizes[4..], [0, 0]);
+        assert!(m.parts.iter().all(|p| p.truncated));
     }
 
     #[test]
