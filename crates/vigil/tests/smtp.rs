@@ -87,12 +87,7 @@ fn smtp_to_alerts_and_records() {
         Some(&["alert", "smtp"]),
     );
 
-    let mut sids: Vec<u64> = events
-        .iter()
-        .filter(|e| e["event_type"] == "alert")
-        .map(|e| e["alert"]["signature_id"].as_u64().unwrap())
-        .collect();
-    sids.sort();
+    let sids = common::alert_sids(&events);
     // sid 3 matches both mails (the HELO is the session's).
     assert_eq!(sids, vec![1, 2, 3, 3, 4, 5, 6, 7], "{events:?}");
     let att = events

@@ -14,6 +14,7 @@
 use md5::{Digest as _, Md5};
 
 use crate::events::SmtpEvent;
+use crate::http::uri::hexval;
 use crate::transforms::{base64_decode_into, Base64Mode};
 
 /// Longest header name kept (Suricata's `MAX_HEADER_NAME`).
@@ -120,11 +121,13 @@ impl Default for Mime {
     }
 }
 
-fn ieq_prefix(s: &[u8], p: &[u8]) -> bool {
+/// Whether `s` starts with `p`, ASCII case ignored.
+pub(crate) fn ieq_prefix(s: &[u8], p: &[u8]) -> bool {
     s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p)
 }
 
-fn trim(mut s: &[u8]) -> &[u8] {
+/// `s` without leading and trailing spaces, tabs, CR and LF.
+pub(crate) fn trim(mut s: &[u8]) -> &[u8] {
     while let [b' ' | b'\t' | b'\r' | b'\n', rest @ ..] = s {
         s = rest;
     }
@@ -168,15 +171,6 @@ pub fn header_param(value: &[u8], name: &[u8]) -> Option<Vec<u8>> {
         return Some(v.to_vec());
     }
     None
-}
-
-fn hexval(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
 }
 
 impl Mime {

@@ -48,7 +48,7 @@ use crate::txparser::{suri_str, Tx, TxList, TxParser};
 use crate::{
     AppLayerConfig, AppLayerEvent, AppProto, BufferId, Direction, Timestamp, TxId, UintField,
 };
-use mime::Mime;
+use mime::{ieq_prefix, trim, Mime};
 
 /// Longest command or reply line (Suricata's
 /// `SMTP_MAX_REQUEST_AND_REPLY_LINE_LENGTH`).
@@ -211,13 +211,13 @@ impl SmtpTx {
         m.insert("status".into(), json!(status));
         let list = |v: &[u8]| -> Vec<Value> {
             v.split(|&c| c == b',')
-                .map(mime_trim)
+                .map(trim)
                 .filter(|s| !s.is_empty())
                 .map(suri_str)
                 .collect()
         };
         if let Some(v) = mime.header(b"from") {
-            m.insert("from".into(), suri_str(mime_trim(v)));
+            m.insert("from".into(), suri_str(trim(v)));
         }
         for (key, name) in [("to", &b"to"[..]), ("cc", b"cc")] {
             if let Some(v) = mime.header(name) {
@@ -256,18 +256,6 @@ impl SmtpTx {
         }
         Some(Value::Object(m))
     }
-}
-
-fn mime_trim(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(s.len());
-    let end = s
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    s.get(start..end).unwrap_or(b"")
 }
 
 /// What the client's bytes are.
@@ -574,7 +562,7 @@ impl SmtpState {
     fn command(&mut self, line: &[u8], ts: Timestamp) {
         let verb_end = line.iter().position(|&c| c == b' ').unwrap_or(line.len());
         let verb = &line[..verb_end];
-        let arg = mime_trim(&line[verb_end..]);
+        let arg = trim(&line[verb_end..]);
         let is = |v: &[u8]| verb.eq_ignore_ascii_case(v);
         let cmd = if is(b"HELO") || is(b"EHLO") {
             Cmd::Helo
@@ -634,7 +622,7 @@ impl SmtpState {
                 self.helo = Some(h);
             }
             Cmd::Mail => {
-                let from = mime_trim(arg.get(5..).unwrap_or(b"")).to_vec();
+                let from = trim(arg.get(5..).unwrap_or(b"")).to_vec();
                 if from.is_empty() {
                     self.ev.push(SmtpEvent::UnparsableContent);
                 }
@@ -644,7 +632,7 @@ impl SmtpState {
                 }
             }
             Cmd::Rcpt => {
-                let to = mime_trim(arg.get(3..).unwrap_or(b""));
+                let to = trim(arg.get(3..).unwrap_or(b""));
                 if to.is_empty() {
                     self.ev.push(SmtpEvent::UnparsableContent);
                 } else if t.rcpt_to.len() < MAX_RCPT {
@@ -712,7 +700,7 @@ impl SmtpState {
                 return;
             }
         };
-        if mime_trim(line.get(4..).unwrap_or(b"")).eq_ignore_ascii_case(b"PIPELINING") {
+        if trim(line.get(4..).unwrap_or(b"")).eq_ignore_ascii_case(b"PIPELINING") {
             self.pipelining = true;
         }
         if line.get(3) == Some(&b'-') {
@@ -792,10 +780,6 @@ impl SmtpState {
         }
         self.flush_events(ts, ev);
     }
-}
-
-fn ieq_prefix(s: &[u8], p: &[u8]) -> bool {
-    s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p)
 }
 
 /// Whether a line starts with a command verb (resync after a gap).
