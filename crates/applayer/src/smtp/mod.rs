@@ -365,7 +365,16 @@ impl SmtpState {
         }
         self.cur = None;
         self.data_cont = false;
-        self.ev.extend(ev);
+        ev.into_iter().for_each(|e| self.raise(e));
+    }
+
+    /// Notes an event for the open transaction; each name once until
+    /// they are filed (a transaction keeps distinct events only), so that
+    /// a flood of bad lines holds no more than one of each.
+    fn raise(&mut self, e: SmtpEvent) {
+        if !self.ev.contains(&e) {
+            self.ev.push(e);
+        }
     }
 
     /// Files the events raised so far on the open transaction (one is
@@ -486,13 +495,13 @@ impl SmtpState {
                 if over {
                     // A piece past the cap cannot happen: pieces are
                     // passed on at the cap.
-                    self.ev.push(SmtpEvent::MimeLongLine);
+                    self.raise(SmtpEvent::MimeLongLine);
                 }
                 self.data_line(text, eol, cont)
             }
             _ => {
                 if over {
-                    self.ev.push(SmtpEvent::MaxCommandLineLenExceeded);
+                    self.raise(SmtpEvent::MaxCommandLineLenExceeded);
                 }
                 let text = &text[..text.len().min(MAX_LINE)];
                 self.command(text, ts);
@@ -556,7 +565,7 @@ impl SmtpState {
         if let Some(m) = self.cur_mut().and_then(|t| t.mime.as_mut()) {
             m.feed(text, eol, cont, &mut ev);
         }
-        self.ev.extend(ev);
+        ev.into_iter().for_each(|e| self.raise(e));
     }
 
     fn command(&mut self, line: &[u8], ts: Timestamp) {
@@ -596,7 +605,7 @@ impl SmtpState {
                 .iter()
                 .any(|c| !matches!(c, Cmd::Other | Cmd::DataEnd))
         {
-            self.ev.push(SmtpEvent::InvalidPipelinedSequence);
+            self.raise(SmtpEvent::InvalidPipelinedSequence);
         }
         if self.pending.len() < MAX_PENDING {
             self.pending.push_back(cmd);
@@ -623,18 +632,20 @@ impl SmtpState {
             }
             Cmd::Mail => {
                 let from = trim(arg.get(5..).unwrap_or(b"")).to_vec();
-                if from.is_empty() {
-                    self.ev.push(SmtpEvent::UnparsableContent);
-                }
+                let empty = from.is_empty();
                 // A second MAIL FROM in one mail replaces the first.
-                if t.mail_from.replace(from).is_some() {
-                    self.ev.push(SmtpEvent::DuplicateFields);
+                let dup = t.mail_from.replace(from).is_some();
+                if empty {
+                    self.raise(SmtpEvent::UnparsableContent);
+                }
+                if dup {
+                    self.raise(SmtpEvent::DuplicateFields);
                 }
             }
             Cmd::Rcpt => {
                 let to = trim(arg.get(3..).unwrap_or(b""));
                 if to.is_empty() {
-                    self.ev.push(SmtpEvent::UnparsableContent);
+                    self.raise(SmtpEvent::UnparsableContent);
                 } else if t.rcpt_to.len() < MAX_RCPT {
                     t.rcpt_to.push(to.to_vec());
                 }
@@ -658,7 +669,7 @@ impl SmtpState {
                             self.close();
                         }
                     }
-                    _ => self.ev.push(SmtpEvent::BdatChunkLenExceeded),
+                    _ => self.raise(SmtpEvent::BdatChunkLenExceeded),
                 }
             }
             _ => {}
@@ -677,7 +688,7 @@ impl SmtpState {
             return n;
         }
         if over {
-            self.ev.push(SmtpEvent::MaxReplyLineLenExceeded);
+            self.raise(SmtpEvent::MaxReplyLineLenExceeded);
         }
         let (text, _) = Self::split_eol(&line);
         let text = &text[..text.len().min(MAX_LINE)];
@@ -696,7 +707,7 @@ impl SmtpState {
                 u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
             }
             _ => {
-                self.ev.push(SmtpEvent::InvalidReply);
+                self.raise(SmtpEvent::InvalidReply);
                 return;
             }
         };
@@ -710,19 +721,19 @@ impl SmtpState {
             self.greeted = true;
             if self.pending.is_empty() {
                 if code != 220 {
-                    self.ev.push(SmtpEvent::InvalidReply);
+                    self.raise(SmtpEvent::InvalidReply);
                 }
                 return;
             }
-            self.ev.push(SmtpEvent::NoServerWelcomeMessage);
+            self.raise(SmtpEvent::NoServerWelcomeMessage);
         }
         let Some(cmd) = self.pending.pop_front() else {
-            self.ev.push(SmtpEvent::UnableToMatchReplyWithRequest);
+            self.raise(SmtpEvent::UnableToMatchReplyWithRequest);
             return;
         };
         match cmd {
             Cmd::Data if code != 354 => {
-                self.ev.push(SmtpEvent::DataCommandRejected);
+                self.raise(SmtpEvent::DataCommandRejected);
                 if self.mode == Mode::Data {
                     self.mode = Mode::Command;
                     self.close();
@@ -736,7 +747,7 @@ impl SmtpState {
                 self.close();
                 self.tls = true;
             }
-            Cmd::StartTls => self.ev.push(SmtpEvent::TlsRejected),
+            Cmd::StartTls => self.raise(SmtpEvent::TlsRejected),
             _ => {}
         }
     }

@@ -322,3 +322,14 @@ fn garbage_never_panics_and_stays_capped() {
         }
     }
 }
+
+#[test]
+fn a_flood_of_bad_lines_raises_each_event_once() {
+    let mut s = SmtpState::new(&AppLayerConfig::default());
+    let mut ev = Vec::new();
+    s.feed(C, &b"220 hi\r\nbad\r\n".repeat(1000), 1, &mut ev);
+    assert_eq!(
+        names(&ev),
+        vec!["INVALID_REPLY", "UNABLE_TO_MATCH_REPLY_WITH_REQUEST"]
+    );
+}
