@@ -495,6 +495,23 @@ def main():
                                                    (1, b"\x20\x02\x00\x00"),
                                                    (0, b"\x82\x08\x00\x06\x00\x03a/#\x01" + mqtt_pub[:9])])
         + GAP(0) + chunks([(1, b"\x90\x03\x00\x06\x01\xd0\x00")]) + END(0) + END(1))
+    smtp_mail = (b"From: a@b.example\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=\"o\"\r\n\r\n"
+                 b"--o\r\nContent-Type: multipart/alternative; boundary=i\r\n\r\n--i\r\n"
+                 b"Content-Transfer-Encoding: quoted-printable\r\n\r\nsee http://x.example/=3D soft=\r\nbreak\r\n"
+                 b"..dot\r\n--i--\r\n--o\r\nContent-Disposition: attachment; filename=\"f.bin\"\r\n"
+                 b"Content-Transfer-Encoding: base64\r\n\r\naGVsbG8gd29y\r\nbGQ=\r\n--o--\r\n.\r\n")
+    add("applayer_smtp", "pipelined_mime", chunks([
+        (1, b"220 mx ESMTP\r\n"), (0, b"EHLO c.example\r\n"),
+        (1, b"250-mx\r\n250-PIPELINING\r\n250 CHUNKING\r\n"),
+        (0, b"MAIL FROM:<a@b.example>\r\nRCPT TO:<c@d.example>\r\nDATA\r\n"),
+        (1, b"250 ok\r\n250 ok\r\n354 go\r\n"), (0, smtp_mail), (1, b"250 queued\r\n"),
+        (0, b"MAIL FROM:<e@f>\r\nBDAT 14 LAST\r\nSubject: b\r\n\r\n"), (1, b"250 ok\r\n250 ok\r\n"),
+        (0, b"STARTTLS\r\n"), (1, b"220 go\r\n"), (0, b"\x16\x03\x01\x00\x05hello")]))
+    add("applayer_smtp", "gap_reject", chunks([
+        (0, b"HELO x\r\nMAIL FROM:<a>\r\nDATA\r\n"), (1, b"250 ok\r\n250 ok\r\n554 no\r\n"),
+        (0, b"MAIL FROM:<b>\r\nDATA\r\nSubject: t\r\n\r\npart")])
+        + GAP(0) + chunks([(0, b"ial\r\n.\r\nRSET\r\nQUIT\r\n"), (1, b"25")]) + GAP(1)
+        + chunks([(1, b"0 ok\r\n221 bye\r\n")]) + END(0) + END(1))
     rfb_init = b"\x05\x00\x03\x20\x20\x18\x00\x01\x00\xff\x00\xff\x00\xff\x10\x08\x00\x00\x00\x00\x00\x00\x00\x04desk"
     add("applayer_rfb", "vnc_auth", chunks([(1, b"RFB 003.008\n"), (0, b"RFB 003.008\n"), (1, b"\x02\x02\x01"), (0, b"\x02"),
                                            (1, bytes(range(16))), (0, bytes(range(16, 32))), (1, b"\x00\x00\x00\x00"),

@@ -304,6 +304,36 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// SMTP events (Suricata's `app-layer-smtp.c`, its MIME decoder's
+    /// included). `FAILED_PROTOCOL_CHANGE` is never raised: Vigil stops
+    /// parsing after STARTTLS instead of switching the flow to TLS.
+    SmtpEvent {
+        InvalidReply => "INVALID_REPLY",
+        UnableToMatchReplyWithRequest => "UNABLE_TO_MATCH_REPLY_WITH_REQUEST",
+        MaxCommandLineLenExceeded => "MAX_COMMAND_LINE_LEN_EXCEEDED",
+        MaxReplyLineLenExceeded => "MAX_REPLY_LINE_LEN_EXCEEDED",
+        InvalidPipelinedSequence => "INVALID_PIPELINED_SEQUENCE",
+        BdatChunkLenExceeded => "BDAT_CHUNK_LEN_EXCEEDED",
+        NoServerWelcomeMessage => "NO_SERVER_WELCOME_MESSAGE",
+        TlsRejected => "TLS_REJECTED",
+        DataCommandRejected => "DATA_COMMAND_REJECTED",
+        FailedProtocolChange => "FAILED_PROTOCOL_CHANGE",
+        MimeParseFailed => "MIME_PARSE_FAILED",
+        MimeMalformedMsg => "MIME_MALFORMED_MSG",
+        MimeInvalidBase64 => "MIME_INVALID_BASE64",
+        MimeInvalidQp => "MIME_INVALID_QP",
+        MimeLongLine => "MIME_LONG_LINE",
+        MimeLongEncLine => "MIME_LONG_ENC_LINE",
+        MimeLongHeaderName => "MIME_LONG_HEADER_NAME",
+        MimeLongHeaderValue => "MIME_LONG_HEADER_VALUE",
+        MimeLongBoundary => "MIME_LONG_BOUNDARY",
+        MimeLongFilename => "MIME_LONG_FILENAME",
+        DuplicateFields => "DUPLICATE_FIELDS",
+        UnparsableContent => "UNPARSABLE_CONTENT",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,6 +352,7 @@ pub enum AppLayerEvent {
     Krb5(Krb5Event, Option<TxId>),
     Snmp(SnmpEvent, Option<TxId>),
     Ike(IkeEvent, Option<TxId>),
+    Smtp(SmtpEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -341,6 +372,7 @@ impl AppLayerEvent {
             AppLayerEvent::Krb5(..) => AppProto::Krb5,
             AppLayerEvent::Snmp(..) => AppProto::Snmp,
             AppLayerEvent::Ike(..) => AppProto::Ike,
+            AppLayerEvent::Smtp(..) => AppProto::Smtp,
         }
     }
 
@@ -361,6 +393,7 @@ impl AppLayerEvent {
             AppLayerEvent::Krb5(e, _) => e.name(),
             AppLayerEvent::Snmp(e, _) => e.name(),
             AppLayerEvent::Ike(e, _) => e.name(),
+            AppLayerEvent::Smtp(e, _) => e.name(),
         }
     }
 
@@ -377,7 +410,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Smb(_, t)
             | AppLayerEvent::Krb5(_, t)
             | AppLayerEvent::Snmp(_, t)
-            | AppLayerEvent::Ike(_, t) => *t,
+            | AppLayerEvent::Ike(_, t)
+            | AppLayerEvent::Smtp(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }

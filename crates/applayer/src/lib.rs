@@ -28,7 +28,8 @@
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
-//! | [`passive`] | SMB, SMTP and DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
+//! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
+//! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
 //! # Bounded memory
@@ -60,6 +61,7 @@ pub mod probe;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
+pub mod smtp;
 pub mod snmp;
 pub mod ssh;
 mod state;
@@ -69,7 +71,7 @@ mod txparser;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SnmpEvent, TlsEvent,
+    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -368,6 +370,26 @@ pub enum BufferId {
     IkeKeyExchange,
     /// `ike.nonce_payload`: the IKEv1 nonce.
     IkeNonce,
+    /// `smtp.helo`: the session's HELO/EHLO name.
+    SmtpHelo,
+    /// `smtp.mail_from`: the `MAIL FROM:` argument.
+    SmtpMailFrom,
+    /// Multi-buffer `smtp.rcpt_to`: each `RCPT TO:` argument.
+    SmtpRcptTo,
+    /// `email.*`: the mail's headers (unfolded values, not decoded).
+    EmailFrom,
+    EmailTo,
+    EmailCc,
+    EmailSubject,
+    EmailDate,
+    EmailMessageId,
+    EmailXMailer,
+    /// Multi-buffer `email.received`: each `Received` header.
+    EmailReceived,
+    /// Multi-buffer `email.url`: each URL of the text parts.
+    EmailUrl,
+    /// `email.body_md5`: the MD5 of the mail's body, lower-case hex.
+    EmailBodyMd5,
 }
 
 impl BufferId {
@@ -472,6 +494,19 @@ impl BufferId {
         BufferId::IkeVendor,
         BufferId::IkeKeyExchange,
         BufferId::IkeNonce,
+        BufferId::SmtpHelo,
+        BufferId::SmtpMailFrom,
+        BufferId::SmtpRcptTo,
+        BufferId::EmailFrom,
+        BufferId::EmailTo,
+        BufferId::EmailCc,
+        BufferId::EmailSubject,
+        BufferId::EmailDate,
+        BufferId::EmailMessageId,
+        BufferId::EmailXMailer,
+        BufferId::EmailReceived,
+        BufferId::EmailUrl,
+        BufferId::EmailBodyMd5,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -505,6 +540,9 @@ impl BufferId {
             Krb5Cname | Krb5Sname => AppProto::Krb5,
             SnmpCommunity | SnmpUsm | SnmpTrapOid | SnmpTrapAddress => AppProto::Snmp,
             IkeInitSpi | IkeRespSpi | IkeVendor | IkeKeyExchange | IkeNonce => AppProto::Ike,
+            SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
+            | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
+            | EmailBodyMd5 => AppProto::Smtp,
             _ => AppProto::Http,
         }
     }
@@ -537,6 +575,9 @@ impl BufferId {
                 | Krb5Cname
                 | Krb5Sname
                 | IkeVendor
+                | SmtpRcptTo
+                | EmailReceived
+                | EmailUrl
         )
     }
 
@@ -643,6 +684,19 @@ impl BufferId {
             "ike.vendor" => IkeVendor,
             "ike.key_exchange_payload" => IkeKeyExchange,
             "ike.nonce_payload" => IkeNonce,
+            "smtp.helo" => SmtpHelo,
+            "smtp.mail_from" => SmtpMailFrom,
+            "smtp.rcpt_to" => SmtpRcptTo,
+            "email.from" => EmailFrom,
+            "email.to" => EmailTo,
+            "email.cc" => EmailCc,
+            "email.subject" => EmailSubject,
+            "email.date" => EmailDate,
+            "email.message_id" => EmailMessageId,
+            "email.x_mailer" => EmailXMailer,
+            "email.received" => EmailReceived,
+            "email.url" => EmailUrl,
+            "email.body_md5" => EmailBodyMd5,
             _ => return None,
         })
     }

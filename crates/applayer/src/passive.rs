@@ -1,5 +1,5 @@
 //! Protocols Vigil detects but does not parse into transactions yet:
-//! SMTP and DCERPC over UDP (SMB, FTP and SIP have their parsers; DCERPC over TCP has its
+//! DCERPC over UDP (SMB, FTP, SIP and SMTP have their parsers; DCERPC over TCP has its
 //! parser, [`crate::dcerpc`], which triggers raw inspection the same way). A flow of one of them has its
 //! `app_proto` set (so that rules whose header names the protocol, and
 //! `app-layer-protocol`, apply to its packets and reassembled stream),
@@ -190,7 +190,7 @@ mod tests {
     }
 
     #[test]
-    fn ftp_and_smtp_are_not_framed() {
+    fn ftp_is_not_framed() {
         let mut s = PassiveState::new(AppProto::Ftp);
         assert!(!s.wants_data(Direction::ToServer));
         s.feed(Direction::ToServer, b"USER x\r\n");

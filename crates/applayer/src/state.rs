@@ -91,13 +91,13 @@ pub enum AppLayerState {
     Sip(Box<SipState>),
     /// HTTP/2 in clear text (prior knowledge or `Upgrade: h2c`).
     Http2(Box<Http2State>),
-    /// MQTT, RFB, DHCP: parsers behind `TxParser` (crate-private).
+    /// MQTT, RFB, DHCP, SMTP: parsers behind `TxParser` (crate-private).
     #[allow(private_interfaces)]
     Ext(Box<dyn TxParser>),
     Smb(Box<SmbState>),
     /// Protocols parsed a whole message at a time (Kerberos 5, SNMP, IKE).
     Msg(Box<dyn MsgParser>),
-    /// DCERPC over UDP, SMTP: detected, not parsed into transactions.
+    /// DCERPC over UDP: detected, not parsed into transactions.
     Passive(Box<PassiveState>),
 }
 
@@ -151,9 +151,8 @@ impl AppLayerState {
                 transport,
                 cfg,
             ))),
-            AppProto::Dcerpc | AppProto::Smtp => {
-                AppLayerState::Passive(Box::new(PassiveState::new(proto)))
-            }
+            AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
+            AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
         }
     }
 
@@ -527,6 +526,15 @@ impl AppLayerState {
             AppLayerState::Smb(s) => s.eve(tx),
             AppLayerState::Msg(s) => s.eve(tx),
             AppLayerState::Passive(_) => None,
+        }
+    }
+
+    /// The objects a transaction's record carries beside its own (SMTP's
+    /// `email`), as (key, object).
+    pub fn eve_siblings(&self, tx: TxId) -> Vec<(&'static str, Value)> {
+        match self {
+            AppLayerState::Ext(s) => s.eve_siblings(tx),
+            _ => Vec::new(),
         }
     }
 

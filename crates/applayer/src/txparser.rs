@@ -1,4 +1,4 @@
-//! The parsers behind one interface: MQTT, RFB and DHCP plug into
+//! The parsers behind one interface: MQTT, RFB, DHCP and SMTP plug into
 //! [`crate::AppLayerState`] as one variant through [`TxParser`], and
 //! expose their integer fields to detection by [`UintField`] (one generic
 //! check in the detection crate instead of one per keyword).
@@ -25,6 +25,10 @@ pub(crate) trait TxParser: Send + Sync {
     /// inspected (empty: absent).
     fn uints(&self, tx: TxId, field: UintField, dir: Direction) -> Vec<u64>;
     fn eve(&self, tx: TxId) -> Option<Value>;
+    /// Objects logged beside the protocol's own (SMTP's `email`).
+    fn eve_siblings(&self, _tx: TxId) -> Vec<(&'static str, Value)> {
+        Vec::new()
+    }
     /// The direction of a transaction that is one message of one side
     /// (DHCP): it is inspected and logged in that direction only.
     fn tx_dir(&self, _tx: TxId) -> Option<Direction> {

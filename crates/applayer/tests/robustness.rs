@@ -36,6 +36,7 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
             let _ = s.uints(t.id, f, Direction::ToServer);
         }
         let _ = s.eve(t.id);
+        let _ = s.eve_siblings(t.id);
     }
 }
 
@@ -121,6 +122,11 @@ proptest! {
     #[test]
     fn mqtt_never_panics(c in seeded(b"\x10\x2f\x00\x04MQTT\x05\xc2\x00\x3c\x03\x21\x00\x14")) {
         exercise(AppProto::Mqtt, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn smtp_never_panics(c in seeded(b"EHLO a\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nDATA\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Transfer-Encoding: base64\r\n\r\n")) {
+        exercise(AppProto::Smtp, Transport::Tcp, &c);
     }
 
     #[test]
@@ -1340,4 +1346,109 @@ fn ike_truncated_oversized_garbage() {
         probe_udp(Direction::ToServer, &i1[..27], 500),
         ProbeResult::Unknown
     );
+}
+
+/// SMTP: truncated, oversized, gap-ridden and garbage input; commands,
+/// replies and mail lines are capped, a gap resyncs on the next command.
+#[test]
+fn smtp_truncated_oversized_gap_garbage() {
+    use Direction::{ToClient, ToServer};
+    let names = |ev: Vec<vigil_applayer::AppLayerEvent>| -> Vec<&'static str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    // Truncated: the stream ends within the DATA; what came is kept.
+    let mut s = AppLayerState::new(AppProto::Smtp, Transport::Tcp);
+    s.feed(ToClient, b"220 hi\r\n", 1);
+    s.feed(
+        ToServer,
+        b"HELO h\r\nMAIL FROM:<a@b>\r\nDATA\r\nSubject: cut\r\n\r\nbody that st",
+        2,
+    );
+    s.finish(ToServer);
+    assert_eq!(
+        s.buffer(0, BufferId::EmailSubject, ToServer),
+        Some(&b"cut"[..])
+    );
+    assert_eq!(
+        s.buffer(0, BufferId::FileData, ToServer),
+        Some(&b"body that st"[..])
+    );
+    assert!(s.transactions()[0].progress.request_complete);
+    // Oversized: a 1 MB command line, reply line and header are capped.
+    let mut o = AppLayerState::new(AppProto::Smtp, Transport::Tcp);
+    o.feed(ToClient, b"220 hi\r\n", 1);
+    let ev = o.feed(ToServer, b"MAIL FROM:<", 2);
+    assert!(ev.is_empty());
+    let mut ev = Vec::new();
+    for _ in 0..64 {
+        ev.extend(o.feed(ToServer, &[b'z'; 16 * 1024], 3));
+        ev.extend(o.feed(ToClient, &[b'5'; 16 * 1024], 3));
+    }
+    ev.extend(o.feed(ToServer, b">\r\n", 4));
+    ev.extend(o.feed(ToClient, b"\r\n", 4));
+    assert_eq!(
+        names(ev),
+        [
+            "MAX_COMMAND_LINE_LEN_EXCEEDED",
+            "MAX_REPLY_LINE_LEN_EXCEEDED",
+            "INVALID_REPLY"
+        ]
+    );
+    let from = o.buffer(0, BufferId::SmtpMailFrom, ToServer).unwrap();
+    assert!(from.len() < 512, "{}", from.len());
+    o.feed(ToClient, b"250 ok\r\n", 5);
+    let ev = o.feed(ToServer, b"DATA\r\nX-Big: ", 5);
+    assert!(ev.is_empty());
+    let mut ev = Vec::new();
+    for _ in 0..64 {
+        ev.extend(o.feed(ToServer, &[b'h'; 16 * 1024], 6));
+    }
+    ev.extend(o.feed(ToServer, b"\r\n\r\nok\r\n.\r\n", 7));
+    assert_eq!(names(ev), ["MIME_LONG_LINE", "MIME_LONG_HEADER_VALUE"]);
+    assert_eq!(o.buffer(0, BufferId::FileData, ToServer), Some(&b"ok"[..]));
+    // Gap-ridden: each gap loses the partial line and resyncs on a
+    // command; the mail cut by a gap ends there.
+    let mut g = AppLayerState::new(AppProto::Smtp, Transport::Tcp);
+    g.feed(
+        ToServer,
+        b"EHLO x\r\nMAIL FROM:<one>\r\nDATA\r\nSubject: a\r\n\r\nfirst ",
+        1,
+    );
+    g.on_gap(ToServer, Some(100));
+    g.feed(
+        ToServer,
+        b"lost\r\n.\r\nnot a command\r\nRCPT TO:<z>\r\n",
+        2,
+    );
+    g.on_gap(ToClient, None);
+    g.feed(ToClient, b"0 partial\r\n250 ok\r\n", 3);
+    let txs = g.transactions();
+    assert_eq!(txs.len(), 2);
+    assert!(txs[0].progress.request_complete);
+    assert_eq!(
+        g.buffer(0, BufferId::FileData, ToServer),
+        Some(&b"first "[..])
+    );
+    assert_eq!(
+        g.buffer(1, BufferId::SmtpRcptTo, ToServer),
+        Some(&b"<z>"[..])
+    );
+    // Garbage: binary from both sides raises reply events, keeps no
+    // more than the caps, and every buffer reads.
+    let mut x = AppLayerState::new(AppProto::Smtp, Transport::Tcp);
+    let mut ev = Vec::new();
+    for i in 0..200u32 {
+        let b: Vec<u8> = (0..300u32).map(|j| (i * 31 + j * 17) as u8).collect();
+        ev.extend(x.feed(ToServer, &b, u64::from(i)));
+        ev.extend(x.feed(ToClient, &b, u64::from(i)));
+    }
+    x.finish(ToServer);
+    assert!(names(ev).contains(&"INVALID_REPLY"));
+    for t in x.transactions() {
+        for &id in BufferId::ALL {
+            for b in x.buffers(t.id, id, ToServer) {
+                assert!(b.len() <= 1024 * 1024);
+            }
+        }
+    }
 }

@@ -782,6 +782,10 @@ impl TxCheck {
                 AppProto::Snmp,
                 vigil_applayer::SnmpEvent::from_name(name)?.name(),
             ),
+            "smtp" => TxCheck::Event(
+                AppProto::Smtp,
+                vigil_applayer::SmtpEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -1036,6 +1040,11 @@ fn side(b: BufferId) -> Side {
         IkeInitSpi | IkeVendor => Side::Request,
         IkeRespSpi => Side::Response,
         IkeKeyExchange | IkeNonce => Side::Both(AppDir::ToServer),
+        // SMTP: the client's commands and mail.
+        SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
+        | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl | EmailBodyMd5 => {
+            Side::Request
+        }
     }
 }
 
@@ -1060,7 +1069,14 @@ pub(crate) fn spec_directions(
     checks: &[TxCheck],
     flow: &FlowOpts,
 ) -> (AppDir, bool) {
-    let mut sides: Vec<Side> = buffers.iter().map(|&b| side(b)).collect();
+    let mut sides: Vec<Side> = buffers
+        .iter()
+        .map(|&b| match (proto, b) {
+            // SMTP's files are the mail's parts, sent to the server.
+            (AppProto::Smtp, BufferId::FileData | BufferId::FileName) => Side::Request,
+            _ => side(b),
+        })
+        .collect();
     sides.extend(checks.iter().map(TxCheck::side));
     let both = matches!(
         proto,

@@ -852,8 +852,18 @@ pub fn compile_rule(
                 && tx_checks
                     .iter()
                     .all(|c| matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
+            // `alert smtp` with file buffers (the mail's MIME parts) and
+            // SMTP keywords: SMTP transactions.
+            let smtp_rule = header_app == Some(AppProto::Smtp)
+                && ids.iter().all(|b| {
+                    matches!(b, BufferId::FileData | BufferId::FileName)
+                        || b.proto() == AppProto::Smtp
+                })
+                && tx_checks.iter().all(|c| c.proto() == AppProto::Smtp);
             let first = if smb_rule {
                 Some(AppProto::Smb)
+            } else if smtp_rule {
+                Some(AppProto::Smtp)
             } else {
                 protos.first().copied().or(header_app)
             };
@@ -863,7 +873,7 @@ pub fn compile_rule(
             if let Some(other) = protos
                 .iter()
                 .find(|p| **p != app_proto)
-                .filter(|_| !smb_rule)
+                .filter(|_| !smb_rule && !smtp_rule)
             {
                 return Err(Skip::Invalid {
                     keyword: "protocol".into(),
@@ -886,12 +896,9 @@ pub fn compile_rule(
             }
             if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
                 // Protocols Vigil detects but has no transactions for yet
-                // (SMTP's file.data, SMB's file buffers ...): a valid rule
+                // (FTP's file.data, SMB's file buffers ...): a valid rule
                 // that cannot be evaluated, not an invalid one.
-                if matches!(
-                    h,
-                    AppProto::Smtp | AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc
-                ) {
+                if matches!(h, AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc) {
                     return Err(Skip::NotEvaluable(format!(
                         "{} transactions ({} buffers)",
                         h.name(),

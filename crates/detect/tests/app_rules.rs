@@ -605,7 +605,7 @@ fn app_layer_protocol_keyword() {
 fn unsupported_app_buffers_stay_not_evaluable() {
     let (e, report) = DetectEngine::build(
         &parse(&[
-            "alert smtp any any -> any any (smtp.helo; content:\"x\"; sid:1;)",
+            "alert tcp any any -> any any (websocket.payload; content:\"x\"; sid:1;)",
             "alert http any any -> any any (http.uri; domain; content:\"x\"; sid:2;)",
             "alert http any any -> any any (http.uri; content:\"x\"; sid:3;)",
         ]),

@@ -381,7 +381,8 @@ pub struct AppRecord {
     /// Event type and object key: `http`, `dns` or `tls`.
     pub key: &'static str,
     pub tx_id: u64,
-    /// The object, serialised JSON.
+    /// The object, serialised JSON, followed by `,"key":{...}` for each
+    /// object logged beside it (SMTP's `email`).
     pub json: String,
 }
 
@@ -2412,12 +2413,21 @@ fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome, udp: bool)
 fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
     let st = app.state.as_ref()?;
     let v = st.eve(tx)?;
+    // The same text as `Display`, written straight into a buffer (without
+    // `Display`'s formatter indirection per write).
+    let mut json = serde_json::to_string(&v).unwrap_or_default();
+    // Objects logged beside the protocol's (SMTP's `email`) follow it in
+    // the record: `json` is written after the protocol's key.
+    for (key, obj) in st.eve_siblings(tx) {
+        json.push_str(",\"");
+        json.push_str(key);
+        json.push_str("\":");
+        json.push_str(&serde_json::to_string(&obj).unwrap_or_default());
+    }
     Some(Box::new(AppRecord {
         key: st.eve_key(),
         tx_id: tx,
-        // The same text as `Display`, written straight into a buffer
-        // (without `Display`'s formatter indirection per write).
-        json: serde_json::to_string(&v).unwrap_or_default(),
+        json,
     }))
 }
 

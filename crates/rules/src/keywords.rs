@@ -252,6 +252,7 @@ const TABLE: &[(&str, Kw)] = &[
     ("email.x_mailer", Sticky("email.x_mailer")),
     ("email.url", Sticky("email.url")),
     ("email.received", Sticky("email.received")),
+    ("email.body_md5", Sticky("email.body_md5")),
     ("pop3.command", Sticky("pop3.command")),
     ("pop3.args", Sticky("pop3.args")),
     ("pop3.response", Sticky("pop3.response")),
@@ -749,7 +750,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
         "alert",
         Unsupported("firewall-mode keyword (alert from an accept rule) not implemented"),
     ),
-    ("email.body_md5", PROTO_NOT_PARSED),
     (
         "flow.elephant",
         Unsupported("elephant-flow tracking not implemented"),
@@ -831,6 +831,20 @@ const EVALUATED: &[&str] = &[
     "http2.window",
     "http2.size_update",
     "http2.settings",
+    // SMTP
+    "smtp.helo",
+    "smtp.mail_from",
+    "smtp.rcpt_to",
+    "email.from",
+    "email.subject",
+    "email.to",
+    "email.cc",
+    "email.date",
+    "email.message_id",
+    "email.x_mailer",
+    "email.url",
+    "email.received",
+    "email.body_md5",
     // MQTT
     "mqtt.type",
     "mqtt.flags",
@@ -1046,8 +1060,6 @@ const UNPARSED_PROTO_PREFIXES: &[&str] = &[
     "dhcp.",
     "ldap.",
     "websocket.",
-    "email.",
-    "smtp.",
     "pop3.",
     "imap.",
     "http2.",
@@ -1181,7 +1193,7 @@ const LEFT_OUT: &str = "\
 ## Deliberately left out
 
 - **Application protocols Vigil does not parse yet** (SMB, DCERPC, FTP, SSH,
-  SMTP/IMAP/POP3/email, QUIC, SIP/SDP, Kerberos, IKE, MQTT, SNMP, RFB, NFS,
+  IMAP/POP3, QUIC, SIP/SDP, Kerberos, IKE, MQTT, SNMP, RFB, NFS,
   DHCP, LDAP, WebSocket, HTTP/2, NTP, PostgreSQL, DNP3, Modbus, ENIP/CIP,
   mDNS/LLMNR, TFTP): their keywords are `unsupported` with \"protocol not
   parsed yet\". The parser accepts those it knows, so such rules load as

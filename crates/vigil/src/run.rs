@@ -867,7 +867,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         log_packet: cfg.eve_alert_flag("packet"),
         log_types: [
             "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "smb", "mqtt", "rfb", "dhcp",
-            "krb5", "snmp", "ike",
+            "krb5", "snmp", "ike", "smtp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))

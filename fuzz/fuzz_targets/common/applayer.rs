@@ -14,7 +14,7 @@
 //!
 //! Invariants: no panic; transaction ids strictly increase; no more
 //! transactions than the configured cap; HTTP bodies within the body
-//! limits; DCERPC stub data and SMB file data within their caps; every EVE object is a JSON object that survives a round trip.
+//! limits; DCERPC stub data, SMB file data and SMTP MIME parts within their caps; every EVE object is a JSON object that survives a round trip.
 
 use vigil_applayer::{
     AppLayerConfig, AppLayerState, AppProto, BufferId, Direction, ProtocolDetector, Transport,
@@ -109,8 +109,19 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
                 assert!(b.len() <= cap, "SMB file data {}", b.len());
             }
         }
+        if st.proto() == AppProto::Smtp {
+            let mut total = 0;
+            for b in st.buffers(tx.id, FileData, Direction::ToServer) {
+                let cap = vigil_applayer::smtp::mime::MAX_PART_DATA;
+                assert!(b.len() <= cap, "SMTP part data {}", b.len());
+                total += b.len();
+            }
+            let cap = vigil_applayer::smtp::mime::MAX_MESSAGE_DATA;
+            assert!(total <= cap, "SMTP message data {total}");
+        }
         let _ = st.tx_events(tx.id);
-        if let Some(v) = st.eve(tx.id) {
+        let siblings = st.eve_siblings(tx.id).into_iter().map(|(_, v)| v);
+        for v in st.eve(tx.id).into_iter().chain(siblings) {
             assert!(v.is_object(), "EVE record is not an object: {v}");
             let text = v.to_string();
             let back: serde_json::Value = serde_json::from_str(&text).expect("EVE round trip");

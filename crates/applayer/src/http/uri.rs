@@ -128,7 +128,8 @@ pub(crate) fn normalize_uri(uri: &[u8], authority_form: bool) -> Vec<u8> {
     out
 }
 
-fn hexval(c: u8) -> Option<u8> {
+/// The value of a hex digit.
+pub(crate) fn hexval(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),

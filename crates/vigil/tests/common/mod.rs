@@ -63,3 +63,15 @@ pub fn run(tag: &str, frames: &[TimedFrame], rules: &str, types: Option<&[&str]>
         .collect();
     Run { dir, eve, events }
 }
+
+/// The signature ids of the alerts among `events`, sorted.
+#[allow(dead_code)]
+pub fn alert_sids(events: &[serde_json::Value]) -> Vec<u64> {
+    let mut sids: Vec<u64> = events
+        .iter()
+        .filter(|e| e["event_type"] == "alert")
+        .filter_map(|e| e["alert"]["signature_id"].as_u64())
+        .collect();
+    sids.sort();
+    sids
+}
