@@ -369,7 +369,7 @@ pub fn parse_eprt(arg: &[u8]) -> Option<u16> {
 
 /// The port of a `227 Entering Passive Mode (h1,h2,h3,h4,p1,p2)` reply
 /// text.
-fn parse_pasv_reply(text: &[u8]) -> Option<u16> {
+pub(crate) fn parse_pasv_reply(text: &[u8]) -> Option<u16> {
     let open = memchr::memchr(b'(', text)?;
     let close = open + memchr::memchr(b')', &text[open..])?;
     parse_host_port(&text[open + 1..close]).map(|(_, p)| p)
@@ -377,7 +377,7 @@ fn parse_pasv_reply(text: &[u8]) -> Option<u16> {
 
 /// The port of a `229 Entering Extended Passive Mode (|||port|)` reply
 /// text.
-fn parse_epsv_reply(text: &[u8]) -> Option<u16> {
+pub(crate) fn parse_epsv_reply(text: &[u8]) -> Option<u16> {
     let open = memchr::memchr(b'(', text)?;
     let close = open + memchr::memchr(b')', &text[open..])?;
     let inner = &text[open + 1..close];

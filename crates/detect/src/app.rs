@@ -1077,6 +1077,7 @@ pub(crate) fn spec_directions(
             | AppProto::Krb5
             | AppProto::Snmp
             | AppProto::Ike
+            | AppProto::FtpData
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1370,7 +1371,7 @@ pub struct TxGroups {
 /// engine is built.
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
-const PROTOS: [AppProto; 16] = [
+const PROTOS: [AppProto; 17] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1387,6 +1388,7 @@ const PROTOS: [AppProto; 16] = [
     AppProto::Krb5,
     AppProto::Snmp,
     AppProto::Ike,
+    AppProto::FtpData,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1407,6 +1409,7 @@ fn group_index(proto: AppProto, dir: AppDir) -> usize {
         AppProto::Krb5 => 13,
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
+        AppProto::FtpData => 16,
     };
     p * 2 + usize::from(dir == AppDir::ToClient)
 }
@@ -1654,6 +1657,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Krb5 => &[AppProto::Krb5],
         AppProto::Snmp => &[AppProto::Snmp],
         AppProto::Ike => &[AppProto::Ike],
+        AppProto::FtpData => &[AppProto::FtpData],
     }
 }
 
