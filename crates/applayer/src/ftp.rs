@@ -26,8 +26,9 @@
 //!
 //! `PORT` / `EPRT` set the data connection's port (`dynamic_port`) and
 //! active mode when the command is parsed; `PASV` / `EPSV` take it from
-//! the `227` / `229` reply (passive mode). The expectation of the data
-//! connection itself is not tracked (see docs/ARCHITECTURE.md).
+//! the `227` / `229` reply (passive mode). The data connection itself
+//! is expected by the engine's reader ([`crate::ftpdata`],
+//! docs/ARCHITECTURE.md "FTP data connections").
 //!
 //! After `234` answers `AUTH TLS` the channel is TLS: the parser stops
 //! reading it. A gap drops the partial line of its direction and skips to
