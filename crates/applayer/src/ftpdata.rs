@@ -4,8 +4,8 @@
 //! A data connection is announced on the control channel: `PORT` /
 //! `EPRT` (active mode: the client listens) or a `227` / `229` reply to
 //! `PASV` / `EPSV` (passive mode: the server listens), and used by the
-//! next `RETR` or `STOR` (Suricata creates its expectation on these two
-//! commands only, with the line's argument as file name). [`control_line`]
+//! next `RETR`, `STOR`, `LIST` or `NLST` (the commands Suricata creates
+//! its expectation on; the argument of `RETR`/`STOR` is the file name). [`control_line`]
 //! reads one control line for that; the engine keeps the announcements
 //! and the expectations they turn into (see docs/ARCHITECTURE.md, "FTP
 //! data connections") and gives a new TCP flow that matches one the
@@ -30,21 +30,27 @@ use crate::{AppLayerEvent, AppProto, BufferId, Direction, Timestamp, TxId, UintF
 pub const MAX_FILENAME: usize = crate::ftp::MAX_LINE;
 
 /// The command that uses a data connection, with the values
-/// `ftpdata_command` compares (Suricata accepts `stor` and `retr`).
+/// `ftpdata_command` compares (Suricata 9 accepts `stor`, `retr`, `list`
+/// and `nlst`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FtpDataCommand {
     Stor,
     Retr,
+    List,
+    Nlst,
 }
 
 /// Names and values of [`FtpDataCommand`] for the keyword.
-pub(crate) const COMMAND_NAMES: &[(&str, u64)] = &[("stor", 1), ("retr", 2)];
+pub(crate) const COMMAND_NAMES: &[(&str, u64)] =
+    &[("stor", 1), ("retr", 2), ("list", 3), ("nlst", 4)];
 
 impl FtpDataCommand {
     pub fn name(self) -> &'static str {
         match self {
             FtpDataCommand::Stor => "STOR",
             FtpDataCommand::Retr => "RETR",
+            FtpDataCommand::List => "LIST",
+            FtpDataCommand::Nlst => "NLST",
         }
     }
 
@@ -52,6 +58,8 @@ impl FtpDataCommand {
         match self {
             FtpDataCommand::Stor => 1,
             FtpDataCommand::Retr => 2,
+            FtpDataCommand::List => 3,
+            FtpDataCommand::Nlst => 4,
         }
     }
 }
@@ -60,7 +68,8 @@ impl FtpDataCommand {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FtpDataInfo {
     pub command: FtpDataCommand,
-    /// The command's argument, at most [`MAX_FILENAME`] bytes.
+    /// The argument of `RETR`/`STOR`, at most [`MAX_FILENAME`] bytes
+    /// (empty for `LIST`/`NLST`: Suricata logs no file name for them).
     pub filename: Vec<u8>,
 }
 
@@ -70,17 +79,31 @@ pub enum ControlLine {
     /// The line's sender listens on this port for the data connection
     /// (`active`: a `PORT`/`EPRT` command; else a `227`/`229` reply).
     Announce { port: u16, active: bool },
-    /// `RETR` / `STOR` with a file name: the announced connection is
-    /// used for it.
+    /// `RETR` / `STOR` with a file name, `LIST` / `NLST`: the announced
+    /// connection is used for it.
     Transfer(FtpDataInfo),
 }
 
 /// Reads one control line (without its CR LF): a data connection's
 /// announcement or use, or `None`. Commands are compared without case,
 /// as Suricata's parser does; `RETR`/`STOR` need an argument (Suricata
-/// requires more than the 5 bytes of `RETR `).
+/// requires more than the 5 bytes of `RETR `), `LIST`/`NLST` take one or
+/// not.
 pub fn control_line(line: &[u8]) -> Option<ControlLine> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
+    for (name, command) in [
+        (b"LIST", FtpDataCommand::List),
+        (b"NLST", FtpDataCommand::Nlst),
+    ] {
+        if line.get(..4).is_some_and(|h| h.eq_ignore_ascii_case(name))
+            && matches!(line.get(4), None | Some(b' '))
+        {
+            return Some(ControlLine::Transfer(FtpDataInfo {
+                command,
+                filename: Vec::new(),
+            }));
+        }
+    }
     let (head, rest) = match line.get(..5) {
         Some(h) => (h, &line[5..]),
         None => return None,
@@ -158,7 +181,9 @@ impl FtpDataState {
     pub fn eve(&self) -> Value {
         let mut m = Map::new();
         if let Some(i) = &self.info {
-            m.insert("filename".into(), suri_str(&i.filename));
+            if !i.filename.is_empty() {
+                m.insert("filename".into(), suri_str(&i.filename));
+            }
             m.insert("command".into(), i.command.name().into());
         }
         Value::Object(m)
@@ -289,7 +314,21 @@ mod tests {
         );
         assert_eq!(control_line(b"RETR "), None);
         assert_eq!(control_line(b"RETR"), None);
-        assert_eq!(control_line(b"LIST /pub"), None);
+        for (line, command) in [
+            (&b"LIST /pub"[..], FtpDataCommand::List),
+            (b"list", FtpDataCommand::List),
+            (b"NLST\r", FtpDataCommand::Nlst),
+        ] {
+            assert_eq!(
+                control_line(line),
+                Some(ControlLine::Transfer(FtpDataInfo {
+                    command,
+                    filename: Vec::new()
+                }))
+            );
+        }
+        assert_eq!(control_line(b"LISTX"), None);
+        assert_eq!(control_line(b"MLSD"), None);
         assert_eq!(control_line(b"RETRIEVE x"), None);
         let long = [b"RETR ".as_slice(), &[b'x'; 10_000]].concat();
         match control_line(&long) {

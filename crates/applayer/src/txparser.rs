@@ -171,7 +171,7 @@ uint_fields! {
     DhcpLeasetime => "dhcp.leasetime", Dhcp, u64::MAX, NONE;
     DhcpRebindingTime => "dhcp.rebinding_time", Dhcp, u64::MAX, NONE;
     DhcpRenewalTime => "dhcp.renewal_time", Dhcp, u64::MAX, NONE;
-    FtpdataCommand => "ftpdata_command", FtpData, 2,
+    FtpdataCommand => "ftpdata_command", FtpData, 4,
         Syntax::Enum(crate::ftpdata::COMMAND_NAMES);
 }
 

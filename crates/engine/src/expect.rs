@@ -13,10 +13,10 @@
 //! * each TCP payload is read as control lines ([`control_line`]): a
 //!   `PORT`/`EPRT` command or a `227`/`229` reply records, for its flow,
 //!   that its sender listens on a port (an *announcement*); the flow's
-//!   next `RETR`/`STOR` turns the announcement into an *expectation*
-//!   keyed by (listening address, port, other address) with the command
-//!   and file name, as Suricata creates its expectation on those two
-//!   commands;
+//!   next `RETR`/`STOR`/`LIST`/`NLST` turns the announcement into an
+//!   *expectation* keyed by (listening address, port, other address)
+//!   with the command and file name, as Suricata creates its expectation
+//!   on those commands;
 //! * a TCP payload whose (source address, source port, destination
 //!   address) or (destination, destination port, source) is expected
 //!   takes the expectation: its record carries the command and file name
@@ -46,9 +46,14 @@ pub struct ExpectConfig {
     pub max_announcements: usize,
     /// An expectation not taken within this many seconds goes.
     pub timeout_s: u64,
-    /// An announcement no `RETR`/`STOR` used within this many seconds
+    /// An announcement no transfer command used within this many seconds
     /// goes.
     pub announce_timeout_s: u64,
+    /// Flows that began with a SYN remembered (their control lines are
+    /// read; oldest forgotten past this).
+    pub max_opened: usize,
+    /// `stream.midstream`: flows picked up without a SYN are parsed too.
+    pub midstream: bool,
 }
 
 impl Default for ExpectConfig {
@@ -58,6 +63,8 @@ impl Default for ExpectConfig {
             max_announcements: 4096,
             timeout_s: 30,
             announce_timeout_s: 600,
+            max_opened: 1 << 16,
+            midstream: false,
         }
     }
 }
@@ -67,7 +74,8 @@ impl Default for ExpectConfig {
 pub struct ExpectStats {
     /// Data connections announced (`PORT`, `EPRT`, `227`, `229`).
     pub announced: u64,
-    /// Expectations made (`RETR`/`STOR` after an announcement).
+    /// Expectations made (`RETR`/`STOR`/`LIST`/`NLST` after an
+    /// announcement).
     pub created: u64,
     /// Expectations a data connection took.
     pub matched: u64,
@@ -79,6 +87,8 @@ pub struct ExpectStats {
     pub announcements_dropped: u64,
     /// Most expectations held at once.
     pub peak: u64,
+    /// Flows that began with a SYN forgotten to keep the cap.
+    pub opened_evicted: u64,
 }
 
 /// A control flow, either direction: (lower endpoint, higher endpoint).
@@ -92,7 +102,22 @@ struct Announce {
     port: u16,
     sec: i64,
     seq: u64,
+    /// The transfer command read after it, waiting for the peer's
+    /// acknowledgement.
+    transfer: Option<Transfer>,
 }
+
+#[derive(Debug)]
+struct Transfer {
+    key: ExpKey,
+    info: FtpDataInfo,
+    /// Who sent the command, and the sequence number its segment ends at.
+    sender: (IpAddr, u16),
+    ack_end: u32,
+}
+
+const SYN: u8 = 0x02;
+const ACK: u8 = 0x10;
 
 #[derive(Debug)]
 struct Expectation {
@@ -113,6 +138,9 @@ pub struct Expectations {
     announce_order: BTreeMap<u64, CtlKey>,
     expected: HashMap<ExpKey, Expectation>,
     expect_order: BTreeMap<u64, ExpKey>,
+    /// Flows that began with a SYN: the ones whose control lines count.
+    opened: HashMap<CtlKey, u64>,
+    opened_order: BTreeMap<u64, CtlKey>,
     seq: u64,
     pub stats: ExpectStats,
 }
@@ -139,15 +167,41 @@ impl Expectations {
     /// data connection the expectation is taken and returned.
     pub fn observe(&mut self, p: &Packet<'_>, ts_ns: i64) -> Option<FtpDataInfo> {
         let ip = p.ip.as_ref()?;
-        if ip.fragment.is_some() || !matches!(p.l4, L4::Tcp(_)) {
+        let L4::Tcp(t) = &p.l4 else {
             return None;
-        }
-        let payload = p.payload();
-        if payload.is_empty() {
+        };
+        if ip.fragment.is_some() {
             return None;
         }
         let sec = ts_ns.div_euclid(1_000_000_000);
-        let (src, sp, dst, dp) = (ip.src, p.src_port(), ip.dst, p.dst_port());
+        let (src, sp, dst, dp) = (ip.src, t.src_port, ip.dst, t.dst_port);
+        let ctl: CtlKey = if (src, sp) <= (dst, dp) {
+            ((src, sp), (dst, dp))
+        } else {
+            ((dst, dp), (src, sp))
+        };
+        if t.flags & (SYN | ACK) == SYN && !self.cfg.midstream {
+            self.opened(ctl);
+        }
+        // A transfer command takes effect once the peer acknowledged it,
+        // as Suricata's parser sees a direction's data then (IDS mode).
+        if t.flags & ACK != 0 && !self.announced.is_empty() {
+            let due = self
+                .announced
+                .get(&ctl)
+                .and_then(|a| a.transfer.as_ref())
+                .is_some_and(|x| {
+                    x.sender != (src, sp) && t.ack.wrapping_sub(x.ack_end) as i32 >= 0
+                });
+            if due {
+                if let Some(a) = self.announced.remove(&ctl) {
+                    self.announce_order.remove(&a.seq);
+                    if let Some(x) = a.transfer {
+                        self.expect(x.key, x.info, sec);
+                    }
+                }
+            }
+        }
         if !self.expected.is_empty() {
             self.expire(sec);
             for key in [(src, sp, dst), (dst, dp, src)] {
@@ -158,34 +212,55 @@ impl Expectations {
                 }
             }
         }
-        // Control channels are text: binary payloads are not read.
-        if !payload[0].is_ascii_alphanumeric() {
+        let payload = p.payload();
+        // Control channels are text: binary payloads are not read. Nor are
+        // flows that did not start with a SYN (Suricata parses those only
+        // with `stream.midstream`).
+        if !payload.first().is_some_and(u8::is_ascii_alphanumeric)
+            || !(self.cfg.midstream || self.opened.contains_key(&ctl))
+        {
             return None;
         }
-        let ctl: CtlKey = if (src, sp) <= (dst, dp) {
-            ((src, sp), (dst, dp))
-        } else {
-            ((dst, dp), (src, sp))
-        };
         for line in payload.split(|&b| b == b'\n').take(MAX_LINES) {
             // A reply code or a command letter.
             let first = line.first().map(u8::to_ascii_uppercase);
-            if !matches!(first, Some(b'2' | b'P' | b'E' | b'R' | b'S')) {
+            if !matches!(first, Some(b'2' | b'P' | b'E' | b'R' | b'S' | b'L' | b'N')) {
                 continue;
             }
             match control_line(line) {
                 Some(ControlLine::Announce { port, .. }) => self.announce(ctl, src, port, sec),
                 Some(ControlLine::Transfer(info)) => {
-                    if let Some(a) = self.announced.remove(&ctl) {
-                        self.announce_order.remove(&a.seq);
+                    if let Some(a) = self.announced.get_mut(&ctl) {
                         let other = if a.listener == src { dst } else { src };
-                        self.expect((a.listener, a.port, other), info, sec);
+                        a.transfer = Some(Transfer {
+                            key: (a.listener, a.port, other),
+                            info,
+                            sender: (src, sp),
+                            ack_end: t.seq.wrapping_add(payload.len() as u32),
+                        });
                     }
                 }
                 None => {}
             }
         }
         None
+    }
+
+    /// Remembers a flow that began with a SYN (oldest forgotten past the
+    /// cap).
+    fn opened(&mut self, ctl: CtlKey) {
+        let seq = self.next_seq();
+        if let Some(old) = self.opened.insert(ctl, seq) {
+            self.opened_order.remove(&old);
+        }
+        self.opened_order.insert(seq, ctl);
+        while self.opened.len() > self.cfg.max_opened.max(1) {
+            let Some((_, k)) = self.opened_order.pop_first() else {
+                break;
+            };
+            self.opened.remove(&k);
+            self.stats.opened_evicted += 1;
+        }
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -219,6 +294,7 @@ impl Expectations {
                 port,
                 sec,
                 seq,
+                transfer: None,
             },
         );
         self.announce_order.insert(seq, ctl);
@@ -270,12 +346,24 @@ mod tests {
     use vigil_applayer::ftpdata::FtpDataCommand;
     use vigil_craft::PacketBuilder;
 
-    fn tcp(src: &str, dst: &str, payload: &[u8]) -> Vec<u8> {
+    fn pkt(
+        t: &mut Expectations,
+        src: &str,
+        dst: &str,
+        flags: u8,
+        (seq, ack): (u32, u32),
+        payload: &[u8],
+        sec: i64,
+    ) -> Option<FtpDataInfo> {
         let s: std::net::SocketAddr = src.parse().unwrap();
         let d: std::net::SocketAddr = dst.parse().unwrap();
-        PacketBuilder::new().tcp(s.ip(), s.port(), d.ip(), d.port(), 1, 1, 0x18, payload)
+        let f =
+            PacketBuilder::new().tcp(s.ip(), s.port(), d.ip(), d.port(), seq, ack, flags, payload);
+        let p = vigil_wire::decode(1, &f);
+        t.observe(&p, sec * 1_000_000_000)
     }
 
+    /// A data segment (sequence 1, acknowledging 1).
     fn feed(
         t: &mut Expectations,
         src: &str,
@@ -283,17 +371,28 @@ mod tests {
         payload: &[u8],
         sec: i64,
     ) -> Option<FtpDataInfo> {
-        let f = tcp(src, dst, payload);
-        let p = vigil_wire::decode(1, &f);
-        t.observe(&p, sec * 1_000_000_000)
+        pkt(t, src, dst, 0x18, (1, 1), payload, sec)
+    }
+
+    /// The peer acknowledges a command sent by `feed` (`len` bytes).
+    fn ack(t: &mut Expectations, src: &str, dst: &str, len: usize, sec: i64) {
+        pkt(t, src, dst, ACK, (1, 1 + len as u32), b"", sec);
+    }
+
+    /// Flows picked up midstream count (no SYN needed).
+    fn table() -> Expectations {
+        Expectations::new(ExpectConfig {
+            midstream: true,
+            ..Default::default()
+        })
     }
 
     const C: &str = "10.0.0.1:40000";
     const S: &str = "10.0.0.2:21";
 
     #[test]
-    fn passive_retr_is_expected_once() {
-        let mut t = Expectations::new(ExpectConfig::default());
+    fn passive_retr_is_expected_once_acknowledged() {
+        let mut t = table();
         assert!(feed(
             &mut t,
             S,
@@ -304,12 +403,30 @@ mod tests {
         .is_none());
         // No command yet: nothing expected.
         assert!(feed(&mut t, "10.0.0.2:5001", "10.0.0.1:50000", b"data", 0).is_none());
-        assert!(feed(&mut t, C, S, b"TYPE I\r\nRETR pub/a.bin\r\n", 1).is_none());
+        let cmd = b"TYPE I\r\nRETR pub/a.bin\r\n";
+        assert!(feed(&mut t, C, S, cmd, 1).is_none());
+        // Not acknowledged yet (an acknowledgement short of its end, or
+        // one from the client, does not count).
+        assert!(t.is_empty());
+        ack(&mut t, S, C, cmd.len() - 1, 1);
+        ack(&mut t, C, S, cmd.len(), 1);
+        assert!(t.is_empty());
+        ack(&mut t, S, C, cmd.len(), 1);
         assert_eq!(t.len(), 1);
         // Another port, another host pair: not it.
         assert!(feed(&mut t, "10.0.0.2:5002", "10.0.0.1:50000", b"x", 1).is_none());
         assert!(feed(&mut t, "10.0.0.3:5001", "10.0.0.1:50000", b"x", 1).is_none());
-        let got = feed(&mut t, "10.0.0.2:5001", "10.0.0.1:50000", b"data", 2).unwrap();
+        // Any packet of the connection takes it (here the client's SYN).
+        let got = pkt(
+            &mut t,
+            "10.0.0.1:50000",
+            "10.0.0.2:5001",
+            SYN,
+            (7, 0),
+            b"",
+            2,
+        )
+        .unwrap();
         assert_eq!(got.command, FtpDataCommand::Retr);
         assert_eq!(got.filename, b"pub/a.bin");
         // Taken: the flow's next packet carries nothing.
@@ -319,10 +436,37 @@ mod tests {
     }
 
     #[test]
-    fn active_stor_expects_the_client() {
+    fn flows_without_a_syn_are_not_read_unless_midstream() {
         let mut t = Expectations::new(ExpectConfig::default());
+        feed(
+            &mut t,
+            S,
+            C,
+            b"227 Entering Passive Mode (10,0,0,2,19,137)\r\n",
+            0,
+        );
+        assert_eq!(t.stats.announced, 0);
+        pkt(&mut t, C, S, SYN, (0, 0), b"", 0);
+        feed(
+            &mut t,
+            S,
+            C,
+            b"227 Entering Passive Mode (10,0,0,2,19,137)\r\n",
+            0,
+        );
+        feed(&mut t, C, S, b"LIST\r\n", 0);
+        ack(&mut t, S, C, 6, 0);
+        let got = feed(&mut t, "10.0.0.2:5001", "10.0.0.1:50000", b"-rw-", 0).unwrap();
+        assert_eq!(got.command, FtpDataCommand::List);
+        assert!(got.filename.is_empty());
+    }
+
+    #[test]
+    fn active_stor_expects_the_client() {
+        let mut t = table();
         feed(&mut t, C, S, b"PORT 10,0,0,1,234,10\r\n", 0);
         feed(&mut t, C, S, b"STOR up.txt\r\n", 0);
+        ack(&mut t, S, C, 13, 0);
         // The client sends the file over the server's connection to it
         // (either packet direction matches).
         let got = feed(&mut t, "10.0.0.1:59914", "10.0.0.2:20", b"file", 0).unwrap();
@@ -332,12 +476,13 @@ mod tests {
         let s6 = "[2001:db8::2]:21";
         feed(&mut t, c6, s6, b"EPRT |2|2001:db8::1|6275|\r\n", 0);
         feed(&mut t, c6, s6, b"RETR x\r\n", 0);
+        ack(&mut t, s6, c6, 8, 0);
         assert!(feed(&mut t, "[2001:db8::2]:20", "[2001:db8::1]:6275", b"d", 0).is_some());
     }
 
     #[test]
     fn expectations_expire() {
-        let mut t = Expectations::new(ExpectConfig::default());
+        let mut t = table();
         feed(
             &mut t,
             S,
@@ -346,25 +491,31 @@ mod tests {
             0,
         );
         feed(&mut t, C, S, b"RETR a\r\n", 0);
+        ack(&mut t, S, C, 8, 0);
         assert!(feed(&mut t, "10.0.0.1:50000", "10.0.0.2:6446", b"x", 31).is_none());
         assert_eq!(t.stats.expired, 1);
         assert!(t.is_empty());
     }
 
     #[test]
-    fn table_is_capped_and_counts_evictions() {
+    fn tables_are_capped_and_count_evictions() {
         let cfg = ExpectConfig {
             max_expectations: 8,
             max_announcements: 4,
+            max_opened: 3,
             ..Default::default()
         };
-        let mut t = Expectations::new(cfg);
+        let mut t = Expectations::new(ExpectConfig {
+            midstream: true,
+            ..cfg
+        });
         // 100 control flows announce and transfer: at most 8 expected.
         for i in 0..100u16 {
             let c = format!("10.0.1.{}:{}", i % 200, 30000 + i);
             let reply = format!("227 ok (10,0,0,2,{},{})\r\n", 20 + i / 256, i % 256);
             feed(&mut t, S, &c, reply.as_bytes(), 0);
             feed(&mut t, &c, S, b"RETR f\r\n", 0);
+            ack(&mut t, S, &c, 8, 0);
             assert!(t.len() <= 8);
         }
         assert_eq!(t.stats.created, 100);
@@ -380,5 +531,20 @@ mod tests {
         }
         assert_eq!(t.announced.len(), 4);
         assert_eq!(t.stats.announcements_dropped, 6);
+        // Flows opened by a SYN: at most 3 remembered.
+        let mut t = Expectations::new(cfg);
+        for i in 0..10u16 {
+            pkt(
+                &mut t,
+                &format!("10.0.3.1:{}", 30000 + i),
+                S,
+                SYN,
+                (0, 0),
+                b"",
+                0,
+            );
+        }
+        assert_eq!(t.opened.len(), 3);
+        assert_eq!(t.stats.opened_evicted, 7);
     }
 }

@@ -647,6 +647,16 @@ pub(crate) fn write_alert<S: AlertSink + ?Sized>(
     }
 }
 
+/// The FTP expectation table of a reader (`None` when off or without
+/// the app layer).
+pub(crate) fn expect_table(cfg: &EngineConfig) -> Option<expect::Expectations> {
+    let c = cfg.ftp_expect.filter(|_| cfg.app.is_some())?;
+    Some(expect::Expectations::new(expect::ExpectConfig {
+        midstream: cfg.stream.midstream,
+        ..c
+    }))
+}
+
 /// What the reader counted.
 struct ReadTotals {
     packets: u64,
@@ -680,10 +690,7 @@ fn read_loop(
     let mut defrag = cfg.defrag.clone().map(Defragmenter::new);
     // FTP data connections: single-owner state fed in input order, as
     // defragmentation (see `expect`).
-    let mut ftp_expect = cfg
-        .ftp_expect
-        .filter(|_| cfg.app.is_some())
-        .map(expect::Expectations::new);
+    let mut ftp_expect = expect_table(cfg);
     let mut datagram = Vec::new();
     // The tunnel pseudo-packets of the frame at hand: (depth, flow hash).
     let mut tunnels: Vec<(u8, u64)> = Vec::new();

@@ -363,10 +363,7 @@ pub fn run_live(
             // FTP data connections: each worker expects those its own
             // control flows announce (the kernel's fanout decides where a
             // data flow goes, so across workers they are not linked).
-            let ftp_expect = cfg
-                .ftp_expect
-                .filter(|_| cfg.app.is_some())
-                .map(crate::expect::Expectations::new);
+            let ftp_expect = crate::expect_table(cfg);
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("vigil-w{w}"))

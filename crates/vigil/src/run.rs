@@ -628,6 +628,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         x.announcements_dropped,
     );
     vigil("ftp.expectations.peak", x.peak);
+    vigil("ftp.expectations.opened_evicted", x.opened_evicted);
     vigil("defrag.fragments", d.fragments);
     vigil("defrag.reassembled", d.reassembled);
     vigil("defrag.overlaps", d.overlaps);

@@ -1,6 +1,6 @@
 //! FTP data connections end to end: a crafted control session that
-//! announces a passive `RETR` and an active `STOR`, the two data
-//! connections, and a connection nobody announced, through the real
+//! announces a passive `RETR`, an active `STOR` and an extended passive
+//! `LIST`, the three data connections, and a connection nobody announced, through the real
 //! `vigil` binary at 1 and 2 workers.
 
 use std::net::SocketAddr;
@@ -62,7 +62,19 @@ fn session(retr_file: &[u8]) -> Vec<TimedFrame> {
         TcpSession::new(addr("10.0.0.1:50001"), addr("10.0.0.2:5002")).start_at(ctl.now());
     other.handshake().server_send(retr_file).close();
     out.extend(other.take_frames());
+    // EPSV and LIST: a listing, with no file name.
     ctl.set_time(other.now())
+        .client_send(b"EPSV\r\n")
+        .server_send(b"229 Entering Extended Passive Mode (|||5003|)\r\n")
+        .client_send(b"LIST\r\n");
+    out.extend(ctl.take_frames());
+    let mut list =
+        TcpSession::new(addr("10.0.0.1:50002"), addr("10.0.0.2:5003")).start_at(ctl.now());
+    list.handshake()
+        .server_send(b"-rw-r--r-- 1 ftp ftp 90 update.vbs\r\n")
+        .close();
+    out.extend(list.take_frames());
+    ctl.set_time(list.now())
         .client_send(b"QUIT\r\n")
         .server_send(b"221 Goodbye\r\n")
         .close();
@@ -79,7 +91,8 @@ alert ftp-data any any -> any any (msg:\"stor\"; ftpdata_command:stor; sid:3;)\n
 alert ftp-data any any -> any any (msg:\"upload to server\"; flow:to_server; content:\"UPLOADED\"; sid:4;)\n\
 alert ftp-data any any -> any any (msg:\"upload to client\"; flow:to_client; content:\"UPLOADED\"; sid:5;)\n\
 alert tcp any any -> any any (msg:\"vbs anywhere\"; flow:to_client; content:\"CreateObject\"; sid:6;)\n\
-alert tcp any any -> any any (msg:\"ftp-data proto\"; app-layer-protocol:ftp-data; flow:to_client; content:\"Set s\"; sid:7;)\n";
+alert tcp any any -> any any (msg:\"ftp-data proto\"; app-layer-protocol:ftp-data; flow:to_client; content:\"Set s\"; sid:7;)\n\
+alert ftp-data any any -> any any (msg:\"listing\"; flow:to_client; ftpdata_command:list; sid:8;)\n";
 
 struct Out {
     eve: String,
@@ -196,7 +209,7 @@ fn data_connections_are_ftp_data_for_any_worker_count() {
         .iter()
         .filter(|e| e["event_type"] == "ftp_data")
         .collect();
-    assert_eq!(recs.len(), 2, "{recs:#?}");
+    assert_eq!(recs.len(), 3, "{recs:#?}");
     // Logged on the packet that ended the connection, without a tx_id or
     // app_proto (Suricata's record).
     assert!(recs[0]["pcap_cnt"].is_u64());
@@ -210,9 +223,14 @@ fn data_connections_are_ftp_data_for_any_worker_count() {
         recs[1]["ftp_data"],
         serde_json::json!({"filename": "upload.bin", "command": "STOR"})
     );
-    assert_eq!(stat(&one, "ftp.expectations.created"), Some(2));
-    assert_eq!(stat(&one, "ftp.expectations.matched"), Some(2));
-    assert_eq!(stat(&one, "app_layer.flow.ftp_data"), Some(2));
+    assert_eq!(recs[2]["ftp_data"], serde_json::json!({"command": "LIST"}));
+    let a = alerts(&one, 8);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0]["src_port"], 5003);
+
+    assert_eq!(stat(&one, "ftp.expectations.created"), Some(3));
+    assert_eq!(stat(&one, "ftp.expectations.matched"), Some(3));
+    assert_eq!(stat(&one, "app_layer.flow.ftp_data"), Some(3));
     assert_eq!(stat(&one, "app_layer.flow.ftp"), Some(1));
 }
 
