@@ -357,8 +357,8 @@ mod tests {
         );
         let mut ev = Vec::new();
         s.finish(Direction::ToServer, &mut ev);
-        assert_eq!(s.infos()[0].1.request_complete, true);
-        assert_eq!(s.infos()[0].1.response_complete, false);
+        assert!(s.infos()[0].1.request_complete);
+        assert!(!s.infos()[0].1.response_complete);
         // Unknown command: no value, an empty record.
         let s = FtpDataState::new(None, 0);
         assert!(s
