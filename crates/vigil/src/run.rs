@@ -618,17 +618,18 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         vigil("slice.tunnels_skipped", s.slice_tunnels_skipped);
     }
     let x = &s.ftp_expect;
-    vigil("ftp.expectations.announced", x.announced);
-    vigil("ftp.expectations.created", x.created);
-    vigil("ftp.expectations.matched", x.matched);
-    vigil("ftp.expectations.expired", x.expired);
-    vigil("ftp.expectations.evicted", x.evicted);
-    vigil(
-        "ftp.expectations.announcements_dropped",
-        x.announcements_dropped,
-    );
-    vigil("ftp.expectations.peak", x.peak);
-    vigil("ftp.expectations.opened_evicted", x.opened_evicted);
+    for (name, n) in [
+        ("announced", x.announced),
+        ("created", x.created),
+        ("matched", x.matched),
+        ("expired", x.expired),
+        ("evicted", x.evicted),
+        ("announcements_dropped", x.announcements_dropped),
+        ("peak", x.peak),
+        ("opened_evicted", x.opened_evicted),
+    ] {
+        vigil(&format!("ftp.expectations.{name}"), n);
+    }
     vigil("defrag.fragments", d.fragments);
     vigil("defrag.reassembled", d.reassembled);
     vigil("defrag.overlaps", d.overlaps);

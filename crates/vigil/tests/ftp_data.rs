@@ -4,10 +4,8 @@
 //! `vigil` binary at 1 and 2 workers.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::Command;
 
-use vigil_craft::{write_pcap_file, TcpSession, TimedFrame};
+use vigil_craft::{TcpSession, TimedFrame};
 
 fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
@@ -94,6 +92,11 @@ alert tcp any any -> any any (msg:\"vbs anywhere\"; flow:to_client; content:\"Cr
 alert tcp any any -> any any (msg:\"ftp-data proto\"; app-layer-protocol:ftp-data; flow:to_client; content:\"Set s\"; sid:7;)\n\
 alert ftp-data any any -> any any (msg:\"listing\"; flow:to_client; ftpdata_command:list; sid:8;)\n";
 
+mod common;
+
+const VARS: &str =
+    "vars:\n  address-groups:\n    HOME_NET: \"10.0.0.1\"\n    EXTERNAL_NET: \"!$HOME_NET\"\n";
+
 struct Out {
     eve: String,
     events: Vec<serde_json::Value>,
@@ -101,46 +104,15 @@ struct Out {
 }
 
 fn run(tag: &str, frames: &[TimedFrame], rules: &str, workers: usize, types: &[&str]) -> Out {
-    let dir: PathBuf = std::env::temp_dir().join(format!(
-        "vigil-ftpdata-{tag}-{workers}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("in.pcap");
-    write_pcap_file(&pcap, frames).unwrap();
-    let rule_file = dir.join("test.rules");
-    std::fs::write(&rule_file, rules).unwrap();
-    let mut yaml = String::from(
-        "%YAML 1.1\n---\nvars:\n  address-groups:\n    HOME_NET: \"10.0.0.1\"\n    EXTERNAL_NET: \"!$HOME_NET\"\noutputs:\n  - eve-log:\n      enabled: yes\n      filetype: regular\n      filename: eve.json\n      types:\n",
-    );
-    for t in types {
-        yaml.push_str(&format!("        - {t}\n"));
+    let w = workers.to_string();
+    let tag = format!("ftpdata-{tag}-{workers}");
+    let r = common::run_with(&tag, frames, rules, Some(types), VARS, &["--workers", &w]);
+    let stats = std::fs::read_to_string(r.dir.join("out/stats.log")).unwrap_or_default();
+    Out {
+        eve: r.eve,
+        events: r.events,
+        stats,
     }
-    let cfg = dir.join("vigil.yaml");
-    std::fs::write(&cfg, yaml).unwrap();
-    let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .arg("run")
-        .arg("-c")
-        .arg(&cfg)
-        .arg("-r")
-        .arg(&pcap)
-        .arg("-S")
-        .arg(&rule_file)
-        .arg("-l")
-        .arg(&out)
-        .args(["-k", "none", "--workers", &workers.to_string()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(out.join("eve.json")).unwrap();
-    let events = eve
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let stats = std::fs::read_to_string(out.join("stats.log")).unwrap_or_default();
-    Out { eve, events, stats }
 }
 
 fn alerts(o: &Out, sid: u64) -> Vec<&serde_json::Value> {
