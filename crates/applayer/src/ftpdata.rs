@@ -5,8 +5,8 @@
 //! `EPRT` (active mode: the client listens) or a `227` / `229` reply to
 //! `PASV` / `EPSV` (passive mode: the server listens), and used by the
 //! next `RETR`, `STOR`, `LIST` or `NLST` (the commands Suricata creates
-//! its expectation on; the argument of `RETR`/`STOR` is the file name). [`control_line`]
-//! reads one control line for that; the engine keeps the announcements
+//! its expectation on; the argument of `RETR`/`STOR` is the file name).
+//! [`control_line`] reads one control line for that; the engine keeps the announcements
 //! and the expectations they turn into (see docs/ARCHITECTURE.md, "FTP
 //! data connections") and gives a new TCP flow that matches one the
 //! protocol `ftp-data` without probing it, with an [`FtpDataState`]
