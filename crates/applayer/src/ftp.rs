@@ -26,8 +26,9 @@
 //!
 //! `PORT` / `EPRT` set the data connection's port (`dynamic_port`) and
 //! active mode when the command is parsed; `PASV` / `EPSV` take it from
-//! the `227` / `229` reply (passive mode). The expectation of the data
-//! connection itself is not tracked (see docs/ARCHITECTURE.md).
+//! the `227` / `229` reply (passive mode). The data connection itself
+//! is expected by the engine's reader ([`crate::ftpdata`],
+//! docs/ARCHITECTURE.md "FTP data connections").
 //!
 //! After `234` answers `AUTH TLS` the channel is TLS: the parser stops
 //! reading it. A gap drops the partial line of its direction and skips to
@@ -369,7 +370,7 @@ pub fn parse_eprt(arg: &[u8]) -> Option<u16> {
 
 /// The port of a `227 Entering Passive Mode (h1,h2,h3,h4,p1,p2)` reply
 /// text.
-fn parse_pasv_reply(text: &[u8]) -> Option<u16> {
+pub(crate) fn parse_pasv_reply(text: &[u8]) -> Option<u16> {
     let open = memchr::memchr(b'(', text)?;
     let close = open + memchr::memchr(b')', &text[open..])?;
     parse_host_port(&text[open + 1..close]).map(|(_, p)| p)
@@ -377,7 +378,7 @@ fn parse_pasv_reply(text: &[u8]) -> Option<u16> {
 
 /// The port of a `229 Entering Extended Passive Mode (|||port|)` reply
 /// text.
-fn parse_epsv_reply(text: &[u8]) -> Option<u16> {
+pub(crate) fn parse_epsv_reply(text: &[u8]) -> Option<u16> {
     let open = memchr::memchr(b'(', text)?;
     let close = open + memchr::memchr(b')', &text[open..])?;
     let inner = &text[open + 1..close];

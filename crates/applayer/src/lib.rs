@@ -21,6 +21,7 @@
 //! | [`ssh`] | SSH identification strings (`ssh.proto`, `ssh.software`) |
 //! | [`dcerpc`] | DCERPC over TCP: binds and their acks, requests and responses by call id, fragment reassembly |
 //! | [`ftp`] | FTP control channel: commands and replies, data connection ports |
+//! | [`ftpdata`] | FTP data connections: the control lines that announce and use them, the `ftp-data` state |
 //! | [`mqtt`] | MQTT 3.1/3.1.1/5: control packets with properties, transactions by packet id |
 //! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
 //! | [`dhcp`] | DHCP over UDP: one transaction per message, options |
@@ -50,6 +51,7 @@ pub mod dhcp;
 pub mod dns;
 mod events;
 pub mod ftp;
+pub mod ftpdata;
 pub mod http;
 pub mod http2;
 pub mod ike;
@@ -121,6 +123,9 @@ pub enum AppProto {
     Krb5,
     Snmp,
     Ike,
+    /// An FTP data connection, known from its control channel (never
+    /// probed).
+    FtpData,
 }
 
 impl AppProto {
@@ -144,6 +149,7 @@ impl AppProto {
             AppProto::Krb5 => "krb5",
             AppProto::Snmp => "snmp",
             AppProto::Ike => "ike",
+            AppProto::FtpData => "ftp-data",
         }
     }
 }

@@ -91,7 +91,8 @@ pub enum AppLayerState {
     Sip(Box<SipState>),
     /// HTTP/2 in clear text (prior knowledge or `Upgrade: h2c`).
     Http2(Box<Http2State>),
-    /// MQTT, RFB, DHCP, SMTP: parsers behind `TxParser` (crate-private).
+    /// MQTT, RFB, DHCP, SMTP, FTP data: parsers behind `TxParser`
+    /// (crate-private).
     #[allow(private_interfaces)]
     Ext(Box<dyn TxParser>),
     Smb(Box<SmbState>),
@@ -135,6 +136,7 @@ impl AppLayerState {
             AppProto::Mqtt => AppLayerState::Ext(Box::new(crate::mqtt::MqttState::new(cfg))),
             AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
             AppProto::Dhcp => AppLayerState::Ext(Box::new(crate::dhcp::DhcpState::new(cfg))),
+            AppProto::FtpData => Self::ftp_data(None, 0),
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
@@ -154,6 +156,12 @@ impl AppLayerState {
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
         }
+    }
+
+    /// The state of an FTP data connection its control channel announced
+    /// (`info`: the command and file name that use it), opened at `ts`.
+    pub fn ftp_data(info: Option<crate::ftpdata::FtpDataInfo>, ts: Timestamp) -> Self {
+        AppLayerState::Ext(Box::new(crate::ftpdata::FtpDataState::new(info, ts)))
     }
 
     pub fn proto(&self) -> AppProto {
@@ -585,6 +593,8 @@ impl AppLayerState {
     pub fn eve_key(&self) -> &'static str {
         match self {
             AppLayerState::Http2(_) => "http",
+            // Suricata's record and alert object for `ftp-data` flows.
+            AppLayerState::Ext(s) if s.proto() == AppProto::FtpData => "ftp_data",
             s => s.proto().name(),
         }
     }

@@ -1,4 +1,4 @@
-//! The parsers behind one interface: MQTT, RFB, DHCP and SMTP plug into
+//! The parsers behind one interface: MQTT, RFB, DHCP, SMTP and FTP data plug into
 //! [`crate::AppLayerState`] as one variant through [`TxParser`], and
 //! expose their integer fields to detection by [`UintField`] (one generic
 //! check in the detection crate instead of one per keyword).
@@ -175,6 +175,8 @@ uint_fields! {
     DhcpLeasetime => "dhcp.leasetime", Dhcp, u64::MAX, NONE;
     DhcpRebindingTime => "dhcp.rebinding_time", Dhcp, u64::MAX, NONE;
     DhcpRenewalTime => "dhcp.renewal_time", Dhcp, u64::MAX, NONE;
+    FtpdataCommand => "ftpdata_command", FtpData, 4,
+        Syntax::Enum(crate::ftpdata::COMMAND_NAMES);
 }
 
 impl UintField {

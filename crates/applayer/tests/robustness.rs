@@ -135,6 +135,29 @@ proptest! {
     }
 
     #[test]
+    fn ftp_data_never_panics(c in chunks()) {
+        exercise(AppProto::FtpData, Transport::Tcp, &c);
+    }
+
+    /// The control lines the engine's expectation table reads, from any
+    /// packet: announcements and transfers, whole or cut anywhere.
+    #[test]
+    fn ftp_control_lines_never_panic(
+        c in seeded(b"227 Entering Passive Mode (10,0,0,2,"),
+        d in seeded(b"EPRT |2|::1|"),
+        e in seeded(b"229 ok (|||"),
+    ) {
+        use vigil_applayer::ftpdata::{control_line, ControlLine};
+        for (_, b) in c.iter().chain(&d).chain(&e) {
+            for cut in [0, b.len() / 2, b.len()] {
+                if let Some(ControlLine::Transfer(i)) = control_line(&b[..cut]) {
+                    prop_assert!(i.filename.len() <= vigil_applayer::ftpdata::MAX_FILENAME);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn rfb_never_panics(c in seeded(b"RFB 003.008\nRFB 003.008\n\x01\x02\x02")) {
         exercise(AppProto::Rfb, Transport::Tcp, &c);
     }

@@ -1093,6 +1093,7 @@ pub(crate) fn spec_directions(
             | AppProto::Krb5
             | AppProto::Snmp
             | AppProto::Ike
+            | AppProto::FtpData
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1387,7 +1388,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 16] = [
+pub(crate) const PROTOS: [AppProto; 17] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1404,6 +1405,7 @@ pub(crate) const PROTOS: [AppProto; 16] = [
     AppProto::Krb5,
     AppProto::Snmp,
     AppProto::Ike,
+    AppProto::FtpData,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1430,6 +1432,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Krb5 => 13,
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
+        AppProto::FtpData => 16,
     }
 }
 
@@ -1676,6 +1679,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Krb5 => &[AppProto::Krb5],
         AppProto::Snmp => &[AppProto::Snmp],
         AppProto::Ike => &[AppProto::Ike],
+        AppProto::FtpData => &[AppProto::FtpData],
     }
 }
 

@@ -305,6 +305,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         // DCERPC over UDP is not detected yet; the header still admits it.
         "dcerpc" => (ProtoMatch::TcpUdp, Some(AppProto::Dcerpc)),
         "ftp" => (ProtoMatch::Number(6), Some(AppProto::Ftp)),
+        "ftp-data" => (ProtoMatch::Number(6), Some(AppProto::FtpData)),
         "smtp" => (ProtoMatch::Number(6), Some(AppProto::Smtp)),
         "ssh" => (ProtoMatch::Number(6), Some(AppProto::Ssh)),
         "sip" => (ProtoMatch::TcpUdp, Some(AppProto::Sip)),

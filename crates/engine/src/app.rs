@@ -38,6 +38,9 @@ pub struct AppFlow {
     /// undecided, and its first bytes were let go: the parser starts it
     /// with a gap.
     skipped: [bool; 2],
+    /// An FTP data connection expected by its control channel, until its
+    /// first data decides the protocol.
+    ftp_data: Option<Box<vigil_applayer::ftpdata::FtpDataInfo>>,
 }
 
 impl std::fmt::Debug for AppFlow {
@@ -86,6 +89,7 @@ impl AppFlow {
             dirty: [false; 2],
             finished: [false; 2],
             skipped: [false; 2],
+            ftp_data: None,
         }
     }
 
@@ -112,6 +116,16 @@ impl AppFlow {
                 self.detector = None;
                 true
             }
+        }
+    }
+
+    /// The control channel announced this flow as an FTP data connection
+    /// (the reader's expectation table): when its first data reaches the
+    /// app layer it is `ftp-data` without probing (Suricata looks its
+    /// expectations up there), unless its protocol was decided before.
+    pub fn expect_ftp_data(&mut self, info: &vigil_applayer::ftpdata::FtpDataInfo) {
+        if self.detector.is_some() {
+            self.ftp_data = Some(Box::new(info.clone()));
         }
     }
 
@@ -169,6 +183,14 @@ impl AppFlow {
             // range treated as gaps (the peer acknowledged data we never
             // saw).
             let ranges: Vec<(u64, u64)> = h.buf.ranges_in(start, to).collect();
+            if let Some(info) = self.ftp_data.take().filter(|_| self.detector.is_some()) {
+                self.detector = None;
+                self.proto = AppProtoState::Detected(vigil_applayer::AppProto::FtpData);
+                self.state = Some(AppLayerState::ftp_data(Some(*info), ts_us));
+                // The transaction is there for both directions now.
+                self.dirty = [true, true];
+                out.decided = true;
+            }
             // Protocol detection first: the detector sees the new bytes
             // from the stream's beginning; the parser then gets the same
             // data once the protocol is known.

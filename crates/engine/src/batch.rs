@@ -32,6 +32,10 @@ pub struct PacketRecord {
     /// (sent to every worker, so flow timeouts happen at the same input
     /// position whatever the worker count).
     pub marker: bool,
+    /// An FTP data connection its control channel announced: the index
+    /// in [`Batch::ftp_data`] of the command and file name (the reader's
+    /// expectation table, `crate::expect`).
+    pub ftp_data: Option<u32>,
 }
 
 /// [`PacketRecord::defrag`]: the fragment overlapped earlier ones.
@@ -52,6 +56,8 @@ pub struct Batch {
     /// Every packet with an index up to this one that belongs to the
     /// receiving worker is in this batch or an earlier one.
     pub upto: u64,
+    /// What the records' [`PacketRecord::ftp_data`] point to.
+    pub ftp_data: Vec<vigil_applayer::ftpdata::FtpDataInfo>,
 }
 
 impl Batch {
@@ -59,6 +65,21 @@ impl Batch {
         self.records.clear();
         self.arena.clear();
         self.upto = 0;
+        self.ftp_data.clear();
+    }
+
+    /// Marks the last record as the first data of an expected FTP data
+    /// connection.
+    pub fn tag_ftp_data(&mut self, info: vigil_applayer::ftpdata::FtpDataInfo) {
+        if let Some(r) = self.records.last_mut() {
+            r.ftp_data = Some(self.ftp_data.len() as u32);
+            self.ftp_data.push(info);
+        }
+    }
+
+    /// The FTP data connection a record opens, when it does.
+    pub fn ftp_data_of(&self, r: &PacketRecord) -> Option<&vigil_applayer::ftpdata::FtpDataInfo> {
+        self.ftp_data.get(r.ftp_data? as usize)
     }
 
     pub fn push(&mut self, index: u64, ts_ns: i64, linktype: u32, data: &[u8], orig_len: u32) {
@@ -90,6 +111,7 @@ impl Batch {
             defrag,
             tunnel: 0,
             marker: false,
+            ftp_data: None,
         });
     }
 
@@ -123,6 +145,7 @@ impl Batch {
             defrag: 0,
             tunnel: 0,
             marker: true,
+            ftp_data: None,
         });
     }
 

@@ -21,6 +21,7 @@ mod app;
 mod batch;
 pub mod detectors;
 mod exception;
+pub mod expect;
 pub mod hosts;
 mod live;
 mod worker;
@@ -148,6 +149,9 @@ pub struct EngineConfig {
     pub peers: Option<Peers>,
     /// `--slice K/N`: inspect only the flows of slice K (`None`: all).
     pub slice: Option<Slice>,
+    /// FTP data connections expected from their control channel
+    /// ([`expect`]; `None`: not followed).
+    pub ftp_expect: Option<expect::ExpectConfig>,
 }
 
 impl Default for EngineConfig {
@@ -182,6 +186,7 @@ impl Default for EngineConfig {
             detectors: Some(detectors::DetectorConfig::default()),
             peers: None,
             slice: None,
+            ftp_expect: Some(expect::ExpectConfig::default()),
         }
     }
 }
@@ -274,6 +279,8 @@ pub struct RunStats {
     pub slice_datagrams_skipped: u64,
     /// `--slice`: tunnel packets whose own flow belongs to another slice.
     pub slice_tunnels_skipped: u64,
+    /// The FTP expectation table (the reader keeps it).
+    pub ftp_expect: expect::ExpectStats,
 }
 
 /// Errors that end a run.
@@ -455,6 +462,7 @@ pub fn run_offline(
         totals.slice_packets_skipped = read.slice_packets_skipped;
         totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
         totals.slice_tunnels_skipped = read.slice_tunnels_skipped;
+        totals.ftp_expect = read.ftp_expect;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
@@ -639,6 +647,16 @@ pub(crate) fn write_alert<S: AlertSink + ?Sized>(
     }
 }
 
+/// The FTP expectation table of a reader (`None` when off or without
+/// the app layer).
+pub(crate) fn expect_table(cfg: &EngineConfig) -> Option<expect::Expectations> {
+    let c = cfg.ftp_expect.filter(|_| cfg.app.is_some())?;
+    Some(expect::Expectations::new(expect::ExpectConfig {
+        midstream: cfg.stream.midstream,
+        ..c
+    }))
+}
+
 /// What the reader counted.
 struct ReadTotals {
     packets: u64,
@@ -648,6 +666,7 @@ struct ReadTotals {
     slice_packets_skipped: u64,
     slice_datagrams_skipped: u64,
     slice_tunnels_skipped: u64,
+    ftp_expect: expect::ExpectStats,
 }
 
 fn read_loop(
@@ -669,6 +688,9 @@ fn read_loop(
     let mut last_ts = None;
     let batch_packets = cfg.batch_packets.max(1);
     let mut defrag = cfg.defrag.clone().map(Defragmenter::new);
+    // FTP data connections: single-owner state fed in input order, as
+    // defragmentation (see `expect`).
+    let mut ftp_expect = expect_table(cfg);
     let mut datagram = Vec::new();
     // The tunnel pseudo-packets of the frame at hand: (depth, flow hash).
     let mut tunnels: Vec<(u8, u64)> = Vec::new();
@@ -764,6 +786,8 @@ fn read_loop(
             }
         }
         let p = inner.as_ref().unwrap_or(&p);
+        let ftp_data = ftp_expect.as_mut().and_then(|t| t.observe(p, ts_ns));
+        let deepest = tunnels.last().map(|&(d, _)| d);
         // `--slice`: a packet of another slice's flow (a fragment: of
         // another slice's address pair) is not inspected here.
         let w = if slice.is_some_and(|s| !s.owns(hash)) {
@@ -825,6 +849,21 @@ fn read_loop(
                 depth,
             );
         }
+        // The record of the packet that opens an expected FTP data
+        // connection (the innermost one of a tunnel) carries it.
+        if let Some(info) = ftp_data {
+            match (deepest, tunnels.last()) {
+                (None, _) => {
+                    if let Some(w) = w {
+                        pending[w].tag_ftp_data(info);
+                    }
+                }
+                (Some(d), Some(&(td, h))) if td == d => {
+                    pending[(h % n as u64) as usize].tag_ftp_data(info);
+                }
+                _ => {}
+            }
+        }
         if let Some((rw, lt)) = rebuilt_to {
             pending[rw].push_record(
                 pkt.index,
@@ -871,6 +910,7 @@ fn read_loop(
         slice_packets_skipped,
         slice_datagrams_skipped,
         slice_tunnels_skipped,
+        ftp_expect: ftp_expect.map(|t| t.stats).unwrap_or_default(),
     })
 }
 

@@ -360,12 +360,17 @@ pub fn run_live(
                 d.max_trackers = (d.max_trackers / n).max(64);
                 Defragmenter::new(d)
             });
+            // FTP data connections: each worker expects those its own
+            // control flows announce (the kernel's fanout decides where a
+            // data flow goes, so across workers they are not linked).
+            let ftp_expect = crate::expect_table(cfg);
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("vigil-w{w}"))
                     .spawn_scoped(scope, move || {
                         let worker = Worker::new(control.engine(), wcfg);
-                        live_worker(w, worker, ins, defrag, &control, &live, tx)
+                        let inputs = (ins, defrag, ftp_expect);
+                        live_worker(w, worker, inputs, &control, &live, tx)
                     })
                     .map_err(RunError::Output)?,
             );
@@ -403,8 +408,11 @@ fn input_counters(ins: &mut [Box<dyn LiveInput>]) -> Vec<(String, InputCounters)
 fn live_worker(
     id: usize,
     mut worker: Worker,
-    mut ins: Vec<Box<dyn LiveInput>>,
-    mut defrag: Option<Defragmenter>,
+    (mut ins, mut defrag, mut ftp_expect): (
+        Vec<Box<dyn LiveInput>>,
+        Option<Defragmenter>,
+        Option<crate::expect::Expectations>,
+    ),
     control: &LiveControl,
     live: &LiveConfig,
     tx: Sender<Msg>,
@@ -504,12 +512,21 @@ fn live_worker(
                     }
                     _ => (0, false),
                 };
+                let ftp_data = match (ftp_expect.as_mut(), &p) {
+                    (Some(t), Some(p)) => t.observe(p, f.ts_ns),
+                    _ => None,
+                };
                 if keep {
                     batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
                     tokens.push((i, f.token));
                     for d in 1..=depth {
                         batch.push_tunnel(index, f.ts_ns, f.linktype, f.data, f.orig_len, d);
                         tokens.push((usize::MAX, 0));
+                    }
+                    // The innermost packet's record: the frame's, or its
+                    // deepest tunnel packet's (pushed last).
+                    if let Some(info) = ftp_data {
+                        batch.tag_ftp_data(info);
                     }
                 } else {
                     *skipped += 1;

@@ -764,6 +764,9 @@ pub struct Worker {
 #[derive(Clone, Copy)]
 struct PktCtx<'r> {
     rec: &'r PacketRecord,
+    /// The FTP data connection this packet opens (the reader's
+    /// expectation table).
+    ftp_data: Option<&'r vigil_applayer::ftpdata::FtpDataInfo>,
     order: AlertOrder,
     sel: Option<GroupSel>,
 }
@@ -922,6 +925,7 @@ impl Worker {
                 let (s, e) = self.spans[i];
                 let pk = PktCtx {
                     rec,
+                    ftp_data: batch.ftp_data_of(rec),
                     order: (rec.index, phase(rec), 0),
                     sel: self.sels[i],
                 };
@@ -1566,7 +1570,7 @@ impl Ctx {
         }
         let ts_us = (rec.ts_ns.max(0) / 1000) as u64;
         let was_encrypted = flow.state.no_payload;
-        let decided_now = self.app_feed(p, flow, to_server, ts_us);
+        let decided_now = self.app_feed(p, flow, to_server, ts_us, pk.ftp_data);
         let tls_bypass = self.cfg.tls_bypass && !was_encrypted && flow.state.no_payload;
         if !flow.state.app_error_seen
             && flow
@@ -1975,6 +1979,7 @@ impl Ctx {
         flow: &mut Flow<FlowState>,
         to_server: bool,
         ts_us: u64,
+        ftp_data: Option<&vigil_applayer::ftpdata::FtpDataInfo>,
     ) -> bool {
         let Some(cfg) = self.cfg.app.as_ref() else {
             return false;
@@ -1999,6 +2004,9 @@ impl Ctx {
                     st.tcp.app_consumed(false, Some(0), &mut self.mem);
                     Box::new(AppFlow::new(vigil_applayer::Transport::Tcp, server_port))
                 });
+                if let Some(info) = ftp_data {
+                    app.expect_ftp_data(info);
+                }
                 for client in [!to_server, to_server] {
                     let h = st.tcp.half(client);
                     let to = if self.cfg.stream.inline {

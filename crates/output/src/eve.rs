@@ -432,12 +432,13 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
-        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP and IKE loggers
+        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE and FTP data
+        // loggers
         // write their records without `tx_id`.
         if let Some(tx) = ev.tx_id.filter(|_| {
             !matches!(
                 key,
-                "sip" | "mqtt" | "rfb" | "dhcp" | "krb5" | "snmp" | "ike"
+                "sip" | "mqtt" | "rfb" | "dhcp" | "krb5" | "snmp" | "ike" | "ftp_data"
             )
         }) {
             o.uint("tx_id", tx)?;

@@ -802,6 +802,8 @@ const EVALUATED: &[&str] = &[
     "ftp.mode",
     "ftp.reply_received",
     "ftpbounce",
+    // FTP data connections
+    "ftpdata_command",
     // SMB
     "smb.version",
     "smb.share",

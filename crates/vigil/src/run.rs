@@ -324,7 +324,13 @@ impl AlertSink for Sink {
         let Some(rec) = a.app.as_ref() else {
             return Ok(());
         };
-        if !self.log_types.contains(&rec.key) {
+        // Suricata's `ftp` type logs the `ftp_data` records too.
+        let key = if rec.key == "ftp_data" {
+            "ftp"
+        } else {
+            rec.key
+        };
+        if !self.log_types.contains(&key) {
             return Ok(());
         }
         let vlan = &a.vlan[..a.vlan_count as usize];
@@ -591,7 +597,8 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
             set(&format!("app_layer.flow.{name}_tcp"), n - udp);
             set(&format!("app_layer.flow.{name}_udp"), udp);
         } else {
-            set(&format!("app_layer.flow.{name}"), *n);
+            // `ftp-data` is `ftp_data` in Suricata's stats.
+            set(&format!("app_layer.flow.{}", name.replace('-', "_")), *n);
         }
     }
     vigil("app_layer.tx_logged", w.tx_logged);
@@ -609,6 +616,19 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         vigil("slice.packets_skipped", s.slice_packets_skipped);
         vigil("slice.datagrams_skipped", s.slice_datagrams_skipped);
         vigil("slice.tunnels_skipped", s.slice_tunnels_skipped);
+    }
+    let x = &s.ftp_expect;
+    for (name, n) in [
+        ("announced", x.announced),
+        ("created", x.created),
+        ("matched", x.matched),
+        ("expired", x.expired),
+        ("evicted", x.evicted),
+        ("announcements_dropped", x.announcements_dropped),
+        ("peak", x.peak),
+        ("opened_evicted", x.opened_evicted),
+    ] {
+        vigil(&format!("ftp.expectations.{name}"), n);
     }
     vigil("defrag.fragments", d.fragments);
     vigil("defrag.reassembled", d.reassembled);

@@ -23,7 +23,22 @@ pub struct Run {
 /// Runs `vigil run -r` over `frames` with `rules` in a directory of its
 /// own (named after `tag` and the process); with `types`, an eve-log
 /// config selecting those record types. Panics when vigil fails.
+#[allow(dead_code)]
 pub fn run(tag: &str, frames: &[TimedFrame], rules: &str, types: Option<&[&str]>) -> Run {
+    run_with(tag, frames, rules, types, "", &[])
+}
+
+/// [`run`] with `yaml` (such as a `vars:` section) at the top of the
+/// config and more command-line arguments.
+#[allow(dead_code)]
+pub fn run_with(
+    tag: &str,
+    frames: &[TimedFrame],
+    rules: &str,
+    types: Option<&[&str]>,
+    yaml: &str,
+    args: &[&str],
+) -> Run {
     let dir = std::env::temp_dir().join(format!("vigil-{tag}-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,12 +49,15 @@ pub fn run(tag: &str, frames: &[TimedFrame], rules: &str, types: Option<&[&str]>
     let out = dir.join("out");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vigil"));
     cmd.arg("run");
-    if let Some(types) = types {
-        let mut yaml = String::from(
-            "%YAML 1.1\n---\noutputs:\n  - eve-log:\n      enabled: yes\n      filetype: regular\n      filename: eve.json\n      types:\n",
-        );
-        for t in types {
-            yaml.push_str(&format!("        - {t}\n"));
+    if types.is_some() || !yaml.is_empty() {
+        let mut yaml = format!("%YAML 1.1\n---\n{yaml}");
+        if let Some(types) = types {
+            yaml.push_str(
+                "outputs:\n  - eve-log:\n      enabled: yes\n      filetype: regular\n      filename: eve.json\n      types:\n",
+            );
+            for t in types {
+                yaml.push_str(&format!("        - {t}\n"));
+            }
         }
         let cfg = dir.join("vigil.yaml");
         std::fs::write(&cfg, yaml).unwrap();
@@ -53,6 +71,7 @@ pub fn run(tag: &str, frames: &[TimedFrame], rules: &str, types: Option<&[&str]>
         .arg("-l")
         .arg(&out)
         .args(["-k", "none"])
+        .args(args)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
