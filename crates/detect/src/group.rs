@@ -663,10 +663,10 @@ impl RuleGroups {
         let mut routed = vec![[NO_GROUP; 2]; self.groups.len()];
         for (i, p) in pending.iter().enumerate() {
             let g = p.group as usize;
-            for d in 0..2 {
-                let generic = self.groups[g].split.as_deref().map(|s| s.generic[d]);
-                if p.split == generic {
-                    routed[g][d] = i as u32;
+            let split = self.groups[g].split.as_deref();
+            for (d, slot) in routed[g].iter_mut().enumerate() {
+                if p.split == split.map(|s| s.generic[d]) {
+                    *slot = i as u32;
                 }
             }
         }

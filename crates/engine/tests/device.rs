@@ -16,8 +16,7 @@ use vigil_craft::{PacketBuilder, TcpSession, TimedFrame};
 use vigil_detect::DetectEngine;
 use vigil_engine::{DeviceSetup, EngineConfig, LaneConfig};
 use vigil_opencl::DeviceMatcher;
-use vigil_prefilter::{EngineKind, Selector};
-use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
+use vigil_prefilter::EngineKind;
 
 const RULES: &str = r#"alert tcp any any -> any 80 (msg:"login"; content:"LOGIN"; flowbits:set,login; flowbits:noalert; sid:1;)
 alert tcp any 80 -> any any (msg:"after login"; content:"welcome"; nocase; flowbits:isset,login; sid:2;)
@@ -43,21 +42,8 @@ fn have_device() -> bool {
     }
 }
 
-/// The rules compiled with `kind`; `split`: the groups' patterns split as
-/// the CPU path has them by default (a device is given single engines).
 fn detect(kind: EngineKind, split: bool) -> Arc<DetectEngine> {
-    let vars = Vars::default();
-    let parsed: Vec<_> = RULES
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
-        .collect();
-    let mut selector = Selector::fixed(kind);
-    selector.set_split_groups(split);
-    let (e, report) =
-        DetectEngine::build_with(&parsed, &ClassificationConfig::default(), &mut selector);
-    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-    Arc::new(e)
+    common::engine_with(RULES, kind, split)
 }
 
 fn capture() -> Vec<TimedFrame> {

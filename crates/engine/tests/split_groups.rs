@@ -17,8 +17,7 @@ use common::{run_pcap, write_pcap, Seen};
 use vigil_craft::{PacketBuilder, TcpSession, TimedFrame};
 use vigil_detect::DetectEngine;
 use vigil_engine::EngineConfig;
-use vigil_prefilter::{EngineKind, Selector};
-use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
+use vigil_prefilter::EngineKind;
 
 const RULES: &str = r#"alert tcp any any -> any any (msg:"stream, across segments"; content:"GET /split-here"; sid:1;)
 alert tcp any any -> any any (msg:"anchored"; content:"GET"; depth:3; sid:2;)
@@ -40,19 +39,7 @@ fn addr(s: &str) -> SocketAddr {
 }
 
 fn detect(kind: EngineKind, split: bool) -> Arc<DetectEngine> {
-    let vars = Vars::default();
-    let parsed: Vec<_> = RULES
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
-        .collect();
-    let mut selector = Selector::fixed(kind);
-    selector.set_split_groups(split);
-    let (e, report) =
-        DetectEngine::build_with(&parsed, &ClassificationConfig::default(), &mut selector);
-    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-    assert_eq!(e.split_groups(), split);
-    Arc::new(e)
+    common::engine_with(RULES, kind, split)
 }
 
 fn frames() -> Vec<TimedFrame> {

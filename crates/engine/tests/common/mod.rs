@@ -26,6 +26,29 @@ pub fn engine(rules: &str) -> Arc<DetectEngine> {
     Arc::new(e)
 }
 
+/// [`engine`] with the prefilter engine `kind`; `split`: the groups'
+/// patterns split as the CPU path has them by default (a prefilter
+/// device is given one engine per group).
+pub fn engine_with(
+    rules: &str,
+    kind: vigil_prefilter::EngineKind,
+    split: bool,
+) -> Arc<DetectEngine> {
+    let vars = Vars::default();
+    let parsed: Vec<_> = rules
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
+        .collect();
+    let mut selector = vigil_prefilter::Selector::fixed(kind);
+    selector.set_split_groups(split);
+    let (e, report) =
+        DetectEngine::build_with(&parsed, &ClassificationConfig::default(), &mut selector);
+    assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
+    assert_eq!(e.split_groups(), split);
+    Arc::new(e)
+}
+
 /// One alert as a test looks at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
