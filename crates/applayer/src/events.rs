@@ -62,6 +62,9 @@ event_enum! {
         GzipDecompressionFailed => "GZIP_DECOMPRESSION_FAILED",
         CompressionBomb => "COMPRESSION_BOMB",
         RequestHeaderInvalid => "REQUEST_HEADER_INVALID",
+        /// An `Authorization` header whose scheme is not Basic, Digest or
+        /// Bearer (libhtp's `parse_authorization`).
+        RequestAuthUnrecognized => "REQUEST_AUTH_UNRECOGNIZED",
         ResponseHeaderInvalid => "RESPONSE_HEADER_INVALID",
         /// (Vigil) the request body passed `http_request_body_limit`.
         RequestBodyLimitReached => "REQUEST_BODY_LIMIT_REACHED",

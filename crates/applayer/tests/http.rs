@@ -453,3 +453,27 @@ fn a_line_after_a_bodiless_request_is_its_unexpected_body() {
         Some(&b"/next"[..])
     );
 }
+
+#[test]
+fn an_authorization_scheme_libhtp_does_not_know_is_an_event() {
+    use vigil_applayer::{AppLayerEvent, AppLayerState, AppProto, Direction, HttpEvent, Transport};
+    let unrecognized = |ev: &[AppLayerEvent], tx: u64| {
+        ev.contains(&AppLayerEvent::Http(
+            HttpEvent::RequestAuthUnrecognized,
+            Some(tx),
+        ))
+    };
+    let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    let ev = s.feed(
+        Direction::ToServer,
+        b"GET /a HTTP/1.1\r\nHost: a\r\nAuthorization: Basic dTpw\r\n\r\n\
+          GET /b HTTP/1.1\r\nHost: a\r\nAuthorization: DIGEST username=\"u\"\r\n\r\n\
+          GET /c HTTP/1.1\r\nHost: a\r\nAuthorization: bearer xyz\r\n\r\n\
+          GET /d HTTP/1.1\r\nHost: a\r\nAuthorization: NTLM TlRMTVNTUAAB\r\n\r\n\
+          GET /e HTTP/1.1\r\nHost: a\r\n\r\n",
+        1,
+    );
+    assert!(!(0..3).any(|t| unrecognized(&ev, t)), "{ev:?}");
+    assert!(unrecognized(&ev, 3), "{ev:?}");
+    assert!(!unrecognized(&ev, 4), "no Authorization header: {ev:?}");
+}

@@ -37,6 +37,7 @@ use vigil_rules::{
     NumBase, NumOrVar, NumOrVar64, NumOrVarSigned, PayloadItem, Pcre,
 };
 
+mod asn1;
 mod num;
 mod regex;
 mod search;
@@ -447,6 +448,7 @@ enum Item {
     IsDataAt(CIsDataAt),
     Bsize(IntCmp),
     Entropy(vigil_rules::Entropy),
+    Asn1(vigil_rules::Asn1),
     Base64Decode(CBase64),
 }
 
@@ -651,6 +653,13 @@ impl CompiledPayload {
                     self.next(idx, ctx)
                 } else {
                     DISCONTINUE
+                }
+            }
+            Item::Asn1(a) => {
+                if asn1::matches(a, ctx.buf, ctx.off) {
+                    self.next(idx, ctx)
+                } else {
+                    NO_MATCH
                 }
             }
             Item::Base64Decode(b) => base64(b, ctx),
@@ -1218,6 +1227,7 @@ fn compile_item(it: &PayloadItem, vars: &mut VarTable) -> Result<Item, PayloadCo
         }),
         PayloadItem::Bsize(cmp) => Item::Bsize(*cmp),
         PayloadItem::Entropy(e) => Item::Entropy(*e),
+        PayloadItem::Asn1(a) => Item::Asn1(*a),
         PayloadItem::Absent { .. } => {
             return Err(PayloadCompileError::Unsupported("absent"));
         }
@@ -1342,7 +1352,7 @@ fn prev_for_byte_keyword(items: &[Item], kind: ListKind) -> Option<usize> {
         ListKind::Sticky => last_content_or_pcre(items),
         ListKind::Payload => items
             .iter()
-            .rposition(|i| !matches!(i, Item::Bsize(_) | Item::Entropy(_))),
+            .rposition(|i| !matches!(i, Item::Bsize(_) | Item::Entropy(_) | Item::Asn1(_))),
     }
 }
 
@@ -1380,7 +1390,7 @@ fn set_next_flags(items: &mut [Item], item: &Item, kind: ListKind) {
             }
             (prev_for_byte_keyword(items, kind), true, true)
         }
-        Item::Bsize(_) | Item::Entropy(_) => return,
+        Item::Bsize(_) | Item::Entropy(_) | Item::Asn1(_) => return,
     };
     match target.map(|t| &mut items[t]) {
         Some(Item::Content(c)) => {
@@ -1470,6 +1480,12 @@ fn min_len(items: &[Item]) -> usize {
             Item::Entropy(e) => {
                 let n = u64::from(e.offset) + u64::from(e.bytes.unwrap_or(0));
                 need = need.max(n as i64);
+            }
+            // At least one byte at its offset.
+            Item::Asn1(a) => {
+                if let Some(o) = a.absolute_offset {
+                    need = need.max(i64::from(o) + 1);
+                }
             }
             Item::Bsize(cmp) => {
                 let b = match *cmp {

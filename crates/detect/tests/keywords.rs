@@ -599,3 +599,23 @@ fn igmp_type_header_checksum_and_l3_proto() {
     let f = vigil_craft::eth_ipv6_udp(a6, 1, a6, 2, b"x");
     assert_eq!(alerts_csum(&e, &f), vec![6]);
 }
+
+#[test]
+fn asn1_checks_the_objects_after_the_last_match() {
+    let e = engine(&[
+        // The ET Open shape: contents, then asn1 relative to the last one.
+        "alert tcp any any -> any any (msg:\"oversize\"; content:\"NTLM\"; asn1:oversize_length 4, relative_offset 1; sid:1;)",
+        "alert tcp any any -> any any (msg:\"bits\"; content:\"NTLM\"; asn1:bitstring_overflow, relative_offset 1; sid:2;)",
+        "alert tcp any any -> any any (msg:\"absolute\"; content:\"NTLM\"; asn1:oversize_length 4, absolute_offset 0; sid:3;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    // "NTLM" then one byte, then SEQUENCE { OCTET STRING (5) }.
+    let seq = b"NTLM\x00\x30\x07\x04\x05abcde";
+    assert_eq!(alerts(&e, &tcp(seq), est(), &mut st), vec![1]);
+    // A short one, and a BIT STRING claiming 255 unused bits of 8.
+    let bits = b"NTLM\x00\x03\x01\xff";
+    assert_eq!(alerts(&e, &tcp(bits), est(), &mut st), vec![2]);
+    // Not ASN.1 after the match: nothing (and "NTLM" itself at offset 0
+    // is not an object).
+    assert!(alerts(&e, &tcp(b"NTLM\x00plain text"), est(), &mut st).is_empty());
+}

@@ -382,6 +382,23 @@ pub struct Entropy {
 // Values are parsed from text, never NaN: equality is reflexive.
 impl Eq for Entropy {}
 
+/// `asn1` (Suricata's options): decode the buffer as a sequence of BER
+/// objects from `absolute_offset`, or `relative_offset` from the end of
+/// the previous match, or the start, and match when an object (at any
+/// depth) is one the options look for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Asn1 {
+    /// A BIT STRING whose unused-bits count exceeds its length in bits.
+    pub bitstring_overflow: bool,
+    /// A REAL in decimal (ASCII) encoding longer than 256 bytes.
+    pub double_overflow: bool,
+    /// An object whose length is greater than this.
+    pub oversize_length: Option<u32>,
+    pub absolute_offset: Option<u16>,
+    /// -65535..=65535.
+    pub relative_offset: Option<i32>,
+}
+
 /// A comparison with a floating-point value (`X`, `<X`, `<=X`, `>X`,
 /// `>=X`, and `A-B` for A < value < B).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -450,6 +467,9 @@ pub enum PayloadItem {
     Absent {
         or_else: bool,
     },
+    /// `asn1`: BER-decode the buffer from an offset and look for the
+    /// malformed encodings it names.
+    Asn1(Asn1),
     /// `base64_decode` (Suricata: a terminal keyword of its list; the
     /// list matches when the `base64_data` keywords match the decoded
     /// bytes).

@@ -780,6 +780,16 @@ impl Parser {
                     item: PayloadItem::Entropy(e),
                 });
             }
+            "asn1" => {
+                let a = parse_asn1(need(name, value)?).map_err(inval)?;
+                let buffer = self.cur_buffer();
+                self.push_slot(Slot {
+                    inst: 0,
+                    xf: Vec::new(),
+                    buffer,
+                    item: PayloadItem::Asn1(a),
+                });
+            }
             "base64_decode" => self.base64_decode(value)?,
             "base64_data" => {
                 no_value(name, value)?;
@@ -2488,6 +2498,51 @@ fn parse_tos(v: &str) -> Result<IntCmp, String> {
 
 /// `entropy:[bytes N,] [offset N,] value [op]X` (options in any order,
 /// `value` required; no `relative`, as in Suricata).
+/// `asn1` options as Suricata's: `bitstring_overflow`, `double_overflow`,
+/// `oversize_length N`, `absolute_offset N` (0..=65535) or
+/// `relative_offset N` (-65535..=65535), comma-separated, at least one
+/// check.
+fn parse_asn1(v: &str) -> Result<Asn1, String> {
+    let mut a = Asn1::default();
+    for part in strip_quotes(v).split(',') {
+        let part = part.trim();
+        let (k, rest) = part.split_once(char::is_whitespace).unwrap_or((part, ""));
+        let rest = rest.trim();
+        let bad = |what: &str| format!("invalid {what} '{}'", truncate(rest, 20));
+        match k {
+            "bitstring_overflow" if rest.is_empty() => a.bitstring_overflow = true,
+            "double_overflow" if rest.is_empty() => a.double_overflow = true,
+            "oversize_length" if a.oversize_length.is_none() => {
+                a.oversize_length = Some(rest.parse().map_err(|_| bad("oversize_length"))?)
+            }
+            "absolute_offset" if a.absolute_offset.is_none() => {
+                a.absolute_offset = Some(rest.parse().map_err(|_| bad("absolute_offset"))?)
+            }
+            "relative_offset" if a.relative_offset.is_none() => {
+                let n: i32 = rest.parse().map_err(|_| bad("relative_offset"))?;
+                if !(-65535..=65535).contains(&n) {
+                    return Err(bad("relative_offset"));
+                }
+                a.relative_offset = Some(n);
+            }
+            _ => {
+                return Err(format!(
+                    "unexpected '{}' (bitstring_overflow, double_overflow, oversize_length N, \
+                     absolute_offset N, relative_offset N)",
+                    truncate(part, 20)
+                ))
+            }
+        }
+    }
+    if a.absolute_offset.is_some() && a.relative_offset.is_some() {
+        return Err("absolute_offset and relative_offset together".into());
+    }
+    if !a.bitstring_overflow && !a.double_overflow && a.oversize_length.is_none() {
+        return Err("no check (bitstring_overflow, double_overflow, oversize_length)".into());
+    }
+    Ok(a)
+}
+
 fn parse_entropy(v: &str) -> Result<Entropy, String> {
     let mut bytes = None;
     let mut offset = 0u32;

@@ -1394,7 +1394,6 @@ fn not_evaluable_keywords_parse() {
         ("smb.named_pipe; content:\"x\";", "smb.named_pipe"),
         ("lua:script.lua;", "lua"),
         ("ja3.hash; content:\"abc\";", "ja3.hash"),
-        ("asn1:oversize_length 100;", "asn1"),
         ("geoip:src,RU;", "geoip"),
         ("iprep:src,BadHosts,>,30;", "iprep"),
         ("dataset:isset,ua,type string;", "dataset"),
@@ -1491,6 +1490,36 @@ fn snort2_http_modifier_overrides_file_data() {
 }
 
 // ---------------------------------------------------------------- errors
+
+#[test]
+fn asn1_options_parse_and_bad_ones_name_the_keyword() {
+    let r = ok("content:\"x\"; asn1:bitstring_overflow, double_overflow, relative_offset -3, oversize_length 1024;");
+    let items = &r.buffers[0].items;
+    assert_eq!(
+        items.last(),
+        Some(&PayloadItem::Asn1(Asn1 {
+            bitstring_overflow: true,
+            double_overflow: true,
+            oversize_length: Some(1024),
+            absolute_offset: None,
+            relative_offset: Some(-3),
+        }))
+    );
+    assert!(r.not_evaluable.is_empty(), "{:?}", r.not_evaluable);
+    for bad in [
+        "asn1:absolute_offset 0, relative_offset 1, oversize_length 5;",
+        "asn1:absolute_offset 0;",
+        "asn1:oversize_length -1;",
+        "asn1:relative_offset 70000, double_overflow;",
+        "asn1:bitstring_overflow 3;",
+        "asn1:frobnicate;",
+        "asn1;",
+    ] {
+        let text = format!("alert tcp any any -> any any (msg:\"m\"; {bad} sid:1;)");
+        let e = parse_rule(&text, &Vars::default(), Origin::default()).unwrap_err();
+        assert_eq!(e.keyword.as_deref(), Some("asn1"), "{bad}: {e}");
+    }
+}
 
 #[test]
 fn entropy_options() {

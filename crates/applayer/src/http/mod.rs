@@ -1092,6 +1092,11 @@ impl HttpState {
                 {
                     events.push(HttpEvent::MissingHostHeader);
                 }
+                if let Some(auth) = tx.request_header("authorization") {
+                    if !auth_scheme_known(auth) {
+                        events.push(HttpEvent::RequestAuthUnrecognized);
+                    }
+                }
                 tx.request_progress = HttpProgress::Headers;
                 if chunked {
                     DirState::ChunkSize
@@ -1368,4 +1373,14 @@ fn is_known_method(m: &[u8]) -> bool {
         b"HEAD",
     ];
     KNOWN.contains(&m)
+}
+
+/// An `Authorization` value libhtp recognises: it begins (any case) with
+/// `basic`, `digest` or `bearer`.
+fn auth_scheme_known(value: &[u8]) -> bool {
+    [&b"basic"[..], b"digest", b"bearer"].iter().any(|s| {
+        value
+            .get(..s.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    })
 }
