@@ -71,6 +71,22 @@ fn slot_state(slot: usize) -> AppProtoState {
     }
 }
 
+/// The fast patterns of `prefiltered` (rules that have one), pattern id =
+/// position in the list.
+fn patterns_of(rules: &[CompiledRule], prefiltered: &[u32]) -> Vec<Pattern> {
+    prefiltered
+        .iter()
+        .enumerate()
+        .filter_map(|(id, &r)| {
+            rules[r as usize].fast_pattern.as_ref().map(|fp| Pattern {
+                id: id as u32,
+                bytes: fp.bytes.clone(),
+                nocase: fp.nocase,
+            })
+        })
+        .collect()
+}
+
 /// No set in a [`SplitSets`] slot.
 pub const NO_SET: u32 = u32::MAX;
 
@@ -265,7 +281,6 @@ impl Builder<'_, '_> {
         if let Some(&g) = self.dedup.get(&members) {
             return g;
         }
-        let mut patterns = Vec::new();
         let mut prefiltered = Vec::new();
         let mut always = Vec::new();
         let mut src_rules = Vec::new();
@@ -278,14 +293,7 @@ impl Builder<'_, '_> {
                     Some((false, _)) => dst_rules.push(r),
                     None => always.push(r),
                 },
-                Some(fp) => {
-                    patterns.push(Pattern {
-                        id: prefiltered.len() as u32,
-                        bytes: fp.bytes.clone(),
-                        nocase: fp.nocase,
-                    });
-                    prefiltered.push(r);
-                }
+                Some(_) => prefiltered.push(r),
                 None => always.push(r),
             }
         }
@@ -293,11 +301,11 @@ impl Builder<'_, '_> {
         let split = if self.split && !prefiltered.is_empty() {
             Some(Box::new(self.split_sets(g, &prefiltered)))
         } else {
-            if !patterns.is_empty() {
+            if !prefiltered.is_empty() {
                 self.pending.push(PendingSet {
                     group: g,
                     split: None,
-                    patterns,
+                    patterns: patterns_of(self.rules, &prefiltered),
                 });
             }
             None
@@ -354,20 +362,7 @@ impl Builder<'_, '_> {
                 return i;
             }
             let i = sets.len() as u32;
-            let patterns = rules
-                .iter()
-                .enumerate()
-                .filter_map(|(id, &r)| {
-                    self.rules[r as usize]
-                        .fast_pattern
-                        .as_ref()
-                        .map(|fp| Pattern {
-                            id: id as u32,
-                            bytes: fp.bytes.clone(),
-                            nocase: fp.nocase,
-                        })
-                })
-                .collect();
+            let patterns = patterns_of(self.rules, &rules);
             pending.push(PendingSet {
                 group: g,
                 split: Some(i),

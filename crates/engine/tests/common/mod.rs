@@ -14,14 +14,18 @@ use vigil_engine::{run_offline, AlertOut, AlertSink, EngineConfig, RunStats};
 use vigil_rules::{parse_rule, ClassificationConfig, Origin, Vars};
 use vigil_source::PcapSource;
 
-pub fn engine(rules: &str) -> Arc<DetectEngine> {
+/// The rules of `rules`, one a line (blank lines skipped).
+fn parse(rules: &str) -> Vec<vigil_rules::Rule> {
     let vars = Vars::default();
-    let parsed: Vec<_> = rules
+    rules
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
-        .collect();
-    let (e, report) = DetectEngine::build(&parsed, &ClassificationConfig::default());
+        .collect()
+}
+
+pub fn engine(rules: &str) -> Arc<DetectEngine> {
+    let (e, report) = DetectEngine::build(&parse(rules), &ClassificationConfig::default());
     assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
     Arc::new(e)
 }
@@ -34,16 +38,13 @@ pub fn engine_with(
     kind: vigil_prefilter::EngineKind,
     split: bool,
 ) -> Arc<DetectEngine> {
-    let vars = Vars::default();
-    let parsed: Vec<_> = rules
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|r| parse_rule(r, &vars, Origin::default()).unwrap_or_else(|e| panic!("{r}: {e}")))
-        .collect();
     let mut selector = vigil_prefilter::Selector::fixed(kind);
     selector.set_split_groups(split);
-    let (e, report) =
-        DetectEngine::build_with(&parsed, &ClassificationConfig::default(), &mut selector);
+    let (e, report) = DetectEngine::build_with(
+        &parse(rules),
+        &ClassificationConfig::default(),
+        &mut selector,
+    );
     assert!(report.skipped.is_empty(), "skipped: {:?}", report.skipped);
     assert_eq!(e.split_groups(), split);
     Arc::new(e)
