@@ -41,6 +41,8 @@ pub struct AppFlow {
     /// An FTP data connection expected by its control channel, until its
     /// first data decides the protocol.
     ftp_data: Option<Box<vigil_applayer::ftpdata::FtpDataInfo>>,
+    /// Transactions finished so far (the `flow` record's `tx_cnt`).
+    pub tx_count: u64,
 }
 
 impl std::fmt::Debug for AppFlow {
@@ -90,6 +92,7 @@ impl AppFlow {
             finished: [false; 2],
             skipped: [false; 2],
             ftp_data: None,
+            tx_count: 0,
         }
     }
 
@@ -266,7 +269,9 @@ impl AppFlow {
                 None => {}
             }
             self.follow_switch();
-        } else if eof && self.detector.is_some() {
+        } else if eof && self.detector.is_some() && self.probed != [0, 0] {
+            // (A flow that carried no data at all keeps an unknown
+            // protocol, as in Suricata; it did not fail detection.)
             let d = self.detector.as_mut().map(|d| d.finish());
             if let Some(d) = d {
                 out.decided = self.decide(d, Transport::Tcp, cfg);

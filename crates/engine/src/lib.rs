@@ -49,8 +49,9 @@ pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, DropLog, OutKind, PendingBatch,
-    RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker, WorkerConfig, WorkerStats,
+    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, DropLog, FlowEnd, FlowLog, OutKind,
+    PendingBatch, RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker, WorkerConfig,
+    WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -143,6 +144,8 @@ pub struct EngineConfig {
     pub profile_rules: bool,
     /// Inline: `drop` records (the eve-log `drop` type).
     pub drop_log: Option<DropLog>,
+    /// `flow` / `netflow` records at flow end (the eve-log types).
+    pub flow_log: FlowLog,
     /// The built-in cross-flow detectors (scans, floods); `None`: off.
     pub detectors: Option<detectors::DetectorConfig>,
     /// Sensors sharing host-scoped events (`--slice` with a link).
@@ -183,6 +186,7 @@ impl Default for EngineConfig {
             exceptions: ExceptionPolicies::default(),
             profile_rules: false,
             drop_log: None,
+            flow_log: FlowLog::default(),
             detectors: Some(detectors::DetectorConfig::default()),
             peers: None,
             slice: None,
@@ -495,6 +499,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         payload_max: cfg.payload_max,
         app: cfg.app.clone(),
         log_tx: cfg.log_tx,
+        flow_log: cfg.flow_log,
         alert_app: cfg.alert_app,
         xff: cfg.xff.clone(),
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,

@@ -57,8 +57,11 @@ pub struct FlowState {
     vlan_count: u8,
     v6: bool,
     /// Key in the worker's timeout index: (second of the idle deadline,
-    /// first packet index).
+    /// [`flow_seq`]).
     deadline: Option<(i64, u64)>,
+    /// Tunnel depth of the flow's first packet (a tunnel's frame and the
+    /// packet inside it share their input index).
+    depth: u8,
     /// Application layer (TCP and UDP flows, when enabled).
     pub app: Option<Box<AppFlow>>,
     /// Payload is no longer inspected (TLS after its handshake, with
@@ -79,12 +82,47 @@ pub struct FlowState {
     /// A SYN opened the session and a connection attempt was raised for
     /// the detectors (a failure is raised if it never gets established).
     conn_attempt: bool,
+    /// TCP flags seen (to-server, to-client), for the `flow` record.
+    tcp_flags: [u8; 2],
+    /// Smallest and largest TTL seen (to-server, to-client), for `netflow`.
+    ttl: [(u8, u8); 2],
+    /// ICMP type and code of the flow's first packet.
+    icmp: Option<(u8, u8)>,
+    /// An alert was raised on the flow.
+    alerted: bool,
+    /// Why and when (packet time) the flow ended.
+    end: (FlowEnd, i64),
+}
+
+/// Why a flow ended: Suricata's `flow.reason`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FlowEnd {
+    /// End of input (or of the capture).
+    #[default]
+    Shutdown,
+    /// Idle longer than its state's timeout.
+    Timeout,
+    /// Evicted to make room (the flow table's memcap).
+    Forced,
+    /// A SYN started a new connection on the finished session's tuple.
+    TcpReuse,
+}
+
+impl FlowEnd {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowEnd::Shutdown => "shutdown",
+            FlowEnd::Timeout => "timeout",
+            FlowEnd::Forced => "forced",
+            FlowEnd::TcpReuse => "tcp_reuse",
+        }
+    }
 }
 
 /// Where an alert goes in the output order: by packet index, then phase
 /// (0: flows ended before the packet, 1: the packet, 1 + d: the tunnel
 /// packet d tunnels down in it, 255: the datagram it completed), then the
-/// ended flow's first packet index.
+/// ended flow's place (`flow_seq`: first packet index, tunnel depth).
 pub type AlertOrder = (u64, u8, u64);
 
 /// A record's phase in [`AlertOrder`].
@@ -597,6 +635,8 @@ pub struct WorkerConfig {
     /// Write a record per app-layer transaction (`http`, `dns`, `tls`
     /// events).
     pub log_tx: bool,
+    /// Write `flow` / `netflow` records when flows end.
+    pub flow_log: FlowLog,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
     /// Stop payload inspection and reassembly of a TLS flow once both
@@ -684,6 +724,7 @@ impl Default for WorkerConfig {
             payload_max: 4096,
             app: Some(AppLayerConfig::default()),
             log_tx: true,
+            flow_log: FlowLog::default(),
             alert_app: true,
             tls_stop_after_handshake: true,
             tls_bypass: false,
@@ -1007,7 +1048,8 @@ impl Worker {
             };
             let to_server = flow.direction(src_is_lo) == Direction::ToServer;
             if flow.state.tcp.is_reuse(t.flags, t.seq, to_server) {
-                if let Some(old) = self.flows.remove(slot) {
+                if let Some(mut old) = self.flows.remove(slot) {
+                    old.state.end = (FlowEnd::TcpReuse, rec.ts_ns);
                     self.ctx.stats.tcp_reuse += 1;
                     self.ctx.ended.push(old);
                     self.ctx.flush_ended((rec.index, 0), alerts);
@@ -1031,8 +1073,12 @@ impl Worker {
             self.ctx.verdict = Verdict::FlowDropped;
             flow.last_ns = flow.last_ns.max(rec.ts_ns);
         } else {
+            let before = alerts.len();
             self.ctx
                 .inspect_flow(p, pk, flow, src_is_lo, candidates, alerts);
+            if alerts[before..].iter().any(|a| a.kind == OutKind::Alert) {
+                flow.state.alerted = true;
+            }
             // A rule's drop drops the flow; an exception policy decided
             // that itself (drop-packet leaves the flow alone).
             if matches!(self.ctx.verdict, Verdict::Drop | Verdict::Reject(_))
@@ -1060,7 +1106,7 @@ impl Worker {
             .for_proto(flow.key.proto)
             .for_state(flow.lifecycle);
         let due = flow.last_ns.saturating_add(i64::from(secs) * 1_000_000_000);
-        let key = (due.div_euclid(1_000_000_000), flow.first_index);
+        let key = (due.div_euclid(1_000_000_000), flow_seq(flow));
         if flow.state.deadline != Some(key) {
             if let Some(old) = flow.state.deadline.replace(key) {
                 self.ctx.deadlines.remove(&old);
@@ -1081,10 +1127,11 @@ impl Worker {
             if self
                 .flows
                 .get_mut(slot)
-                .is_some_and(|f| f.first_index == first)
+                .is_some_and(|f| flow_seq(f) == first)
             {
                 if let Some(mut f) = self.flows.remove(slot) {
                     f.state.deadline = None;
+                    f.state.end = (FlowEnd::Timeout, rec.ts_ns);
                     self.ctx.clock_timeouts += 1;
                     self.ctx.ended.push(f);
                 }
@@ -1115,9 +1162,19 @@ impl Worker {
                 vlan: p.vlan,
                 vlan_count: p.vlan_count,
                 v6: p.ip.as_ref().is_some_and(|i| i.version == 6),
+                icmp: ports_and_icmp(p).2,
+                depth: rec.tunnel,
+                ttl: [(u8::MAX, 0); 2],
                 ..FlowState::default()
             },
-            |f, _: EndReason| ended.push(f),
+            |mut f, why: EndReason| {
+                let reason = match why {
+                    EndReason::Timeout => FlowEnd::Timeout,
+                    EndReason::Evicted => FlowEnd::Forced,
+                };
+                f.state.end = (reason, rec.ts_ns);
+                ended.push(f)
+            },
         );
         if !self.ctx.ended.is_empty() {
             self.ctx.flush_ended((rec.index, 0), alerts);
@@ -1183,7 +1240,10 @@ impl Worker {
         let c = self.flows.counters();
         let flows = self.flows.drain();
         let mut alerts = Vec::new();
-        self.ctx.ended.extend(flows);
+        self.ctx.ended.extend(flows.into_iter().map(|mut f| {
+            f.state.end = (FlowEnd::Shutdown, f.last_ns);
+            f
+        }));
         self.ctx.flush_ended((u64::MAX, 0), &mut alerts);
         let mut s = std::mem::take(&mut self.ctx.stats);
         self.fill_counters(&mut s, &c);
@@ -1426,10 +1486,23 @@ impl Ctx {
                 std::mem::swap(&mut flow.bytes_toserver, &mut flow.bytes_toclient);
                 let st = &mut flow.state;
                 std::mem::swap(&mut st.seen_to_server, &mut st.seen_to_client);
+                st.tcp_flags.swap(0, 1);
+                st.ttl.swap(0, 1);
                 to_server = true;
             }
         }
         let wire_len = u64::from(p.own_len(rec.orig_len));
+        {
+            let d = usize::from(!to_server);
+            if let L4::Tcp(t) = p.l4 {
+                flow.state.tcp_flags[d] |= t.flags;
+            }
+            if let Some(ip) = &p.ip {
+                let (lo, hi) = &mut flow.state.ttl[d];
+                *lo = (*lo).min(ip.ttl);
+                *hi = (*hi).max(ip.ttl);
+            }
+        }
         if to_server {
             flow.pkts_toserver += 1;
             flow.bytes_toserver += wire_len;
@@ -1796,12 +1869,12 @@ impl Ctx {
     /// streams (in order of their first packet) and frees their memory.
     fn flush_ended(&mut self, at: (u64, u8), alerts: &mut Vec<AlertOut>) {
         let mut ended = std::mem::take(&mut self.ended);
-        ended.sort_by_key(|f| f.first_index);
+        ended.sort_by_key(flow_seq);
         for f in &mut ended {
             if let Some(k) = f.state.deadline.take() {
                 self.deadlines.remove(&k);
             }
-            let order = (at.0, at.1, f.first_index);
+            let order = (at.0, at.1, flow_seq(f));
             if f.state.conn_attempt && !f.state.tcp.established_ever() {
                 let (cli, srv) = endpoints(f);
                 alerts.push(conn_event(
@@ -1816,6 +1889,9 @@ impl Ctx {
                 ));
             }
             self.flush_flow(f, order, alerts);
+            if self.cfg.flow_log.flow || self.cfg.flow_log.netflow {
+                flow_records(f, self.cfg.flow_log, order, alerts);
+            }
             f.state.tcp.release(&mut self.mem);
         }
         ended.clear();
@@ -2082,6 +2158,7 @@ impl Ctx {
             state.set_logged(tx.id);
             done.push(tx.id);
         }
+        app.tx_count += done.len() as u64;
         for id in done {
             // A config rule (`config: logging disable, type tx, scope tx`)
             // may have kept this transaction out of the log.
@@ -2560,4 +2637,174 @@ fn xff_of(
 fn flow_age_secs(first_ns: i64, last_ns: i64) -> u64 {
     let secs = |ns: i64| ns.div_euclid(1_000_000_000);
     secs(last_ns).saturating_sub(secs(first_ns)).max(0) as u64
+}
+
+/// A flow's place among flows: its first packet's input index, then
+/// tunnel depth. Unique within a run (one packet record starts at most one
+/// flow), whatever the worker count.
+fn flow_seq(f: &Flow<FlowState>) -> u64 {
+    f.first_index << 8 | u64::from(f.state.depth)
+}
+
+/// Which flow-end records a worker writes (the eve-log `flow` and
+/// `netflow` types).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlowLog {
+    pub flow: bool,
+    pub netflow: bool,
+}
+
+/// `"2021-12-27T15:50:21.357011+0000"` for a packet time in nanoseconds.
+fn eve_time(ns: i64) -> String {
+    vigil_output::iso8601(
+        ns.div_euclid(1_000_000_000),
+        ns.rem_euclid(1_000_000_000) as u32,
+    )
+}
+
+/// Suricata's TCP flag booleans (EveTcpFlags): only the flags set.
+fn tcp_flag_fields(out: &mut String, flags: u8) {
+    for (bit, name) in [
+        (0x02, "syn"),
+        (0x01, "fin"),
+        (0x04, "rst"),
+        (0x08, "psh"),
+        (0x10, "ack"),
+        (0x20, "urg"),
+        (0x40, "ecn"),
+        (0x80, "cwr"),
+    ] {
+        if flags & bit != 0 {
+            out.push_str(",\"");
+            out.push_str(name);
+            out.push_str("\":true");
+        }
+    }
+}
+
+/// The records of an ended flow, as Suricata's flow and netflow loggers
+/// write them: one `flow` record (both directions' counters, times, age,
+/// state, why it ended, whether it alerted, and for TCP the flags each
+/// side sent and the session state), and `netflow` records, one per
+/// direction that carried packets (the to-client one with the addresses
+/// swapped), with that direction's counters and TTL range.
+fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &mut Vec<AlertOut>) {
+    use std::fmt::Write;
+    let st = &f.state;
+    let (cli, srv) = endpoints(f);
+    let (start, end) = (eve_time(f.first_ns), eve_time(f.last_ns));
+    let age = f.last_ns.div_euclid(1_000_000_000) - f.first_ns.div_euclid(1_000_000_000);
+    let tcp = f.key.proto == 6;
+    let app_proto = st.app.as_ref().and_then(|a| a.proto_name());
+    let has_ports = matches!(f.key.proto, 6 | 17 | 132);
+    let record = |key: &'static str, json: String, to_server: bool, app_proto| {
+        let ((src, sp), (dst, dp)) = if to_server { (cli, srv) } else { (srv, cli) };
+        AlertOut {
+            index: f.first_index,
+            order,
+            ts_ns: st.end.1,
+            flow_id: Some(f.id),
+            src,
+            dst,
+            sp: has_ports.then_some(sp),
+            dp: has_ports.then_some(dp),
+            proto: f.key.proto,
+            icmp: st.icmp,
+            sctp: None,
+            igmp: None,
+            vlan: st.vlan,
+            vlan_count: st.vlan_count,
+            to_server: Some(to_server),
+            rule: u32::MAX,
+            linktype: 0,
+            stream: false,
+            pseudo: true,
+            rebuilt: false,
+            payload: None,
+            packet: None,
+            app_proto,
+            app: Some(Box::new(AppRecord {
+                key,
+                tx_id: 0,
+                json,
+            })),
+            kind: OutKind::TxLog,
+            blocked: false,
+            xff: None,
+            tunnel: None,
+            link_only: false,
+        }
+    };
+    let tx_cnt = st.app.as_ref().map_or(0, |a| a.tx_count);
+    if log.flow {
+        let mut j = String::with_capacity(320);
+        let _ = write!(
+            j,
+            "{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}}}",
+            f.pkts_toserver,
+            f.pkts_toclient,
+            f.bytes_toserver,
+            f.bytes_toclient,
+            match f.lifecycle {
+                Lifecycle::New => "new",
+                Lifecycle::Established => "established",
+                Lifecycle::Closed => "closed",
+            },
+            st.end.0.name(),
+            st.alerted,
+        );
+        if tx_cnt > 0 {
+            j.pop();
+            let _ = write!(j, ",\"tx_cnt\":{tx_cnt}}}");
+        }
+        if tcp {
+            let [ts, tc] = st.tcp_flags;
+            let _ = write!(
+                j,
+                ",\"tcp\":{{\"tcp_flags\":\"{:02x}\",\"tcp_flags_ts\":\"{ts:02x}\",\"tcp_flags_tc\":\"{tc:02x}\"",
+                ts | tc
+            );
+            tcp_flag_fields(&mut j, ts | tc);
+            // A session never tracked (midstream pickup off) has no state.
+            if st.tcp.state != TcpState::None {
+                let _ = write!(j, ",\"state\":\"{}\"", st.tcp.state.name());
+            }
+            j.push('}');
+        }
+        alerts.push(record("flow", j, true, app_proto));
+    }
+    if log.netflow {
+        let dirs = [
+            (true, f.pkts_toserver, f.bytes_toserver, 0),
+            (false, f.pkts_toclient, f.bytes_toclient, 1),
+        ];
+        for (to_server, pkts, bytes, d) in dirs {
+            if pkts == 0 && !to_server {
+                continue;
+            }
+            let (lo, hi) = st.ttl[d];
+            let mut j = String::with_capacity(240);
+            let _ = write!(
+                j,
+                "{{\"pkts\":{pkts},\"bytes\":{bytes},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"min_ttl\":{},\"max_ttl\":{hi}}}",
+                lo.min(hi),
+            );
+            if tx_cnt > 0 {
+                j.pop();
+                let _ = write!(j, ",\"tx_cnt\":{tx_cnt}}}");
+            }
+            if tcp {
+                let flags = st.tcp_flags[d];
+                let _ = write!(j, ",\"tcp\":{{\"tcp_flags\":\"{flags:02x}\"");
+                tcp_flag_fields(&mut j, flags);
+                j.push('}');
+            }
+            alerts.push(record(
+                "netflow",
+                j,
+                to_server,
+                Some(app_proto.unwrap_or("unknown")),
+            ));
+        }
+    }
 }

@@ -248,7 +248,10 @@ fn write_header(
         x.uint("version", u64::from(g.version))?;
         x.close();
     }
-    o.str("pkt_src", ev.pkt_src)?;
+    // Flow and netflow records have no packet, so no `pkt_src`.
+    if !ev.pkt_src.is_empty() {
+        o.str("pkt_src", ev.pkt_src)?;
+    }
     if let Some(seed) = community_id {
         // ICMP: type and code stand for the ports (the spec maps them).
         let (sp, dp) = match (ev.icmp_type, ev.icmp_code) {
@@ -433,15 +436,28 @@ impl EveFormatter {
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id)?;
         // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE and FTP data
-        // loggers
-        // write their records without `tx_id`.
+        // loggers write their records without `tx_id`; flow records have
+        // none.
         if let Some(tx) = ev.tx_id.filter(|_| {
             !matches!(
                 key,
-                "sip" | "mqtt" | "rfb" | "dhcp" | "krb5" | "snmp" | "ike" | "ftp_data"
+                "sip"
+                    | "mqtt"
+                    | "rfb"
+                    | "dhcp"
+                    | "krb5"
+                    | "snmp"
+                    | "ike"
+                    | "ftp_data"
+                    | "flow"
+                    | "netflow"
             )
         }) {
             o.uint("tx_id", tx)?;
+        }
+        // Flow records say the flow's application protocol.
+        if let Some(p) = ev.app_proto.filter(|_| matches!(key, "flow" | "netflow")) {
+            o.str("app_proto", p)?;
         }
         o.key(key);
         o.buf.extend_from_slice(json.as_bytes());

@@ -90,6 +90,25 @@ pub enum TcpState {
     Closed,
 }
 
+impl TcpState {
+    /// Suricata's name for the state (EVE `tcp.state`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpState::None => "none",
+            TcpState::SynSent => "syn_sent",
+            TcpState::SynRecv => "syn_recv",
+            TcpState::Established => "established",
+            TcpState::FinWait1 => "fin_wait1",
+            TcpState::FinWait2 => "fin_wait2",
+            TcpState::TimeWait => "time_wait",
+            TcpState::LastAck => "last_ack",
+            TcpState::CloseWait => "close_wait",
+            TcpState::Closing => "closing",
+            TcpState::Closed => "closed",
+        }
+    }
+}
+
 /// The TCP fields tracking needs from one packet.
 #[derive(Debug, Clone, Copy)]
 pub struct Segment<'a> {

@@ -188,11 +188,18 @@ impl Config {
     /// `dns`, `tls`): when the config lists `types`, only those listed
     /// (as a plain entry or a map key); without a list, every type.
     pub fn eve_logs_type(&self, name: &str) -> bool {
-        let Some(eve) = self.output("eve-log") else {
-            return true;
-        };
-        let Some(Value::Sequence(types)) = eve.get("types") else {
-            return true;
+        let listed = self
+            .output("eve-log")
+            .is_some_and(|e| matches!(e.get("types"), Some(Value::Sequence(_))));
+        !listed || self.eve_lists_type(name)
+    }
+
+    /// Whether the eve-log `types` list names `name` (types that are off
+    /// unless asked for, such as `netflow`).
+    pub fn eve_lists_type(&self, name: &str) -> bool {
+        let Some(Value::Sequence(types)) = self.output("eve-log").and_then(|e| e.get("types"))
+        else {
+            return false;
         };
         types.iter().any(|t| match t {
             Value::String(s) => s == name,
@@ -466,6 +473,24 @@ mod tests {
         assert_eq!(c.flow_memcap().unwrap(), Some(64 << 20));
         assert_eq!(c.string_map("vars.port-groups")[0].1, "8080");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn netflow_is_logged_only_when_listed_flow_by_default() {
+        let root = |y: &str| Config {
+            root: parse_yaml(y, Path::new("t.yaml")).unwrap(),
+            ..Config::default()
+        };
+        let none = Config::default();
+        assert!(none.eve_logs_type("flow"));
+        assert!(!none.eve_lists_type("netflow"));
+        let listed = root("outputs:\n  - eve-log:\n      types:\n        - alert\n        - netflow\n        - http:\n            extended: yes\n");
+        assert!(listed.eve_lists_type("netflow"));
+        assert!(listed.eve_logs_type("http"));
+        assert!(!listed.eve_logs_type("flow"));
+        let no_list = root("outputs:\n  - eve-log:\n      filename: eve.json\n");
+        assert!(no_list.eve_logs_type("flow"));
+        assert!(!no_list.eve_lists_type("netflow"));
     }
 
     fn redis_cfg(eve: &str) -> Result<Option<vigil_output::RedisSettings>> {

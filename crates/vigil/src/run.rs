@@ -333,6 +333,7 @@ impl AlertSink for Sink {
         if !self.log_types.contains(&key) {
             return Ok(());
         }
+        let flow_rec = matches!(key, "flow" | "netflow");
         let vlan = &a.vlan[..a.vlan_count as usize];
         let ev = AlertEvent {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
@@ -345,9 +346,12 @@ impl AlertSink for Sink {
             dest_ip: a.dst,
             dest_port: a.dp,
             proto: a.proto,
-            pkt_src: a.pkt_src(),
+            pkt_src: if flow_rec { "" } else { a.pkt_src() },
+            icmp_type: a.icmp.filter(|_| flow_rec).map(|i| i.0),
+            icmp_code: a.icmp.filter(|_| flow_rec).map(|i| i.1),
             tx_id: Some(rec.tx_id),
             app: Some((rec.key, rec.json.as_str())),
+            app_proto: a.app_proto,
             ..AlertEvent::default()
         };
         self.eve.write_tx(&ev)
@@ -887,10 +891,13 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         log_packet: cfg.eve_alert_flag("packet"),
         log_types: [
             "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "smb", "mqtt", "rfb", "dhcp",
-            "krb5", "snmp", "ike", "smtp",
+            "krb5", "snmp", "ike", "smtp", "flow",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
+        // `netflow` repeats `flow` per direction: only when listed, as in
+        // Suricata's default configuration (where it is commented out).
+        .chain(cfg.eve_lists_type("netflow").then_some("netflow"))
         .collect(),
         xff: cfg.eve_alert_xff()?,
         drop_log: cfg.eve_drop_log()?,
@@ -969,7 +976,14 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
         max_flows,
         log_payload: o.log_payload,
         log_packet: o.log_packet,
-        log_tx: !o.log_types.is_empty(),
+        log_tx: o
+            .log_types
+            .iter()
+            .any(|t| !matches!(*t, "flow" | "netflow")),
+        flow_log: vigil_engine::FlowLog {
+            flow: o.log_types.contains(&"flow"),
+            netflow: o.log_types.contains(&"netflow"),
+        },
         alert_app: ["http", "dns", "tls"]
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
