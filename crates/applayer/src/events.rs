@@ -379,6 +379,18 @@ impl AppLayerEvent {
         }
     }
 
+    /// The event's name in an EVE `anomaly` record, as Suricata spells it
+    /// there: its event table's name, upper case for the parsers it
+    /// writes in C (HTTP, TLS, SMTP), snake case for its Rust parsers.
+    pub fn anomaly_name(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            AppLayerEvent::Http(..) | AppLayerEvent::Tls(..) | AppLayerEvent::Smtp(..) => {
+                self.name().into()
+            }
+            _ => self.name().to_ascii_lowercase().into(),
+        }
+    }
+
     /// Suricata's upper-case event name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -146,6 +146,8 @@ pub struct EngineConfig {
     pub drop_log: Option<DropLog>,
     /// `flow` / `netflow` records at flow end (the eve-log types).
     pub flow_log: FlowLog,
+    /// `anomaly` records for app-layer parser events (the eve-log type).
+    pub log_anomaly: bool,
     /// The built-in cross-flow detectors (scans, floods); `None`: off.
     pub detectors: Option<detectors::DetectorConfig>,
     /// Sensors sharing host-scoped events (`--slice` with a link).
@@ -187,6 +189,7 @@ impl Default for EngineConfig {
             profile_rules: false,
             drop_log: None,
             flow_log: FlowLog::default(),
+            log_anomaly: false,
             detectors: Some(detectors::DetectorConfig::default()),
             peers: None,
             slice: None,
@@ -500,6 +503,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         app: cfg.app.clone(),
         log_tx: cfg.log_tx,
         flow_log: cfg.flow_log,
+        log_anomaly: cfg.log_anomaly,
         alert_app: cfg.alert_app,
         xff: cfg.xff.clone(),
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,

@@ -473,6 +473,8 @@ pub struct WorkerStats {
     pub tx_inspections: u64,
     /// Transaction records written.
     pub tx_logged: u64,
+    /// `anomaly` records written (app-layer parser events).
+    pub anomalies_logged: u64,
     /// TLS flows whose payload inspection stopped after the handshake.
     pub tls_encrypted_flows: u64,
     pub flows_created: u64,
@@ -613,6 +615,7 @@ impl WorkerStats {
         self.app_bytes += o.app_bytes;
         self.tx_inspections += o.tx_inspections;
         self.tx_logged += o.tx_logged;
+        self.anomalies_logged += o.anomalies_logged;
         self.tls_encrypted_flows += o.tls_encrypted_flows;
     }
 }
@@ -637,6 +640,9 @@ pub struct WorkerConfig {
     pub log_tx: bool,
     /// Write `flow` / `netflow` records when flows end.
     pub flow_log: FlowLog,
+    /// Write an `anomaly` record per app-layer parser event of each
+    /// finished transaction.
+    pub log_anomaly: bool,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
     /// Stop payload inspection and reassembly of a TLS flow once both
@@ -725,6 +731,7 @@ impl Default for WorkerConfig {
             app: Some(AppLayerConfig::default()),
             log_tx: true,
             flow_log: FlowLog::default(),
+            log_anomaly: false,
             alert_app: true,
             tls_stop_after_handshake: true,
             tls_bypass: false,
@@ -2159,26 +2166,13 @@ impl Ctx {
             done.push(tx.id);
         }
         app.tx_count += done.len() as u64;
-        for id in done {
-            // A config rule (`config: logging disable, type tx, scope tx`)
-            // may have kept this transaction out of the log.
-            if !self.cfg.log_tx || app.txd.get(&id).is_some_and(|t| t.no_log) {
-                continue;
-            }
-            let Some(rec) = tx_record(app, id) else {
-                continue;
-            };
-            self.stats.tx_logged += 1;
-            // A response that is a transaction of its own (SIP) is
-            // logged from its sender, as Suricata does.
-            let reply = app.state.as_ref().and_then(|s| s.tx_dir(id))
-                == Some(vigil_applayer::Direction::ToClient);
+        let out = |rec: Box<AppRecord>, reply: bool, app_proto| {
             let ((src, sport), (dst, dport)) = if reply {
                 ((sip, sp), (cip, cp))
             } else {
                 ((cip, cp), (sip, sp))
             };
-            alerts.push(AlertOut {
+            AlertOut {
                 index: e.index,
                 order: e.order,
                 ts_ns: e.ts_ns,
@@ -2201,14 +2195,52 @@ impl Ctx {
                 rebuilt: false,
                 payload: None,
                 packet: None,
-                app_proto: app.proto_name(),
+                app_proto,
                 app: Some(rec),
                 kind: OutKind::TxLog,
                 blocked: false,
                 xff: None,
                 tunnel: None,
                 link_only: false,
-            });
+            }
+        };
+        for id in done {
+            // The transaction's parser events, as Suricata's anomaly
+            // logger writes them (type `applayer`, layer `proto_parser`).
+            if self.cfg.log_anomaly {
+                if let Some(state) = app.state.as_ref() {
+                    for (ev, _) in state.tx_events(id) {
+                        let json = serde_json::json!({
+                            "app_proto": ev.proto().name(),
+                            "type": "applayer",
+                            "event": ev.anomaly_name(),
+                            "layer": "proto_parser",
+                        })
+                        .to_string();
+                        let rec = Box::new(AppRecord {
+                            key: "anomaly",
+                            tx_id: id,
+                            json,
+                        });
+                        alerts.push(out(rec, false, app.proto_name()));
+                        self.stats.anomalies_logged += 1;
+                    }
+                }
+            }
+            // A config rule (`config: logging disable, type tx, scope tx`)
+            // may have kept this transaction out of the log.
+            if !self.cfg.log_tx || app.txd.get(&id).is_some_and(|t| t.no_log) {
+                continue;
+            }
+            let Some(rec) = tx_record(app, id) else {
+                continue;
+            };
+            self.stats.tx_logged += 1;
+            // A response that is a transaction of its own (SIP) is
+            // logged from its sender, as Suricata does.
+            let reply = app.state.as_ref().and_then(|s| s.tx_dir(id))
+                == Some(vigil_applayer::Direction::ToClient);
+            alerts.push(out(rec, reply, app.proto_name()));
         }
         app.prune();
     }

@@ -59,9 +59,20 @@ impl AlertSink for Collect {
 }
 
 fn run(name: &str, frames: Vec<TimedFrame>, rules: &str, workers: usize) -> (Vec<Out>, RunStats) {
+    run_cfg(name, frames, rules, workers, false)
+}
+
+fn run_cfg(
+    name: &str,
+    frames: Vec<TimedFrame>,
+    rules: &str,
+    workers: usize,
+    log_anomaly: bool,
+) -> (Vec<Out>, RunStats) {
     let path = write_pcap(name, frames);
     let cfg = EngineConfig {
         workers,
+        log_anomaly,
         ..EngineConfig::default()
     };
     let src = PcapSource::open(&path).expect("open pcap");
@@ -211,6 +222,47 @@ fn dns_over_udp_is_parsed_and_logged_per_transaction() {
     let alert = out.iter().find(|o| o.sid == 3).expect("packet rule alert");
     assert_eq!(alert.app_proto, Some("dns"));
     assert_eq!(stats.workers.app_flows.get("dns"), Some(&2));
+}
+
+/// Parser events become `anomaly` records, one per event of a finished
+/// transaction, with its `tx_id`, from the client: upper case for HTTP
+/// (libhtp's names), snake case for DNS (Suricata's Rust parser).
+#[test]
+fn parser_events_are_logged_as_anomalies_when_asked_for() {
+    let mut s =
+        TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.1.1:80")).start_at((1_700_000_000, 0));
+    s.handshake()
+        .client_send(b"GET / HTTP/1.1\r\nUser-Agent: a\r\n\r\n")
+        .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .close();
+    let mut frames = s.into_frames();
+    let b = PacketBuilder::default();
+    let mut q = dns_query(9, "z.test");
+    q[3] |= 0x40; // the reserved Z bit
+    let (c, d) = (addr("10.0.0.9:5353"), addr("10.0.1.53:53"));
+    frames.push((
+        (1_700_000_010, 0),
+        b.udp(c.ip(), c.port(), d.ip(), d.port(), &q),
+    ));
+    let (off, _) = run("anomaly-off", frames.clone(), "", 1);
+    assert!(records(&off, "anomaly").is_empty());
+    let (out, stats) = run_cfg("anomaly", frames.clone(), "", 1, true);
+    let a: Vec<&Out> = out.iter().filter(|o| o.key == Some("anomaly")).collect();
+    let events: Vec<serde_json::Value> = records(&out, "anomaly");
+    assert_eq!(events.len(), 2, "{out:#?}");
+    assert_eq!(
+        events[0],
+        serde_json::json!({"app_proto": "http", "type": "applayer",
+            "event": "MISSING_HOST_HEADER", "layer": "proto_parser"})
+    );
+    assert_eq!(a[0].tx_id, Some(0));
+    assert_eq!(a[0].src, "10.0.0.1:40000");
+    assert_eq!(a[0].app_proto, Some("http"));
+    assert_eq!(events[1]["app_proto"], "dns");
+    assert_eq!(events[1]["event"], "z_flag_set");
+    assert_eq!(stats.workers.anomalies_logged, 2);
+    let (two, _) = run_cfg("anomaly-w2", frames, "", 2, true);
+    assert_eq!(out, two);
 }
 
 #[test]

@@ -208,6 +208,25 @@ impl Config {
         })
     }
 
+    /// Whether app-layer anomalies are logged: the eve-log `anomaly` type
+    /// (on without a `types` list), not `enabled: no`, and its
+    /// `types.applayer` not `no` (Suricata's default: applayer yes,
+    /// decode and stream no; Vigil writes the applayer kind only).
+    pub fn eve_anomaly_applayer(&self) -> bool {
+        if !self.eve_logs_type("anomaly") {
+            return false;
+        }
+        let Some(Value::Sequence(types)) = self.output("eve-log").and_then(|e| e.get("types"))
+        else {
+            return true;
+        };
+        let Some(a) = types.iter().find_map(|t| t.get("anomaly")) else {
+            return true;
+        };
+        let off = |v: Option<&Value>| v.and_then(scalar).is_some_and(|v| !truthy(&v));
+        !off(a.get("enabled")) && !off(a.get("types").and_then(|t| t.get("applayer")))
+    }
+
     /// The eve-log `drop` type, when the `types` list asks for it
     /// (Suricata's `- drop:` entry; `flows: start` by default, `all` to log
     /// every dropped packet). Not written unless listed.
@@ -491,6 +510,18 @@ mod tests {
         let no_list = root("outputs:\n  - eve-log:\n      filename: eve.json\n");
         assert!(no_list.eve_logs_type("flow"));
         assert!(!no_list.eve_lists_type("netflow"));
+        assert!(no_list.eve_anomaly_applayer());
+        assert!(!listed.eve_anomaly_applayer());
+        let anomaly = |a: &str| {
+            root(&format!(
+                "outputs:\n  - eve-log:\n      types:\n        - anomaly:\n{a}"
+            ))
+            .eve_anomaly_applayer()
+        };
+        assert!(anomaly("            enabled: yes\n"));
+        assert!(!anomaly("            enabled: no\n"));
+        assert!(!anomaly("            types:\n              applayer: no\n"));
+        assert!(anomaly("            types:\n              decode: yes\n"));
     }
 
     fn redis_cfg(eve: &str) -> Result<Option<vigil_output::RedisSettings>> {

@@ -606,6 +606,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         }
     }
     vigil("app_layer.tx_logged", w.tx_logged);
+    vigil("app_layer.anomalies_logged", w.anomalies_logged);
     vigil("app_layer.tls_encrypted_flows", w.tls_encrypted_flows);
     vigil("app_layer.tx_inspections", w.tx_inspections);
     vigil("app_layer.events", w.app_events);
@@ -895,6 +896,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
+        .chain(cfg.eve_anomaly_applayer().then_some("anomaly"))
         // `netflow` repeats `flow` per direction: only when listed, as in
         // Suricata's default configuration (where it is commented out).
         .chain(cfg.eve_lists_type("netflow").then_some("netflow"))
@@ -979,7 +981,8 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
         log_tx: o
             .log_types
             .iter()
-            .any(|t| !matches!(*t, "flow" | "netflow")),
+            .any(|t| !matches!(*t, "flow" | "netflow" | "anomaly")),
+        log_anomaly: o.log_types.contains(&"anomaly"),
         flow_log: vigil_engine::FlowLog {
             flow: o.log_types.contains(&"flow"),
             netflow: o.log_types.contains(&"netflow"),
