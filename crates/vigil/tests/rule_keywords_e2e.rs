@@ -130,7 +130,7 @@ fn keywords_from_capture_to_eve() {
         data.join("categories.txt").display(),
         data.display()
     );
-    let common::Run { eve, events, .. } =
+    let common::Run { eve, events, dir } =
         common::run_with("rulekw", &capture(), RULES, Some(&["alert"]), &yaml, &[]);
     // sid 3: "co.uk" has no registrable domain (empty buffer); sid 4 and
     // 5 once (the reply and the short call do not match); sid 9: the
@@ -176,5 +176,26 @@ fn keywords_from_capture_to_eve() {
     assert!(alert(4)["alert"].get("source").is_none());
     assert!(alert(4)["alert"].get("target").is_none());
     assert_eq!(alert(6)["dest_port"], 2049);
+    // The alerts, source and target included, are within Suricata's EVE
+    // schema (when the shared peer material is there).
+    let check =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/eve_schema_check.py");
+    let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/peers/suricata/eve.schema.json");
+    if schema.exists() {
+        let o = std::process::Command::new("python3")
+            .arg(&check)
+            .arg(dir.join("out/eve.json"))
+            .arg("--schema")
+            .arg(&schema)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
     let _ = std::fs::remove_dir_all(&data);
 }
