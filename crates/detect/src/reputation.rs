@@ -395,6 +395,25 @@ mod tests {
     }
 
     #[test]
+    fn load_from_files() {
+        let dir = std::env::temp_dir().join(format!("vigil-rep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cats = dir.join("cats.txt");
+        std::fs::write(&cats, "1,BadHosts,x\nbad\n").unwrap();
+        let rep = dir.join("a.list");
+        std::fs::write(&rep, "ip,cat,score\n10.0.0.0/8,1,20\n\n10.0.0.1,1,x\n").unwrap();
+        let missing = dir.join("missing.list");
+        let (r, problems) = Reputation::load(&cats, &[rep.clone(), missing]).unwrap();
+        assert_eq!(r.score(ip("10.0.0.1"), 1), Some(20));
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].contains("cats.txt:2:"), "{problems:?}");
+        assert!(problems[1].contains("a.list:4:"), "{problems:?}");
+        assert!(problems[2].contains("missing.list"), "{problems:?}");
+        assert!(Reputation::load(&dir.join("nope.txt"), &[rep]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn arbitrary_lines_never_panic() {
         let mut r = Reputation::default();
         let mut seed = 0x1234_5678_9abc_def0u64;

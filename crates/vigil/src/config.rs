@@ -476,6 +476,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reputation_settings() {
+        let mut c = Config {
+            dir: Some(PathBuf::from("/etc/vigil")),
+            ..Config::default()
+        };
+        assert!(c.reputation_files().unwrap().is_none());
+        c.set("reputation-categories-file=iprep/categories.txt")
+            .unwrap();
+        assert!(c.reputation_files().is_err());
+        let root: Value = serde_yaml::from_str(
+            "reputation-categories-file: /r/cats.txt\ndefault-reputation-path: rep\nreputation-files:\n  - a.list\n  - /abs/b.list\n",
+        )
+        .unwrap();
+        let c = Config {
+            root,
+            dir: Some(PathBuf::from("/etc/vigil")),
+        };
+        let (cats, files) = c.reputation_files().unwrap().unwrap();
+        assert_eq!(cats, PathBuf::from("/r/cats.txt"));
+        assert_eq!(
+            files,
+            vec![
+                PathBuf::from("/etc/vigil/rep/a.list"),
+                PathBuf::from("/abs/b.list")
+            ]
+        );
+        let root: Value = serde_yaml::from_str("reputation-files:\n  - a.list\n").unwrap();
+        assert!(Config { root, dir: None }.reputation_files().is_err());
+    }
+
+    #[test]
     fn set_creates_nested_keys() {
         let mut c = Config::default();
         c.set("vars.address-groups.HOME_NET=[10.0.0.0/8]").unwrap();
