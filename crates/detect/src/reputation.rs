@@ -285,13 +285,25 @@ impl Reputation {
 }
 
 /// A compiled `iprep` test.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct IpRepCheck {
     pub side: vigil_rules::IpRepSide,
     pub cat: u8,
     pub op: vigil_rules::IpRepOp,
     pub value: u8,
     pub rep: std::sync::Arc<Reputation>,
+}
+
+/// Without the table: a rule's debug print does not dump the reputation.
+impl std::fmt::Debug for IpRepCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IpRepCheck")
+            .field("side", &self.side)
+            .field("cat", &self.cat)
+            .field("op", &self.op)
+            .field("value", &self.value)
+            .finish_non_exhaustive()
+    }
 }
 
 impl IpRepCheck {

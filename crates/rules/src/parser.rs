@@ -525,7 +525,8 @@ pub(crate) fn parse_rpc(v: &str) -> Result<RpcMatch, String> {
 }
 
 /// `iprep:<any|src|dst|both>,<category>,<op>,<score>` with op one of
-/// `<`, `<=`, `>`, `>=`, `=`, `!=` and a score 0..255, or
+/// `<`, `<=`, `>`, `>=`, `=`, `!=` (or `!`, as Suricata's integer
+/// modes) and a score 0..255, or
 /// `iprep:<side>,<category>,isset|isnotset` (Suricata 8). The category
 /// name is checked against the loaded categories when the rule is
 /// compiled.
@@ -572,7 +573,7 @@ pub(crate) fn parse_iprep(v: &str) -> Result<IpRep, String> {
             ">" => IpRepOp::Gt,
             ">=" => IpRepOp::Ge,
             "=" => IpRepOp::Eq,
-            "!=" => IpRepOp::Ne,
+            "!=" | "!" => IpRepOp::Ne,
             s => {
                 return Err(format!(
                     "invalid iprep operator '{}' (<, <=, >, >=, =, !=)",

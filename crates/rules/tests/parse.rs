@@ -1858,6 +1858,7 @@ fn iprep_values() {
         ("iprep:both,CnC,>=,0;", IpRepSide::Both, IpRepOp::Ge, 0),
         ("iprep:src,CnC,<=,255;", IpRepSide::Src, IpRepOp::Le, 255),
         ("iprep:src,CnC,!=,3;", IpRepSide::Src, IpRepOp::Ne, 3),
+        ("iprep:src,CnC,!,3;", IpRepSide::Src, IpRepOp::Ne, 3),
         ("iprep:src,CnC,isset;", IpRepSide::Src, IpRepOp::IsSet, 0),
         (
             "iprep:any,CnC,isnotset;",
