@@ -314,15 +314,13 @@ impl IpRepCheck {
         let d = || self.rep.score(dst, self.cat);
         let ok = |v: u8| self.op.matches(v, self.value);
         let notset = self.op == IpRepOp::IsNotSet;
+        // `isnotset` is Suricata's `= 0` on a score that exists: for `src`
+        // and `dst` a score of 0 (such as a host entry's category the
+        // file did not give) counts as not set; for `any` and `both` only
+        // the absence of a score does.
         match self.side {
-            IpRepSide::Src => match s() {
-                Some(v) => !notset && ok(v),
-                None => notset,
-            },
-            IpRepSide::Dst => match d() {
-                Some(v) => !notset && ok(v),
-                None => notset,
-            },
+            IpRepSide::Src => s().map_or(notset, ok),
+            IpRepSide::Dst => d().map_or(notset, ok),
             IpRepSide::Any => {
                 if notset {
                     s().is_none() || d().is_none()
@@ -479,6 +477,14 @@ mod tests {
         assert!(!check(IpRepSide::Src, IpRepOp::IsSet, 0).matches(none, bad));
         assert!(check(IpRepSide::Src, IpRepOp::IsNotSet, 0).matches(none, bad));
         assert!(!check(IpRepSide::Src, IpRepOp::IsNotSet, 0).matches(bad, none));
+        // A score of 0 (10.1.2.3 is a host entry with no BadHosts score)
+        // is "not set" for src/dst, as in Suricata, but set for any/both.
+        let zero = ip("10.1.2.3");
+        assert!(check(IpRepSide::Src, IpRepOp::IsNotSet, 0).matches(zero, none));
+        assert!(check(IpRepSide::Dst, IpRepOp::IsNotSet, 0).matches(none, zero));
+        assert!(check(IpRepSide::Src, IpRepOp::IsSet, 0).matches(zero, none));
+        assert!(!check(IpRepSide::Both, IpRepOp::IsNotSet, 0).matches(zero, none));
+        assert!(!check(IpRepSide::Any, IpRepOp::IsNotSet, 0).matches(zero, bad));
         assert!(check(IpRepSide::Any, IpRepOp::IsNotSet, 0).matches(bad, none));
         assert!(!check(IpRepSide::Any, IpRepOp::IsNotSet, 0).matches(bad, worse));
         assert!(check(IpRepSide::Both, IpRepOp::IsNotSet, 0).matches(none, none));

@@ -784,8 +784,11 @@ pub enum IpRepOp {
 }
 
 impl IpRepOp {
-    /// Whether a score passes the comparison against `value` (`IsSet` /
-    /// `IsNotSet` are decided by the presence of a score, not here).
+    /// Whether a score passes the comparison against `value`. As in
+    /// Suricata, `IsSet` is `>= 0` (any score) and `IsNotSet` is `= 0`
+    /// when an address has a score (for `src` / `dst`, `isnotset` then
+    /// matches a score of 0); the absence of a score is decided by the
+    /// caller.
     pub fn matches(self, score: u8, value: u8) -> bool {
         match self {
             IpRepOp::Lt => score < value,
@@ -795,7 +798,7 @@ impl IpRepOp {
             IpRepOp::Eq => score == value,
             IpRepOp::Ne => score != value,
             IpRepOp::IsSet => true,
-            IpRepOp::IsNotSet => false,
+            IpRepOp::IsNotSet => score == 0,
         }
     }
 }
