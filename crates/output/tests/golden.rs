@@ -591,9 +591,8 @@ fn alert_source_and_target() {
         metadata: &[],
         ..ev
     };
-    assert!(eve_line(&ev).ends_with(concat!(
-        r#""severity":3,"source":{"ip":"10.0.0.1"},"target":{"ip":"10.0.0.2"}}}"#
-    )));
+    assert!(eve_line(&ev)
+        .ends_with(r#""severity":3,"source":{"ip":"10.0.0.1"},"target":{"ip":"10.0.0.2"}}}"#));
     // Without target: neither object.
     let ev = AlertEvent { target: None, ..ev };
     assert!(!eve_line(&ev).contains("\"source\""));
