@@ -21,6 +21,30 @@ pub fn dotprefix(input: &[u8]) -> Vec<u8> {
     v
 }
 
+/// `domain` (Suricata 8): the registrable domain of a host name by the
+/// Public Suffix List (`www.example.co.uk` -> `example.co.uk`), with
+/// Suricata's `psl` crate. A name with no registrable domain (a bare
+/// public suffix such as `co.uk`, an empty label) leaves the buffer empty;
+/// a suffix the list does not know counts as a one-label suffix (the
+/// list's default `*` rule), so `a.b.unknowntld` gives `b.unknowntld`.
+pub fn domain(input: &[u8]) -> Vec<u8> {
+    if input.is_empty() {
+        return Vec::new();
+    }
+    psl::domain(input).map_or_else(Vec::new, |d| d.as_bytes().to_vec())
+}
+
+/// `tld` (Suricata 8): the public suffix of a host name's registrable
+/// domain (`www.example.co.uk` -> `co.uk`). As in Suricata, the name must
+/// have a registrable domain: a bare suffix (`co.uk`) leaves the buffer
+/// empty.
+pub fn tld(input: &[u8]) -> Vec<u8> {
+    if input.is_empty() {
+        return Vec::new();
+    }
+    psl::domain(input).map_or_else(Vec::new, |d| d.suffix().as_bytes().to_vec())
+}
+
 /// `strip_whitespace`: every whitespace byte removed.
 pub fn strip_whitespace(input: &[u8]) -> Vec<u8> {
     input.iter().copied().filter(|&c| !is_space(c)).collect()
@@ -329,6 +353,8 @@ impl Pcrexform {
 #[derive(Clone, Debug)]
 pub enum Transform {
     DotPrefix,
+    Domain,
+    Tld,
     StripWhitespace,
     CompressWhitespace,
     ToLowercase,
@@ -354,6 +380,8 @@ impl Transform {
     pub fn apply(&self, input: &[u8]) -> Vec<u8> {
         match self {
             Transform::DotPrefix => dotprefix(input),
+            Transform::Domain => domain(input),
+            Transform::Tld => tld(input),
             Transform::StripWhitespace => strip_whitespace(input),
             Transform::CompressWhitespace => compress_whitespace(input),
             Transform::ToLowercase => to_lowercase(input),
@@ -409,6 +437,49 @@ mod tests {
             crate::hex_lower(&to_sha256(b"abc")),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn domain_and_tld() {
+        let cases: &[(&[u8], &[u8], &[u8])] = &[
+            (b"www.example.com", b"example.com", b"com"),
+            (b"example.com", b"example.com", b"com"),
+            (b"a.b.example.co.uk", b"example.co.uk", b"co.uk"),
+            (b"webshop.oisf.net", b"oisf.net", b"net"),
+            // A bare public suffix has no registrable domain.
+            (b"co.uk", b"", b""),
+            (b"com", b"", b""),
+            // Unknown suffix: the list's default rule (one label).
+            (b"a.b.unknowntld", b"b.unknowntld", b"unknowntld"),
+            // Wildcard and private rules of the list.
+            (
+                b"x.execute-api.cn-north-1.amazonaws.com.cn",
+                b"x.execute-api.cn-north-1.amazonaws.com.cn",
+                b"execute-api.cn-north-1.amazonaws.com.cn",
+            ),
+            (b"", b"", b""),
+            (b"..", b"", b""),
+            (b".", b"", b""),
+        ];
+        for (input, d, t) in cases {
+            assert_eq!(
+                domain(input),
+                *d,
+                "domain of {:?}",
+                String::from_utf8_lossy(input)
+            );
+            assert_eq!(
+                tld(input),
+                *t,
+                "tld of {:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+        // Any bytes: never a panic.
+        for input in [&b"\xff\xfe.\x00"[..], b"a..b", b"-.-", &[b'a'; 300]] {
+            let _ = domain(input);
+            let _ = tld(input);
+        }
     }
 
     #[test]

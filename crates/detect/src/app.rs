@@ -1124,6 +1124,8 @@ pub fn transform_supported(name: &str) -> bool {
     matches!(
         name,
         "dotprefix"
+            | "domain"
+            | "tld"
             | "strip_whitespace"
             | "compress_whitespace"
             | "to_lowercase"
@@ -1296,6 +1298,8 @@ pub fn compile_transforms(specs: &[TransformSpec]) -> Result<Vec<Transform>, Ski
             let arg = t.arg.as_deref();
             Ok(match t.name.as_str() {
                 "dotprefix" => Transform::DotPrefix,
+                "domain" => Transform::Domain,
+                "tld" => Transform::Tld,
                 "strip_whitespace" => Transform::StripWhitespace,
                 "compress_whitespace" => Transform::CompressWhitespace,
                 "to_lowercase" => Transform::ToLowercase,

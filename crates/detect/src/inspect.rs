@@ -294,6 +294,38 @@ fn dsize_needs_payload(cmp: &IntCmp) -> bool {
     ) || matches!(cmp, IntCmp::Eq(n) if *n > 0)
 }
 
+/// `rpc`: Suricata's detect-rpc.c on the packet payload. TCP skips the
+/// 4-byte record marker and needs 28 bytes, UDP needs 24; the message
+/// (xid, type, rpcvers, prog, vers, proc, big-endian) must be a CALL
+/// (type 0) to the program, and to the version and procedure unless they
+/// are `*`. As in Suricata, `rpcvers` is not checked. Other protocols
+/// never match.
+pub fn rpc_matches(r: &vigil_rules::RpcMatch, p: &Packet<'_>) -> bool {
+    let payload = p.payload();
+    let msg = match p.l4 {
+        L4::Tcp(_) if payload.len() >= 28 => &payload[4..],
+        L4::Udp(_) if payload.len() >= 24 => payload,
+        _ => return false,
+    };
+    rpc_call_matches(r, msg)
+}
+
+/// The RPC message test on bytes that start at the xid.
+pub fn rpc_call_matches(r: &vigil_rules::RpcMatch, msg: &[u8]) -> bool {
+    let word = |i: usize| -> Option<u32> {
+        let b = msg.get(i * 4..i * 4 + 4)?;
+        Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (Some(mtype), Some(prog), Some(vers), Some(proc_)) = (word(1), word(3), word(4), word(5))
+    else {
+        return false;
+    };
+    mtype == 0
+        && prog == r.program
+        && r.version.is_none_or(|v| v == vers)
+        && r.procedure.is_none_or(|v| v == proc_)
+}
+
 fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bool {
     let ip = p.ip.as_ref();
     match c {
@@ -314,6 +346,7 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             matches!(p.l4, L4::Igmp(g) if cmp.matches(u64::from(g.itype)))
         }
         Condition::L3Proto(v) => ip.is_some_and(|i| i.version == *v),
+        Condition::Rpc(r) => rpc_matches(r, p),
         Condition::SctpVtag(cmp) => matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.vtag))),
         Condition::SctpChunkCnt(cmp) => {
             matches!(p.l4, L4::Sctp(s) if cmp.matches(u64::from(s.chunk_cnt)))
@@ -930,6 +963,7 @@ pub(crate) fn packet_checks(
         }
         Check::StreamEvent(e) => input.stream_events.contains(*e),
         Check::StreamSize(ss) => ss.matches(tcp_sizes),
+        Check::IpRep(c) => c.matches(ip.src, ip.dst),
     })
 }
 

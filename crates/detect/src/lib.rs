@@ -18,6 +18,7 @@ pub mod group;
 pub mod inspect;
 pub mod payload;
 pub mod profile;
+pub mod reputation;
 pub mod rule;
 pub mod stream;
 pub mod threshold;
@@ -114,7 +115,7 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
-        Self::build_from(rules.iter(), rules.len(), classes, selector)
+        Self::build_from(rules.iter(), rules.len(), classes, selector, None)
     }
 
     /// [`DetectEngine::build_with`] taking the parsed rules: each rule's
@@ -127,7 +128,35 @@ impl DetectEngine {
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
         let n = rules.len();
-        Self::build_from(rules.into_iter(), n, classes, selector)
+        Self::build_from(rules.into_iter(), n, classes, selector, None)
+    }
+
+    /// [`DetectEngine::build`] with the IP reputation that `iprep` rules
+    /// read.
+    pub fn build_with_reputation(
+        rules: &[Rule],
+        classes: &ClassificationConfig,
+        reputation: Option<std::sync::Arc<reputation::Reputation>>,
+    ) -> (DetectEngine, BuildReport) {
+        Self::build_from(
+            rules.iter(),
+            rules.len(),
+            classes,
+            &mut vigil_prefilter::Selector::default(),
+            reputation,
+        )
+    }
+
+    /// [`DetectEngine::build_owned`] with the IP reputation that `iprep`
+    /// rules read (see [`reputation`]).
+    pub fn build_owned_with_reputation(
+        rules: Vec<Rule>,
+        classes: &ClassificationConfig,
+        selector: &mut vigil_prefilter::Selector,
+        reputation: Option<std::sync::Arc<reputation::Reputation>>,
+    ) -> (DetectEngine, BuildReport) {
+        let n = rules.len();
+        Self::build_from(rules.into_iter(), n, classes, selector, reputation)
     }
 
     fn build_from<R: std::borrow::Borrow<Rule>>(
@@ -135,6 +164,7 @@ impl DetectEngine {
         count: usize,
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
+        reputation: Option<std::sync::Arc<reputation::Reputation>>,
     ) -> (DetectEngine, BuildReport) {
         let mut report = BuildReport::default();
         let compile_start = std::time::Instant::now();
@@ -142,7 +172,7 @@ impl DetectEngine {
         let mut compiled = Vec::with_capacity(count);
         for r in rules {
             let r: &Rule = r.borrow();
-            match rule::compile_rule(r, classes, &mut names) {
+            match rule::compile_rule_with(r, classes, &mut names, reputation.as_ref()) {
                 Ok(c) => compiled.push(c),
                 Err(reason) => {
                     match &reason {

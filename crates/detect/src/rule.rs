@@ -95,6 +95,8 @@ pub enum Check {
     StreamEvent(vigil_stream::StreamEvent),
     /// `stream_size`.
     StreamSize(crate::stream::StreamSize),
+    /// `iprep`, with the category resolved and the reputation table.
+    IpRep(crate::reputation::IpRepCheck),
 }
 
 /// The fast pattern chosen for the prefilter.
@@ -121,6 +123,9 @@ pub struct CompiledRule {
     pub metadata: Vec<(String, String)>,
     /// `reference:` (system, value) pairs in rule order.
     pub references: Vec<(String, String)>,
+    /// `target:`: `Some(true)` for `dest_ip`, `Some(false)` for `src_ip`
+    /// (alerts then carry `source` and `target`).
+    pub target_dest: Option<bool>,
     pub noalert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
@@ -540,6 +545,18 @@ pub fn compile_rule(
     classes: &ClassificationConfig,
     flowbits: &mut FlowbitNames,
 ) -> Result<CompiledRule, Skip> {
+    compile_rule_with(rule, classes, flowbits, None)
+}
+
+/// [`compile_rule`] with the IP reputation `iprep` reads (`None`: no
+/// reputation configured, so every `iprep` category is unknown and the
+/// rule is invalid, as in Suricata).
+pub fn compile_rule_with(
+    rule: &Rule,
+    classes: &ClassificationConfig,
+    flowbits: &mut FlowbitNames,
+    reputation: Option<&std::sync::Arc<crate::reputation::Reputation>>,
+) -> Result<CompiledRule, Skip> {
     if let Some(why) = &rule.requires_unmet {
         return Err(Skip::RequiresUnmet(why.clone()));
     }
@@ -742,6 +759,26 @@ pub fn compile_rule(
             }
             Condition::NotEvaluable { keyword, .. } => {
                 return Err(Skip::NotEvaluable(keyword.clone()))
+            }
+            Condition::IpRep(r) => {
+                let rep = reputation.ok_or_else(|| Skip::Invalid {
+                    keyword: "iprep".into(),
+                    message: format!(
+                        "unknown iprep category '{}' (no reputation-categories-file configured)",
+                        r.category
+                    ),
+                })?;
+                let cat = rep.category(&r.category).ok_or_else(|| Skip::Invalid {
+                    keyword: "iprep".into(),
+                    message: format!("unknown iprep category '{}'", r.category),
+                })?;
+                checks.push(Check::IpRep(crate::reputation::IpRepCheck {
+                    side: r.side,
+                    cat,
+                    op: r.op,
+                    value: r.value,
+                    rep: std::sync::Arc::clone(rep),
+                }));
             }
             Condition::IpOpts(name) => {
                 let t = if name == "any" {
@@ -962,6 +999,7 @@ pub fn compile_rule(
         severity,
         metadata: rule.metadata.clone(),
         references: rule.references.clone(),
+        target_dest: rule.target.as_deref().map(|t| t == "dest_ip"),
         noalert,
         bypass: rule.bypass,
         disable_tx_log: rule.disable_tx_log,

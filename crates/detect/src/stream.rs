@@ -76,6 +76,7 @@ impl StreamReq {
                 | Condition::IcmpId(_)
                 | Condition::Icmpv6Mtu(_)
                 | Condition::VlanLayers(_)
+                | Condition::Rpc(_)
                 | Condition::FlowAge(_) => r.packet = true,
                 Condition::NotEvaluable { keyword, .. } if keyword == "stream_size" => {
                     stream_size = true

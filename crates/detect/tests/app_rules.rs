@@ -351,6 +351,35 @@ fn dns_multi_buffer_and_dotprefix() {
     );
 }
 
+#[test]
+fn domain_and_tld_transforms_on_dns_query() {
+    let e = engine(&[
+        "alert dns any any -> any any (dns.query; domain; content:\"example.co.uk\"; startswith; endswith; sid:1;)",
+        "alert dns any any -> any any (dns.query; tld; content:\"co.uk\"; startswith; endswith; sid:2;)",
+        "alert dns any any -> any any (dns.query; tld; content:\"uk\"; startswith; endswith; sid:3;)",
+        "alert dns any any -> any any (dns.query; domain; bsize:0; sid:4;)",
+        "alert dns any any -> any any (dns.query; domain; content:\"b.unknowntld\"; startswith; endswith; sid:5;)",
+    ]);
+    let run = |names: &[&str]| {
+        let mut app = AppLayerState::new(AppProto::Dns, Transport::Udp);
+        app.feed(AppDir::ToServer, &dns_query(7, names), 1);
+        let txs = app.transactions();
+        inspect(
+            &e,
+            &app,
+            txs[0].id,
+            AppDir::ToServer,
+            &mut TxDetectState::default(),
+            &mut FlowDetectState::default(),
+        )
+    };
+    assert_eq!(run(&["www.mail.example.co.uk"]), vec![1, 2]);
+    // A bare public suffix has no registrable domain: both give an empty
+    // buffer, as in Suricata.
+    assert_eq!(run(&["co.uk"]), vec![4]);
+    assert_eq!(run(&["a.b.unknowntld"]), vec![5]);
+}
+
 /// A TLS 1.2 ClientHello record with an SNI extension.
 fn client_hello(sni: &str) -> Vec<u8> {
     let mut ext = Vec::new();
@@ -606,7 +635,7 @@ fn unsupported_app_buffers_stay_not_evaluable() {
     let (e, report) = DetectEngine::build(
         &parse(&[
             "alert tcp any any -> any any (websocket.payload; content:\"x\"; sid:1;)",
-            "alert http any any -> any any (http.uri; domain; content:\"x\"; sid:2;)",
+            "alert http any any -> any any (http.uri; luaxform:x.lua; content:\"x\"; sid:2;)",
             "alert http any any -> any any (http.uri; content:\"x\"; sid:3;)",
         ]),
         &ClassificationConfig::default(),
@@ -614,7 +643,7 @@ fn unsupported_app_buffers_stay_not_evaluable() {
     assert_eq!(e.rules.len(), 1);
     assert_eq!(report.loaded, 1);
     assert_eq!(report.skipped.len(), 2);
-    assert_eq!(report.not_evaluable_by_keyword.get("domain"), Some(&1));
+    assert_eq!(report.not_evaluable_by_keyword.get("luaxform"), Some(&1));
 }
 
 #[test]

@@ -619,3 +619,169 @@ fn asn1_checks_the_objects_after_the_last_match() {
     // is not an object).
     assert!(alerts(&e, &tcp(b"NTLM\x00plain text"), est(), &mut st).is_empty());
 }
+
+/// An ONC RPC call header: xid, CALL, rpcvers 2, program, version,
+/// procedure, then null credentials and verifier.
+fn rpc_call(mtype: u32, prog: u32, vers: u32, proc_: u32) -> Vec<u8> {
+    let mut m = Vec::new();
+    for w in [0x64b2_b375, mtype, 2, prog, vers, proc_, 0, 0, 0, 0] {
+        m.extend_from_slice(&u32::to_be_bytes(w));
+    }
+    m
+}
+
+#[test]
+fn rpc_calls_on_udp_and_tcp() {
+    let e = engine(&[
+        "alert udp any any -> any any (rpc:100000, 2, 3; sid:1;)",
+        "alert udp any any -> any any (rpc:100000, 2, *; sid:2;)",
+        "alert udp any any -> any any (rpc:100000, *, 3; sid:3;)",
+        "alert udp any any -> any any (rpc:100000, *, *; sid:4;)",
+        "alert udp any any -> any any (rpc:123456, *, 3; sid:5;)",
+        "alert tcp any any -> any any (rpc:100003, 3, *; sid:6;)",
+        "alert ip any any -> any any (rpc:100000; sid:7;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let udp = |payload: &[u8]| PacketBuilder::new().ipv4_udp(CLIENT, 800, SERVER, 111, payload);
+    // Suricata's DetectRpcTestSig01 packet.
+    assert_eq!(
+        alerts(&e, &udp(&rpc_call(0, 100000, 2, 3)), None, &mut st),
+        vec![1, 2, 3, 4, 7]
+    );
+    assert_eq!(
+        alerts(&e, &udp(&rpc_call(0, 100000, 4, 3)), None, &mut st),
+        vec![3, 4, 7]
+    );
+    // A REPLY is not a call.
+    assert!(alerts(&e, &udp(&rpc_call(1, 100000, 2, 3)), None, &mut st).is_empty());
+    // Short payloads never match: UDP needs 24 bytes.
+    let call = rpc_call(0, 100000, 2, 3);
+    assert_eq!(
+        alerts(&e, &udp(&call[..24]), None, &mut st),
+        vec![1, 2, 3, 4, 7]
+    );
+    for n in [0, 1, 12, 20, 23] {
+        assert!(
+            alerts(&e, &udp(&call[..n]), None, &mut st).is_empty(),
+            "{n}"
+        );
+    }
+    // TCP: after the 4-byte record marker, and 28 bytes at least.
+    let mut rec = vec![0x80, 0, 0, 40];
+    rec.extend_from_slice(&rpc_call(0, 100003, 3, 1));
+    assert_eq!(alerts(&e, &tcp(&rec), est(), &mut st), vec![6]);
+    for n in [0, 4, 20, 27] {
+        assert!(
+            alerts(&e, &tcp(&rec[..n]), est(), &mut st).is_empty(),
+            "{n}"
+        );
+    }
+    assert_eq!(alerts(&e, &tcp(&rec[..28]), est(), &mut st), vec![6]);
+    // Without the record marker the fields are misread.
+    assert!(alerts(&e, &tcp(&rpc_call(0, 100003, 3, 1)), est(), &mut st).is_empty());
+}
+
+#[test]
+fn rpc_bytes_never_panic() {
+    let r = vigil_rules::RpcMatch {
+        program: 1,
+        version: None,
+        procedure: None,
+    };
+    let mut seed = 7u64;
+    for len in 0..64 {
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (seed >> 56) as u8
+            })
+            .collect();
+        let _ = vigil_detect::inspect::rpc_call_matches(&r, &bytes);
+    }
+    assert!(vigil_detect::inspect::rpc_call_matches(
+        &r,
+        &rpc_call(0, 1, 9, 9)
+    ));
+    assert!(!vigil_detect::inspect::rpc_call_matches(
+        &r,
+        &rpc_call(0, 1, 9, 9)[..23]
+    ));
+}
+
+fn reputation() -> std::sync::Arc<vigil_detect::reputation::Reputation> {
+    let mut r = vigil_detect::reputation::Reputation::default();
+    assert!(r
+        .add_categories(
+            "categories.txt",
+            "1,BadHosts,Known bad hosts\n2,CnC,Command and control\n"
+        )
+        .is_empty());
+    let bad = r.add_scores(
+        "reputation.list",
+        "10.0.0.0/24,1,20\n192.0.2.80,2,100\nnot-an-ip,1,1\n",
+    );
+    assert_eq!(bad.len(), 1);
+    assert_eq!(bad[0].line, 3);
+    std::sync::Arc::new(r)
+}
+
+#[test]
+fn iprep_with_a_loaded_reputation() {
+    let vars = Vars::default();
+    let rules: Vec<_> = [
+        "alert tcp any any -> any any (iprep:src,BadHosts,>,10; sid:1;)",
+        "alert tcp any any -> any any (iprep:src,BadHosts,>,20; sid:2;)",
+        "alert tcp any any -> any any (iprep:dst,CnC,=,100; sid:3;)",
+        "alert tcp any any -> any any (iprep:both,BadHosts,isset; sid:4;)",
+        "alert tcp any any -> any any (iprep:any,CnC,>=,50; sid:5;)",
+        "alert tcp any any -> any any (iprep:src,CnC,isnotset; sid:6;)",
+        "alert tcp any any -> any any (iprep:dst,BadHosts,isset; sid:7;)",
+        "alert tcp any any -> any any (iprep:src,Unknown,>,1; sid:8;)",
+    ]
+    .iter()
+    .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
+    .collect();
+    let (e, report) = DetectEngine::build_with_reputation(
+        &rules,
+        &ClassificationConfig::default(),
+        Some(reputation()),
+    );
+    assert_eq!(report.skipped.len(), 1);
+    assert!(matches!(&report.skipped[0].reason,
+        Skip::Invalid { keyword, message } if keyword == "iprep" && message.contains("Unknown")));
+    let mut st = FlowDetectState::default();
+    // 10.0.0.1 (BadHosts 20) -> 192.0.2.80 (a host entry: CnC 100, and
+    // BadHosts 0 because a host entry answers for every category).
+    assert_eq!(
+        alerts(&e, &tcp(b"x"), est(), &mut st),
+        vec![1, 3, 4, 5, 6, 7]
+    );
+    // Other addresses have no reputation.
+    let other = PacketBuilder::new().ipv4_tcp(
+        Ipv4Addr::new(10, 0, 1, 1),
+        40000,
+        Ipv4Addr::new(198, 51, 100, 1),
+        80,
+        1,
+        1,
+        PSH | ACK,
+        b"x",
+    );
+    assert_eq!(alerts(&e, &other, est(), &mut st), vec![6]);
+    // Without a reputation every iprep rule is invalid (Suricata: an
+    // unknown category).
+    let (e, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+    assert!(e.rules.is_empty());
+    assert_eq!(report.invalid_by_keyword.get("iprep"), Some(&8));
+}
+
+#[test]
+fn target_is_recorded_on_the_compiled_rule() {
+    let e = engine(&[
+        "alert tcp any any -> any any (target:dest_ip; sid:1;)",
+        "alert tcp any any -> any any (target:src_ip; sid:2;)",
+        "alert tcp any any -> any any (sid:3;)",
+    ]);
+    let t = |sid: u32| e.rules.iter().find(|r| r.sid == sid).unwrap().target_dest;
+    assert_eq!((t(1), t(2), t(3)), (Some(true), Some(false), None));
+}

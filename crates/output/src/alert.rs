@@ -93,6 +93,19 @@ pub struct AlertEvent<'a> {
     /// With `link_only`: the packet's bytes, whose first 32 fast.log
     /// prints in hex (Suricata's `[Raw pkt: ...]`).
     pub raw_pkt: Option<&'a [u8]>,
+    /// The rule's `target:` keyword: `alert.source` and `alert.target`
+    /// are written (Suricata's AlertJsonSourceTarget).
+    pub target: Option<AlertTarget>,
+}
+
+/// Which side of the packet a rule's `target:` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertTarget {
+    /// `target:src_ip`: the source address is the target; the
+    /// destination is the `source`.
+    Src,
+    /// `target:dest_ip`: the destination is the target.
+    Dest,
 }
 
 /// Suricata's `tunnel` object: the outermost packet of the frame that
@@ -151,6 +164,7 @@ impl Default for AlertEvent<'_> {
             tunnel: None,
             link_only: false,
             raw_pkt: None,
+            target: None,
         }
     }
 }

@@ -170,7 +170,7 @@ fn ascii_casecmp(a: &str, b: &str) -> Ordering {
 
 /// The rule's fields an `alert` object starts with (Suricata's
 /// AlertJsonHeader): action, gid, signature_id, rev, signature, category,
-/// severity.
+/// severity, and `source` / `target` for a rule with `target:`.
 fn write_rule(a: &mut Obj<'_>, ev: &AlertEvent<'_>) -> io::Result<()> {
     a.str("action", ev.action)?;
     a.uint("gid", u64::from(ev.gid))?;
@@ -178,7 +178,38 @@ fn write_rule(a: &mut Obj<'_>, ev: &AlertEvent<'_>) -> io::Result<()> {
     a.uint("rev", u64::from(ev.rev))?;
     a.str("signature", ev.signature)?;
     a.str("category", ev.category)?;
-    a.uint("severity", u64::from(ev.severity))
+    a.uint("severity", u64::from(ev.severity))?;
+    if let (Some(t), false) = (ev.target, ev.link_only) {
+        write_source_target(a, ev, t)?;
+    }
+    Ok(())
+}
+
+/// Suricata's AlertJsonSourceTarget: `source` is the attacking side and
+/// `target` the side the rule's `target:` names, each with its address
+/// and, for TCP, UDP and SCTP, its port (the record's addresses, after an
+/// XFF overwrite).
+fn write_source_target(
+    a: &mut Obj<'_>,
+    ev: &AlertEvent<'_>,
+    t: crate::alert::AlertTarget,
+) -> io::Result<()> {
+    let src = (&ev.src_ip, ev.src_port);
+    let dst = (&ev.dest_ip, ev.dest_port);
+    let (source, target) = match t {
+        crate::alert::AlertTarget::Dest => (src, dst),
+        crate::alert::AlertTarget::Src => (dst, src),
+    };
+    for (key, (ip, port)) in [("source", source), ("target", target)] {
+        let mut o = a.object(key);
+        o.key("ip");
+        json_ip(o.buf, ip)?;
+        if let Some(p) = port {
+            o.uint("port", u64::from(p))?;
+        }
+        o.close();
+    }
+    Ok(())
 }
 
 /// The header every event starts with, as Suricata's CreateEveHeader

@@ -547,3 +547,54 @@ fn stats_log_table() {
         "\nflow.memcap_evictions                                        | Total                     | 0\n"
     ));
 }
+
+#[test]
+fn alert_source_and_target() {
+    use vigil_output::AlertTarget;
+    let md = vec![("k".to_string(), "v".to_string())];
+    let ev = AlertEvent {
+        src_ip: v4(10, 0, 0, 1),
+        src_port: Some(40000),
+        dest_ip: v4(10, 0, 0, 2),
+        dest_port: Some(53),
+        proto: 17,
+        signature_id: 1,
+        metadata: &md,
+        target: Some(AlertTarget::Dest),
+        ..AlertEvent::default()
+    };
+    // Suricata's AlertJsonHeader: right after severity, before metadata.
+    assert!(
+        eve_line(&ev).contains(concat!(
+            r#""severity":3,"source":{"ip":"10.0.0.1","port":40000},"#,
+            r#""target":{"ip":"10.0.0.2","port":53},"metadata":{"k":["v"]}}"#
+        )),
+        "{}",
+        eve_line(&ev)
+    );
+    let ev = AlertEvent {
+        target: Some(AlertTarget::Src),
+        ..ev
+    };
+    assert!(eve_line(&ev).contains(concat!(
+        r#""source":{"ip":"10.0.0.2","port":53},"#,
+        r#""target":{"ip":"10.0.0.1","port":40000}"#
+    )));
+    // ICMP: addresses only.
+    let ev = AlertEvent {
+        src_port: None,
+        dest_port: None,
+        proto: 1,
+        icmp_type: Some(8),
+        icmp_code: Some(0),
+        target: Some(AlertTarget::Dest),
+        metadata: &[],
+        ..ev
+    };
+    assert!(eve_line(&ev)
+        .ends_with(r#""severity":3,"source":{"ip":"10.0.0.1"},"target":{"ip":"10.0.0.2"}}}"#));
+    // Without target: neither object.
+    let ev = AlertEvent { target: None, ..ev };
+    assert!(!eve_line(&ev).contains("\"source\""));
+    assert!(!eve_line(&ev).contains("\"target\""));
+}

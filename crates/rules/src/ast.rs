@@ -734,11 +734,84 @@ pub enum Condition {
     /// with `track ip_src` / `ip_dst`): bits kept per host or address
     /// pair, across flows.
     Xbits(Xbits),
+    /// `rpc:<program>[, <version|*>[, <procedure|*>]]`: the packet
+    /// payload is an ONC RPC call to that program (Suricata's
+    /// detect-rpc.c).
+    Rpc(RpcMatch),
+    /// `iprep:<side>,<category>,<op>,<score>` (or `isset` / `isnotset`):
+    /// the IP reputation of the packet's addresses. The category is
+    /// resolved against the loaded reputation when the rule is compiled.
+    IpRep(IpRep),
     /// Any other keyword that parsed but is not evaluated yet.
     NotEvaluable {
         keyword: String,
         value: Option<String>,
     },
+}
+
+/// `rpc:` values; `None` is `*` (any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RpcMatch {
+    pub program: u32,
+    pub version: Option<u32>,
+    pub procedure: Option<u32>,
+}
+
+/// Which addresses `iprep` looks up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpRepSide {
+    /// Source or destination.
+    Any,
+    Src,
+    Dst,
+    /// Source and destination.
+    Both,
+}
+
+/// How `iprep` compares a reputation score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpRepOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    /// The address has a score in the category (any value).
+    IsSet,
+    /// The address has no score in the category.
+    IsNotSet,
+}
+
+impl IpRepOp {
+    /// Whether a score passes the comparison against `value`. As in
+    /// Suricata, `IsSet` is `>= 0` (any score) and `IsNotSet` is `= 0`
+    /// when an address has a score (for `src` / `dst`, `isnotset` then
+    /// matches a score of 0); the absence of a score is decided by the
+    /// caller.
+    pub fn matches(self, score: u8, value: u8) -> bool {
+        match self {
+            IpRepOp::Lt => score < value,
+            IpRepOp::Le => score <= value,
+            IpRepOp::Gt => score > value,
+            IpRepOp::Ge => score >= value,
+            IpRepOp::Eq => score == value,
+            IpRepOp::Ne => score != value,
+            IpRepOp::IsSet => true,
+            IpRepOp::IsNotSet => score == 0,
+        }
+    }
+}
+
+/// `iprep:<side>,<category>,<op>,<score>` / `iprep:<side>,<category>,isset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IpRep {
+    pub side: IpRepSide,
+    /// The category's short name, as written.
+    pub category: String,
+    pub op: IpRepOp,
+    /// The score compared (0 for `isset` / `isnotset`).
+    pub value: u8,
 }
 
 /// Which flow counter `flow.pkts` / `flow.bytes` read.

@@ -356,7 +356,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("engine-event", Other("engine-event")),
     ("flowvar", Other("flowvar")),
     ("pktvar", Other("pktvar")),
-    ("iprep", Other("iprep")),
     ("datarep", Other("datarep")),
     ("dataset", Other("dataset")),
     ("lua", Other("lua")),
@@ -435,7 +434,6 @@ const TABLE: &[(&str, Kw)] = &[
     ),
     ("nfs_procedure", Other("nfs_procedure")),
     ("nfs.version", Other("nfs.version")),
-    ("rpc", Other("rpc")),
     ("rfb.secresult", Other("rfb.secresult")),
     ("rfb.sectype", Other("rfb.sectype")),
     ("mqtt.type", Other("mqtt.type")),
@@ -691,6 +689,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("ip_proto", Supported),
     ("ipv4-csum", Supported),
     ("ipopts", Supported),
+    ("iprep", Supported),
     ("isdataat", Supported),
     ("itype", Supported),
     ("l3_proto", Supported),
@@ -704,6 +703,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("rawbytes", Supported),
     ("reference", Supported),
     ("requires", Supported),
+    ("rpc", Supported),
     ("rev", Supported),
     ("sameip", Supported),
     ("sctp.chunk_cnt", Supported),
@@ -718,10 +718,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
         "tag",
         Parsed("ignored: validated; tagging the flow's or host's later packets is not implemented (the matching packet alerts as usual)"),
     ),
-    (
-        "target",
-        Parsed("ignored: validated and recorded, EVE alerts do not carry source/target yet"),
-    ),
+    ("target", Supported),
     ("tcp.ack", Supported),
     ("tcp.flags", Supported),
     ("tcp.mss", Supported),
@@ -980,6 +977,8 @@ const EVALUATED: &[&str] = &[
     "dcerpc.stub_data",
     // transforms
     "dotprefix",
+    "domain",
+    "tld",
     "strip_whitespace",
     "compress_whitespace",
     "to_lowercase",
@@ -1020,14 +1019,11 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("engine-event", "engine events are not raised"),
     ("flowvar", "pcre variable capture not implemented"),
     ("pktvar", "pcre variable capture not implemented"),
-    ("iprep", "IP reputation lists not implemented"),
     ("datarep", "datasets not implemented"),
     ("dataset", "datasets not implemented"),
     ("lua", "Lua scripting is not available"),
     ("luajit", "Lua scripting is not available"),
     ("luaxform", "Lua scripting is not available"),
-    ("domain", "transform not implemented yet"),
-    ("tld", "transform not implemented yet"),
     ("casechange", "transform not implemented yet"),
     ("filemagic", "needs libmagic file type detection"),
     ("file.magic", "needs libmagic file type detection"),
@@ -1040,7 +1036,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("replace", "IPS payload rewriting not implemented"),
     ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
-    ("rpc", "ONC RPC decoding not implemented"),
 ];
 
 /// Canonical-name prefixes of application protocols Vigil does not parse
@@ -1202,7 +1197,7 @@ const LEFT_OUT: &str = "\
   protocol parsers land (a separate issue).
 - **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
   would run arbitrary scripts in the packet path.
-- **External data**: `dataset`, `datarep`, `iprep`, `geoip`, `filemd5` /
+- **External data**: `dataset`, `datarep`, `geoip`, `filemd5` /
   `filesha1` / `filesha256` need lists or databases Vigil has no
   configuration for.
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
@@ -1213,8 +1208,6 @@ const LEFT_OUT: &str = "\
 - **`tag`**: validated and ignored: Vigil has no packet log, so there is
   nothing to record the tagged packets in; the matching packet alerts as
   usual.
-- **`target`**: validated and ignored until EVE alerts carry
-  `source`/`target`.
 - **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
   setting): Suricata 8/9's firewall rule hooks are not implemented.
 - **`flow.elephant`**: not implemented; the parser rejects it.

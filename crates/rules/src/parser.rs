@@ -491,6 +491,113 @@ fn no_value(name: &str, v: Option<&str>) -> Result<(), RuleError> {
     }
 }
 
+/// `rpc:<program>[, <version|*>[, <procedure|*>]]` (Suricata's
+/// detect-rpc.c: the program is required and numeric, `*` skips the
+/// version or procedure check).
+pub(crate) fn parse_rpc(v: &str) -> Result<RpcMatch, String> {
+    let t = strip_quotes(v);
+    let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "rpc takes at most 3 values, got '{}'",
+            truncate(t, 60)
+        ));
+    }
+    let num = |what: &str, s: &str| -> Result<u32, String> {
+        if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(format!("invalid rpc {what} '{}'", truncate(s, 40)));
+        }
+        s.parse::<u32>()
+            .map_err(|_| format!("rpc {what} '{}' out of range", truncate(s, 40)))
+    };
+    let opt = |what: &str, s: Option<&&str>| -> Result<Option<u32>, String> {
+        match s {
+            None => Ok(None),
+            Some(&"*") => Ok(None),
+            Some(s) => num(what, s).map(Some),
+        }
+    };
+    Ok(RpcMatch {
+        program: num("program", parts[0])?,
+        version: opt("version", parts.get(1))?,
+        procedure: opt("procedure", parts.get(2))?,
+    })
+}
+
+/// `iprep:<any|src|dst|both>,<category>,<op>,<score>` with op one of
+/// `<`, `<=`, `>`, `>=`, `=`, `!=` (or `!`, as Suricata's integer
+/// modes) and a score 0..255, or
+/// `iprep:<side>,<category>,isset|isnotset` (Suricata 8). The category
+/// name is checked against the loaded categories when the rule is
+/// compiled.
+pub(crate) fn parse_iprep(v: &str) -> Result<IpRep, String> {
+    let t = strip_quotes(v);
+    let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+    if parts.len() < 3 {
+        return Err("iprep needs '<side>,<category>,<op>,<score>'".into());
+    }
+    if parts.len() > 4 {
+        return Err("iprep has too many values".into());
+    }
+    let side = match parts[0] {
+        "any" => IpRepSide::Any,
+        "src" => IpRepSide::Src,
+        "dst" => IpRepSide::Dst,
+        "both" => IpRepSide::Both,
+        s => {
+            return Err(format!(
+                "invalid iprep side '{}' (any, src, dst or both)",
+                truncate(s, 40)
+            ))
+        }
+    };
+    let category = parts[1];
+    if category.is_empty() {
+        return Err("iprep needs a category".into());
+    }
+    let (op, value) = if parts.len() == 3 {
+        match parts[2] {
+            "isset" => (IpRepOp::IsSet, 0),
+            "isnotset" => (IpRepOp::IsNotSet, 0),
+            s => {
+                return Err(format!(
+                    "invalid iprep operator '{}' (isset or isnotset without a score)",
+                    truncate(s, 40)
+                ))
+            }
+        }
+    } else {
+        let op = match parts[2] {
+            "<" => IpRepOp::Lt,
+            "<=" => IpRepOp::Le,
+            ">" => IpRepOp::Gt,
+            ">=" => IpRepOp::Ge,
+            "=" => IpRepOp::Eq,
+            "!=" | "!" => IpRepOp::Ne,
+            s => {
+                return Err(format!(
+                    "invalid iprep operator '{}' (<, <=, >, >=, =, !=)",
+                    truncate(s, 40)
+                ))
+            }
+        };
+        let s = parts[3];
+        if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(format!("invalid iprep score '{}'", truncate(s, 40)));
+        }
+        let value = s
+            .parse::<u8>()
+            .map_err(|_| format!("iprep score '{}' out of range (0..255)", truncate(s, 40)))?;
+        (op, value)
+    };
+    Ok(IpRep {
+        side,
+        category: category.to_string(),
+        op,
+        value,
+    })
+}
+
 impl Parser {
     fn new(snort3: bool) -> Self {
         Parser {
@@ -1136,6 +1243,14 @@ impl Parser {
                 parse_uint_cmp(cmp, 65535).map_err(inval)?;
                 self.not_evaluable_kw("urilen", v);
             }
+            "rpc" => {
+                let r = parse_rpc(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Rpc(r));
+            }
+            "iprep" => {
+                let r = parse_iprep(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::IpRep(r));
+            }
             "stream_size" => {
                 let v = need(name, value)?;
                 validate_stream_size(v).map_err(inval)?;
@@ -1385,6 +1500,10 @@ impl Parser {
                 }
             }
             Kw::Transform(canon) => {
+                // Suricata's domain and tld take no option.
+                if matches!(canon, "domain" | "tld") {
+                    no_value(name, value)?;
+                }
                 if self.sticky.is_none() {
                     return Err(err(
                         K::Validation,

@@ -211,6 +211,9 @@ const VALUE_KEYWORDS: &[&str] = &[
     "tcp.mss",
     "dsize",
     "vlan.id",
+    "rpc",
+    "iprep",
+    "target",
 ];
 
 proptest! {
@@ -227,6 +230,37 @@ proptest! {
             // quote) may fail before the keyword is read.
             if !value.contains([';', '"', '\\', '(', ')']) {
                 prop_assert_eq!(e.keyword.as_deref(), Some(kw), "{}: {}", text, e);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+
+    /// Truncations of valid `rpc` / `iprep` values, and `domain` / `tld`
+    /// with any value: an error names the keyword, never a panic.
+    #[test]
+    fn truncated_values_name_the_keyword(
+        which in 0usize..4,
+        cut in 0usize..40,
+        junk in "[ -~]{0,8}",
+    ) {
+        let full = ["rpc:100000, 2, 3", "iprep:both,BadHosts,>=,127", "iprep:src,CnC,isnotset", "rpc:1,*,*"][which];
+        let kw = full.split(':').next().unwrap_or("");
+        let cut = cut.min(full.len());
+        let text = format!("alert udp any any -> any any ({}{}; sid:9;)", &full[..cut], junk);
+        if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+            if cut > kw.len() && !junk.contains([';', '"', '\\', '(', ')']) {
+                prop_assert_eq!(e.keyword.as_deref(), Some(kw), "{}: {}", text, e);
+            }
+        }
+        for t in ["domain", "tld"] {
+            let text = format!("alert dns any any -> any any (dns.query; {t}:{junk}; sid:9;)");
+            if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+                if !junk.contains([';', '"', '\\', '(', ')']) {
+                    prop_assert_eq!(e.keyword.as_deref(), Some(t), "{}: {}", text, e);
+                }
             }
         }
     }

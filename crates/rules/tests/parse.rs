@@ -1395,7 +1395,6 @@ fn not_evaluable_keywords_parse() {
         ("lua:script.lua;", "lua"),
         ("ja3.hash; content:\"abc\";", "ja3.hash"),
         ("geoip:src,RU;", "geoip"),
-        ("iprep:src,BadHosts,>,30;", "iprep"),
         ("dataset:isset,ua,type string;", "dataset"),
         ("filestore;", "filestore"),
         ("http.request_header; content:\"x\";", "http.request_header"),
@@ -1786,4 +1785,140 @@ fn pcre_capture_variables() {
     ok(r#"pcre:"/(a)(b)/,pkt:one,flow:two";"#);
     bad(r#"pcre:"/a/,bogus";"#);
     bad(r#"pcre:"/a/,flow:";"#);
+}
+
+#[test]
+fn rpc_values() {
+    let r = ok("rpc:100000, 2, 3;");
+    assert_eq!(
+        r.conditions,
+        vec![Condition::Rpc(RpcMatch {
+            program: 100000,
+            version: Some(2),
+            procedure: Some(3)
+        })]
+    );
+    for (opt, v, p) in [
+        ("rpc:100000,*,3;", None, Some(3)),
+        ("rpc:100000, 2, *;", Some(2), None),
+        ("rpc:100000,*,*;", None, None),
+        ("rpc:100000,2;", Some(2), None),
+        ("rpc:100000;", None, None),
+        ("rpc:\"100000, 2, 3\";", Some(2), Some(3)),
+    ] {
+        assert_eq!(
+            ok(opt).conditions,
+            vec![Condition::Rpc(RpcMatch {
+                program: 100000,
+                version: v,
+                procedure: p
+            })],
+            "{opt}"
+        );
+    }
+    assert!(ok("rpc:1;").not_evaluable.is_empty());
+    for opt in [
+        "rpc;",
+        "rpc:;",
+        "rpc:*;",
+        "rpc:abc;",
+        "rpc:111,aaa,*;",
+        "rpc:1,2,3,4;",
+        "rpc:1,,3;",
+        "rpc:-1;",
+        "rpc:4294967296;",
+        "rpc:1,2,x;",
+        "rpc:1 2;",
+    ] {
+        bad_kw(opt, RuleErrorKind::InvalidValue, "rpc");
+    }
+}
+
+#[test]
+fn iprep_values() {
+    let r = ok("iprep:src,BadHosts,>,30;");
+    assert_eq!(
+        r.conditions,
+        vec![Condition::IpRep(IpRep {
+            side: IpRepSide::Src,
+            category: "BadHosts".into(),
+            op: IpRepOp::Gt,
+            value: 30
+        })]
+    );
+    assert!(r.not_evaluable.is_empty());
+    for (opt, side, op, value) in [
+        ("iprep:any,CnC,<,5;", IpRepSide::Any, IpRepOp::Lt, 5),
+        (
+            "iprep: dst , CnC , = , 127 ;",
+            IpRepSide::Dst,
+            IpRepOp::Eq,
+            127,
+        ),
+        ("iprep:both,CnC,>=,0;", IpRepSide::Both, IpRepOp::Ge, 0),
+        ("iprep:src,CnC,<=,255;", IpRepSide::Src, IpRepOp::Le, 255),
+        ("iprep:src,CnC,!=,3;", IpRepSide::Src, IpRepOp::Ne, 3),
+        ("iprep:src,CnC,!,3;", IpRepSide::Src, IpRepOp::Ne, 3),
+        ("iprep:src,CnC,isset;", IpRepSide::Src, IpRepOp::IsSet, 0),
+        (
+            "iprep:any,CnC,isnotset;",
+            IpRepSide::Any,
+            IpRepOp::IsNotSet,
+            0,
+        ),
+    ] {
+        assert_eq!(
+            ok(opt).conditions,
+            vec![Condition::IpRep(IpRep {
+                side,
+                category: "CnC".into(),
+                op,
+                value
+            })],
+            "{opt}"
+        );
+    }
+    for opt in [
+        "iprep;",
+        "iprep:;",
+        "iprep:src;",
+        "iprep:src,CnC;",
+        "iprep:src,CnC,>;",
+        "iprep:src,CnC,>,;",
+        "iprep:src,CnC,>,256;",
+        "iprep:src,CnC,>,-1;",
+        "iprep:src,CnC,>,x;",
+        "iprep:src,CnC,~,1;",
+        "iprep:src,CnC,isset,1;",
+        "iprep:src,CnC,gt;",
+        "iprep:up,CnC,>,1;",
+        "iprep:src,,>,1;",
+        "iprep:src,CnC,>,1,2;",
+    ] {
+        bad_kw(opt, RuleErrorKind::InvalidValue, "iprep");
+    }
+}
+
+#[test]
+fn domain_and_tld_transforms() {
+    for kw in ["domain", "tld"] {
+        let r = ok(&format!("dns.query; {kw}; content:\"example.com\";"));
+        assert_eq!(r.buffers[0].transforms[0].name, kw);
+        assert!(r.buffers[0].transforms[0].arg.is_none());
+        // No option, and a sticky buffer first.
+        let e = bad(&format!("dns.query; {kw}:x; content:\"a\";"));
+        assert_eq!(e.keyword.as_deref(), Some(kw), "{e}");
+        let e = bad(&format!("{kw}; content:\"a\";"));
+        assert_eq!(e.keyword.as_deref(), Some(kw), "{e}");
+    }
+}
+
+#[test]
+fn target_values() {
+    assert_eq!(ok("target:src_ip;").target.as_deref(), Some("src_ip"));
+    assert_eq!(ok("target:dest_ip;").target.as_deref(), Some("dest_ip"));
+    assert!(ok("target:dest_ip;").not_evaluable.is_empty());
+    for opt in ["target;", "target:;", "target:dst_ip;", "target:src;"] {
+        bad_kw(opt, RuleErrorKind::InvalidValue, "target");
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! Honoured settings (everything else is read and ignored):
 //! `vars.address-groups.*`, `vars.port-groups.*`, `default-rule-path`,
-//! `rule-files`, `classification-file`, `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
+//! `rule-files`, `classification-file`, `reputation-categories-file`,
+//! `default-reputation-path`, `reputation-files`, `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
 //! `payload`, `payload-printable`, `packet`, `filetype` with its `redis`
 //! section), `outputs` → `fast`
 //! (`enabled`, `filename`), and `include` (files merged in order).
@@ -140,6 +141,41 @@ impl Config {
         match &self.dir {
             Some(d) => d.join(path),
             None => path,
+        }
+    }
+
+    /// IP reputation files (Suricata's `reputation-categories-file`, and
+    /// `reputation-files` under `default-reputation-path`): `None` when
+    /// neither is set (reputation disabled); an error when only one is.
+    pub fn reputation_files(&self) -> Result<Option<(PathBuf, Vec<PathBuf>)>> {
+        let cats = self.get_str("reputation-categories-file");
+        let files = self.get("reputation-files");
+        match (cats, files) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => {
+                bail!("\"reputation-files\" is set but \"reputation-categories-file\" is not")
+            }
+            (Some(_), None) => {
+                bail!("\"reputation-categories-file\" is set but \"reputation-files\" is not")
+            }
+            (Some(c), Some(v)) => {
+                let base = self.get_str("default-reputation-path");
+                let names: Vec<String> = match v {
+                    Value::Sequence(v) => v.iter().filter_map(scalar).collect(),
+                    other => scalar(other).into_iter().collect(),
+                };
+                let files = names
+                    .iter()
+                    .map(|f| {
+                        let p = PathBuf::from(f);
+                        match (&base, p.is_absolute()) {
+                            (Some(b), false) => self.resolve(b).join(p),
+                            _ => self.resolve(f),
+                        }
+                    })
+                    .collect();
+                Ok(Some((self.resolve(&c), files)))
+            }
         }
     }
 
@@ -464,6 +500,37 @@ pub fn parse_size(s: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reputation_settings() {
+        let mut c = Config {
+            dir: Some(PathBuf::from("/etc/vigil")),
+            ..Config::default()
+        };
+        assert!(c.reputation_files().unwrap().is_none());
+        c.set("reputation-categories-file=iprep/categories.txt")
+            .unwrap();
+        assert!(c.reputation_files().is_err());
+        let root: Value = serde_yaml::from_str(
+            "reputation-categories-file: /r/cats.txt\ndefault-reputation-path: rep\nreputation-files:\n  - a.list\n  - /abs/b.list\n",
+        )
+        .unwrap();
+        let c = Config {
+            root,
+            dir: Some(PathBuf::from("/etc/vigil")),
+        };
+        let (cats, files) = c.reputation_files().unwrap().unwrap();
+        assert_eq!(cats, PathBuf::from("/r/cats.txt"));
+        assert_eq!(
+            files,
+            vec![
+                PathBuf::from("/etc/vigil/rep/a.list"),
+                PathBuf::from("/abs/b.list")
+            ]
+        );
+        let root: Value = serde_yaml::from_str("reputation-files:\n  - a.list\n").unwrap();
+        assert!(Config { root, dir: None }.reputation_files().is_err());
+    }
 
     #[test]
     fn set_creates_nested_keys() {

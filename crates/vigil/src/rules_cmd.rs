@@ -169,7 +169,9 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     let start = Instant::now();
     let loaded = load_rule_files(&args.files, &vars)?;
     let parse_time = start.elapsed();
-    let (_engine, report) = DetectEngine::build(&loaded.rules, &classes);
+    let reputation = crate::run::load_reputation(&cfg, true)?;
+    let (_engine, report) =
+        DetectEngine::build_with_reputation(&loaded.rules, &classes, reputation);
     let total_time = start.elapsed();
     let compile_all_time = if args.timings {
         compile_all_payloads(&loaded.rules)

@@ -60,6 +60,31 @@ pub fn load_classification(cfg: &Config) -> Result<ClassificationConfig> {
     }
 }
 
+/// Loads the IP reputation the config names (`iprep`), if any: bad lines
+/// and unreadable reputation files are warnings (file and line), an
+/// unreadable categories file is an error.
+pub fn load_reputation(
+    cfg: &Config,
+    print: bool,
+) -> Result<Option<std::sync::Arc<vigil_detect::reputation::Reputation>>> {
+    let Some((cats, files)) = cfg.reputation_files()? else {
+        return Ok(None);
+    };
+    let (rep, problems) = vigil_detect::reputation::Reputation::load(&cats, &files)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if print {
+        for p in &problems {
+            eprintln!("vigil: warning: {p}");
+        }
+        let (c, h, n) = rep.counts();
+        eprintln!(
+            "vigil: IP reputation: {c} categories, {h} hosts, {n} netblocks from {} file(s)",
+            files.len()
+        );
+    }
+    Ok(Some(std::sync::Arc::new(rep)))
+}
+
 /// Loads the config's `threshold-file` (Suricata's key), if any, and
 /// applies it. A missing file is a warning, as in Suricata.
 pub fn apply_threshold_file(cfg: &Config, vars: &Vars, detect: &mut DetectEngine) -> Result<()> {
@@ -280,6 +305,13 @@ impl Sink {
             } else {
                 None
             },
+            target: r.target_dest.map(|d| {
+                if d {
+                    vigil_output::AlertTarget::Dest
+                } else {
+                    vigil_output::AlertTarget::Src
+                }
+            }),
         };
         self.eve.write_alert(&ev)?;
         if let Some(f) = &mut self.fast {
@@ -386,6 +418,13 @@ impl AlertSink for Sink {
             signature: rule.map_or("", |r| r.msg.as_str()),
             category: rule.map_or("", |r| r.category.as_str()),
             severity: rule.map_or(0, |r| r.severity),
+            target: rule.and_then(|r| r.target_dest).map(|d| {
+                if d {
+                    vigil_output::AlertTarget::Dest
+                } else {
+                    vigil_output::AlertTarget::Src
+                }
+            }),
             app: Some((rec.key, rec.json.as_str())),
             ..AlertEvent::default()
         };
@@ -759,7 +798,9 @@ pub fn load_detection(
     // it is given one engine per group, not the split sets.
     selector.set_split_groups(!use_device);
     let LoadedRules { rules, diagnostics } = loaded;
-    let (mut detect, report) = DetectEngine::build_owned(rules, &classes, &mut selector);
+    let reputation = load_reputation(cfg, print)?;
+    let (mut detect, report) =
+        DetectEngine::build_owned_with_reputation(rules, &classes, &mut selector, reputation);
     let prefilter = selector.finish();
     if print && !rule_files.is_empty() {
         eprintln!("vigil: {}", prefilter.summary());
