@@ -49,8 +49,9 @@ pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, DropLog, OutKind, PendingBatch,
-    RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker, WorkerConfig, WorkerStats,
+    AlertOrder, AlertOut, AlertVars, AppRecord, ChecksumMode, DeviceSetup, DropLog, OutKind,
+    PendingBatch, RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker, WorkerConfig,
+    WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -112,6 +113,9 @@ pub struct EngineConfig {
     pub log_tx: bool,
     /// Put the transaction's object in app-layer alerts.
     pub alert_app: bool,
+    /// Log the flow's and packet's variables with alerts (eve-log
+    /// `metadata`, on by default as in Suricata).
+    pub log_vars: bool,
     /// See [`WorkerConfig::tls_stop_after_handshake`].
     pub tls_stop_after_handshake: bool,
     /// See [`WorkerConfig::tls_bypass`].
@@ -170,6 +174,7 @@ impl Default for EngineConfig {
             app: Some(vigil_applayer::AppLayerConfig::default()),
             log_tx: true,
             alert_app: true,
+            log_vars: true,
             tls_stop_after_handshake: true,
             tls_bypass: false,
             stream_bypass: false,
@@ -496,6 +501,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         app: cfg.app.clone(),
         log_tx: cfg.log_tx,
         alert_app: cfg.alert_app,
+        log_vars: cfg.log_vars,
         xff: cfg.xff.clone(),
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,
         tls_bypass: cfg.tls_bypass,

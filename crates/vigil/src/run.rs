@@ -13,7 +13,7 @@ use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
 use vigil_engine::{AlertOut, AlertSink, EngineConfig, RunStats};
 use vigil_output::{
     AlertEvent, EveConfig, EveWriter, FastLogWriter, RedisCounts, RedisSettings, RedisWriter,
-    StatsTree, TunnelEvent,
+    StatsTree, TunnelEvent, VarsEvent,
 };
 use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
 use vigil_source::PcapSource;
@@ -280,6 +280,13 @@ impl Sink {
             } else {
                 None
             },
+            vars: a.vars.as_deref().map(|v| VarsEvent {
+                flowbits: &v.flowbits,
+                flowints: &v.flowints,
+                flowvars: &v.flowvars,
+                pktvars: &v.pktvars,
+            }),
+            context: &a.context,
         };
         self.eve.write_alert(&ev)?;
         if let Some(f) = &mut self.fast {
@@ -973,6 +980,7 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
         alert_app: ["http", "dns", "tls"]
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
+        log_vars: cfg.eve_metadata(),
         xff: o.xff.as_ref().map(|x| (x.header.clone(), x.reverse)),
         drop_log: o.drop_log,
         ..EngineConfig::default()
