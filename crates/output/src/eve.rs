@@ -763,6 +763,7 @@ impl<W: Write> EveWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn meta(pairs: &[(&str, &str)]) -> String {
         let owned: Vec<(String, String)> = pairs
@@ -772,6 +773,92 @@ mod tests {
         let mut buf = Vec::new();
         write_metadata(&mut buf, &owned, &mut Vec::new()).unwrap();
         String::from_utf8(buf).unwrap()
+    }
+
+    fn vars_json(v: &VarsEvent<'_>) -> String {
+        let mut buf = Vec::new();
+        let mut o = Obj::open(&mut buf);
+        o.str("pkt_src", "wire/pcap").unwrap();
+        write_vars(&mut o, v, &mut Vec::new()).unwrap();
+        o.close();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn vars_metadata_bytes() {
+        let bits = vec![
+            "zz".to_string(),
+            "traffic/id/app".to_string(),
+            "a\"b".to_string(),
+            "traffic/label/x".to_string(),
+        ];
+        let ints = vec![("cnt".to_string(), 7), ("z".to_string(), u32::MAX)];
+        let fv: Vec<(Arc<str>, Box<[u8]>)> = vec![
+            ("user".into(), b"al\"ice\\".to_vec().into()),
+            ("bin".into(), b"\x00a\r\n\x7f\xc3\xa9\t".to_vec().into()),
+        ];
+        let pv: Vec<(Arc<str>, Box<[u8]>)> = vec![
+            ("pw".into(), b"x".to_vec().into()),
+            ("pw".into(), b"y".to_vec().into()),
+        ];
+        let v = VarsEvent {
+            flowbits: &bits,
+            flowints: &ints,
+            flowvars: &fv,
+            pktvars: &pv,
+        };
+        assert_eq!(
+            vars_json(&v),
+            concat!(
+                r#"{"pkt_src":"wire/pcap","traffic":{"id":["app"],"label":["x"]},"#,
+                r#""metadata":{"flowbits":["zz","a\"b"],"flowints":{"cnt":7,"z":4294967295},"#,
+                r#""flowvars":[{"user":"al\"ice\\"},{"bin":".a\r\n...."}],"#,
+                r#""pktvars":[{"pw":"x"},{"pw":"y"}]}}"#
+            )
+        );
+        // Only the keys with entries; nothing at all without variables.
+        let only_pkt = VarsEvent {
+            pktvars: &pv[..1],
+            ..VarsEvent::default()
+        };
+        assert_eq!(
+            vars_json(&only_pkt),
+            r#"{"pkt_src":"wire/pcap","metadata":{"pktvars":[{"pw":"x"}]}}"#
+        );
+        assert_eq!(
+            vars_json(&VarsEvent::default()),
+            r#"{"pkt_src":"wire/pcap"}"#
+        );
+        // Only traffic bits: an empty metadata object, as Suricata.
+        let t = vec!["traffic/id/a".to_string()];
+        assert_eq!(
+            vars_json(&VarsEvent {
+                flowbits: &t,
+                ..VarsEvent::default()
+            }),
+            r#"{"pkt_src":"wire/pcap","traffic":{"id":["a"]},"metadata":{}}"#
+        );
+    }
+
+    #[test]
+    fn alert_context_follows_rule_metadata() {
+        let ctx: Vec<(Arc<str>, Box<[u8]>)> = vec![("x".into(), b"G\x01".to_vec().into())];
+        let md = vec![("foo".to_string(), "bar".to_string())];
+        let ev = AlertEvent {
+            metadata: &md,
+            context: &ctx,
+            ..AlertEvent::default()
+        };
+        let mut out = Vec::new();
+        EveFormatter::new(EveConfig::default())
+            .alert(&mut out, &ev)
+            .unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains(r#""severity":3,"metadata":{"foo":["bar"]},"context":{"x":"G."}}"#),
+            "{s}"
+        );
+        assert!(!s.contains(r#""metadata":{"flow"#), "{s}");
     }
 
     #[test]
