@@ -184,6 +184,9 @@ pub struct DetectScratch {
     pub profile: Option<Box<crate::profile::RuleProfile>>,
 }
 
+/// A variable: its name and value.
+pub type NamedValue = (Arc<str>, Box<[u8]>);
+
 /// The variables pcres of matching rules captured on one packet.
 #[derive(Debug, Default)]
 pub struct PacketVars {
@@ -193,7 +196,7 @@ pub struct PacketVars {
     pub pktvars: Vec<(Arc<str>, Box<[u8]>)>,
     /// Alert variables (`(?P<alert_name>...)`) of the rules that matched
     /// the packet, by rule index: the alert's `context` object.
-    pub alert_vars: Vec<(u32, Vec<(Arc<str>, Box<[u8]>)>)>,
+    pub alert_vars: Vec<(u32, Vec<NamedValue>)>,
     /// Captures of the rule just inspected.
     pending: Vec<PendingVar>,
 }

@@ -31,7 +31,7 @@ use vigil_rules::{ClassificationConfig, Rule};
 pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
 pub use group::{GroupSel, GroupStats, RuleGroups};
 pub use inspect::{
-    DetectScratch, FlowDetectState, FlowView, Hit, PacketInput, PacketVars, ScanSets,
+    DetectScratch, FlowDetectState, FlowView, Hit, NamedValue, PacketInput, PacketVars, ScanSets,
 };
 pub use profile::{RuleCost, RuleProfile};
 pub use rule::{CompiledRule, Skip};

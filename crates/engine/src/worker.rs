@@ -157,7 +157,7 @@ pub struct AlertOut {
     /// or there are none.
     pub vars: Option<Arc<AlertVars>>,
     /// The rule's alert variables (EVE `alert.context`).
-    pub context: Box<[(Arc<str>, Box<[u8]>)]>,
+    pub context: Box<[vigil_detect::NamedValue]>,
 }
 
 /// A snapshot of the variables Suricata logs with an event
@@ -167,8 +167,8 @@ pub struct AlertOut {
 pub struct AlertVars {
     pub flowbits: Vec<String>,
     pub flowints: Vec<(String, u32)>,
-    pub flowvars: Vec<(Arc<str>, Box<[u8]>)>,
-    pub pktvars: Vec<(Arc<str>, Box<[u8]>)>,
+    pub flowvars: Vec<vigil_detect::NamedValue>,
+    pub pktvars: Vec<vigil_detect::NamedValue>,
 }
 
 impl AlertVars {
@@ -177,7 +177,7 @@ impl AlertVars {
     pub fn snapshot(
         detect: &DetectEngine,
         state: Option<&FlowDetectState>,
-        pktvars: &[(Arc<str>, Box<[u8]>)],
+        pktvars: &[vigil_detect::NamedValue],
     ) -> Option<Arc<AlertVars>> {
         let mut v = AlertVars {
             pktvars: pktvars.to_vec(),

@@ -36,7 +36,7 @@ alert tcp any any -> any any (msg:\"never: capture of a rule that fails\"; flow:
 alert tcp any any -> any any (msg:\"never: ghost\"; flowvar:ghost,\"USER\"; sid:8;)
 ";
 
-fn alerts<'a>(events: &'a [serde_json::Value], sid: u64) -> Vec<&'a serde_json::Value> {
+fn alerts(events: &[serde_json::Value], sid: u64) -> Vec<&serde_json::Value> {
     events
         .iter()
         .filter(|e| e["event_type"] == "alert" && e["alert"]["signature_id"] == sid)
