@@ -1662,6 +1662,7 @@ impl Ctx {
             // pass-packet / pass-flow: the stream and app layer were
             // updated; no detection. Transactions are still logged and
             // the inspected stream data let go.
+            self.scratch.begin_packet();
             self.log_txs(flow, e, false, alerts);
             if chunk_ready {
                 self.stream_inspected(&mut flow.state.tcp, to_server);
@@ -2156,6 +2157,10 @@ impl Ctx {
         let Some(state) = app.state.as_mut() else {
             return;
         };
+        // Suricata's transaction records carry the variables too
+        // (`EveAddCommonOptions`): the flow's, and the packet's when the
+        // record is written for a packet (not at the flow's end).
+        let mut vars: Option<Option<Arc<AlertVars>>> = None;
         let mut done = Vec::new();
         for tx in state.transactions() {
             if tx.logged {
@@ -2186,6 +2191,19 @@ impl Ctx {
             } else {
                 ((cip, cp), (sip, sp))
             };
+            let vars = vars
+                .get_or_insert_with(|| {
+                    let pktvars: &[vigil_detect::NamedValue] = if e.pseudo {
+                        &[]
+                    } else {
+                        &self.scratch.captured.pktvars
+                    };
+                    self.cfg
+                        .log_vars
+                        .then(|| AlertVars::snapshot(&self.detect, Some(&f.state.detect), pktvars))
+                        .flatten()
+                })
+                .clone();
             alerts.push(AlertOut {
                 index: e.index,
                 order: e.order,
@@ -2216,7 +2234,7 @@ impl Ctx {
                 xff: None,
                 tunnel: None,
                 link_only: false,
-                vars: None,
+                vars,
                 context: Box::default(),
             });
         }

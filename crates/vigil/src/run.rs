@@ -355,6 +355,12 @@ impl AlertSink for Sink {
             pkt_src: a.pkt_src(),
             tx_id: Some(rec.tx_id),
             app: Some((rec.key, rec.json.as_str())),
+            vars: a.vars.as_deref().map(|v| VarsEvent {
+                flowbits: &v.flowbits,
+                flowints: &v.flowints,
+                flowvars: &v.flowvars,
+                pktvars: &v.pktvars,
+            }),
             ..AlertEvent::default()
         };
         self.eve.write_tx(&ev)
