@@ -116,3 +116,31 @@ fn metadata_off() {
     assert!(events.iter().all(|e| e.get("metadata").is_none()));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Transaction records carry the flow's variables too, as Suricata's.
+#[test]
+fn transaction_records_carry_the_variables() {
+    let mut t = TcpSession::new(
+        "10.9.0.1:40001".parse::<SocketAddr>().unwrap(),
+        "10.9.0.2:80".parse::<SocketAddr>().unwrap(),
+    )
+    .start_at((1_700_000_000, 0));
+    t.handshake()
+        .client_send(b"GET /x?user=carol HTTP/1.1\r\nHost: h\r\n\r\n")
+        .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        .close();
+    let rules = "alert tcp any any -> any any (msg:\"get\"; flow:to_server; content:\"GET \"; depth:4; pcre:\"/user=(?P<flow_user>[a-z]+)/\"; flowbits:set,got_get; flowbits:noalert; sid:20;)\n";
+    let common::Run { events, eve, dir } =
+        common::run("pcrevars-tx", &t.into_frames(), rules, None);
+    let http: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event_type"] == "http")
+        .collect();
+    assert_eq!(http.len(), 1, "{eve}");
+    assert_eq!(
+        http[0]["metadata"],
+        serde_json::json!({"flowbits": ["got_get"], "flowvars": [{"user": "carol"}]}),
+        "{eve}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
