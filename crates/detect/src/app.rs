@@ -46,8 +46,8 @@ use vigil_prefilter::{Pattern, PrefilterEngine, Selector};
 use vigil_rules::{FlowOpts, IntCmp, TransformSpec};
 
 use crate::inspect::{
-    conclude, packet_checks, packet_payload_of, payload_verdict, push_unique, DetectScratch,
-    FlowDetectState, Hit, PacketInput, Verdict,
+    conclude, packet_checks, packet_payload_of, payload_verdict, push_unique, store_captures,
+    var_tests_match, DetectScratch, FlowDetectState, Hit, PacketInput, Verdict,
 };
 use crate::payload::CompiledPayload;
 use crate::rule::{CompiledRule, Skip};
@@ -161,6 +161,13 @@ pub struct AppSpec {
     /// Also inspected in the other direction than `dir` (see
     /// [`spec_directions`]).
     pub both_dirs: bool,
+}
+
+impl AppSpec {
+    /// Whether a pcre of the lists stores capture groups in variables.
+    pub fn captures(&self) -> bool {
+        self.lists.iter().any(|l| l.prog.captures())
+    }
 }
 
 /// The versions `ssl_version` names, in order.
@@ -1784,6 +1791,9 @@ impl DetectEngine {
             if !spec.checks.iter().all(|c| c.matches(&tx, client)) {
                 continue;
             }
+            if r.captures {
+                crate::payload::pending_vars_clear();
+            }
             if payload_verdict(r, &input, pkt_payload, &mut scratch.vars).is_none() {
                 continue;
             }
@@ -1798,11 +1808,14 @@ impl DetectEngine {
                     }
                 }
             });
-            if !lists_ok {
+            if !lists_ok || !var_tests_match(r, state.as_deref(), &scratch.captured) {
                 continue;
             }
             let v = conclude(r, &input, state.as_deref_mut());
             timer.matched = !matches!(v, Verdict::NoMatch);
+            if r.captures && timer.matched {
+                store_captures(ri, true, state.as_deref_mut(), &mut scratch.captured);
+            }
             if r.disable_tx_log && !matches!(v, Verdict::NoMatch) {
                 txst.no_log = true;
             }

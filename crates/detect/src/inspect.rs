@@ -9,10 +9,12 @@ use vigil_rules::{
 use vigil_wire::{Packet, L4};
 
 use crate::group::{GroupSel, PatternSet};
-use crate::payload::MAX_VARS;
+use crate::payload::{PendingVar, MAX_VARS};
 use crate::rule::{Check, CompiledRule, FlowbitOp, FlowintOperand, FlowintStep};
 use crate::stream::StreamChunk;
 use crate::DetectEngine;
+use std::sync::Arc;
+use vigil_rules::VarScope;
 use vigil_stream::StreamEvents;
 
 /// What detection needs to know about the packet's flow.
@@ -48,8 +50,17 @@ pub struct FlowView {
 #[derive(Debug, Clone, Default)]
 pub struct FlowDetectState {
     bits: Vec<u64>,
+    /// The set flowbits in the order they were set (Suricata's flow
+    /// variable list, which the EVE `metadata.flowbits` follows).
+    bit_order: Vec<u32>,
     /// `flowint` variables by index (`None`: not set).
     ints: Vec<Option<u32>>,
+    /// The set flowints in the order they were first set.
+    int_order: Vec<u32>,
+    /// Flow variables pcres captured, in the order they were first set
+    /// (a later capture replaces the value in place), each at most
+    /// [`vigil_rules::VAR_VALUE_MAX`] bytes.
+    vars: Vec<(Arc<str>, Box<[u8]>)>,
     /// A `pass` rule matched on this flow: no further inspection.
     pub passed: bool,
 }
@@ -59,22 +70,25 @@ impl FlowDetectState {
     /// reload): `bits[i]` / `ints[i]` give the new index of old variable
     /// `i`, `None` for a name the new rules do not use (dropped).
     pub fn remap(&mut self, bits: &[Option<u32>], ints: &[Option<u32>]) {
-        let old_bits = std::mem::take(&mut self.bits);
-        for (w, word) in old_bits.iter().enumerate() {
-            for b in 0..64 {
-                if word & (1 << b) != 0 {
-                    if let Some(Some(n)) = bits.get(w * 64 + b) {
-                        self.set(*n, true);
-                    }
-                }
+        self.bits.clear();
+        for b in std::mem::take(&mut self.bit_order) {
+            if let Some(Some(n)) = bits.get(b as usize) {
+                self.set(*n, true);
             }
         }
         let old_ints = std::mem::take(&mut self.ints);
-        for (i, v) in old_ints.into_iter().enumerate() {
-            if let (Some(v), Some(Some(n))) = (v, ints.get(i)) {
-                self.set_flowint(*n, v);
+        for i in std::mem::take(&mut self.int_order) {
+            if let (Some(Some(v)), Some(Some(n))) = (old_ints.get(i as usize), ints.get(i as usize))
+            {
+                self.set_flowint(*n, *v);
             }
         }
+    }
+
+    /// Keeps the flow variables whose name `keep` accepts (a rule reload
+    /// drops those the new rules do not use, as flowbits and flowints).
+    pub fn retain_flowvars(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.vars.retain(|(n, _)| keep(n));
     }
 
     pub fn is_set(&self, bit: u32) -> bool {
@@ -83,15 +97,52 @@ impl FlowDetectState {
             .is_some_and(|w| w & (1 << (bit % 64)) != 0)
     }
 
+    /// The set flowbits, in the order they were set.
+    pub fn flowbits_in_order(&self) -> &[u32] {
+        &self.bit_order
+    }
+
     /// The value of `flowint` variable `var`, if set.
     pub fn flowint(&self, var: u32) -> Option<u32> {
         self.ints.get(var as usize).copied().flatten()
+    }
+
+    /// The set flowints `(index, value)`, in the order they were first set.
+    pub fn flowints_in_order(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.int_order
+            .iter()
+            .filter_map(|&i| self.flowint(i).map(|v| (i, v)))
+    }
+
+    /// The flow variables, in the order they were first set.
+    pub fn flowvars(&self) -> &[(Arc<str>, Box<[u8]>)] {
+        &self.vars
+    }
+
+    /// The value of flow variable `name`, if set.
+    pub fn flowvar(&self, name: &str) -> Option<&[u8]> {
+        self.vars
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Stores a flow variable (Suricata's `FlowVarAddIdValue`: an existing
+    /// one keeps its place).
+    pub fn set_flowvar(&mut self, name: &Arc<str>, value: Box<[u8]>) {
+        match self.vars.iter_mut().find(|(n, _)| n == name) {
+            Some(v) => v.1 = value,
+            None => self.vars.push((name.clone(), value)),
+        }
     }
 
     fn set_flowint(&mut self, var: u32, v: u32) {
         let i = var as usize;
         if self.ints.len() <= i {
             self.ints.resize(i + 1, None);
+        }
+        if self.ints[i].is_none() {
+            self.int_order.push(var);
         }
         self.ints[i] = Some(v);
     }
@@ -104,10 +155,17 @@ impl FlowDetectState {
             }
             self.bits.resize(w + 1, 0);
         }
+        let was = self.bits[w] & (1 << (bit % 64)) != 0;
         if on {
             self.bits[w] |= 1 << (bit % 64);
+            if !was {
+                self.bit_order.push(bit);
+            }
         } else {
             self.bits[w] &= !(1 << (bit % 64));
+            if was {
+                self.bit_order.retain(|&b| b != bit);
+            }
         }
     }
 }
@@ -117,11 +175,102 @@ impl FlowDetectState {
 pub struct DetectScratch {
     pub(crate) seen: Vec<u64>,
     pub(crate) vars: [u64; MAX_VARS],
+    /// Packet and alert variables of the packet being inspected.
+    pub captured: PacketVars,
     /// Counters.
     pub prefilter_hits: u64,
     pub rules_checked: u64,
     /// Per-rule costs (`--profile-rules`); `None` when profiling is off.
     pub profile: Option<Box<crate::profile::RuleProfile>>,
+}
+
+/// A variable: its name and value.
+pub type NamedValue = (Arc<str>, Box<[u8]>);
+
+/// The variables pcres of matching rules captured on one packet.
+#[derive(Debug, Default)]
+pub struct PacketVars {
+    /// Packet variables in the order they were stored (Suricata's
+    /// `p->pktvar`; the same name may appear more than once, `pktvar`
+    /// reads the first).
+    pub pktvars: Vec<(Arc<str>, Box<[u8]>)>,
+    /// Alert variables (`(?P<alert_name>...)`) of the rules that matched
+    /// the packet, by rule index: the alert's `context` object.
+    pub alert_vars: Vec<(u32, Vec<NamedValue>)>,
+    /// Captures of the rule just inspected.
+    pending: Vec<PendingVar>,
+}
+
+impl DetectScratch {
+    /// Forgets the packet and alert variables of the previous packet:
+    /// call before inspecting a packet.
+    pub fn begin_packet(&mut self) {
+        self.captured.pktvars.clear();
+        self.captured.alert_vars.clear();
+    }
+}
+
+impl PacketVars {
+    /// The alert variables rule `rule` captured on this packet.
+    pub fn alert_vars_of(&self, rule: u32) -> &[(Arc<str>, Box<[u8]>)] {
+        self.alert_vars
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map_or(&[], |(_, v)| v)
+    }
+}
+
+/// Whether the rule's `flowvar` / `pktvar` tests hold.
+pub(crate) fn var_tests_match(
+    r: &CompiledRule,
+    state: Option<&FlowDetectState>,
+    pv: &PacketVars,
+) -> bool {
+    r.var_tests.iter().all(|t| {
+        let value = if t.flow {
+            state.and_then(|s| s.flowvar(&t.name))
+        } else {
+            pv.pktvars
+                .iter()
+                .find(|(n, _)| *n == t.name)
+                .map(|(_, v)| &**v)
+        };
+        value.is_some_and(|v| t.matches(v))
+    })
+}
+
+/// After rule `ri` was inspected: when it matched, stores what its pcres
+/// captured (flow variables in the flow, packet variables with the
+/// packet, alert variables for its alert), as Suricata's
+/// `DetectVarProcessList`; otherwise the captures are dropped.
+pub(crate) fn store_captures(
+    ri: u32,
+    matched: bool,
+    state: Option<&mut FlowDetectState>,
+    scratch: &mut PacketVars,
+) {
+    let mut pending = std::mem::take(&mut scratch.pending);
+    crate::payload::pending_vars_take(&mut pending);
+    if matched {
+        let mut state = state;
+        let mut alert = Vec::new();
+        for v in pending.drain(..) {
+            match v.scope {
+                VarScope::Flow => {
+                    if let Some(st) = state.as_deref_mut() {
+                        st.set_flowvar(&v.name, v.value);
+                    }
+                }
+                VarScope::Pkt => scratch.pktvars.push((v.name, v.value)),
+                VarScope::Alert => alert.push((v.name, v.value)),
+            }
+        }
+        if !alert.is_empty() {
+            scratch.alert_vars.push((ri, alert));
+        }
+    }
+    pending.clear();
+    scratch.pending = pending;
 }
 
 /// Everything detection looks at for one packet.
@@ -825,10 +974,20 @@ impl DetectEngine {
                 continue;
             }
             scratch.rules_checked += 1;
+            if r.captures {
+                crate::payload::pending_vars_clear();
+            }
             let Some(stream) = payload_verdict(r, &input, pkt_payload, &mut scratch.vars) else {
                 continue;
             };
-            match conclude(r, &input, None) {
+            if !var_tests_match(r, None, &scratch.captured) {
+                continue;
+            }
+            let verdict = conclude(r, &input, None);
+            if r.captures && !matches!(verdict, Verdict::NoMatch) {
+                store_captures(ri, true, None, &mut scratch.captured);
+            }
+            match verdict {
                 Verdict::Alert | Verdict::Deferred => alerts.push(Hit {
                     rule: ri,
                     stream,
@@ -860,12 +1019,21 @@ impl DetectEngine {
             if !packet_checks(r, &input, state.as_deref()) {
                 continue;
             }
+            if r.captures {
+                crate::payload::pending_vars_clear();
+            }
             let Some(stream_hit) = payload_verdict(r, &input, pkt_payload, &mut scratch.vars)
             else {
                 continue;
             };
+            if !var_tests_match(r, state.as_deref(), &scratch.captured) {
+                continue;
+            }
             let verdict = conclude(r, &input, state.as_deref_mut());
             timer.matched = !matches!(verdict, Verdict::NoMatch);
+            if r.captures && timer.matched {
+                store_captures(ri, true, state.as_deref_mut(), &mut scratch.captured);
+            }
             match verdict {
                 Verdict::NoMatch => continue,
                 Verdict::Pass => return true,

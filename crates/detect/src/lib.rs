@@ -31,7 +31,9 @@ use vigil_rules::{ClassificationConfig, Rule};
 
 pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
 pub use group::{GroupSel, GroupStats, RuleGroups};
-pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput, ScanSets};
+pub use inspect::{
+    DetectScratch, FlowDetectState, FlowView, Hit, NamedValue, PacketInput, PacketVars, ScanSets,
+};
 pub use profile::{RuleCost, RuleProfile};
 pub use rule::{CompiledRule, Skip};
 pub use stream::{StreamChunk, StreamReq, StreamSize};
@@ -77,6 +79,9 @@ pub struct DetectEngine {
     pub flowint_names: Vec<String>,
     /// `xbits` / `hostbits` names by index.
     pub xbit_names: Vec<String>,
+    /// Flow variable names the rules capture or read, sorted: a rule
+    /// reload keeps the flows' variables of these names.
+    pub flowvar_names: Vec<String>,
     /// `ether` and `arp` rules, in rule order: the only rules a packet
     /// without an IP layer is checked against ([`Self::verify_link`]).
     pub link_rules: Vec<u32>,
@@ -242,6 +247,7 @@ impl DetectEngine {
                 flowbit_names: names.names,
                 flowint_names: names.int_names,
                 xbit_names: names.xbit_names,
+                flowvar_names: names.flowvar_names.into_iter().collect(),
             },
             report,
         )

@@ -29,12 +29,13 @@
 //! `endswith` on the content before it, and depth counted from offset.
 
 use std::fmt;
+use std::sync::Arc;
 
 use pcre2::bytes::Regex;
 use vigil_applayer::transforms::{base64_decode_into, Base64Mode};
 use vigil_rules::{
     ByteExtract, ByteJump, ByteMath, ByteTest, CmpOp, Content, Endian, IntCmp, IsDataAt, MathOp,
-    NumBase, NumOrVar, NumOrVar64, NumOrVarSigned, PayloadItem, Pcre,
+    NumBase, NumOrVar, NumOrVar64, NumOrVarSigned, PayloadItem, Pcre, VarScope, VAR_VALUE_MAX,
 };
 
 mod asn1;
@@ -237,6 +238,53 @@ struct CPcre {
     relative: bool,
     /// DETECT_PCRE_RELATIVE_NEXT
     relative_next: bool,
+    /// Variables capture groups 1, 2, ... are stored in.
+    caps: Box<[(VarScope, Arc<str>)]>,
+}
+
+/// A value a pcre captured during an inspection, waiting for the rule's
+/// verdict: Suricata keeps captures in `det_ctx->varlist` and stores them
+/// in the packet or flow only when the whole rule matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingVar {
+    pub scope: VarScope,
+    pub name: Arc<str>,
+    /// At most [`vigil_rules::VAR_VALUE_MAX`] bytes.
+    pub value: Box<[u8]>,
+}
+
+thread_local! {
+    /// The captures of the rule being inspected (`det_ctx->varlist`): a
+    /// later match of the same variable replaces an earlier one.
+    static PENDING_VARS: std::cell::RefCell<Vec<PendingVar>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets the captures of the previous rule (call before inspecting a
+/// rule whose pcre captures, [`CompiledPayload::captures`]).
+pub fn pending_vars_clear() {
+    PENDING_VARS.with(|v| v.borrow_mut().clear());
+}
+
+/// Moves the captures made since [`pending_vars_clear`] into `out`, in the
+/// order they were first made.
+pub fn pending_vars_take(out: &mut Vec<PendingVar>) {
+    PENDING_VARS.with(|v| out.append(&mut v.borrow_mut()));
+}
+
+fn pending_vars_store(scope: VarScope, name: &Arc<str>, value: &[u8]) {
+    let value = &value[..value.len().min(VAR_VALUE_MAX)];
+    PENDING_VARS.with(|v| {
+        let mut v = v.borrow_mut();
+        match v.iter_mut().find(|p| p.scope == scope && p.name == *name) {
+            Some(p) => p.value = value.into(),
+            None => v.push(PendingVar {
+                scope,
+                name: name.clone(),
+                value: value.into(),
+            }),
+        }
+    });
 }
 
 impl fmt::Debug for CPcre {
@@ -246,6 +294,7 @@ impl fmt::Debug for CPcre {
             .field("negated", &self.negated)
             .field("relative", &self.relative)
             .field("relative_next", &self.relative_next)
+            .field("caps", &self.caps)
             .finish()
     }
 }
@@ -564,6 +613,18 @@ impl CompiledPayload {
     /// than this can be skipped without calling [`Self::matches`].
     pub fn min_len(&self) -> usize {
         self.min_len
+    }
+
+    /// Whether a pcre of the program stores capture groups in variables.
+    pub fn captures(&self) -> bool {
+        fn any(items: &[Item]) -> bool {
+            items.iter().any(|i| match i {
+                Item::Pcre(p) => !p.caps.is_empty(),
+                Item::Base64Decode(b) => b.data.captures(),
+                _ => false,
+            })
+        }
+        any(&self.items)
     }
 
     /// Number of keywords after compilation.
@@ -923,6 +984,9 @@ fn pcre_match(p: &CPcre, ctx: &mut Ctx, start_after: &mut u32) -> bool {
         // PCRE2_ERROR_BADOFFSET: a matching error, no match.
         return false;
     }
+    if !p.caps.is_empty() && !p.negated {
+        return pcre_capture(p, ctx, subject, base, start, start_after);
+    }
     match p.re.find_at(subject, start) {
         // Match limit or other matching error: no match, even if negated.
         Err(_) => false,
@@ -930,6 +994,33 @@ fn pcre_match(p: &CPcre, ctx: &mut Ctx, start_after: &mut u32) -> bool {
         Ok(Some(m)) => {
             if p.negated {
                 return false;
+            }
+            ctx.off = base + m.end() as u32;
+            *start_after = base + m.start() as u32 + 1;
+            true
+        }
+    }
+}
+
+/// [`pcre_match`] for a pcre whose groups are stored in variables:
+/// group `n + 1` goes to `p.caps[n]`; a group that took no part in the
+/// match stores nothing.
+fn pcre_capture(
+    p: &CPcre,
+    ctx: &mut Ctx,
+    subject: &[u8],
+    base: u32,
+    start: usize,
+    start_after: &mut u32,
+) -> bool {
+    let mut locs = p.re.capture_locations();
+    match p.re.captures_read_at(&mut locs, subject, start) {
+        Err(_) | Ok(None) => false,
+        Ok(Some(m)) => {
+            for (i, (scope, name)) in p.caps.iter().enumerate() {
+                if let Some((s, e)) = locs.get(i + 1) {
+                    pending_vars_store(*scope, name, &subject[s..e]);
+                }
             }
             ctx.off = base + m.end() as u32;
             *start_after = base + m.start() as u32 + 1;
@@ -1249,11 +1340,24 @@ fn compile_pcre(p: &Pcre) -> Result<CPcre, PayloadCompileError> {
         pattern: p.pattern.clone(),
         message,
     })?;
+    // Suricata: "more pkt/flow var capture names than capturing
+    // substrings".
+    if p.captures.len() > re.captures_len() - 1 {
+        return Err(PayloadCompileError::Pcre {
+            pattern: p.pattern.clone(),
+            message: "more variable capture names than capturing groups".into(),
+        });
+    }
     Ok(CPcre {
         re,
         negated: p.negated,
         relative: p.relative,
         relative_next: false,
+        caps: p
+            .captures
+            .iter()
+            .map(|c| (c.scope, Arc::from(c.name.as_str())))
+            .collect(),
     })
 }
 

@@ -151,6 +151,14 @@ pub struct CompiledRule {
     /// `xbits` / `hostbits` in rule order. A rule with any is resolved
     /// where the workers' events meet (see [`crate::xbits`]).
     pub xbits: Vec<crate::xbits::XbitOp>,
+    /// `flowvar` / `pktvar` tests, checked after the payload matched.
+    pub var_tests: Vec<VarTest>,
+    /// A pcre of the rule stores capture groups in variables (kept only
+    /// when the whole rule matches).
+    pub captures: bool,
+    /// Which kinds of variables the rule's pcres capture (flow, packet),
+    /// for the rule order.
+    pub sets_vars: (bool, bool),
     /// `threshold.config` suppressions by address: an alert whose tracked
     /// address is in the set is dropped (side effects still happen).
     pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
@@ -249,6 +257,22 @@ pub enum Skip {
     RequiresUnmet(String),
 }
 
+/// `flowvar:name,"content"` (`flow`) or `pktvar:name,"content"`: the
+/// variable is set and holds `content` somewhere in its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarTest {
+    pub flow: bool,
+    pub name: std::sync::Arc<str>,
+    pub content: Box<[u8]>,
+}
+
+impl VarTest {
+    /// Whether `value` holds the content (Suricata's `SpmSearch`).
+    pub fn matches(&self, value: &[u8]) -> bool {
+        memchr::memmem::find(value, &self.content).is_some()
+    }
+}
+
 /// Interns flowbit names to small indices shared by all rules.
 #[derive(Debug, Default)]
 pub struct FlowbitNames {
@@ -260,6 +284,8 @@ pub struct FlowbitNames {
     /// `xbits` / `hostbits` names (their own index space).
     pub xbit_names: Vec<String>,
     xbit_index: HashMap<String, u32>,
+    /// Flow variable names that pcres capture or `flowvar` reads.
+    pub flowvar_names: std::collections::BTreeSet<String>,
 }
 
 impl FlowbitNames {
@@ -655,6 +681,22 @@ pub fn compile_rule_with(
     let mut threshold = None;
     let mut detection_filter = None;
     let mut flowints = Vec::new();
+    let mut var_tests: Vec<VarTest> = Vec::new();
+    let mut sets_vars = (false, false);
+    for it in rule.buffers.iter().flat_map(|b| &b.items) {
+        if let PayloadItem::Pcre(p) = it {
+            for c in &p.captures {
+                match c.scope {
+                    vigil_rules::VarScope::Flow => {
+                        sets_vars.0 = true;
+                        flowbits.flowvar_names.insert(c.name.clone());
+                    }
+                    vigil_rules::VarScope::Pkt => sets_vars.1 = true,
+                    vigil_rules::VarScope::Alert => {}
+                }
+            }
+        }
+    }
     let mut xbits: Vec<crate::xbits::XbitOp> = Vec::new();
     let mut noalert = rule.noalert || rule.action == Action::Config;
     for c in &rule.conditions {
@@ -790,6 +832,17 @@ pub fn compile_rule_with(
                     })?)
                 };
                 checks.push(Check::IpOpt(t));
+            }
+            Condition::Flowvar(m) | Condition::Pktvar(m) => {
+                let flow = matches!(c, Condition::Flowvar(_));
+                if flow {
+                    flowbits.flowvar_names.insert(m.name.clone());
+                }
+                var_tests.push(VarTest {
+                    flow,
+                    name: m.name.as_str().into(),
+                    content: m.content.clone().into(),
+                });
             }
             Condition::Flowint(f) => flowints.push(FlowintStep {
                 var: flowbits.intern_int(&f.name),
@@ -981,6 +1034,7 @@ pub fn compile_rule_with(
         && flowbit_tests.is_empty()
         && flowbit_sets.iter().all(|o| o.cmd == FlowbitsCmd::Set)
         && flowints.is_empty()
+        && var_tests.is_empty()
         && !(f.established
             || f.not_established
             || f.stateless
@@ -1018,6 +1072,12 @@ pub fn compile_rule_with(
         detection_filter,
         flowints,
         xbits,
+        captures: buffers
+            .iter()
+            .any(|(_, p): &(Buffer, CompiledPayload)| p.captures())
+            || app.as_ref().is_some_and(|a| a.captures()),
+        var_tests,
+        sets_vars,
         suppress: Vec::new(),
         rate_filter: None,
         fast_pattern,
@@ -1033,9 +1093,10 @@ pub fn compile_rule_with(
 /// Suricata's signature ordering: rules are inspected, and their alerts
 /// written, in this order within a packet. Pass rules first, then drop and
 /// reject, then alert; within an action, rules that set flowbits before
-/// rules that only read them; the same for flowint; then by priority (1
-/// first); ties keep file order.
-pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8, u8) {
+/// rules that only read them; the same for flow variables (a pcre
+/// capture sets, `flowvar` reads), packet variables and flowint; then by
+/// priority (1 first); ties keep file order.
+pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8, u8, u8, u8) {
     let action = match r.action {
         Action::Pass => 0,
         Action::Drop => 1,
@@ -1066,5 +1127,16 @@ pub fn order_key(r: &CompiledRule) -> (u8, u8, u8, u8, u8) {
         (false, true) => 2,
         (false, false) => 3,
     };
-    (action, fb, fi, xb, r.severity)
+    let var_order = |sets: bool, flow: bool| {
+        let reads = r.var_tests.iter().any(|t| t.flow == flow);
+        match (sets, reads) {
+            (true, false) => 0,
+            (true, true) => 1,
+            (false, true) => 2,
+            (false, false) => 3,
+        }
+    };
+    let fv = var_order(r.sets_vars.0, true);
+    let pv = var_order(r.sets_vars.1, false);
+    (action, fb, fv, pv, fi, xb, r.severity)
 }

@@ -127,6 +127,7 @@ fn pcre(spec: &str) -> PayloadItem {
         relative: flags.contains('R'),
         rawbytes: flags.contains('B'),
         buffer_flag: None,
+        captures: Vec::new(),
     })
 }
 

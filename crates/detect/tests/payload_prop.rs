@@ -232,6 +232,7 @@ fn any_item() -> impl Strategy<Value = PayloadItem> {
                     relative: f[7],
                     rawbytes: f[8],
                     buffer_flag: None,
+                    captures: Vec::new(),
                 })
             }),
         (

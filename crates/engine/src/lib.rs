@@ -49,9 +49,9 @@ pub use vigil_flow::{FlowTimeouts, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
-    AlertOrder, AlertOut, AppRecord, ChecksumMode, DeviceSetup, DropLog, FlowEnd, FlowLog, OutKind,
-    PendingBatch, RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker, WorkerConfig,
-    WorkerStats,
+    AlertOrder, AlertOut, AlertVars, AppRecord, ChecksumMode, DeviceSetup, DropLog, FlowEnd,
+    FlowLog, OutKind, PendingBatch, RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker,
+    WorkerConfig, WorkerStats,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -113,6 +113,9 @@ pub struct EngineConfig {
     pub log_tx: bool,
     /// Put the transaction's object in app-layer alerts.
     pub alert_app: bool,
+    /// Log the flow's and packet's variables with alerts (eve-log
+    /// `metadata`, on by default as in Suricata).
+    pub log_vars: bool,
     /// See [`WorkerConfig::tls_stop_after_handshake`].
     pub tls_stop_after_handshake: bool,
     /// See [`WorkerConfig::tls_bypass`].
@@ -175,6 +178,7 @@ impl Default for EngineConfig {
             app: Some(vigil_applayer::AppLayerConfig::default()),
             log_tx: true,
             alert_app: true,
+            log_vars: true,
             tls_stop_after_handshake: true,
             tls_bypass: false,
             stream_bypass: false,
@@ -505,6 +509,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         flow_log: cfg.flow_log,
         log_anomaly: cfg.log_anomaly,
         alert_app: cfg.alert_app,
+        log_vars: cfg.log_vars,
         xff: cfg.xff.clone(),
         tls_stop_after_handshake: cfg.tls_stop_after_handshake,
         tls_bypass: cfg.tls_bypass,

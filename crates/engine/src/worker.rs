@@ -190,6 +190,55 @@ pub struct AlertOut {
     /// Raised on a packet without an IP layer (`src`/`dst`/`proto` are
     /// placeholders, not written).
     pub link_only: bool,
+    /// The flow's and packet's variables after the packet's detection
+    /// (EVE `metadata`), shared by the packet's alerts; `None` when off
+    /// or there are none.
+    pub vars: Option<Arc<AlertVars>>,
+    /// The rule's alert variables (EVE `alert.context`).
+    pub context: Box<[vigil_detect::NamedValue]>,
+}
+
+/// A snapshot of the variables Suricata logs with an event
+/// (`EveAddMetadata`): the flow's flowbits, flowints and flow variables,
+/// each in the order they were first set, and the packet's variables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlertVars {
+    pub flowbits: Vec<String>,
+    pub flowints: Vec<(String, u32)>,
+    pub flowvars: Vec<vigil_detect::NamedValue>,
+    pub pktvars: Vec<vigil_detect::NamedValue>,
+}
+
+impl AlertVars {
+    /// The variables of `state` (the flow, if any) and `pktvars` (the
+    /// packet); `None` when there are none.
+    pub fn snapshot(
+        detect: &DetectEngine,
+        state: Option<&FlowDetectState>,
+        pktvars: &[vigil_detect::NamedValue],
+    ) -> Option<Arc<AlertVars>> {
+        let mut v = AlertVars {
+            pktvars: pktvars.to_vec(),
+            ..AlertVars::default()
+        };
+        if let Some(st) = state {
+            v.flowbits = st
+                .flowbits_in_order()
+                .iter()
+                .filter_map(|&b| detect.flowbit_names.get(b as usize).cloned())
+                .collect();
+            v.flowints = st
+                .flowints_in_order()
+                .filter_map(|(i, val)| Some((detect.flowint_names.get(i as usize)?.clone(), val)))
+                .collect();
+            v.flowvars = st.flowvars().to_vec();
+        }
+        let empty = v.flowbits.is_empty()
+            && v.flowints.is_empty()
+            && v.flowvars.is_empty()
+            && v.pktvars.is_empty();
+        (!empty).then(|| Arc::new(v))
+    }
 }
 
 /// A tunnel packet's tunnel, for output.
@@ -645,6 +694,9 @@ pub struct WorkerConfig {
     pub log_anomaly: bool,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
+    /// Log the flow's and packet's variables with alerts (eve-log
+    /// `metadata`).
+    pub log_vars: bool,
     /// Stop payload inspection and reassembly of a TLS flow once both
     /// sides are encrypted (Suricata's `encryption-handling: default`);
     /// false inspects encrypted data too (`full`).
@@ -733,6 +785,7 @@ impl Default for WorkerConfig {
             flow_log: FlowLog::default(),
             log_anomaly: false,
             alert_app: true,
+            log_vars: true,
             tls_stop_after_handshake: true,
             tls_bypass: false,
             stream_bypass: false,
@@ -1218,15 +1271,20 @@ impl Worker {
 
     /// Swaps in another detection engine (a rule reload) between
     /// batches. Flows, streams and app-layer state are kept; each flow's
-    /// flowbits and flowints are carried over by name (a variable the
+    /// flowbits, flowints and flow variables are carried over by name,
+    /// in the order they were set (a variable the
     /// new rules do not use is dropped), and the per-transaction record
     /// of which rules fired is cleared, since it names rules of the old
     /// engine: a transaction still open is inspected by the new rules
     /// from its current state.
     pub fn set_detect(&mut self, new: Arc<DetectEngine>) {
         let (bits, ints) = self.ctx.detect.var_maps_to(&new);
+        let vars = &new.flowvar_names;
         self.flows.for_each_mut(|f| {
             f.state.detect.remap(&bits, &ints);
+            f.state
+                .detect
+                .retain_flowvars(|n| vars.binary_search_by(|v| v.as_str().cmp(n)).is_ok());
             if let Some(app) = f.state.app.as_mut() {
                 for t in app.txd.values_mut() {
                     t.fired.clear();
@@ -1317,6 +1375,8 @@ impl Ctx {
             xff: None,
             tunnel: tunnel_of(p),
             link_only: false,
+            vars: None,
+            context: Box::default(),
         });
     }
 
@@ -1436,6 +1496,7 @@ impl Ctx {
         alerts: &mut Vec<AlertOut>,
     ) {
         self.hits.clear();
+        self.scratch.begin_packet();
         let mut input = PacketInput::new(p, None);
         input.rebuilt = pk.rec.rebuilt;
         self.detect
@@ -1450,12 +1511,13 @@ impl Ctx {
             pseudo: false,
             rebuilt: pk.rec.rebuilt,
         };
-        self.emit(p, e, false, None, alerts);
+        self.emit(p, e, false, None, None, alerts);
     }
 
     /// A packet without an IP layer against the link-layer rules.
     fn inspect_link(&mut self, p: &Packet<'_>, pk: PktCtx<'_>, alerts: &mut Vec<AlertOut>) {
         self.hits.clear();
+        self.scratch.begin_packet();
         let input = PacketInput::new(p, None);
         self.detect
             .verify_link(input, &mut self.scratch, &mut self.hits);
@@ -1469,7 +1531,7 @@ impl Ctx {
             pseudo: false,
             rebuilt: false,
         };
-        self.emit(p, e, false, None, alerts);
+        self.emit(p, e, false, None, None, alerts);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1680,6 +1742,7 @@ impl Ctx {
             // pass-packet / pass-flow: the stream and app layer were
             // updated; no detection. Transactions are still logged and
             // the inspected stream data let go.
+            self.scratch.begin_packet();
             self.log_txs(flow, e, false, alerts);
             if chunk_ready {
                 self.stream_inspected(&mut flow.state.tcp, to_server);
@@ -1707,6 +1770,7 @@ impl Ctx {
         let merged = std::mem::take(&mut self.merged);
         let cands = if use_merged { &merged[..] } else { cands };
         self.hits.clear();
+        self.scratch.begin_packet();
         let mut input = PacketInput::new(p, Some(view));
         input.no_payload = flow.state.no_payload;
         input.stream = chunk_ready.then_some(&self.chunk);
@@ -1734,6 +1798,11 @@ impl Ctx {
             again.stream_added = true;
             let mut st = flow.state.detect.clone();
             self.old_hits.clear();
+            // The packet's variables are what the first pass stored.
+            let kept = (
+                self.scratch.captured.pktvars.len(),
+                self.scratch.captured.alert_vars.len(),
+            );
             self.detect.verify_hits(
                 again,
                 &old_rules,
@@ -1741,6 +1810,8 @@ impl Ctx {
                 &mut self.scratch,
                 &mut self.old_hits,
             );
+            self.scratch.captured.pktvars.truncate(kept.0);
+            self.scratch.captured.alert_vars.truncate(kept.1);
             let old = &self.old_hits;
             self.hits
                 .retain(|h| !(h.stream && old.iter().any(|o| o.stream && o.rule == h.rule)));
@@ -1772,7 +1843,14 @@ impl Ctx {
             self.stats.bypassed_flows += 1;
             passed = true;
         }
-        self.emit(p, e, chunk_ready, flow.state.app.as_deref(), alerts);
+        self.emit(
+            p,
+            e,
+            chunk_ready,
+            flow.state.app.as_deref(),
+            Some(&flow.state.detect),
+            alerts,
+        );
         self.log_txs(flow, e, false, alerts);
         if chunk_ready {
             self.stream_inspected(&mut flow.state.tcp, to_server);
@@ -2012,6 +2090,7 @@ impl Ctx {
             input.no_payload = f.state.no_payload;
             input.stream = chunk_ready.then_some(&self.chunk);
             self.hits.clear();
+            self.scratch.begin_packet();
             let cands = std::mem::take(&mut self.stream_cands);
             let passed = self.detect.verify_hits(
                 input,
@@ -2043,7 +2122,14 @@ impl Ctx {
                 pseudo: true,
                 rebuilt: false,
             };
-            self.emit(&p, e, chunk_ready, f.state.app.as_deref(), alerts);
+            self.emit(
+                &p,
+                e,
+                chunk_ready,
+                f.state.app.as_deref(),
+                Some(&f.state.detect),
+                alerts,
+            );
             if chunk_ready {
                 self.stream_inspected(&mut f.state.tcp, client);
             }
@@ -2154,6 +2240,10 @@ impl Ctx {
         let Some(state) = app.state.as_mut() else {
             return;
         };
+        // Suricata's transaction records carry the variables too
+        // (`EveAddCommonOptions`): the flow's, and the packet's when the
+        // record is written for a packet (not at the flow's end).
+        let mut vars: Option<Option<Arc<AlertVars>>> = None;
         let mut done = Vec::new();
         for tx in state.transactions() {
             if tx.logged {
@@ -2166,7 +2256,7 @@ impl Ctx {
             done.push(tx.id);
         }
         app.tx_count += done.len() as u64;
-        let out = |rec: Box<AppRecord>, reply: bool, app_proto| {
+        let out = |rec: Box<AppRecord>, reply: bool, app_proto, vars| {
             let ((src, sport), (dst, dport)) = if reply {
                 ((sip, sp), (cip, cp))
             } else {
@@ -2202,6 +2292,8 @@ impl Ctx {
                 xff: None,
                 tunnel: None,
                 link_only: false,
+                vars,
+                context: Box::default(),
             }
         };
         for id in done {
@@ -2222,7 +2314,7 @@ impl Ctx {
                             tx_id: id,
                             json,
                         });
-                        alerts.push(out(rec, false, app.proto_name()));
+                        alerts.push(out(rec, false, app.proto_name(), None));
                         self.stats.anomalies_logged += 1;
                     }
                 }
@@ -2240,7 +2332,20 @@ impl Ctx {
             // logged from its sender, as Suricata does.
             let reply = app.state.as_ref().and_then(|s| s.tx_dir(id))
                 == Some(vigil_applayer::Direction::ToClient);
-            alerts.push(out(rec, reply, app.proto_name()));
+            let vars = vars
+                .get_or_insert_with(|| {
+                    let pktvars: &[vigil_detect::NamedValue] = if e.pseudo {
+                        &[]
+                    } else {
+                        &self.scratch.captured.pktvars
+                    };
+                    self.cfg
+                        .log_vars
+                        .then(|| AlertVars::snapshot(&self.detect, Some(&f.state.detect), pktvars))
+                        .flatten()
+                })
+                .clone();
+            alerts.push(out(rec, reply, app.proto_name(), vars));
         }
         app.prune();
     }
@@ -2251,8 +2356,16 @@ impl Ctx {
         e: Emit,
         chunk_ready: bool,
         app: Option<&AppFlow>,
+        state: Option<&FlowDetectState>,
         alerts: &mut Vec<AlertOut>,
     ) {
+        // Suricata logs the variables as they are once the packet's
+        // detection is over, the same in each of its alerts.
+        let vars = if self.cfg.log_vars && !self.hits.is_empty() {
+            AlertVars::snapshot(&self.detect, state, &self.scratch.captured.pktvars)
+        } else {
+            None
+        };
         let app_proto = app.and_then(|a| a.proto_name());
         // A link-layer packet (ARP ...) has no addresses: unspecified ones
         // stand in, and the output writes none.
@@ -2382,6 +2495,8 @@ impl Ctx {
                 blocked,
                 tunnel,
                 link_only: p.ip.is_none(),
+                vars: vars.clone(),
+                context: self.scratch.captured.alert_vars_of(h.rule).into(),
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
                     _ => None,
@@ -2433,6 +2548,8 @@ pub(crate) fn conn_event(
         blocked: false,
         tunnel: None,
         link_only: false,
+        vars: None,
+        context: Box::default(),
     }
 }
 
@@ -2765,6 +2882,8 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             xff: None,
             tunnel: None,
             link_only: false,
+            vars: None,
+            context: Box::default(),
         }
     };
     let tx_cnt = st.app.as_ref().map_or(0, |a| a.tx_count);

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 
 /// Protocol numbers whose "ports" in fast.log are ICMP type and code.
 pub(crate) const IPPROTO_ICMP: u8 = 1;
@@ -96,6 +97,12 @@ pub struct AlertEvent<'a> {
     /// The rule's `target:` keyword: `alert.source` and `alert.target`
     /// are written (Suricata's AlertJsonSourceTarget).
     pub target: Option<AlertTarget>,
+    /// The flow's and the packet's variables, for the top-level
+    /// `metadata` object (eve-log `metadata: yes`); `None`: not written.
+    pub vars: Option<VarsEvent<'a>>,
+    /// The rule's alert variables (`(?P<alert_name>...)`), written as
+    /// `alert.context` when not empty.
+    pub context: &'a [(Arc<str>, Box<[u8]>)],
 }
 
 /// Which side of the packet a rule's `target:` names.
@@ -106,6 +113,29 @@ pub enum AlertTarget {
     Src,
     /// `target:dest_ip`: the destination is the target.
     Dest,
+}
+
+/// A flow's and a packet's variables as Suricata's `EveAddMetadata`
+/// logs them: flowbits by name, flowints, flow variables and packet
+/// variables, each in the order they were first set. Values are raw
+/// bytes; the writer prints them with non-printable bytes as `.`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct VarsEvent<'a> {
+    pub flowbits: &'a [String],
+    pub flowints: &'a [(String, u32)],
+    pub flowvars: &'a [(Arc<str>, Box<[u8]>)],
+    pub pktvars: &'a [(Arc<str>, Box<[u8]>)],
+}
+
+impl VarsEvent<'_> {
+    /// Whether Suricata writes a `metadata` object (possibly empty: only
+    /// `traffic/` flowbits) at all.
+    pub fn any(&self) -> bool {
+        !(self.flowbits.is_empty()
+            && self.flowints.is_empty()
+            && self.flowvars.is_empty()
+            && self.pktvars.is_empty())
+    }
 }
 
 /// Suricata's `tunnel` object: the outermost packet of the frame that
@@ -165,6 +195,8 @@ impl Default for AlertEvent<'_> {
             link_only: false,
             raw_pkt: None,
             target: None,
+            vars: None,
+            context: &[],
         }
     }
 }

@@ -14,7 +14,7 @@ use std::io::{self, BufWriter, Write};
 
 use base64::Engine as _;
 
-use crate::alert::{write_ip, AlertEvent, FlowInfo};
+use crate::alert::{write_ip, AlertEvent, FlowInfo, VarsEvent};
 use crate::proto::{linktype_name, proto_name};
 use crate::stats::StatsTree;
 use crate::time::write_iso8601;
@@ -219,6 +219,7 @@ fn write_header(
     ev: &AlertEvent<'_>,
     event_type: &str,
     community_id: Option<u16>,
+    text: &mut Vec<u8>,
 ) -> io::Result<()> {
     o.key("timestamp");
     json_time(o.buf, ev.ts_secs, ev.ts_nanos)?;
@@ -283,6 +284,9 @@ fn write_header(
     if !ev.pkt_src.is_empty() {
         o.str("pkt_src", ev.pkt_src)?;
     }
+    if let Some(v) = &ev.vars {
+        write_vars(o, v, text)?;
+    }
     if let Some(seed) = community_id {
         // ICMP: type and code stand for the ports (the spec maps them).
         let (sp, dp) = match (ev.icmp_type, ev.icmp_code) {
@@ -295,6 +299,105 @@ fn write_header(
             o.str("community_id", &id)?;
         }
     }
+    Ok(())
+}
+
+/// A variable's value as Suricata prints it (`PrintStringsToBuffer`:
+/// non-printable bytes but `\n` and `\r` as `.`), as a JSON string.
+fn json_printable(buf: &mut Vec<u8>, v: &[u8], text: &mut Vec<u8>) -> io::Result<()> {
+    text.clear();
+    printable_payload(v, text);
+    // printable_payload emits ASCII only.
+    let s = std::str::from_utf8(text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    json_str(buf, s)
+}
+
+/// Flowbits with these name prefixes go to the `traffic` object (ids and
+/// labels) instead of `metadata.flowbits`.
+const TRAFFIC_ID_PREFIX: &str = "traffic/id/";
+const TRAFFIC_LABEL_PREFIX: &str = "traffic/label/";
+
+/// Suricata's `EveAddMetadata`: the `traffic` object (flowbits named
+/// `traffic/id/...`, `traffic/label/...`), then `metadata` with
+/// `flowbits`, `flowints`, `flowvars` (`[{"name":"value"},...]`) and
+/// `pktvars`, each only when it has entries. Nothing when the flow and
+/// packet have no variables.
+fn write_vars(o: &mut Obj<'_>, v: &VarsEvent<'_>, text: &mut Vec<u8>) -> io::Result<()> {
+    if !v.any() {
+        return Ok(());
+    }
+    let ids = || {
+        v.flowbits
+            .iter()
+            .filter_map(|b| b.strip_prefix(TRAFFIC_ID_PREFIX))
+    };
+    let labels = || {
+        v.flowbits
+            .iter()
+            .filter_map(|b| b.strip_prefix(TRAFFIC_LABEL_PREFIX))
+    };
+    let mut plain = v
+        .flowbits
+        .iter()
+        .filter(|b| !b.starts_with(TRAFFIC_ID_PREFIX) && !b.starts_with(TRAFFIC_LABEL_PREFIX))
+        .peekable();
+    if ids().next().is_some() || labels().next().is_some() {
+        let mut t = o.object("traffic");
+        for (key, mut names) in [
+            ("id", Box::new(ids()) as Box<dyn Iterator<Item = &str>>),
+            ("label", Box::new(labels())),
+        ] {
+            if let Some(first) = names.next() {
+                t.key(key);
+                t.buf.push(b'[');
+                json_str(t.buf, first)?;
+                for n in names {
+                    t.buf.push(b',');
+                    json_str(t.buf, n)?;
+                }
+                t.buf.push(b']');
+            }
+        }
+        t.close();
+    }
+    let mut m = o.object("metadata");
+    if plain.peek().is_some() {
+        m.key("flowbits");
+        m.buf.push(b'[');
+        for (i, b) in plain.enumerate() {
+            if i > 0 {
+                m.buf.push(b',');
+            }
+            json_str(m.buf, b)?;
+        }
+        m.buf.push(b']');
+    }
+    if !v.flowints.is_empty() {
+        let mut fi = m.object("flowints");
+        for (name, val) in v.flowints {
+            fi.dyn_key(name)?;
+            json_uint(fi.buf, u64::from(*val))?;
+        }
+        fi.close();
+    }
+    for (key, list) in [("flowvars", v.flowvars), ("pktvars", v.pktvars)] {
+        if list.is_empty() {
+            continue;
+        }
+        m.key(key);
+        m.buf.push(b'[');
+        for (i, (name, val)) in list.iter().enumerate() {
+            if i > 0 {
+                m.buf.push(b',');
+            }
+            let mut e = Obj::open(m.buf);
+            e.dyn_key(name)?;
+            json_printable(e.buf, val, text)?;
+            e.close();
+        }
+        m.buf.push(b']');
+    }
+    m.close();
     Ok(())
 }
 
@@ -376,7 +479,13 @@ impl EveFormatter {
     pub fn alert(&mut self, out: &mut Vec<u8>, ev: &AlertEvent<'_>) -> io::Result<()> {
         let mut o = Obj::open(out);
 
-        write_header(&mut o, ev, "alert", self.config.community_id)?;
+        write_header(
+            &mut o,
+            ev,
+            "alert",
+            self.config.community_id,
+            &mut self.text,
+        )?;
 
         // AlertJsonHeader.
         if let Some(tx) = ev.tx_id {
@@ -399,6 +508,14 @@ impl EveFormatter {
                     json_str(a.buf, r)?;
                 }
                 a.buf.push(b']');
+            }
+            if !ev.context.is_empty() {
+                let mut c = a.object("context");
+                for (k, v) in ev.context {
+                    c.dyn_key(k)?;
+                    json_printable(c.buf, v, &mut self.text)?;
+                }
+                c.close();
             }
             if let Some(x) = ev.xff {
                 a.str("xff", x)?;
@@ -465,7 +582,7 @@ impl EveFormatter {
             return Ok(());
         };
         let mut o = Obj::open(out);
-        write_header(&mut o, ev, key, self.config.community_id)?;
+        write_header(&mut o, ev, key, self.config.community_id, &mut self.text)?;
         // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE and FTP data
         // loggers write their records without `tx_id`; flow records have
         // none.
@@ -509,7 +626,7 @@ impl EveFormatter {
             return Ok(());
         };
         let mut o = Obj::open(out);
-        write_header(&mut o, ev, key, self.config.community_id)?;
+        write_header(&mut o, ev, key, self.config.community_id, &mut self.text)?;
         o.key(key);
         o.buf.extend_from_slice(json.as_bytes());
         if with_alert {
@@ -693,6 +810,7 @@ impl<W: Write> EveWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn meta(pairs: &[(&str, &str)]) -> String {
         let owned: Vec<(String, String)> = pairs
@@ -702,6 +820,92 @@ mod tests {
         let mut buf = Vec::new();
         write_metadata(&mut buf, &owned, &mut Vec::new()).unwrap();
         String::from_utf8(buf).unwrap()
+    }
+
+    fn vars_json(v: &VarsEvent<'_>) -> String {
+        let mut buf = Vec::new();
+        let mut o = Obj::open(&mut buf);
+        o.str("pkt_src", "wire/pcap").unwrap();
+        write_vars(&mut o, v, &mut Vec::new()).unwrap();
+        o.close();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn vars_metadata_bytes() {
+        let bits = vec![
+            "zz".to_string(),
+            "traffic/id/app".to_string(),
+            "a\"b".to_string(),
+            "traffic/label/x".to_string(),
+        ];
+        let ints = vec![("cnt".to_string(), 7), ("z".to_string(), u32::MAX)];
+        let fv: Vec<(Arc<str>, Box<[u8]>)> = vec![
+            ("user".into(), b"al\"ice\\".to_vec().into()),
+            ("bin".into(), b"\x00a\r\n\x7f\xc3\xa9\t".to_vec().into()),
+        ];
+        let pv: Vec<(Arc<str>, Box<[u8]>)> = vec![
+            ("pw".into(), b"x".to_vec().into()),
+            ("pw".into(), b"y".to_vec().into()),
+        ];
+        let v = VarsEvent {
+            flowbits: &bits,
+            flowints: &ints,
+            flowvars: &fv,
+            pktvars: &pv,
+        };
+        assert_eq!(
+            vars_json(&v),
+            concat!(
+                r#"{"pkt_src":"wire/pcap","traffic":{"id":["app"],"label":["x"]},"#,
+                r#""metadata":{"flowbits":["zz","a\"b"],"flowints":{"cnt":7,"z":4294967295},"#,
+                r#""flowvars":[{"user":"al\"ice\\"},{"bin":".a\r\n...."}],"#,
+                r#""pktvars":[{"pw":"x"},{"pw":"y"}]}}"#
+            )
+        );
+        // Only the keys with entries; nothing at all without variables.
+        let only_pkt = VarsEvent {
+            pktvars: &pv[..1],
+            ..VarsEvent::default()
+        };
+        assert_eq!(
+            vars_json(&only_pkt),
+            r#"{"pkt_src":"wire/pcap","metadata":{"pktvars":[{"pw":"x"}]}}"#
+        );
+        assert_eq!(
+            vars_json(&VarsEvent::default()),
+            r#"{"pkt_src":"wire/pcap"}"#
+        );
+        // Only traffic bits: an empty metadata object, as Suricata.
+        let t = vec!["traffic/id/a".to_string()];
+        assert_eq!(
+            vars_json(&VarsEvent {
+                flowbits: &t,
+                ..VarsEvent::default()
+            }),
+            r#"{"pkt_src":"wire/pcap","traffic":{"id":["a"]},"metadata":{}}"#
+        );
+    }
+
+    #[test]
+    fn alert_context_follows_rule_metadata() {
+        let ctx: Vec<(Arc<str>, Box<[u8]>)> = vec![("x".into(), b"G\x01".to_vec().into())];
+        let md = vec![("foo".to_string(), "bar".to_string())];
+        let ev = AlertEvent {
+            metadata: &md,
+            context: &ctx,
+            ..AlertEvent::default()
+        };
+        let mut out = Vec::new();
+        EveFormatter::new(EveConfig::default())
+            .alert(&mut out, &ev)
+            .unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains(r#""severity":3,"metadata":{"foo":["bar"]},"context":{"x":"G."}}"#),
+            "{s}"
+        );
+        assert!(!s.contains(r#""metadata":{"flow"#), "{s}");
     }
 
     #[test]

@@ -230,6 +230,48 @@ pub struct Pcre {
     /// Snort/Suricata buffer flags (U, H, P, ...) moved the pcre into a
     /// named buffer; the parser already applied that to the buffer list.
     pub buffer_flag: Option<char>,
+    /// Variables the capture groups are stored in: the `n`-th entry takes
+    /// group `n + 1` (Suricata's `DetectPcreParseCapture`: the names after
+    /// the flags, `,flow:name`, first, then the named groups
+    /// `(?P<flow_name>...)` in pattern order). At most
+    /// [`PCRE_CAPTURE_MAX`].
+    pub captures: Vec<PcreCapture>,
+}
+
+/// Most variables one pcre captures (Suricata's `DETECT_PCRE_CAPTURE_MAX`).
+pub const PCRE_CAPTURE_MAX: usize = 8;
+
+/// Most bytes a captured variable keeps (Suricata stores at most 64 KiB
+/// less one byte of a capture group).
+pub const VAR_VALUE_MAX: usize = 0xffff;
+
+/// Where a pcre capture group's value goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VarScope {
+    /// A packet variable (`pkt_name`, `pkt:name`): lives until the packet
+    /// is done, read by `pktvar` and logged in the EVE `metadata.pktvars`.
+    Pkt,
+    /// A flow variable (`flow_name`, `flow:name`): read by `flowvar` on
+    /// later packets, logged in `metadata.flowvars`.
+    Flow,
+    /// An alert variable (`alert_name`, Suricata 8+): logged in the
+    /// rule's own alert as `alert.context`.
+    Alert,
+}
+
+/// One pcre capture group stored in a variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcreCapture {
+    pub scope: VarScope,
+    pub name: String,
+}
+
+/// `flowvar:name,"content"` / `pktvar:name,"content"`: the variable is set
+/// and contains `content` (Suricata's `SpmSearch`: anywhere in the value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarMatch {
+    pub name: String,
+    pub content: Vec<u8>,
 }
 
 /// Endianness for byte_* keywords.
@@ -730,6 +772,12 @@ pub enum Condition {
     },
     /// `flowint:name,op[,value]`.
     Flowint(Flowint),
+    /// `flowvar:name,"content"`: a flow variable a pcre captured holds
+    /// `content`.
+    Flowvar(VarMatch),
+    /// `pktvar:name,"content"`: a packet variable a pcre captured (an
+    /// earlier rule, on this packet) holds `content`.
+    Pktvar(VarMatch),
     /// `xbits:cmd,name,track T[,expire N]`, and `hostbits` (as xbits
     /// with `track ip_src` / `ip_dst`): bits kept per host or address
     /// pair, across flows.

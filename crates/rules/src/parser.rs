@@ -1219,6 +1219,14 @@ impl Parser {
                 let f = parse_flowint(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::Flowint(f));
             }
+            "flowvar" => {
+                let m = parse_var_match(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Flowvar(m));
+            }
+            "pktvar" => {
+                let m = parse_var_match(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::Pktvar(m));
+            }
             "xbits" => self.xbits(need(name, value)?)?,
             "hostbits" => self.hostbits(need(name, value)?)?,
             "requires" => {
@@ -1880,24 +1888,47 @@ impl Parser {
             .rfind('/')
             .ok_or_else(|| inval("pcre has no closing '/'"))?;
         let pattern = &body[..last];
-        // `/re/flags,flow:name,pkt:name`: the capture groups go to flow
-        // or packet variables. The match is evaluated; the captured
-        // values are not kept (variable capture is not implemented, and
-        // the keywords that read variables are not evaluated).
-        let (flags, captures) = match body[last + 1..].split_once(',') {
+        // `/re/flags,flow:name,pkt:name`: the capture groups, in order,
+        // go to flow or packet variables; then the named groups
+        // `(?P<flow_name>...)` (Suricata's `DetectPcreParseCapture`).
+        let (flags, names) = match body[last + 1..].split_once(',') {
             Some((f, c)) => (f, Some(c)),
             None => (&body[last + 1..], None),
         };
-        for c in captures.into_iter().flat_map(|c| c.split(',')) {
-            let ok = c.trim().split_once(':').is_some_and(|(scope, name)| {
-                matches!(scope.trim(), "flow" | "pkt" | "alert") && !name.trim().is_empty()
-            });
-            if !ok {
-                return Err(inval(format!(
-                    "invalid pcre capture variable '{}'",
-                    c.trim()
-                )));
+        let mut captures = Vec::new();
+        let mut kv = false;
+        for c in names.into_iter().flat_map(|c| c.split([',', ' '])) {
+            let c = c.trim();
+            if c.is_empty() {
+                continue;
             }
+            if c == "pkt:key" || c == "pkt:value" {
+                // Key/value packet variables: not implemented.
+                kv = true;
+                continue;
+            }
+            let scope = match c.split_once(':') {
+                Some(("flow", n)) if !n.is_empty() => Some((VarScope::Flow, n)),
+                Some(("pkt", n)) if !n.is_empty() => Some((VarScope::Pkt, n)),
+                Some(("alert", n)) if !n.is_empty() => Some((VarScope::Alert, n)),
+                _ => None,
+            };
+            let Some((scope, name)) = scope else {
+                return Err(inval(format!("invalid pcre capture variable '{c}'")));
+            };
+            if captures.len() < PCRE_CAPTURE_MAX {
+                captures.push(PcreCapture {
+                    scope,
+                    name: name.to_string(),
+                });
+            }
+        }
+        named_captures(pattern, &mut captures)?;
+        if kv {
+            self.conditions.push(Condition::NotEvaluable {
+                keyword: "pcre".into(),
+                value: Some("pkt:key/pkt:value capture".into()),
+            });
         }
         let mut p = Pcre {
             negated,
@@ -1912,6 +1943,7 @@ impl Parser {
             relative: false,
             rawbytes: false,
             buffer_flag: None,
+            captures,
         };
         for f in flags.chars() {
             match f {
@@ -3077,6 +3109,91 @@ pub(crate) fn parse_threshold(v: &str, detection_filter: bool) -> Result<Thresho
         seconds,
         multiplier: 0,
         unique_on,
+    })
+}
+
+/// The named groups of a pcre pattern that store variables, appended to
+/// `out` in pattern order: `(?P<TYPE_NAME>`, TYPE the shortest run of
+/// `[A-z]` before an underscore (`pkt`, `flow` or `alert`; other types
+/// are plain groups), NAME `[A-z0-9_]+` (Suricata's capture regex
+/// `\(\?P\<([A-z]+)\_([A-z0-9_]+)\>`, ungreedy).
+fn named_captures(pattern: &str, out: &mut Vec<PcreCapture>) -> Result<(), RuleError> {
+    let in_az = |b: u8| (b'A'..=b'z').contains(&b);
+    let name_ok = |b: u8| in_az(b) || b.is_ascii_digit();
+    let mut rest = pattern.as_bytes();
+    while let Some(i) = find_bytes(rest, b"(?P<") {
+        rest = &rest[i + 4..];
+        // The first underscore after at least one type byte such that a
+        // name and '>' follow.
+        let mut found = None;
+        for k in 1..rest.len() {
+            if !in_az(rest[k - 1]) {
+                break;
+            }
+            if rest[k] != b'_' {
+                continue;
+            }
+            let name_len = rest[k + 1..].iter().take_while(|&&b| name_ok(b)).count();
+            if name_len > 0 && rest.get(k + 1 + name_len) == Some(&b'>') {
+                found = Some((k, name_len));
+                break;
+            }
+        }
+        let Some((k, name_len)) = found else { continue };
+        let ty = &rest[..k];
+        // Suricata copies the type into a 16-byte buffer.
+        if ty.len() >= 16 {
+            return Err(inval("pcre capture group type is too long"));
+        }
+        let name = String::from_utf8_lossy(&rest[k + 1..k + 1 + name_len]).into_owned();
+        let scope = match ty {
+            b"pkt" => VarScope::Pkt,
+            b"flow" => VarScope::Flow,
+            b"alert" => VarScope::Alert,
+            _ => continue,
+        };
+        if out.len() >= PCRE_CAPTURE_MAX {
+            return Err(inval(format!(
+                "a pcre can have at most {PCRE_CAPTURE_MAX} variable captures"
+            )));
+        }
+        out.push(PcreCapture { scope, name });
+        rest = &rest[k + 1 + name_len..];
+    }
+    Ok(())
+}
+
+fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `flowvar:name,"content"` / `pktvar:name,"content"` (Suricata's
+/// `(.*),(.*)`: the name runs to the last comma; the content, its double
+/// quotes stripped, is parsed as a `content` string).
+fn parse_var_match(v: &str) -> Result<VarMatch, String> {
+    let (name, content) = v
+        .rsplit_once(',')
+        .ok_or_else(|| "needs 'name,\"content\"'".to_string())?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("needs a variable name".into());
+    }
+    let c = content.trim();
+    let c = if c.len() >= 2 && c.starts_with('"') && c.ends_with('"') {
+        &c[1..c.len() - 1]
+    } else {
+        c
+    };
+    if c.is_empty() {
+        return Err("needs a content to match".into());
+    }
+    let content = decode_content(c)?;
+    if content.is_empty() {
+        return Err("needs a content to match".into());
+    }
+    Ok(VarMatch {
+        name: name.to_string(),
+        content,
     })
 }
 

@@ -214,6 +214,8 @@ const VALUE_KEYWORDS: &[&str] = &[
     "rpc",
     "iprep",
     "target",
+    "flowvar",
+    "pktvar",
 ];
 
 proptest! {
@@ -261,6 +263,31 @@ proptest! {
                 if !junk.contains([';', '"', '\\', '(', ')']) {
                     prop_assert_eq!(e.keyword.as_deref(), Some(t), "{}: {}", text, e);
                 }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, .. ProptestConfig::default() })]
+
+    /// A pcre with capture groups and names, cut anywhere or with random
+    /// bytes in its group names: never a panic; an error names `pcre`.
+    #[test]
+    fn pcre_captures_never_panic(
+        cut in 0usize..80,
+        junk in "[ -~]{0,12}",
+        names in "[a-z_:, ]{0,20}",
+    ) {
+        let full = format!(
+            "/(?P<flow_{junk}>a)(?P<pkt_x>b)(?P<alert{junk}>c)(?P<{junk}_y>d)/i,{names}"
+        );
+        let cut = full.char_indices().nth(cut).map_or(full.len(), |(i, _)| i);
+        let value = &full[..cut];
+        let text = format!("alert tcp any any -> any any (pcre:\"{value}\"; sid:9;)");
+        if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+            if !value.contains([';', '"', '\\']) {
+                prop_assert_eq!(e.keyword.as_deref(), Some("pcre"), "{}: {}", text, e);
             }
         }
     }
@@ -316,6 +343,11 @@ const TOKENS: &[&str] = &[
     "within:v;",
     "fast_pattern;",
     "flowint:",
+    "flowvar:",
+    "pktvar:",
+    "(?P<flow_",
+    "(?P<pkt_",
+    ",flow:",
     "xbits:",
     "requires:",
     "version",

@@ -1922,3 +1922,108 @@ fn target_values() {
         bad_kw(opt, RuleErrorKind::InvalidValue, "target");
     }
 }
+
+fn pcre_of(r: &Rule) -> Pcre {
+    r.buffers
+        .iter()
+        .flat_map(|b| &b.items)
+        .find_map(|i| match i {
+            PayloadItem::Pcre(p) => Some(p.clone()),
+            _ => None,
+        })
+        .expect("pcre")
+}
+
+fn cap(scope: VarScope, name: &str) -> PcreCapture {
+    PcreCapture {
+        scope,
+        name: name.into(),
+    }
+}
+
+/// Named groups store variables by their type prefix (the shortest run
+/// before an underscore, as Suricata's ungreedy capture regex): `pkt_`,
+/// `flow_`, `alert_`; other groups are plain. Names after the flags come
+/// first, then the named groups in pattern order.
+#[test]
+fn pcre_named_capture_groups() {
+    let p = pcre_of(&ok(
+        r#"pcre:"/(?P<flow_user>a)(?P<pkt_my_name>b)(?P<alert_x>c)(?P<foo_y>d)(?P<name>e)(?P<pkt_>f)/";"#,
+    ));
+    assert_eq!(
+        p.captures,
+        vec![
+            cap(VarScope::Flow, "user"),
+            cap(VarScope::Pkt, "my_name"),
+            cap(VarScope::Alert, "x"),
+        ]
+    );
+    let p = pcre_of(&ok(r#"pcre:"/(a)(?P<flow_b>b)/i,pkt:one";"#));
+    assert_eq!(
+        p.captures,
+        vec![cap(VarScope::Pkt, "one"), cap(VarScope::Flow, "b")]
+    );
+    assert!(p.caseless);
+    // Eight at most.
+    let many: String = (0..9).map(|i| format!("(?P<pkt_v{i}>.)")).collect();
+    bad_kw(
+        &format!("pcre:\"/{many}/\";"),
+        RuleErrorKind::InvalidValue,
+        "pcre",
+    );
+    let eight: String = (0..8).map(|i| format!("(?P<pkt_v{i}>.)")).collect();
+    assert_eq!(
+        pcre_of(&ok(&format!("pcre:\"/{eight}/\";"))).captures.len(),
+        8
+    );
+    // Suricata copies the type into 16 bytes.
+    bad_kw(
+        r#"pcre:"/(?P<abcdefghijklmnop_x>a)/";"#,
+        RuleErrorKind::InvalidValue,
+        "pcre",
+    );
+    // Key/value packet variables are parsed, not evaluated.
+    let r = ok(r#"pcre:"/(\w+)=(\w+)/,pkt:key,pkt:value";"#);
+    assert!(r
+        .conditions
+        .iter()
+        .any(|c| matches!(c, Condition::NotEvaluable { keyword, .. } if keyword == "pcre")));
+}
+
+/// `flowvar` / `pktvar`: `name,"content"`, the name up to the last comma,
+/// the content's quotes stripped and `|hex|` decoded.
+#[test]
+fn flowvar_and_pktvar() {
+    let r = ok(r#"flowvar:user,"al|69|ce"; pktvar: pw , "x|01|";"#);
+    assert_eq!(
+        r.conditions,
+        vec![
+            Condition::Flowvar(VarMatch {
+                name: "user".into(),
+                content: b"alice".to_vec(),
+            }),
+            Condition::Pktvar(VarMatch {
+                name: "pw".into(),
+                content: b"x\x01".to_vec(),
+            }),
+        ]
+    );
+    let r = ok("flowvar:x,abc;");
+    assert_eq!(
+        r.conditions,
+        vec![Condition::Flowvar(VarMatch {
+            name: "x".into(),
+            content: b"abc".to_vec(),
+        })]
+    );
+    for kw in ["flowvar", "pktvar"] {
+        for v in ["x", "x,", "x,\"\"", ",\"a\"", "x,\"|4\"", "x,\"|zz|\""] {
+            bad_kw(&format!("{kw}:{v};"), RuleErrorKind::InvalidValue, kw);
+        }
+    }
+    let reg = keyword_registry();
+    for kw in ["flowvar", "pktvar"] {
+        let k = reg.iter().find(|k| k.name == kw).expect(kw);
+        assert_eq!(k.status, KeywordStatus::Supported, "{kw}");
+    }
+}

@@ -294,6 +294,23 @@ impl Config {
         Ok(None)
     }
 
+    /// The eve-log top-level `metadata` switch (Suricata's
+    /// `include_metadata`, on unless set false): events carry the flow's
+    /// and packet's variables as `metadata`.
+    pub fn eve_metadata(&self) -> bool {
+        // Suricata's ConfValIsFalse.
+        !self
+            .output("eve-log")
+            .and_then(|e| e.get("metadata"))
+            .and_then(scalar)
+            .is_some_and(|v| {
+                matches!(
+                    v.to_ascii_lowercase().as_str(),
+                    "no" | "false" | "off" | "0" | "disable"
+                )
+            })
+    }
+
     /// An alert option that defaults to on (`http`, `dns`, `tls`: the
     /// transaction's object in app-layer alerts); off only when set false.
     pub fn eve_alert_flag_default_on(&self, name: &str) -> bool {

@@ -13,7 +13,7 @@ use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
 use vigil_engine::{AlertOut, AlertSink, EngineConfig, RunStats};
 use vigil_output::{
     AlertEvent, EveConfig, EveWriter, FastLogWriter, RedisCounts, RedisSettings, RedisWriter,
-    StatsTree, TunnelEvent,
+    StatsTree, TunnelEvent, VarsEvent,
 };
 use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
 use vigil_source::PcapSource;
@@ -312,6 +312,13 @@ impl Sink {
                     vigil_output::AlertTarget::Src
                 }
             }),
+            vars: a.vars.as_deref().map(|v| VarsEvent {
+                flowbits: &v.flowbits,
+                flowints: &v.flowints,
+                flowvars: &v.flowvars,
+                pktvars: &v.pktvars,
+            }),
+            context: &a.context,
         };
         self.eve.write_alert(&ev)?;
         if let Some(f) = &mut self.fast {
@@ -384,6 +391,12 @@ impl AlertSink for Sink {
             tx_id: Some(rec.tx_id),
             app: Some((rec.key, rec.json.as_str())),
             app_proto: a.app_proto,
+            vars: a.vars.as_deref().map(|v| VarsEvent {
+                flowbits: &v.flowbits,
+                flowints: &v.flowints,
+                flowvars: &v.flowvars,
+                pktvars: &v.pktvars,
+            }),
             ..AlertEvent::default()
         };
         self.eve.write_tx(&ev)
@@ -1031,6 +1044,7 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
         alert_app: ["http", "dns", "tls"]
             .iter()
             .all(|t| cfg.eve_alert_flag_default_on(t)),
+        log_vars: cfg.eve_metadata(),
         xff: o.xff.as_ref().map(|x| (x.header.clone(), x.reverse)),
         drop_log: o.drop_log,
         ..EngineConfig::default()
