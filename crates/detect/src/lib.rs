@@ -14,6 +14,7 @@
 
 pub mod addr_index;
 pub mod app;
+pub mod dataset;
 pub mod group;
 pub mod inspect;
 pub mod payload;
@@ -29,6 +30,7 @@ use rule::ProtoMatch;
 use vigil_rules::{ClassificationConfig, Rule};
 
 pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
+pub use dataset::{DatasetConfig, DatasetStats, Datasets};
 pub use group::{GroupSel, GroupStats, RuleGroups};
 pub use inspect::{DetectScratch, FlowDetectState, FlowView, Hit, PacketInput, ScanSets};
 pub use profile::{RuleCost, RuleProfile};
@@ -61,6 +63,9 @@ pub struct BuildReport {
     /// building the rule groups and their prefilters.
     pub compile_time: std::time::Duration,
     pub group_time: std::time::Duration,
+    /// Problems with the datasets: config sets, files that could not be
+    /// read, bad lines (`file:line: message`).
+    pub dataset_errors: Vec<String>,
 }
 
 /// The compiled ruleset.
@@ -79,6 +84,10 @@ pub struct DetectEngine {
     /// `ether` and `arp` rules, in rule order: the only rules a packet
     /// without an IP layer is checked against ([`Self::verify_link`]).
     pub link_rules: Vec<u32>,
+    /// The `dataset` / `datarep` sets, global to all flows: only where the
+    /// workers' events meet in input order reads and changes them (see
+    /// [`dataset`]).
+    pub datasets: std::sync::Mutex<dataset::Datasets>,
 }
 
 impl DetectEngine {
@@ -114,7 +123,29 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
-        Self::build_from(rules.iter(), rules.len(), classes, selector)
+        Self::build_from(
+            rules.iter(),
+            rules.len(),
+            classes,
+            selector,
+            dataset::DatasetConfig::default(),
+        )
+    }
+
+    /// [`DetectEngine::build`] with the datasets configuration (the
+    /// config's sets, the data directory); the sets' files are read.
+    pub fn build_with_datasets(
+        rules: &[Rule],
+        classes: &ClassificationConfig,
+        datasets: dataset::DatasetConfig,
+    ) -> (DetectEngine, BuildReport) {
+        Self::build_from(
+            rules.iter(),
+            rules.len(),
+            classes,
+            &mut vigil_prefilter::Selector::default(),
+            datasets,
+        )
     }
 
     /// [`DetectEngine::build_with`] taking the parsed rules: each rule's
@@ -126,8 +157,19 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
+        Self::build_owned_with(rules, classes, selector, dataset::DatasetConfig::default())
+    }
+
+    /// [`DetectEngine::build_owned`] with the datasets configuration (the
+    /// config's sets, the data directory); the sets' files are read.
+    pub fn build_owned_with(
+        rules: Vec<Rule>,
+        classes: &ClassificationConfig,
+        selector: &mut vigil_prefilter::Selector,
+        datasets: dataset::DatasetConfig,
+    ) -> (DetectEngine, BuildReport) {
         let n = rules.len();
-        Self::build_from(rules.into_iter(), n, classes, selector)
+        Self::build_from(rules.into_iter(), n, classes, selector, datasets)
     }
 
     fn build_from<R: std::borrow::Borrow<Rule>>(
@@ -135,10 +177,13 @@ impl DetectEngine {
         count: usize,
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
+        ds_cfg: dataset::DatasetConfig,
     ) -> (DetectEngine, BuildReport) {
         let mut report = BuildReport::default();
         let compile_start = std::time::Instant::now();
         let mut names = rule::FlowbitNames::default();
+        report.dataset_errors = ds_cfg.declare_config_sets(&mut names.datasets);
+        names.dataset_cfg = ds_cfg;
         let mut compiled = Vec::with_capacity(count);
         for r in rules {
             let r: &Rule = r.borrow();
@@ -192,6 +237,8 @@ impl DetectEngine {
             .collect();
         compiled.sort_by_key(rule::order_key);
         report.loaded = compiled.len();
+        let mut datasets = std::mem::take(&mut names.datasets);
+        report.dataset_errors.extend(datasets.load_files());
         report.compile_time = compile_start.elapsed();
         let group_start = std::time::Instant::now();
         let groups = RuleGroups::build_with(&compiled, selector);
@@ -212,6 +259,7 @@ impl DetectEngine {
                 flowbit_names: names.names,
                 flowint_names: names.int_names,
                 xbit_names: names.xbit_names,
+                datasets: std::sync::Mutex::new(datasets),
             },
             report,
         )

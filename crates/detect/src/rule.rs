@@ -146,6 +146,9 @@ pub struct CompiledRule {
     /// `xbits` / `hostbits` in rule order. A rule with any is resolved
     /// where the workers' events meet (see [`crate::xbits`]).
     pub xbits: Vec<crate::xbits::XbitOp>,
+    /// `dataset` / `datarep` keywords in rule order. A rule with any is
+    /// resolved where the workers' events meet (see [`crate::dataset`]).
+    pub datasets: Vec<crate::dataset::DatasetOp>,
     /// `threshold.config` suppressions by address: an alert whose tracked
     /// address is in the set is dropped (side effects still happen).
     pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
@@ -255,6 +258,10 @@ pub struct FlowbitNames {
     /// `xbits` / `hostbits` names (their own index space).
     pub xbit_names: Vec<String>,
     xbit_index: HashMap<String, u32>,
+    /// The sets `dataset` / `datarep` keywords name (declared by the
+    /// config or by the rules), and where their files are.
+    pub datasets: crate::dataset::Datasets,
+    pub dataset_cfg: crate::dataset::DatasetConfig,
 }
 
 impl FlowbitNames {
@@ -569,6 +576,25 @@ pub fn compile_rule(
     let mut lists: Vec<TxList> = Vec::new();
     // Index in `lists` of each of the rule's buffers that is one.
     let mut list_of: Vec<Option<usize>> = Vec::with_capacity(rule.buffers.len());
+    // Dataset keywords: (the set as the keyword declares it, the test,
+    // index of the buffer in `rule.buffers`).
+    let mut ds_items: Vec<(&vigil_rules::DatasetDecl, crate::dataset::DsTest, usize)> = Vec::new();
+    for (bi, b) in rule.buffers.iter().enumerate() {
+        for it in &b.items {
+            match it {
+                PayloadItem::Dataset(d) => {
+                    ds_items.push((&d.set, crate::dataset::DsTest::Cmd(d.cmd), bi))
+                }
+                PayloadItem::Datarep(d) => {
+                    ds_items.push((&d.set, crate::dataset::DsTest::Rep(d.op, d.value), bi))
+                }
+                _ => {}
+            }
+        }
+    }
+    // Packet buffer index and transaction list index of each of the
+    // rule's buffers.
+    let mut src_of: Vec<crate::dataset::DsSource> = Vec::with_capacity(rule.buffers.len());
     for b in &rule.buffers {
         let kind = if b.buffer == Buffer::Packet {
             ListKind::Payload
@@ -582,7 +608,12 @@ pub fn compile_rule(
         let items: Vec<PayloadItem> = b
             .items
             .iter()
-            .filter(|it| !matches!(it, PayloadItem::Absent { .. }))
+            .filter(|it| {
+                !matches!(
+                    it,
+                    PayloadItem::Absent { .. } | PayloadItem::Dataset(_) | PayloadItem::Datarep(_)
+                )
+            })
             .cloned()
             .collect();
         if absent == Some(false) && !items.is_empty() {
@@ -600,6 +631,7 @@ pub fn compile_rule(
             Some(id) => {
                 let xf = crate::app::compile_transforms(&b.transforms)?;
                 list_of.push(Some(lists.len()));
+                src_of.push(crate::dataset::DsSource::Tx(lists.len() as u32));
                 lists.push(TxList {
                     buffer: id,
                     transforms: b.transforms.clone(),
@@ -617,6 +649,7 @@ pub fn compile_rule(
                     return Err(Skip::NotEvaluable("absent".into()));
                 }
                 list_of.push(None);
+                src_of.push(crate::dataset::DsSource::Packet(buffers.len() as u32));
                 buffers.push((b.buffer.clone(), prog));
             }
         }
@@ -808,6 +841,37 @@ pub fn compile_rule(
             "xbits on a pass rule, or an xbits test with flowbits/flowint/bypass".into(),
         ));
     }
+    // A dataset keyword is decided where the workers' events meet, like
+    // an xbits test (each may fail there: `set` fails on a known value).
+    if !ds_items.is_empty()
+        && (rule.action == Action::Pass
+            || !flowbit_sets.is_empty()
+            || flowints.iter().any(|f| f.op.is_modifier())
+            || rule.bypass
+            || matches!(proto, ProtoMatch::Ether | ProtoMatch::Arp))
+    {
+        return Err(Skip::NotEvaluable(
+            "dataset/datarep on a pass or link-layer rule, or with flowbits/flowint/bypass".into(),
+        ));
+    }
+    let mut datasets = Vec::with_capacity(ds_items.len());
+    for (decl, test, bi) in ds_items {
+        let set = flowbits
+            .dataset_cfg
+            .resolve_rule_set(&mut flowbits.datasets, decl, &rule.origin.file)
+            .map_err(|message| Skip::Invalid {
+                keyword: match test {
+                    crate::dataset::DsTest::Cmd(_) => "dataset".into(),
+                    crate::dataset::DsTest::Rep(..) => "datarep".into(),
+                },
+                message,
+            })?;
+        datasets.push(crate::dataset::DatasetOp {
+            set,
+            test,
+            src: src_of[bi],
+        });
+    }
     let severity = rule.priority.or(class_prio).unwrap_or(3);
     // A rule that names DHCP and nothing of it is still inspected per
     // transaction, as Suricata does since its issue 8621: each datagram
@@ -980,6 +1044,7 @@ pub fn compile_rule(
         detection_filter,
         flowints,
         xbits,
+        datasets,
         suppress: Vec::new(),
         rate_filter: None,
         fast_pattern,

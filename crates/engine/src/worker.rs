@@ -152,6 +152,9 @@ pub struct AlertOut {
     /// Raised on a packet without an IP layer (`src`/`dst`/`proto` are
     /// placeholders, not written).
     pub link_only: bool,
+    /// An [`OutKind::Xbits`] event of a rule with `dataset` / `datarep`:
+    /// the buffers its keywords look at (vigil_detect::dataset).
+    pub datasets: Option<vigil_detect::inspect::DatasetValues>,
 }
 
 /// A tunnel packet's tunnel, for output.
@@ -1250,6 +1253,7 @@ impl Ctx {
             xff: None,
             tunnel: tunnel_of(p),
             link_only: false,
+            datasets: None,
         });
     }
 
@@ -2131,6 +2135,7 @@ impl Ctx {
                 xff: None,
                 tunnel: None,
                 link_only: false,
+                datasets: None,
             });
         }
         app.prune();
@@ -2158,8 +2163,8 @@ impl Ctx {
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
             let rule = &self.detect.rules[h.rule as usize];
-            // A deferred hit is an xbits event, counted where it is
-            // resolved (detect.xbits.events).
+            // A deferred hit is an xbits / dataset event, counted where it
+            // is resolved (detect.xbits.events, detect.datasets.events).
             if !h.deferred {
                 self.stats.alerts += 1;
             }
@@ -2168,6 +2173,7 @@ impl Ctx {
             // tests are decided later does not drop (docs/inline.md).
             let decided_here = !h.deferred
                 || (!rule.xbits.iter().any(|o| o.is_test())
+                    && rule.datasets.is_empty()
                     && !rule.noalert
                     && !rule.suppressed(src, dst));
             if self.cfg.inline && !e.pseudo && decided_here {
@@ -2273,6 +2279,7 @@ impl Ctx {
                 blocked,
                 tunnel,
                 link_only: p.ip.is_none(),
+                datasets: h.datasets.clone(),
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
                     _ => None,
@@ -2324,6 +2331,7 @@ pub(crate) fn conn_event(
         blocked: false,
         tunnel: None,
         link_only: false,
+        datasets: None,
     }
 }
 

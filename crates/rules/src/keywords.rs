@@ -357,8 +357,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("flowvar", Other("flowvar")),
     ("pktvar", Other("pktvar")),
     ("iprep", Other("iprep")),
-    ("datarep", Other("datarep")),
-    ("dataset", Other("dataset")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
     ("filemagic", Other("filemagic")),
@@ -654,6 +652,8 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("classtype", Supported),
     ("config", Supported),
     ("content", Supported),
+    ("datarep", Supported),
+    ("dataset", Supported),
     ("decode-event", Supported),
     ("depth", Supported),
     ("detection_filter", Supported),
@@ -1021,8 +1021,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("flowvar", "pcre variable capture not implemented"),
     ("pktvar", "pcre variable capture not implemented"),
     ("iprep", "IP reputation lists not implemented"),
-    ("datarep", "datasets not implemented"),
-    ("dataset", "datasets not implemented"),
     ("lua", "Lua scripting is not available"),
     ("luajit", "Lua scripting is not available"),
     ("luaxform", "Lua scripting is not available"),
@@ -1202,9 +1200,9 @@ const LEFT_OUT: &str = "\
   protocol parsers land (a separate issue).
 - **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
   would run arbitrary scripts in the packet path.
-- **External data**: `dataset`, `datarep`, `iprep`, `geoip`, `filemd5` /
-  `filesha1` / `filesha256` need lists or databases Vigil has no
-  configuration for.
+- **External data**: `iprep`, `geoip`, `filemd5` / `filesha1` /
+  `filesha256` need lists or databases Vigil has no configuration for
+  (`dataset` and `datarep` are supported: docs/ARCHITECTURE.md, Datasets).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
 - **Rewriting and active responses**: `replace`, `resp`, `react`,

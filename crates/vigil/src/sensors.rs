@@ -495,6 +495,7 @@ fn decode(msg: &str, index: &HashMap<(u32, u32), u32>) -> Option<(u32, u64, Vec<
             blocked: false,
             tunnel: None,
             link_only: false,
+            datasets: None,
         });
     }
     Some((sensor, upto, events))
