@@ -183,7 +183,7 @@ alert http any any -> any any (msg:\"undeclared\"; flow:to_server; http.host; da
         );
         // Saved at exit: what was loaded and what the rules added, sorted.
         let saved = std::fs::read_to_string(d.join("data/ua-seen.lst")).unwrap();
-        let mut want = vec![b64("alpha"), b64("gamma"), b64("preloaded")];
+        let mut want = [b64("alpha"), b64("gamma"), b64("preloaded")];
         want.sort();
         assert_eq!(saved, want.join("\n") + "\n", "workers {w}");
         assert_eq!(stat(&d, &out, "detect.datasets.added"), 2, "workers {w}");
