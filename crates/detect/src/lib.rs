@@ -197,7 +197,15 @@ impl DetectEngine {
                                 .entry(k.clone())
                                 .or_default() += 1
                         }
-                        Skip::Invalid { keyword, .. } => {
+                        Skip::Invalid { keyword, message } => {
+                            // A set that cannot be used is reported even
+                            // without -v, as the sets' file problems are.
+                            if keyword == "dataset" || keyword == "datarep" {
+                                report.dataset_errors.push(format!(
+                                    "{}:{}: sid {}: keyword {keyword}: {message}; rule skipped",
+                                    r.origin.file, r.origin.line, r.sid
+                                ));
+                            }
                             *report
                                 .invalid_by_keyword
                                 .entry(keyword.clone())

@@ -407,7 +407,12 @@ fn print_load_summary(diagnostics: &[RuleDiagnostic], report: &BuildReport, verb
         eprintln!("vigil: warning: {d}");
     }
     if verbose > 0 {
-        for s in &report.skipped {
+        // Dataset errors are printed on their own (report.dataset_errors).
+        let dataset_error = |s: &&vigil_detect::SkippedRule| {
+            matches!(&s.reason, vigil_detect::Skip::Invalid { keyword, .. }
+                if keyword == "dataset" || keyword == "datarep")
+        };
+        for s in report.skipped.iter().filter(|s| !dataset_error(s)) {
             let why = match &s.reason {
                 vigil_detect::Skip::NotEvaluable(k) => format!("keyword {k}: not supported yet"),
                 vigil_detect::Skip::Invalid { keyword, message } => {
