@@ -169,7 +169,17 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     let start = Instant::now();
     let loaded = load_rule_files(&args.files, &vars)?;
     let parse_time = start.elapsed();
-    let (_engine, report) = DetectEngine::build(&loaded.rules, &classes);
+    // The config's datasets, so that rules naming them check as they
+    // load (nothing is saved: the data directory is only named).
+    let ds_cfg = crate::config::dataset_config(&cfg, std::path::Path::new("."))?;
+    let (_engine, report) = DetectEngine::build_with_datasets(&loaded.rules, &classes, ds_cfg);
+    for e in report
+        .dataset_errors
+        .iter()
+        .filter(|e| !e.ends_with("rule skipped"))
+    {
+        eprintln!("vigil: warning: {e}");
+    }
     let total_time = start.elapsed();
     let compile_all_time = if args.timings {
         compile_all_payloads(&loaded.rules)
