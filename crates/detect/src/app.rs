@@ -1827,11 +1827,39 @@ impl DetectEngine {
                 }
                 Verdict::Alert | Verdict::Deferred => {
                     txst.fired.push((ri, tx.dir));
+                    let datasets =
+                        (matches!(v, Verdict::Deferred) && !r.datasets.is_empty()).then(|| {
+                            r.datasets
+                                .iter()
+                                .map(|op| match op.src {
+                                    crate::dataset::DsSource::Tx(li) => {
+                                        match spec.lists.get(li as usize) {
+                                            Some(l) => cache
+                                                .get(&self.tx.lists, l.key)
+                                                .iter()
+                                                .filter(|b| l.prog.matches(b, vars))
+                                                .map(|b| Box::from(&b[..]))
+                                                .collect(),
+                                            None => Box::default(),
+                                        }
+                                    }
+                                    crate::dataset::DsSource::Packet(i) => {
+                                        crate::inspect::packet_dataset_values_one(
+                                            r,
+                                            i,
+                                            input.packet,
+                                            vars,
+                                        )
+                                    }
+                                })
+                                .collect()
+                        });
                     alerts.push(Hit {
                         rule: ri,
                         stream: false,
                         tx: Some(tx.tx),
                         deferred: matches!(v, Verdict::Deferred),
+                        datasets,
                     });
                 }
                 Verdict::Silent => txst.fired.push((ri, tx.dir)),

@@ -313,8 +313,13 @@ impl<'p, 'a> PacketInput<'p, 'a> {
     }
 }
 
+/// The buffers a deferred rule's dataset keywords look at: for each
+/// keyword in rule order, the buffers (of a multi-buffer, each instance)
+/// on which the rest of its buffer's keywords matched.
+pub type DatasetValues = Box<[Box<[Box<[u8]>]>]>;
+
 /// One rule that matched a packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
     /// Index into [`DetectEngine::rules`].
     pub rule: u32,
@@ -328,6 +333,9 @@ pub struct Hit {
     /// where events meet in input order ([`crate::xbits`]); the worker
     /// raises the event, not an alert.
     pub deferred: bool,
+    /// A deferred rule with `dataset` / `datarep`: the buffers they look
+    /// at ([`crate::dataset`]).
+    pub datasets: Option<DatasetValues>,
 }
 
 fn flowbits_test(op: &FlowbitOp, st: Option<&FlowDetectState>) -> bool {
@@ -993,6 +1001,7 @@ impl DetectEngine {
                     stream,
                     tx: None,
                     deferred: false,
+                    datasets: None,
                 }),
                 Verdict::NoMatch | Verdict::Pass | Verdict::Silent => {}
             }
@@ -1042,6 +1051,8 @@ impl DetectEngine {
                     stream: stream_hit,
                     tx: None,
                     deferred: matches!(verdict, Verdict::Deferred),
+                    datasets: (matches!(verdict, Verdict::Deferred) && !r.datasets.is_empty())
+                        .then(|| packet_dataset_values(r, p, &mut scratch.vars)),
                 }),
                 Verdict::Silent => {}
             }
@@ -1222,7 +1233,7 @@ pub(crate) fn conclude(
             st.passed = true;
         }
     }
-    if !r.xbits.is_empty() && input.packet.ip.is_some() {
+    if (!r.xbits.is_empty() || !r.datasets.is_empty()) && input.packet.ip.is_some() {
         return Verdict::Deferred;
     }
     // A link-layer packet has no addresses: only an address-free
@@ -1270,6 +1281,47 @@ fn payload_matches(
         }
     }
     true
+}
+
+/// The packet buffers a matched rule's dataset keywords look at (packet
+/// rules: `ip.src`, `ip.dst`, protocol headers ...). Transaction rules'
+/// keywords get theirs in [`crate::app`].
+fn packet_dataset_values(
+    r: &CompiledRule,
+    p: &Packet<'_>,
+    vars: &mut [u64; MAX_VARS],
+) -> DatasetValues {
+    r.datasets
+        .iter()
+        .map(|op| match op.src {
+            crate::dataset::DsSource::Packet(i) => packet_dataset_values_one(r, i, p, vars),
+            crate::dataset::DsSource::Tx(_) => Box::default(),
+        })
+        .collect()
+}
+
+/// The buffers of `r.buffers[i]` on which its keywords match.
+pub(crate) fn packet_dataset_values_one(
+    r: &CompiledRule,
+    i: u32,
+    p: &Packet<'_>,
+    vars: &mut [u64; MAX_VARS],
+) -> Box<[Box<[u8]>]> {
+    let Some((buf, prog)) = r.buffers.get(i as usize) else {
+        return Box::default();
+    };
+    if *buf == Buffer::SctpChunkData {
+        return p
+            .sctp_chunks()
+            .filter_map(|c| c.user_data())
+            .filter(|d| prog.matches(d, vars))
+            .map(Box::from)
+            .collect();
+    }
+    match buffer_bytes(buf, p) {
+        Some(b) if prog.matches(b, vars) => vec![Box::from(b)].into_boxed_slice(),
+        _ => Box::default(),
+    }
 }
 
 #[inline]

@@ -14,6 +14,7 @@
 
 pub mod addr_index;
 pub mod app;
+pub mod dataset;
 pub mod group;
 pub mod inspect;
 pub mod payload;
@@ -30,6 +31,7 @@ use rule::ProtoMatch;
 use vigil_rules::{ClassificationConfig, Rule};
 
 pub use app::{AppProtoState, AppSpec, AppTest, TxDetectState, TxGroups, TxInput};
+pub use dataset::{DatasetConfig, DatasetStats, Datasets};
 pub use group::{GroupSel, GroupStats, RuleGroups};
 pub use inspect::{
     DetectScratch, FlowDetectState, FlowView, Hit, NamedValue, PacketInput, PacketVars, ScanSets,
@@ -64,6 +66,9 @@ pub struct BuildReport {
     /// building the rule groups and their prefilters.
     pub compile_time: std::time::Duration,
     pub group_time: std::time::Duration,
+    /// Problems with the datasets: config sets, files that could not be
+    /// read, bad lines (`file:line: message`).
+    pub dataset_errors: Vec<String>,
 }
 
 /// The compiled ruleset.
@@ -85,6 +90,10 @@ pub struct DetectEngine {
     /// `ether` and `arp` rules, in rule order: the only rules a packet
     /// without an IP layer is checked against ([`Self::verify_link`]).
     pub link_rules: Vec<u32>,
+    /// The `dataset` / `datarep` sets, global to all flows: only where the
+    /// workers' events meet in input order reads and changes them (see
+    /// [`dataset`]).
+    pub datasets: std::sync::Mutex<dataset::Datasets>,
 }
 
 impl DetectEngine {
@@ -120,7 +129,57 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
-        Self::build_from(rules.iter(), rules.len(), classes, selector, None)
+        Self::build_from(
+            rules.iter(),
+            rules.len(),
+            classes,
+            selector,
+            None,
+            dataset::DatasetConfig::default(),
+        )
+    }
+
+    /// [`DetectEngine::build`] with the datasets configuration (the
+    /// config's sets, the data directory); the sets' files are read.
+    pub fn build_with_datasets(
+        rules: &[Rule],
+        classes: &ClassificationConfig,
+        datasets: dataset::DatasetConfig,
+    ) -> (DetectEngine, BuildReport) {
+        Self::build_with_data(rules, classes, None, datasets)
+    }
+
+    /// [`DetectEngine::build`] with the IP reputation that `iprep` rules
+    /// read.
+    pub fn build_with_reputation(
+        rules: &[Rule],
+        classes: &ClassificationConfig,
+        reputation: Option<std::sync::Arc<reputation::Reputation>>,
+    ) -> (DetectEngine, BuildReport) {
+        Self::build_with_data(
+            rules,
+            classes,
+            reputation,
+            dataset::DatasetConfig::default(),
+        )
+    }
+
+    /// [`DetectEngine::build`] with the data rules read from outside: the
+    /// IP reputation (`iprep`) and the datasets configuration.
+    pub fn build_with_data(
+        rules: &[Rule],
+        classes: &ClassificationConfig,
+        reputation: Option<std::sync::Arc<reputation::Reputation>>,
+        datasets: dataset::DatasetConfig,
+    ) -> (DetectEngine, BuildReport) {
+        Self::build_from(
+            rules.iter(),
+            rules.len(),
+            classes,
+            &mut vigil_prefilter::Selector::default(),
+            reputation,
+            datasets,
+        )
     }
 
     /// [`DetectEngine::build_with`] taking the parsed rules: each rule's
@@ -132,36 +191,34 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
     ) -> (DetectEngine, BuildReport) {
-        let n = rules.len();
-        Self::build_from(rules.into_iter(), n, classes, selector, None)
-    }
-
-    /// [`DetectEngine::build`] with the IP reputation that `iprep` rules
-    /// read.
-    pub fn build_with_reputation(
-        rules: &[Rule],
-        classes: &ClassificationConfig,
-        reputation: Option<std::sync::Arc<reputation::Reputation>>,
-    ) -> (DetectEngine, BuildReport) {
-        Self::build_from(
-            rules.iter(),
-            rules.len(),
+        Self::build_owned_with(
+            rules,
             classes,
-            &mut vigil_prefilter::Selector::default(),
-            reputation,
+            selector,
+            None,
+            dataset::DatasetConfig::default(),
         )
     }
 
     /// [`DetectEngine::build_owned`] with the IP reputation that `iprep`
-    /// rules read (see [`reputation`]).
-    pub fn build_owned_with_reputation(
+    /// rules read (see [`reputation`]) and the datasets configuration
+    /// (the config's sets, the data directory; the sets' files are read).
+    pub fn build_owned_with(
         rules: Vec<Rule>,
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
         reputation: Option<std::sync::Arc<reputation::Reputation>>,
+        datasets: dataset::DatasetConfig,
     ) -> (DetectEngine, BuildReport) {
         let n = rules.len();
-        Self::build_from(rules.into_iter(), n, classes, selector, reputation)
+        Self::build_from(
+            rules.into_iter(),
+            n,
+            classes,
+            selector,
+            reputation,
+            datasets,
+        )
     }
 
     fn build_from<R: std::borrow::Borrow<Rule>>(
@@ -170,10 +227,13 @@ impl DetectEngine {
         classes: &ClassificationConfig,
         selector: &mut vigil_prefilter::Selector,
         reputation: Option<std::sync::Arc<reputation::Reputation>>,
+        ds_cfg: dataset::DatasetConfig,
     ) -> (DetectEngine, BuildReport) {
         let mut report = BuildReport::default();
         let compile_start = std::time::Instant::now();
         let mut names = rule::FlowbitNames::default();
+        report.dataset_errors = ds_cfg.declare_config_sets(&mut names.datasets);
+        names.dataset_cfg = ds_cfg;
         let mut compiled = Vec::with_capacity(count);
         for r in rules {
             let r: &Rule = r.borrow();
@@ -187,7 +247,15 @@ impl DetectEngine {
                                 .entry(k.clone())
                                 .or_default() += 1
                         }
-                        Skip::Invalid { keyword, .. } => {
+                        Skip::Invalid { keyword, message } => {
+                            // A set that cannot be used is reported even
+                            // without -v, as the sets' file problems are.
+                            if keyword == "dataset" || keyword == "datarep" {
+                                report.dataset_errors.push(format!(
+                                    "{}:{}: sid {}: keyword {keyword}: {message}; rule skipped",
+                                    r.origin.file, r.origin.line, r.sid
+                                ));
+                            }
                             *report
                                 .invalid_by_keyword
                                 .entry(keyword.clone())
@@ -227,6 +295,8 @@ impl DetectEngine {
             .collect();
         compiled.sort_by_key(rule::order_key);
         report.loaded = compiled.len();
+        let mut datasets = std::mem::take(&mut names.datasets);
+        report.dataset_errors.extend(datasets.load_files());
         report.compile_time = compile_start.elapsed();
         let group_start = std::time::Instant::now();
         let groups = RuleGroups::build_with(&compiled, selector);
@@ -248,6 +318,7 @@ impl DetectEngine {
                 flowint_names: names.int_names,
                 xbit_names: names.xbit_names,
                 flowvar_names: names.flowvar_names.into_iter().collect(),
+                datasets: std::sync::Mutex::new(datasets),
             },
             report,
         )

@@ -1322,6 +1322,12 @@ fn compile_item(it: &PayloadItem, vars: &mut VarTable) -> Result<Item, PayloadCo
         PayloadItem::Absent { .. } => {
             return Err(PayloadCompileError::Unsupported("absent"));
         }
+        PayloadItem::Dataset(_) => {
+            return Err(PayloadCompileError::Unsupported("dataset"));
+        }
+        PayloadItem::Datarep(_) => {
+            return Err(PayloadCompileError::Unsupported("datarep"));
+        }
         PayloadItem::Base64Decode(d) => Item::Base64Decode(CBase64 {
             bytes: d.bytes.unwrap_or(BASE64_DECODE_MAX).min(BASE64_DECODE_MAX),
             offset: d.offset,

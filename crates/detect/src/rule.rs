@@ -159,6 +159,9 @@ pub struct CompiledRule {
     /// Which kinds of variables the rule's pcres capture (flow, packet),
     /// for the rule order.
     pub sets_vars: (bool, bool),
+    /// `dataset` / `datarep` keywords in rule order. A rule with any is
+    /// resolved where the workers' events meet (see [`crate::dataset`]).
+    pub datasets: Vec<crate::dataset::DatasetOp>,
     /// `threshold.config` suppressions by address: an alert whose tracked
     /// address is in the set is dropped (side effects still happen).
     pub suppress: Vec<(SuppressTrack, AddrMatcher)>,
@@ -286,6 +289,10 @@ pub struct FlowbitNames {
     xbit_index: HashMap<String, u32>,
     /// Flow variable names that pcres capture or `flowvar` reads.
     pub flowvar_names: std::collections::BTreeSet<String>,
+    /// The sets `dataset` / `datarep` keywords name (declared by the
+    /// config or by the rules), and where their files are.
+    pub datasets: crate::dataset::Datasets,
+    pub dataset_cfg: crate::dataset::DatasetConfig,
 }
 
 impl FlowbitNames {
@@ -612,6 +619,25 @@ pub fn compile_rule_with(
     let mut lists: Vec<TxList> = Vec::new();
     // Index in `lists` of each of the rule's buffers that is one.
     let mut list_of: Vec<Option<usize>> = Vec::with_capacity(rule.buffers.len());
+    // Dataset keywords: (the set as the keyword declares it, the test,
+    // index of the buffer in `rule.buffers`).
+    let mut ds_items: Vec<(&vigil_rules::DatasetDecl, crate::dataset::DsTest, usize)> = Vec::new();
+    for (bi, b) in rule.buffers.iter().enumerate() {
+        for it in &b.items {
+            match it {
+                PayloadItem::Dataset(d) => {
+                    ds_items.push((&d.set, crate::dataset::DsTest::Cmd(d.cmd), bi))
+                }
+                PayloadItem::Datarep(d) => {
+                    ds_items.push((&d.set, crate::dataset::DsTest::Rep(d.op, d.value), bi))
+                }
+                _ => {}
+            }
+        }
+    }
+    // Packet buffer index and transaction list index of each of the
+    // rule's buffers.
+    let mut src_of: Vec<crate::dataset::DsSource> = Vec::with_capacity(rule.buffers.len());
     for b in &rule.buffers {
         let kind = if b.buffer == Buffer::Packet {
             ListKind::Payload
@@ -625,7 +651,12 @@ pub fn compile_rule_with(
         let items: Vec<PayloadItem> = b
             .items
             .iter()
-            .filter(|it| !matches!(it, PayloadItem::Absent { .. }))
+            .filter(|it| {
+                !matches!(
+                    it,
+                    PayloadItem::Absent { .. } | PayloadItem::Dataset(_) | PayloadItem::Datarep(_)
+                )
+            })
             .cloned()
             .collect();
         if absent == Some(false) && !items.is_empty() {
@@ -643,6 +674,7 @@ pub fn compile_rule_with(
             Some(id) => {
                 let xf = crate::app::compile_transforms(&b.transforms)?;
                 list_of.push(Some(lists.len()));
+                src_of.push(crate::dataset::DsSource::Tx(lists.len() as u32));
                 lists.push(TxList {
                     buffer: id,
                     transforms: b.transforms.clone(),
@@ -660,6 +692,7 @@ pub fn compile_rule_with(
                     return Err(Skip::NotEvaluable("absent".into()));
                 }
                 list_of.push(None);
+                src_of.push(crate::dataset::DsSource::Packet(buffers.len() as u32));
                 buffers.push((b.buffer.clone(), prog));
             }
         }
@@ -898,6 +931,37 @@ pub fn compile_rule_with(
             "xbits on a pass rule, or an xbits test with flowbits/flowint/bypass".into(),
         ));
     }
+    // A dataset keyword is decided where the workers' events meet, like
+    // an xbits test (each may fail there: `set` fails on a known value).
+    if !ds_items.is_empty()
+        && (rule.action == Action::Pass
+            || !flowbit_sets.is_empty()
+            || flowints.iter().any(|f| f.op.is_modifier())
+            || rule.bypass
+            || matches!(proto, ProtoMatch::Ether | ProtoMatch::Arp))
+    {
+        return Err(Skip::NotEvaluable(
+            "dataset/datarep on a pass or link-layer rule, or with flowbits/flowint/bypass".into(),
+        ));
+    }
+    let mut datasets = Vec::with_capacity(ds_items.len());
+    for (decl, test, bi) in ds_items {
+        let set = flowbits
+            .dataset_cfg
+            .resolve_rule_set(&mut flowbits.datasets, decl, &rule.origin.file)
+            .map_err(|message| Skip::Invalid {
+                keyword: match test {
+                    crate::dataset::DsTest::Cmd(_) => "dataset".into(),
+                    crate::dataset::DsTest::Rep(..) => "datarep".into(),
+                },
+                message,
+            })?;
+        datasets.push(crate::dataset::DatasetOp {
+            set,
+            test,
+            src: src_of[bi],
+        });
+    }
     let severity = rule.priority.or(class_prio).unwrap_or(3);
     // A rule that names DHCP and nothing of it is still inspected per
     // transaction, as Suricata does since its issue 8621: each datagram
@@ -1078,6 +1142,7 @@ pub fn compile_rule_with(
             || app.as_ref().is_some_and(|a| a.captures()),
         var_tests,
         sets_vars,
+        datasets,
         suppress: Vec::new(),
         rate_filter: None,
         fast_pattern,

@@ -275,6 +275,8 @@ pub struct RunStats {
     pub device: Option<DeviceStats>,
     /// Host and ip-pair bits (`xbits`, `hostbits`).
     pub xbits: XbitStats,
+    /// `dataset` / `datarep` resolution.
+    pub datasets: vigil_detect::DatasetStats,
     /// The built-in detectors (`None`: off).
     pub detectors: Option<detectors::DetectorStats>,
     /// Host-scoped events of other sensors merged in (`--slice` with a
@@ -479,6 +481,7 @@ pub fn run_offline(
         }
         let merged = merged?;
         totals.xbits = merged.xbits;
+        totals.datasets = detect.datasets.lock().map(|d| d.stats).unwrap_or_default();
         totals.detectors = merged.detectors;
         totals.remote_events = merged.remote_events;
         totals.alerts_written = merged.written;
@@ -1073,8 +1076,14 @@ fn merge_loop(
             _ if remote => {
                 // Another sensor's xbits match: its effects apply here
                 // too; the alert is that sensor's.
+                // (Dataset values do not travel between sensors: each
+                // sensor's sets see its own traffic.)
                 if a.kind == OutKind::Xbits {
-                    if let Some(r) = detect.rules.get(a.rule as usize) {
+                    if let Some(r) = detect
+                        .rules
+                        .get(a.rule as usize)
+                        .filter(|r| !r.xbits.is_empty())
+                    {
                         xbits.resolve(&r.xbits, a.src, a.dst, a.ts_ns);
                     }
                 }
@@ -1083,7 +1092,7 @@ fn merge_loop(
             OutKind::TxLog => return Ok(sink.tx_log(a)?),
             OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
             OutKind::Xbits => {
-                if !xbits_alert(&mut xbits, &detect.rules[a.rule as usize], a) {
+                if !xbits_alert(&mut xbits, detect, &detect.rules[a.rule as usize], a) {
                     return Ok(());
                 }
             }
@@ -1211,10 +1220,29 @@ pub(crate) fn detector_alerts<S: AlertSink + ?Sized>(
     Ok(buf.len() as u64)
 }
 
-/// Resolves an [`OutKind::Xbits`] event against the host and pair bits:
-/// whether the rule matched after all and alerts (its effects applied).
-pub(crate) fn xbits_alert(t: &mut XbitTable, r: &CompiledRule, a: &AlertOut) -> bool {
-    t.resolve(&r.xbits, a.src, a.dst, a.ts_ns) && !r.noalert && !r.suppressed(a.src, a.dst)
+/// Resolves an [`OutKind::Xbits`] event against the host and pair bits
+/// and the datasets: whether the rule matched after all and alerts (its
+/// effects applied). The rule's xbits first, then its dataset keywords
+/// (not run when an xbits test failed).
+pub(crate) fn xbits_alert(
+    t: &mut XbitTable,
+    detect: &DetectEngine,
+    r: &CompiledRule,
+    a: &AlertOut,
+) -> bool {
+    if !r.xbits.is_empty() && !t.resolve(&r.xbits, a.src, a.dst, a.ts_ns) {
+        return false;
+    }
+    if !r.datasets.is_empty() {
+        let mut ds = detect
+            .datasets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !ds.resolve(&r.datasets, a.datasets.as_deref().unwrap_or(&[])) {
+            return false;
+        }
+    }
+    !r.noalert && !r.suppressed(a.src, a.dst)
 }
 
 #[cfg(test)]

@@ -736,8 +736,8 @@ fn output_loop(
                         sink.drop_log(a, engine.rules.get(a.rule as usize))
                     } else {
                         let rule = &engine.rules[a.rule as usize];
-                        let matched =
-                            a.kind != OutKind::Xbits || crate::xbits_alert(&mut xbits, rule, a);
+                        let matched = a.kind != OutKind::Xbits
+                            || crate::xbits_alert(&mut xbits, &engine, rule, a);
                         let admitted = if matched {
                             crate::threshold_admit(&mut thresholds, rule, a)
                         } else {
@@ -794,7 +794,10 @@ fn output_loop(
                         let engine = first_engine.as_ref().filter(|f| {
                             threshold_engine.as_ref().is_none_or(|t| Arc::ptr_eq(f, t))
                         });
-                        if let Some(r) = engine.and_then(|e| e.rules.get(a.rule as usize)) {
+                        if let Some(r) = engine
+                            .and_then(|e| e.rules.get(a.rule as usize))
+                            .filter(|r| !r.xbits.is_empty())
+                        {
                             xbits.resolve(&r.xbits, a.src, a.dst, a.ts_ns);
                         }
                     }

@@ -196,6 +196,9 @@ pub struct AlertOut {
     pub vars: Option<Arc<AlertVars>>,
     /// The rule's alert variables (EVE `alert.context`).
     pub context: Box<[vigil_detect::NamedValue]>,
+    /// An [`OutKind::Xbits`] event of a rule with `dataset` / `datarep`:
+    /// the buffers its keywords look at (vigil_detect::dataset).
+    pub datasets: Option<vigil_detect::inspect::DatasetValues>,
 }
 
 /// A snapshot of the variables Suricata logs with an event
@@ -1377,6 +1380,7 @@ impl Ctx {
             link_only: false,
             vars: None,
             context: Box::default(),
+            datasets: None,
         });
     }
 
@@ -2294,6 +2298,7 @@ impl Ctx {
                 link_only: false,
                 vars,
                 context: Box::default(),
+                datasets: None,
             }
         };
         for id in done {
@@ -2380,8 +2385,8 @@ impl Ctx {
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
             let rule = &self.detect.rules[h.rule as usize];
-            // A deferred hit is an xbits event, counted where it is
-            // resolved (detect.xbits.events).
+            // A deferred hit is an xbits / dataset event, counted where it
+            // is resolved (detect.xbits.events, detect.datasets.events).
             if !h.deferred {
                 self.stats.alerts += 1;
             }
@@ -2390,6 +2395,7 @@ impl Ctx {
             // tests are decided later does not drop (docs/inline.md).
             let decided_here = !h.deferred
                 || (!rule.xbits.iter().any(|o| o.is_test())
+                    && rule.datasets.is_empty()
                     && !rule.noalert
                     && !rule.suppressed(src, dst));
             if self.cfg.inline && !e.pseudo && decided_here {
@@ -2497,6 +2503,7 @@ impl Ctx {
                 link_only: p.ip.is_none(),
                 vars: vars.clone(),
                 context: self.scratch.captured.alert_vars_of(h.rule).into(),
+                datasets: h.datasets.clone(),
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
                     _ => None,
@@ -2550,6 +2557,7 @@ pub(crate) fn conn_event(
         link_only: false,
         vars: None,
         context: Box::default(),
+        datasets: None,
     }
 }
 
@@ -2884,6 +2892,7 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             link_only: false,
             vars: None,
             context: Box::default(),
+            datasets: None,
         }
     };
     let tx_cnt = st.app.as_ref().map_or(0, |a| a.tx_count);

@@ -516,6 +516,117 @@ pub enum PayloadItem {
     /// list matches when the `base64_data` keywords match the decoded
     /// bytes).
     Base64Decode(Base64Decode),
+    /// `dataset`: the whole buffer looked up in (or added to, removed
+    /// from) a named set.
+    Dataset(Dataset),
+    /// `datarep`: the whole buffer's reputation in a named set compared
+    /// with a value.
+    Datarep(Datarep),
+}
+
+/// The kind of value a dataset holds (`type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DatasetType {
+    /// Any bytes (base64 in files).
+    String,
+    /// 16-byte digests (hex in files).
+    Md5,
+    /// 32-byte digests (hex in files).
+    Sha256,
+    /// IPv4 addresses.
+    Ipv4,
+    /// IPv4 and IPv6 addresses (`ip`, also `ipv6`).
+    Ip,
+}
+
+impl DatasetType {
+    pub fn parse(s: &str) -> Option<DatasetType> {
+        Some(match s {
+            "string" => DatasetType::String,
+            "md5" => DatasetType::Md5,
+            "sha256" => DatasetType::Sha256,
+            "ipv4" => DatasetType::Ipv4,
+            "ip" | "ipv6" => DatasetType::Ip,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetType::String => "string",
+            DatasetType::Md5 => "md5",
+            DatasetType::Sha256 => "sha256",
+            DatasetType::Ipv4 => "ipv4",
+            DatasetType::Ip => "ip",
+        }
+    }
+}
+
+/// `dataset` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DatasetCmd {
+    /// Adds the value; matches when it was not there yet.
+    Set,
+    /// Removes the value; matches when it was there.
+    Unset,
+    IsSet,
+    IsNotSet,
+}
+
+/// `datarep` comparisons of the stored reputation with the rule's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RepOp {
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    Eq,
+    Ne,
+}
+
+impl RepOp {
+    pub fn matches(self, stored: u16, value: u16) -> bool {
+        match self {
+            RepOp::Gt => stored > value,
+            RepOp::Lt => stored < value,
+            RepOp::Ge => stored >= value,
+            RepOp::Le => stored <= value,
+            RepOp::Eq => stored == value,
+            RepOp::Ne => stored != value,
+        }
+    }
+}
+
+/// The set a `dataset` / `datarep` keyword names, with the options that
+/// declare it (all optional when the set is declared elsewhere: in the
+/// config's `datasets:` or by another rule).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DatasetDecl {
+    pub name: String,
+    pub ty: Option<DatasetType>,
+    /// `load` (or `state`) file, as written.
+    pub load: Option<String>,
+    /// `save` (or `state`) file, as written.
+    pub save: Option<String>,
+    /// `state <file>`: `load` and `save` are both this file.
+    pub state: bool,
+    pub memcap: Option<u64>,
+    pub hashsize: Option<u32>,
+}
+
+/// `dataset:<cmd>,<name>[, options]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dataset {
+    pub cmd: DatasetCmd,
+    pub set: DatasetDecl,
+}
+
+/// `datarep:<name>,<op>,<value>[, options]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Datarep {
+    pub op: RepOp,
+    pub value: u16,
+    pub set: DatasetDecl,
 }
 
 /// A transform applied to a sticky buffer (`dotprefix`, `pcrexform:"..."`),

@@ -354,8 +354,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("app-layer-protocol", Other("app-layer-protocol")),
     ("app-layer-state", Other("app-layer-state")),
     ("engine-event", Other("engine-event")),
-    ("datarep", Other("datarep")),
-    ("dataset", Other("dataset")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
     ("filemagic", Other("filemagic")),
@@ -650,6 +648,8 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("classtype", Supported),
     ("config", Supported),
     ("content", Supported),
+    ("datarep", Supported),
+    ("dataset", Supported),
     ("decode-event", Supported),
     ("depth", Supported),
     ("detection_filter", Supported),
@@ -1017,8 +1017,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("file_meta", "ignored: Snort 3 file metadata"),
     ("app-layer-state", "needs per-transaction progress states"),
     ("engine-event", "engine events are not raised"),
-    ("datarep", "datasets not implemented"),
-    ("dataset", "datasets not implemented"),
     ("lua", "Lua scripting is not available"),
     ("luajit", "Lua scripting is not available"),
     ("luaxform", "Lua scripting is not available"),
@@ -1195,9 +1193,9 @@ const LEFT_OUT: &str = "\
   protocol parsers land (a separate issue).
 - **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
   would run arbitrary scripts in the packet path.
-- **External data**: `dataset`, `datarep`, `geoip`, `filemd5` /
-  `filesha1` / `filesha256` need lists or databases Vigil has no
-  configuration for.
+- **External data**: `geoip`, `filemd5` / `filesha1` / `filesha256` need
+  lists or databases Vigil has no configuration for (`iprep`, `dataset`
+  and `datarep` are supported: docs/ARCHITECTURE.md).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
 - **Rewriting and active responses**: `replace`, `resp`, `react`,

@@ -25,7 +25,7 @@ pub use keywords::{
 pub mod parser;
 pub mod threshold_config;
 mod values;
-pub use values::parse_uint_cmp;
+pub use values::{parse_size, parse_uint_cmp};
 pub mod vars;
 
 pub use ast::*;

@@ -477,6 +477,99 @@ fn inval(msg: impl Into<String>) -> RuleError {
     RuleError::new(K::InvalidValue, msg)
 }
 
+/// Longest dataset name (Suricata's DATASET_NAME_MAX_LEN).
+const DATASET_NAME_MAX: usize = 63;
+
+fn dataset_name(p: Option<&str>) -> Result<String, RuleError> {
+    let Some(n) = p else {
+        return Err(inval("missing set name"));
+    };
+    if n.bytes().any(|b| b.is_ascii_whitespace()) {
+        return Err(inval(format!(
+            "spaces not allowed in set names ('{}')",
+            truncate(n, 40)
+        )));
+    }
+    if n.len() > DATASET_NAME_MAX {
+        return Err(inval(format!(
+            "set name '{}...' longer than {DATASET_NAME_MAX} bytes",
+            truncate(n, 40)
+        )));
+    }
+    Ok(n.to_string())
+}
+
+/// One `key value` option of `dataset` (`full`) or `datarep`. Returns
+/// true for Suricata 8's JSON options (`format json`...), not evaluated.
+fn dataset_option(set: &mut DatasetDecl, p: &str, full: bool) -> Result<bool, RuleError> {
+    let (key, val) = match p.split_once(char::is_whitespace) {
+        Some((k, v)) => (k, v.trim()),
+        None if full && p == "remove_key" => return Ok(true),
+        None => return Err(inval(format!("option '{}' needs a value", truncate(p, 40)))),
+    };
+    let dup = |what: &str| inval(format!("'{what}' can only appear once"));
+    match key {
+        "type" => {
+            if set.ty.is_some() {
+                return Err(dup("type"));
+            }
+            set.ty = Some(DatasetType::parse(val).ok_or_else(|| {
+                inval(format!(
+                    "bad type '{}' (string, md5, sha256, ipv4 or ip)",
+                    truncate(val, 20)
+                ))
+            })?);
+        }
+        "load" | "save" if set.state => {
+            return Err(inval("'state' cannot be mixed with 'load' or 'save'"));
+        }
+        "load" => {
+            if set.load.is_some() {
+                return Err(dup("load"));
+            }
+            set.load = Some(val.to_string());
+        }
+        "save" if full => {
+            if set.save.is_some() {
+                return Err(dup("save"));
+            }
+            set.save = Some(val.to_string());
+        }
+        "state" if full => {
+            if set.load.is_some() || set.save.is_some() {
+                return Err(inval("'state' cannot be mixed with 'load' or 'save'"));
+            }
+            set.state = true;
+            set.load = Some(val.to_string());
+            set.save = Some(val.to_string());
+        }
+        "memcap" => {
+            set.memcap = Some(parse_size(val).map_err(|e| inval(format!("memcap: {e}")))?);
+        }
+        "hashsize" => {
+            set.hashsize = Some(
+                parse_size(val)
+                    .ok()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| inval(format!("hashsize: invalid '{}'", truncate(val, 20))))?,
+            );
+        }
+        "format" if full => {
+            return match val {
+                "csv" => Ok(false),
+                "json" | "jsonline" => Ok(true),
+                _ => Err(inval(format!(
+                    "format: '{}' is not csv, json or jsonline",
+                    truncate(val, 20)
+                ))),
+            }
+        }
+        "enrichment_key" | "value_key" | "array_key" if full => return Ok(true),
+        _ => return Err(inval(format!("unknown option '{}'", truncate(key, 40)))),
+    }
+    Ok(false)
+}
+
 fn need<'a>(name: &str, v: Option<&'a str>) -> Result<&'a str, RuleError> {
     match v {
         Some(s) if !s.is_empty() => Ok(s),
@@ -945,6 +1038,8 @@ impl Parser {
                     item: PayloadItem::Absent { or_else },
                 });
             }
+            "dataset" => self.dataset(need(name, value)?)?,
+            "datarep" => self.datarep(need(name, value)?)?,
             "dsize" => {
                 let c = parse_uint_cmp(need(name, value)?, 65535).map_err(inval)?;
                 self.conditions.push(Condition::Dsize(c));
@@ -1443,6 +1538,109 @@ impl Parser {
                 expire: None,
             }));
         }
+        Ok(())
+    }
+
+    /// `dataset:<set|unset|isset|isnotset>,<name>[, type T, load F, save F,
+    /// state F, memcap N, hashsize N]` on the sticky buffer (Suricata's
+    /// DetectDatasetParse, stricter: unknown or valueless options are
+    /// errors).
+    fn dataset(&mut self, value: &str) -> Result<(), RuleError> {
+        let v = strip_quotes(value);
+        let mut parts = v.split(',').map(str::trim).filter(|p| !p.is_empty());
+        let cmd = match parts.next().unwrap_or("") {
+            "set" => DatasetCmd::Set,
+            "unset" => DatasetCmd::Unset,
+            "isset" => DatasetCmd::IsSet,
+            "isnotset" => DatasetCmd::IsNotSet,
+            o => {
+                return Err(inval(format!(
+                    "dataset: unknown command '{}' (set, unset, isset or isnotset)",
+                    truncate(o, 40)
+                )))
+            }
+        };
+        let name = dataset_name(parts.next())?;
+        let mut set = DatasetDecl {
+            name,
+            ..DatasetDecl::default()
+        };
+        let mut json = false;
+        for p in parts {
+            json |= dataset_option(&mut set, p, true)?;
+        }
+        let Some(buffer) = self.sticky.clone() else {
+            return Err(err(K::Validation, "'dataset' needs a sticky buffer"));
+        };
+        if json {
+            self.conditions.push(Condition::NotEvaluable {
+                keyword: "dataset".to_string(),
+                value: Some(v.to_string()),
+            });
+            self.note("dataset");
+            return Ok(());
+        }
+        self.push_slot(Slot {
+            inst: 0,
+            xf: Vec::new(),
+            buffer,
+            item: PayloadItem::Dataset(Dataset { cmd, set }),
+        });
+        Ok(())
+    }
+
+    /// `datarep:<name>,<op>,<value>[, type T, load F, memcap N, hashsize N]`
+    /// on the sticky buffer (Suricata's DetectDatarepParse; `>=`, `<=` and
+    /// `!=` besides its `>`, `<` and `==`).
+    fn datarep(&mut self, value: &str) -> Result<(), RuleError> {
+        let v = strip_quotes(value);
+        let mut parts = v.split(',').map(str::trim).filter(|p| !p.is_empty());
+        let name = dataset_name(parts.next())?;
+        let op = match parts.next().unwrap_or("") {
+            ">" => RepOp::Gt,
+            "<" => RepOp::Lt,
+            ">=" => RepOp::Ge,
+            "<=" => RepOp::Le,
+            "==" => RepOp::Eq,
+            "!=" => RepOp::Ne,
+            o => {
+                return Err(inval(format!(
+                    "datarep: unknown operator '{}' (>, <, >=, <=, ==, !=)",
+                    truncate(o, 20)
+                )))
+            }
+        };
+        let value = match parts.next() {
+            Some(n) if n.bytes().all(|b| b.is_ascii_digit()) => n.parse::<u16>().map_err(|_| {
+                inval(format!(
+                    "datarep: value '{}' is not 0..65535",
+                    truncate(n, 20)
+                ))
+            })?,
+            Some(n) => {
+                return Err(inval(format!(
+                    "datarep: value '{}' is not 0..65535",
+                    truncate(n, 20)
+                )))
+            }
+            None => return Err(inval("datarep needs '<name>, <op>, <value>'")),
+        };
+        let mut set = DatasetDecl {
+            name,
+            ..DatasetDecl::default()
+        };
+        for p in parts {
+            dataset_option(&mut set, p, false)?;
+        }
+        let Some(buffer) = self.sticky.clone() else {
+            return Err(err(K::Validation, "'datarep' needs a sticky buffer"));
+        };
+        self.push_slot(Slot {
+            inst: 0,
+            xf: Vec::new(),
+            buffer,
+            item: PayloadItem::Datarep(Datarep { op, value, set }),
+        });
         Ok(())
     }
 

@@ -214,6 +214,40 @@ pub fn parse_uint_cmp(s: &str, max: u64) -> Result<IntCmp, String> {
     }
 }
 
+/// A size as Suricata writes it (`ParseSizeString`): a number with an
+/// optional `kb`, `mb` or `gb` suffix (any case, a space allowed), in
+/// bytes (1 kb = 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = [
+        ("kib", 1u64 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("kb", 1 << 10),
+        ("mb", 1 << 20),
+        ("gb", 1 << 30),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.trim_end(), *m)))
+    .unwrap_or((lower.as_str(), 1));
+    let whole = num.split('.').next().unwrap_or("");
+    if num.is_empty()
+        || whole.is_empty()
+        || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        || num.bytes().filter(|&b| b == b'.').count() > 1
+    {
+        return Err(format!("invalid size '{t}'"));
+    }
+    let v: f64 = num.parse().map_err(|_| format!("invalid size '{t}'"))?;
+    let bytes = v * mult as f64;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("size '{t}' too large"));
+    }
+    Ok(bytes as u64)
+}
+
 /// Splits at commas, trimming each part.
 pub(crate) fn split_commas(s: &str) -> impl Iterator<Item = &str> {
     s.split(',').map(str::trim)

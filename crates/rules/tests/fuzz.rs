@@ -293,6 +293,50 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    /// `dataset` / `datarep` options: random, or valid ones cut short or
+    /// with random parts, give a rule or an error naming the keyword,
+    /// never a panic.
+    #[test]
+    fn dataset_options_error_names_the_keyword(
+        kw in prop::sample::select(vec!["dataset", "datarep"]),
+        parts in prop::collection::vec(
+            prop_oneof![
+                Just("set".to_string()),
+                Just("isnotset".to_string()),
+                Just(">=".to_string()),
+                Just("65535".to_string()),
+                Just(" type string".to_string()),
+                Just(" type ip".to_string()),
+                Just(" load f.lst".to_string()),
+                Just(" state s.lst".to_string()),
+                Just(" save s.lst".to_string()),
+                Just(" memcap 10mb".to_string()),
+                Just(" hashsize 1024".to_string()),
+                Just(" format json".to_string()),
+                "[ -~]{0,12}",
+            ],
+            0..7,
+        ),
+        cut in 0usize..80,
+    ) {
+        let full = parts.join(",");
+        let mut end = cut.min(full.len());
+        while !full.is_char_boundary(end) {
+            end -= 1;
+        }
+        let value = &full[..end];
+        let text = format!("alert http any any -> any any (http.uri; {kw}:{value}; sid:9;)");
+        if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+            if !value.contains([';', '"', '\\', '(', ')']) {
+                prop_assert_eq!(e.keyword.as_deref(), Some(kw), "{}: {}", text, e);
+            }
+        }
+    }
+}
+
 /// A small deterministic PRNG (xorshift64*) for the long mutation run.
 struct Rng(u64);
 

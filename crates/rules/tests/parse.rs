@@ -1395,7 +1395,10 @@ fn not_evaluable_keywords_parse() {
         ("lua:script.lua;", "lua"),
         ("ja3.hash; content:\"abc\";", "ja3.hash"),
         ("geoip:src,RU;", "geoip"),
-        ("dataset:isset,ua,type string;", "dataset"),
+        (
+            "http.user_agent; dataset:isset,ua,type string,load ua.json,format json,value_key ua;",
+            "dataset",
+        ),
         ("filestore;", "filestore"),
         ("http.request_header; content:\"x\";", "http.request_header"),
     ] {
@@ -2026,4 +2029,104 @@ fn flowvar_and_pktvar() {
         let k = reg.iter().find(|k| k.name == kw).expect(kw);
         assert_eq!(k.status, KeywordStatus::Supported, "{kw}");
     }
+}
+
+#[test]
+fn dataset_and_datarep_parse() {
+    let r = ok("http.user_agent; to_lowercase; dataset:set,ua-seen, type string, state ua-seen.lst, memcap 10mb, hashsize 1024;");
+    let m = &r.buffers[0];
+    assert_eq!(m.buffer, Buffer::Named("http.user_agent".into()));
+    assert_eq!(m.transforms.len(), 1);
+    let PayloadItem::Dataset(d) = &m.items[0] else {
+        panic!("{:?}", m.items)
+    };
+    assert_eq!(d.cmd, DatasetCmd::Set);
+    assert_eq!(
+        d.set,
+        DatasetDecl {
+            name: "ua-seen".into(),
+            ty: Some(DatasetType::String),
+            load: Some("ua-seen.lst".into()),
+            save: Some("ua-seen.lst".into()),
+            state: true,
+            memcap: Some(10 << 20),
+            hashsize: Some(1024),
+        }
+    );
+    assert!(
+        !r.not_evaluable.iter().any(|n| n == "dataset"),
+        "{:?}",
+        r.not_evaluable
+    );
+    for (opt, cmd) in [
+        ("unset", DatasetCmd::Unset),
+        ("isset", DatasetCmd::IsSet),
+        ("isnotset", DatasetCmd::IsNotSet),
+    ] {
+        let r = ok(&format!(
+            "ip.src; dataset:{opt},bad, type ip, load bad.lst;"
+        ));
+        assert!(matches!(&r.buffers[0].items[0], PayloadItem::Dataset(d) if d.cmd == cmd));
+        assert_eq!(r.buffers[0].buffer, Buffer::IpSrc);
+    }
+    let r = ok("dns.query; datarep:dns-rep, >=, 200, load dns.rep, type md5, memcap 1mb;");
+    let PayloadItem::Datarep(d) = &r.buffers[0].items[0] else {
+        panic!()
+    };
+    assert_eq!((d.op, d.value), (RepOp::Ge, 200));
+    assert_eq!(d.set.ty, Some(DatasetType::Md5));
+    assert_eq!(d.set.load.as_deref(), Some("dns.rep"));
+    for (o, want) in [
+        (">", RepOp::Gt),
+        ("<", RepOp::Lt),
+        ("<=", RepOp::Le),
+        ("==", RepOp::Eq),
+        ("!=", RepOp::Ne),
+    ] {
+        let r = ok(&format!("http.host; datarep:h,{o},1;"));
+        assert!(matches!(&r.buffers[0].items[0], PayloadItem::Datarep(d) if d.op == want));
+    }
+}
+
+#[test]
+fn dataset_and_datarep_errors() {
+    use RuleErrorKind::{InvalidValue as V, Validation};
+    for opts in [
+        "http.uri; dataset:add,x;",
+        "http.uri; dataset:set;",
+        "http.uri; dataset:set,,;",
+        "http.uri; dataset:set,x, type blob;",
+        "http.uri; dataset:set,x, type;",
+        "http.uri; dataset:set,x, load a, load b;",
+        "http.uri; dataset:set,x, state a, load b;",
+        "http.uri; dataset:set,x, load b, state a;",
+        "http.uri; dataset:set,x, save a, state a;",
+        "http.uri; dataset:set,x, memcap lots;",
+        "http.uri; dataset:set,x, hashsize -1;",
+        "http.uri; dataset:set,x, colour blue;",
+        "http.uri; dataset:set,x y;",
+        "http.uri; dataset:set,x, format xml;",
+    ] {
+        bad_kw(opts, V, "dataset");
+    }
+    let long = format!("http.uri; dataset:set,{};", "n".repeat(64));
+    bad_kw(&long, V, "dataset");
+    for opts in [
+        "http.uri; datarep:x;",
+        "http.uri; datarep:x,>;",
+        "http.uri; datarep:x,=>,1;",
+        "http.uri; datarep:x,>,65536;",
+        "http.uri; datarep:x,>,-1;",
+        "http.uri; datarep:x,>,1, save f;",
+        "http.uri; datarep:x,>,1, type;",
+    ] {
+        bad_kw(opts, V, "datarep");
+    }
+    // Only on a sticky buffer.
+    bad_kw(
+        "content:\"a\"; dataset:isset,x, type string;",
+        Validation,
+        "dataset",
+    );
+    bad_kw("datarep:x,>,1, type string;", Validation, "datarep");
 }

@@ -490,6 +490,92 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
+/// The `datasets:` section (Suricata's): `defaults` (`memcap`,
+/// `hashsize`), `rules` (`allow-absolute-filenames`, `allow-write`) and
+/// one entry per set (`type`, `load`, `save`, `state`, `memcap`,
+/// `hashsize`). `data-dir` (default: the log directory) holds the rules'
+/// `save`/`state` files and the config sets' relative paths.
+pub fn dataset_config(cfg: &Config, log_dir: &Path) -> Result<vigil_detect::DatasetConfig> {
+    use vigil_rules::{DatasetDecl, DatasetType};
+    let mut out = vigil_detect::DatasetConfig::default();
+    out.paths.data_dir = match cfg.get_str("data-dir") {
+        Some(d) => cfg.resolve(&d),
+        None => log_dir.to_path_buf(),
+    };
+    out.paths.rule_dir = cfg.get_str("default-rule-path").map(|d| cfg.resolve(&d));
+    out.paths.allow_absolute = cfg
+        .get_str("datasets.rules.allow-absolute-filenames")
+        .is_some_and(|v| truthy(&v));
+    out.paths.deny_write = cfg
+        .get_str("datasets.rules.allow-write")
+        .is_some_and(|v| !truthy(&v));
+    let size = |v: Option<&Value>, what: &str| -> Result<Option<u64>> {
+        v.and_then(scalar)
+            .map(|s| parse_size(&s).with_context(|| format!("datasets: {what}")))
+            .transpose()
+    };
+    let mut entries: Vec<(String, &Value)> = Vec::new();
+    match cfg.get("datasets") {
+        None | Some(Value::Null) => return Ok(out),
+        Some(Value::Mapping(m)) => {
+            for (k, v) in m {
+                if let Some(k) = scalar(k) {
+                    entries.push((k, v));
+                }
+            }
+        }
+        // Suricata 5's list form: `- name: {...}`.
+        Some(Value::Sequence(items)) => {
+            for it in items {
+                if let Value::Mapping(m) = it {
+                    for (k, v) in m {
+                        if let Some(k) = scalar(k) {
+                            entries.push((k, v));
+                        }
+                    }
+                }
+            }
+        }
+        Some(other) => bail!("datasets: {other:?} is not a mapping"),
+    }
+    for (name, v) in entries {
+        match name.as_str() {
+            "defaults" => {
+                out.default_memcap = size(v.get("memcap"), "defaults.memcap")?;
+                out.default_hashsize = size(v.get("hashsize"), "defaults.hashsize")?
+                    .map(|h| u32::try_from(h).context("datasets: defaults.hashsize too large"))
+                    .transpose()?;
+            }
+            "rules" => {}
+            _ => {
+                let field = |k: &str| v.get(k).and_then(scalar);
+                let ty = match field("type") {
+                    Some(t) => Some(
+                        DatasetType::parse(&t)
+                            .with_context(|| format!("datasets.{name}.type: bad type '{t}'"))?,
+                    ),
+                    None => None,
+                };
+                let state = field("state");
+                if state.is_some() && (field("load").is_some() || field("save").is_some()) {
+                    bail!("datasets.{name}: 'state' cannot be mixed with 'load' or 'save'");
+                }
+                out.sets.push(DatasetDecl {
+                    name: name.clone(),
+                    ty,
+                    load: state.clone().or_else(|| field("load")),
+                    save: state.clone().or_else(|| field("save")),
+                    state: state.is_some(),
+                    memcap: size(v.get("memcap"), &format!("{name}.memcap"))?,
+                    hashsize: size(v.get("hashsize"), &format!("{name}.hashsize"))?
+                        .map(|h| u32::try_from(h).unwrap_or(u32::MAX)),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Parses Suricata sizes: `128mb`, `1gb`, `4kb`, `1048576`.
 pub fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim().to_ascii_lowercase();

@@ -848,6 +848,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
         // After a reload the profile covers the rules loaded last.
         crate::run::write_rule_profile(&args.log_dir, &control.engine(), p, limit)?;
     }
+    crate::run::save_datasets(&control.engine());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -869,6 +870,10 @@ fn control_loop(
         }
         if reload.swap(false, Ordering::SeqCst) && !control.stopping() {
             let t = Instant::now();
+            // The running sets' `state` / `save` files first: the new
+            // ruleset's sets start from them (sets only `load`ed are read
+            // afresh, as Suricata's reload does).
+            crate::run::save_datasets(&control.engine());
             let r = crate::run::load_config(args).and_then(|cfg| {
                 crate::run::load_detection(args, &cfg, Path::new(""), false, false)
             });

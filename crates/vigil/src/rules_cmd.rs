@@ -170,8 +170,18 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     let loaded = load_rule_files(&args.files, &vars)?;
     let parse_time = start.elapsed();
     let reputation = crate::run::load_reputation(&cfg, true)?;
+    // The config's datasets, so that rules naming them check as they
+    // load (nothing is saved: the data directory is only named).
+    let ds_cfg = crate::config::dataset_config(&cfg, std::path::Path::new("."))?;
     let (_engine, report) =
-        DetectEngine::build_with_reputation(&loaded.rules, &classes, reputation);
+        DetectEngine::build_with_data(&loaded.rules, &classes, reputation, ds_cfg);
+    for e in report
+        .dataset_errors
+        .iter()
+        .filter(|e| !e.ends_with("rule skipped"))
+    {
+        eprintln!("vigil: warning: {e}");
+    }
     let total_time = start.elapsed();
     let compile_all_time = if args.timings {
         compile_all_payloads(&loaded.rules)

@@ -445,12 +445,30 @@ impl AlertSink for Sink {
     }
 }
 
+/// Writes the `save` / `state` files of the datasets (at exit, as
+/// Suricata does); problems are warnings.
+pub fn save_datasets(detect: &DetectEngine) {
+    let ds = detect
+        .datasets
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (_, errors) = ds.save_files();
+    for e in errors {
+        eprintln!("vigil: warning: {e}");
+    }
+}
+
 fn print_load_summary(diagnostics: &[RuleDiagnostic], report: &BuildReport, verbose: u8) {
     for d in diagnostics {
         eprintln!("vigil: warning: {d}");
     }
     if verbose > 0 {
-        for s in &report.skipped {
+        // Dataset errors are printed on their own (report.dataset_errors).
+        let dataset_error = |s: &&vigil_detect::SkippedRule| {
+            matches!(&s.reason, vigil_detect::Skip::Invalid { keyword, .. }
+                if keyword == "dataset" || keyword == "datarep")
+        };
+        for s in report.skipped.iter().filter(|s| !dataset_error(s)) {
             let why = match &s.reason {
                 vigil_detect::Skip::NotEvaluable(k) => format!("keyword {k}: not supported yet"),
                 vigil_detect::Skip::Invalid { keyword, message } => {
@@ -704,6 +722,12 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     vigil("detect.xbits.expired", x.expired);
     vigil("detect.xbits.table_full", x.full);
     vigil("detect.xbits.peak_entries", x.peak_entries);
+    let d = &s.datasets;
+    vigil("detect.datasets.events", d.events);
+    vigil("detect.datasets.failed", d.failed);
+    vigil("detect.datasets.added", d.added);
+    vigil("detect.datasets.removed", d.removed);
+    vigil("detect.datasets.memcap_refused", d.memcap_refused);
     if let Some(d) = &s.detectors {
         vigil("detect.detectors.attempts", d.attempts);
         vigil("detect.detectors.failed", d.failed);
@@ -812,12 +836,18 @@ pub fn load_detection(
     selector.set_split_groups(!use_device);
     let LoadedRules { rules, diagnostics } = loaded;
     let reputation = load_reputation(cfg, print)?;
+    let ds_cfg = crate::config::dataset_config(cfg, &args.log_dir)?;
     let (mut detect, report) =
-        DetectEngine::build_owned_with_reputation(rules, &classes, &mut selector, reputation);
+        DetectEngine::build_owned_with(rules, &classes, &mut selector, reputation, ds_cfg);
     let prefilter = selector.finish();
     if print && !rule_files.is_empty() {
         eprintln!("vigil: {}", prefilter.summary());
         print_load_summary(&diagnostics, &report, args.verbose);
+    }
+    if print {
+        for e in &report.dataset_errors {
+            eprintln!("vigil: warning: {e}");
+        }
     }
     apply_threshold_file(cfg, &vars, &mut detect)?;
     if args.init_errors_fatal && !diagnostics.is_empty() {
@@ -1532,6 +1562,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    save_datasets(&detect);
     if let Some(ts) = stats_last_ts(&stats) {
         last_ts = ts;
     }

@@ -497,6 +497,7 @@ fn decode(msg: &str, index: &HashMap<(u32, u32), u32>) -> Option<(u32, u64, Vec<
             link_only: false,
             vars: None,
             context: Box::default(),
+            datasets: None,
         });
     }
     Some((sensor, upto, events))
