@@ -2839,6 +2839,16 @@ fn tcp_flag_fields(out: &mut String, flags: u8) {
     }
 }
 
+/// Ends a flow record's object: `tx_cnt` when the flow had transactions
+/// (Suricata writes it only then), then the closing brace.
+fn close_with_tx_cnt(j: &mut String, tx_cnt: u64) {
+    use std::fmt::Write;
+    if tx_cnt > 0 {
+        let _ = write!(j, ",\"tx_cnt\":{tx_cnt}");
+    }
+    j.push('}');
+}
+
 /// The records of an ended flow, as Suricata's flow and netflow loggers
 /// write them: one `flow` record (both directions' counters, times, age,
 /// state, why it ended, whether it alerted, and for TCP the flags each
@@ -2900,7 +2910,7 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
         let mut j = String::with_capacity(320);
         let _ = write!(
             j,
-            "{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}}}",
+            "{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}",
             f.pkts_toserver,
             f.pkts_toclient,
             f.bytes_toserver,
@@ -2913,10 +2923,7 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             st.end.0.name(),
             st.alerted,
         );
-        if tx_cnt > 0 {
-            j.pop();
-            let _ = write!(j, ",\"tx_cnt\":{tx_cnt}}}");
-        }
+        close_with_tx_cnt(&mut j, tx_cnt);
         if tcp {
             let [ts, tc] = st.tcp_flags;
             let _ = write!(
@@ -2935,24 +2942,22 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
     }
     if log.netflow {
         let dirs = [
-            (true, f.pkts_toserver, f.bytes_toserver, 0),
-            (false, f.pkts_toclient, f.bytes_toclient, 1),
+            (true, f.pkts_toserver, f.bytes_toserver),
+            (false, f.pkts_toclient, f.bytes_toclient),
         ];
-        for (to_server, pkts, bytes, d) in dirs {
+        for (to_server, pkts, bytes) in dirs {
             if pkts == 0 && !to_server {
                 continue;
             }
+            let d = usize::from(!to_server);
             let (lo, hi) = st.ttl[d];
             let mut j = String::with_capacity(240);
             let _ = write!(
                 j,
-                "{{\"pkts\":{pkts},\"bytes\":{bytes},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"min_ttl\":{},\"max_ttl\":{hi}}}",
+                "{{\"pkts\":{pkts},\"bytes\":{bytes},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"min_ttl\":{},\"max_ttl\":{hi}",
                 lo.min(hi),
             );
-            if tx_cnt > 0 {
-                j.pop();
-                let _ = write!(j, ",\"tx_cnt\":{tx_cnt}}}");
-            }
+            close_with_tx_cnt(&mut j, tx_cnt);
             if tcp {
                 let flags = st.tcp_flags[d];
                 let _ = write!(j, ",\"tcp\":{{\"tcp_flags\":\"{flags:02x}\"");

@@ -115,6 +115,22 @@ fn json_str(buf: &mut Vec<u8>, s: &str) -> io::Result<()> {
     serde_json::to_writer(&mut *buf, s).map_err(io::Error::from)
 }
 
+/// Appends a JSON array of strings.
+fn json_str_array<'s>(
+    buf: &mut Vec<u8>,
+    items: impl IntoIterator<Item = &'s str>,
+) -> io::Result<()> {
+    buf.push(b'[');
+    for (i, s) in items.into_iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        json_str(buf, s)?;
+    }
+    buf.push(b']');
+    Ok(())
+}
+
 fn json_uint(buf: &mut Vec<u8>, v: u64) -> io::Result<()> {
     serde_json::to_writer(&mut *buf, &v).map_err(io::Error::from)
 }
@@ -349,13 +365,7 @@ fn write_vars(o: &mut Obj<'_>, v: &VarsEvent<'_>, text: &mut Vec<u8>) -> io::Res
         ] {
             if let Some(first) = names.next() {
                 t.key(key);
-                t.buf.push(b'[');
-                json_str(t.buf, first)?;
-                for n in names {
-                    t.buf.push(b',');
-                    json_str(t.buf, n)?;
-                }
-                t.buf.push(b']');
+                json_str_array(t.buf, std::iter::once(first).chain(names))?;
             }
         }
         t.close();
@@ -363,14 +373,7 @@ fn write_vars(o: &mut Obj<'_>, v: &VarsEvent<'_>, text: &mut Vec<u8>) -> io::Res
     let mut m = o.object("metadata");
     if plain.peek().is_some() {
         m.key("flowbits");
-        m.buf.push(b'[');
-        for (i, b) in plain.enumerate() {
-            if i > 0 {
-                m.buf.push(b',');
-            }
-            json_str(m.buf, b)?;
-        }
-        m.buf.push(b']');
+        json_str_array(m.buf, plain.map(String::as_str))?;
     }
     if !v.flowints.is_empty() {
         let mut fi = m.object("flowints");
@@ -500,14 +503,7 @@ impl EveFormatter {
             }
             if !ev.references.is_empty() {
                 a.key("references");
-                a.buf.push(b'[');
-                for (i, r) in ev.references.iter().enumerate() {
-                    if i > 0 {
-                        a.buf.push(b',');
-                    }
-                    json_str(a.buf, r)?;
-                }
-                a.buf.push(b']');
+                json_str_array(a.buf, ev.references.iter().map(String::as_str))?;
             }
             if !ev.context.is_empty() {
                 let mut c = a.object("context");
