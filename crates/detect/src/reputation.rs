@@ -92,6 +92,32 @@ impl std::fmt::Display for BadLine {
     }
 }
 
+/// Runs `apply` on each line of a list file that is not blank or a
+/// comment (trailing space trimmed); the lines it refuses are returned
+/// with the file, line number and reason.
+fn each_line(
+    file: &str,
+    text: &str,
+    mut apply: impl FnMut(&str) -> Result<(), String>,
+) -> Vec<BadLine> {
+    let mut bad = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        if skipped(raw) {
+            continue;
+        }
+        let line = raw.trim_end();
+        if let Err(why) = apply(line) {
+            bad.push(BadLine {
+                file: file.to_string(),
+                line: i + 1,
+                text: line.to_string(),
+                why,
+            });
+        }
+    }
+    bad
+}
+
 /// Whether Suricata skips the line (comment or blank).
 fn skipped(line: &str) -> bool {
     line.is_empty() || matches!(line.as_bytes()[0], b'#' | b' ' | b'\t' | b'\r' | b'\n')
@@ -164,94 +190,57 @@ impl Reputation {
 
     /// Adds the lines of a categories file (`id,shortname,description`).
     pub fn add_categories(&mut self, file: &str, text: &str) -> Vec<BadLine> {
-        let mut bad = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            if skipped(raw) {
-                continue;
+        each_line(file, text, |line| {
+            let mut parts = line.splitn(3, ',');
+            let id = parts.next().unwrap_or("");
+            let name = parts
+                .next()
+                .ok_or_else(|| "expected 'id,shortname,description'".to_string())?;
+            let id = parse_num(id, (MAX_CATS - 1) as u8, "category id")?;
+            let name = name.trim();
+            if name.is_empty() {
+                return Err("empty short name".to_string());
             }
-            let line = raw.trim_end();
-            let res = (|| {
-                let mut parts = line.splitn(3, ',');
-                let id = parts.next().unwrap_or("");
-                let name = parts
-                    .next()
-                    .ok_or_else(|| "expected 'id,shortname,description'".to_string())?;
-                let id = parse_num(id, (MAX_CATS - 1) as u8, "category id")?;
-                let name = name.trim();
-                if name.is_empty() {
-                    return Err("empty short name".to_string());
-                }
-                // Suricata keeps 31 bytes of the short name.
-                let name: String = name.chars().take(31).collect();
-                Ok((id, name))
-            })();
-            match res {
-                Ok((id, name)) => {
-                    self.categories.retain(|_, v| *v != id);
-                    self.categories.insert(name, id);
-                }
-                Err(why) => bad.push(BadLine {
-                    file: file.to_string(),
-                    line: i + 1,
-                    text: line.to_string(),
-                    why,
-                }),
-            }
-        }
-        bad
+            // Suricata keeps 31 bytes of the short name.
+            let name: String = name.chars().take(31).collect();
+            self.categories.retain(|_, v| *v != id);
+            self.categories.insert(name, id);
+            Ok(())
+        })
     }
 
     /// Adds the lines of a reputation file (`ip-or-cidr,category,score`).
     pub fn add_scores(&mut self, file: &str, text: &str) -> Vec<BadLine> {
-        let mut bad = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            if skipped(raw) {
-                continue;
+        each_line(file, text, |line| {
+            let parts: Vec<&str> = line.split(',').collect();
+            if parts.len() != 3 {
+                return Err("expected 'ip,category,score'".to_string());
             }
-            let line = raw.trim_end();
-            let res = (|| {
-                let parts: Vec<&str> = line.split(',').collect();
-                if parts.len() != 3 {
-                    return Err("expected 'ip,category,score'".to_string());
-                }
-                if parts[0] == "ip" {
-                    return Ok(None);
-                }
-                let cat = parse_num(parts[1], (MAX_CATS - 1) as u8, "category")?;
-                let score = parse_num(parts[2], MAX_SCORE, "score")?;
-                let net = parse_net(parts[0])?;
-                Ok(Some((net, cat, score)))
-            })();
-            match res {
-                Ok(None) => {}
-                Ok(Some(((bits, addr, len, cidr), cat, score))) => {
-                    if cidr {
-                        let fam = if bits == 32 {
-                            &mut self.v4
-                        } else {
-                            &mut self.v6
-                        };
-                        fam.entry(cat).or_default().insert(len, addr, score);
-                    } else {
-                        let ip = if bits == 32 {
-                            IpAddr::V4((addr as u32).into())
-                        } else {
-                            IpAddr::V6(addr.into())
-                        };
-                        self.hosts
-                            .entry(ip)
-                            .or_insert_with(|| Box::new([0; MAX_CATS]))[cat as usize] = score;
-                    }
-                }
-                Err(why) => bad.push(BadLine {
-                    file: file.to_string(),
-                    line: i + 1,
-                    text: line.to_string(),
-                    why,
-                }),
+            if parts[0] == "ip" {
+                return Ok(());
             }
-        }
-        bad
+            let cat = parse_num(parts[1], (MAX_CATS - 1) as u8, "category")?;
+            let score = parse_num(parts[2], MAX_SCORE, "score")?;
+            let (bits, addr, len, cidr) = parse_net(parts[0])?;
+            if cidr {
+                let fam = if bits == 32 {
+                    &mut self.v4
+                } else {
+                    &mut self.v6
+                };
+                fam.entry(cat).or_default().insert(len, addr, score);
+            } else {
+                let ip = if bits == 32 {
+                    IpAddr::V4((addr as u32).into())
+                } else {
+                    IpAddr::V6(addr.into())
+                };
+                self.hosts
+                    .entry(ip)
+                    .or_insert_with(|| Box::new([0; MAX_CATS]))[cat as usize] = score;
+            }
+            Ok(())
+        })
     }
 
     /// The id of a category short name. Id 0 cannot be named from a rule
