@@ -761,6 +761,10 @@ pub struct DnsState {
     tcp_buf: [Vec<u8>; 2],
     /// TCP: a gap made the stream position unknown.
     tcp_desync: [bool; 2],
+    /// TCP: a whole message of the direction arrived since the last
+    /// [`DnsState::take_raw_trigger`] (Suricata triggers raw stream
+    /// inspection per length-prefixed message, before parsing it).
+    raw_trigger: [bool; 2],
 }
 
 impl DnsState {
@@ -772,7 +776,16 @@ impl DnsState {
             next_id: 0,
             tcp_buf: [Vec::new(), Vec::new()],
             tcp_desync: [false, false],
+            raw_trigger: [false, false],
         }
+    }
+
+    /// Whether a DNS-over-TCP message of `dir` completed since the last
+    /// call: the raw stream of that direction is then inspected with the
+    /// next packet of that direction, so rules mixing payload keywords
+    /// with `dns.*` buffers see the message in both places.
+    pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
+        std::mem::take(&mut self.raw_trigger[dir.index()])
     }
 
     pub fn transactions(&self) -> impl Iterator<Item = &DnsTx> {
@@ -835,6 +848,7 @@ impl DnsState {
             buf.extend_from_slice(&data[..n]);
             data = &data[n..];
             if buf.len() == want {
+                self.raw_trigger[d] = true;
                 let msg = std::mem::take(&mut self.tcp_buf[d]);
                 self.message(dir, &msg[2..], ts, ev);
                 let mut msg = msg;
@@ -915,5 +929,24 @@ mod tests {
         assert!(msg.queries[0].name.truncated);
         assert!(msg.queries[0].name.value.len() <= 100);
         assert_eq!(ev, vec![DnsEvent::NameTooLong]);
+    }
+
+    /// Each whole length-prefixed message asks once for raw stream
+    /// inspection of its direction; a partial one does not.
+    #[test]
+    fn tcp_messages_trigger_raw_inspection_per_direction() {
+        let mut s = DnsState::new(Transport::Tcp, &AppLayerConfig::default());
+        let mut m = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        m.extend_from_slice(&[1, b'a', 0, 0, 1, 0, 1]);
+        let mut framed = (m.len() as u16).to_be_bytes().to_vec();
+        framed.extend_from_slice(&m);
+        let mut ev = Vec::new();
+        s.feed(Direction::ToServer, &framed[..5], 0, &mut ev);
+        assert!(!s.take_raw_trigger(Direction::ToServer));
+        s.feed(Direction::ToServer, &framed[5..], 0, &mut ev);
+        assert!(!s.take_raw_trigger(Direction::ToClient));
+        assert!(s.take_raw_trigger(Direction::ToServer));
+        assert!(!s.take_raw_trigger(Direction::ToServer));
+        assert_eq!(s.transactions().count(), 1);
     }
 }

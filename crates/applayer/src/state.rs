@@ -263,9 +263,12 @@ impl AppLayerState {
     /// Whether the parser completed a message of `dir` since the last
     /// call, so that the raw stream of that direction is due for
     /// inspection now (Suricata's `AppLayerParserTriggerRawStreamInspection`).
-    /// The DCERPC PDUs and FTP lines ask for it so far.
+    /// The DCERPC PDUs, FTP lines, DNS-over-TCP messages and TLS records
+    /// ask for it.
     pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
         match self {
+            AppLayerState::Dns(s) => s.take_raw_trigger(dir),
+            AppLayerState::Tls(s) => s.take_raw_trigger(dir),
             AppLayerState::Passive(s) => s.take_raw_trigger(dir),
             AppLayerState::Dcerpc(s) => s.take_raw_trigger(dir),
             AppLayerState::Ftp(s) => s.take_raw_trigger(dir),

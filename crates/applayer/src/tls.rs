@@ -643,6 +643,12 @@ pub struct TlsState {
     tx: TlsTx,
     started: bool,
     dirs: [TlsDir; 2],
+    /// An application-data record was seen (not 0-RTT early data before
+    /// the ServerHello): the handshake is over.
+    app_data: bool,
+    /// A record of the direction completed since the last
+    /// [`TlsState::take_raw_trigger`].
+    raw_trigger: [bool; 2],
 }
 
 impl TlsState {
@@ -652,7 +658,26 @@ impl TlsState {
             tx: TlsTx::default(),
             started: false,
             dirs: [TlsDir::default(), TlsDir::default()],
+            app_data: false,
+            raw_trigger: [false; 2],
         }
+    }
+
+    /// Whether the handshake is over for payload inspection: an
+    /// application-data record was seen in either direction (Suricata's
+    /// `NO_INSPECTION_PAYLOAD` under `encryption-handling: default`).
+    /// The handshake's last bytes (a client Certificate in the segment
+    /// of its ChangeCipherSpec and Finished) are still inspected; the
+    /// encrypted data after them is not.
+    pub fn payload_done(&self) -> bool {
+        self.app_data
+    }
+
+    /// Whether a record of `dir` completed since the last call (Suricata
+    /// triggers raw stream inspection per complete record), so that the
+    /// handshake's bytes are inspected before encrypted data stops it.
+    pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
+        std::mem::take(&mut self.raw_trigger[dir.index()])
     }
 
     /// The session transaction, once data was seen.
@@ -672,11 +697,6 @@ impl TlsState {
     /// stopped: Suricata's app-layer parser error.
     pub fn errored(&self) -> bool {
         self.dirs.iter().any(|d| d.error)
-    }
-
-    /// Both directions are encrypted: nothing more will be parsed.
-    pub fn done(&self) -> bool {
-        self.tx.encrypted == [true, true]
     }
 
     pub fn on_gap(&mut self, dir: Direction) {
@@ -723,6 +743,9 @@ impl TlsState {
             data = &data[n..];
             self.dirs[d].remaining -= n;
             self.record_data(dir, chunk, ev);
+            if self.dirs[d].remaining == 0 {
+                self.raw_trigger[d] = true;
+            }
         }
     }
 
@@ -802,6 +825,12 @@ impl TlsState {
                 // Application data before a ChangeCipherSpec is TLS 1.3's
                 // encrypted handshake.
                 self.tx.encrypted[d] = true;
+                // 0-RTT data from the client before the ServerHello does
+                // not end the handshake.
+                if dir == Direction::ToClient || self.tx.state_flags & ssl_state::SERVER_HELLO != 0
+                {
+                    self.app_data = true;
+                }
             }
             _ => {}
         }

@@ -231,3 +231,44 @@ fn handshake_cap_is_enforced() {
     assert_eq!(ev.len(), 1);
     assert_eq!(ev[0].keyword(), "tls.handshake_invalid_length");
 }
+
+/// The first application-data record ends the handshake for payload
+/// inspection (not the ChangeCipherSpecs); 0-RTT data before the
+/// ServerHello does not. Each complete record asks once for raw stream
+/// inspection of its direction.
+#[test]
+fn application_data_ends_payload_inspection_and_records_trigger_raw() {
+    let tls = |st: &AppLayerState| -> bool { st.as_tls().unwrap().payload_done() };
+    // The client's records, one at a time: ClientHello, key exchange,
+    // ChangeCipherSpec, Finished, then application data.
+    let mut recs = Vec::new();
+    let mut rest = CLIENT12;
+    while rest.len() >= 5 {
+        let n = 5 + usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+        recs.push(&rest[..n]);
+        rest = &rest[n..];
+    }
+    assert_eq!(
+        recs[4][0], 23,
+        "fixture: the fifth client record is application data"
+    );
+    let mut st = AppLayerState::new(AppProto::Tls, Transport::Tcp);
+    st.feed(Direction::ToServer, &recs[0][..10], 0);
+    assert!(!st.take_raw_trigger(Direction::ToServer));
+    st.feed(Direction::ToServer, &recs[0][10..], 0);
+    assert!(st.take_raw_trigger(Direction::ToServer));
+    assert!(!st.take_raw_trigger(Direction::ToServer));
+    // Early data (before any ServerHello) does not end it.
+    let mut early = AppLayerState::new(AppProto::Tls, Transport::Tcp);
+    early.feed(Direction::ToServer, recs[0], 0);
+    early.feed(Direction::ToServer, recs[4], 0);
+    assert!(!tls(&early));
+    st.feed(Direction::ToClient, SERVER12, 0);
+    assert!(st.take_raw_trigger(Direction::ToClient));
+    for r in &recs[1..4] {
+        st.feed(Direction::ToServer, r, 0);
+        assert!(!tls(&st), "handshake records keep payload inspection on");
+    }
+    st.feed(Direction::ToServer, recs[4], 0);
+    assert!(tls(&st));
+}

@@ -2212,7 +2212,7 @@ impl Ctx {
                         .state
                         .as_ref()
                         .and_then(|s| s.as_tls())
-                        .is_some_and(|t| t.done())
+                        .is_some_and(|t| t.payload_done())
                 {
                     st.no_payload = true;
                     st.tcp.disable_reassembly(&mut self.mem);

@@ -547,3 +547,149 @@ fn ftp_and_smtp_are_detected_by_greeting_or_command() {
     assert_eq!(stats.workers.app_flows.get("ftp"), Some(&1));
     assert_eq!(stats.workers.app_flows.get("smtp"), Some(&1));
 }
+
+/// DNS over TCP: one query for a SIG record (type 24) with a name that
+/// starts with a digit, length-prefixed, answered.
+fn dns_tcp_frames() -> Vec<TimedFrame> {
+    let mut q = dns_query(0x4242, "1x.example");
+    let n = q.len();
+    q[n - 4..n - 2].copy_from_slice(&[0, 24]);
+    let mut a = q.clone();
+    a[2] = 0x81;
+    a[3] = 0x80;
+    let framed = |m: &[u8]| {
+        let mut v = (m.len() as u16).to_be_bytes().to_vec();
+        v.extend_from_slice(m);
+        v
+    };
+    let mut s =
+        TcpSession::new(addr("10.0.0.7:40200"), addr("10.0.1.53:53")).start_at((1_700_000_300, 0));
+    s.handshake()
+        .client_send(&framed(&q))
+        .server_send(&framed(&a))
+        .close();
+    s.into_frames()
+}
+
+/// ET sid 2030547's shape: packet-payload content (no sticky buffer) and a
+/// transaction buffer in one rule. Over TCP the payload part is matched
+/// in the raw stream of the rule's direction, as over UDP in the packet.
+#[test]
+fn payload_and_transaction_buffer_rule_matches_dns_over_tcp() {
+    let rules = "alert dns any any -> any any (msg:\"sig\"; content:\"|00 00 18 00 01|\"; fast_pattern; dns.query; pcre:\"/^\\d/\"; sid:30;)";
+    let (out, _) = run("dns-tcp-mixed", dns_tcp_frames(), rules, 1);
+    assert!(!records(&out, "dns").is_empty(), "{out:#?}");
+    let hits: Vec<&Out> = out.iter().filter(|o| o.sid == 30).collect();
+    assert_eq!(hits.len(), 1, "{out:#?}");
+    assert_eq!(hits[0].src, "10.0.0.7:40200");
+}
+
+/// A TLS 1.2 handshake whose client sends its Certificate, key exchange,
+/// ChangeCipherSpec and Finished in one flight (client authentication);
+/// the certificate carries a name constraint with a punycode address.
+/// `acks_midflight`: the server acknowledges every second segment of that
+/// flight (a real stack) instead of the whole flight at once.
+fn tls_client_cert_session(acks_midflight: bool) -> Vec<TimedFrame> {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../applayer/tests/data/");
+    // The recorded handshake's ClientHello, and the server's first flight
+    // (ServerHello to ServerHelloDone: its first four records).
+    let records = |b: &[u8], n: usize| {
+        let mut end = 0;
+        for _ in 0..n {
+            end += 5 + usize::from(u16::from_be_bytes([b[end + 3], b[end + 4]]));
+        }
+        b[..end].to_vec()
+    };
+    let client_hello = records(
+        &std::fs::read(format!("{data}tls12_client.bin")).unwrap(),
+        1,
+    );
+    let server_flight = records(
+        &std::fs::read(format!("{data}tls12_server.bin")).unwrap(),
+        4,
+    );
+    let mut cert = vec![
+        0x30, 0x20, 0x06, 0x03, 0x55, 0x1d, 0x1e, 0x30, 0x82, 0x02, 0x10,
+    ];
+    cert.extend_from_slice(b"xn--mnchen-3ya.example");
+    // A real client certificate chain: more than a raw-stream chunk.
+    cert.resize(3000, 0x20);
+    let u24 = |n: usize| [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+    let mut certs = u24(cert.len()).to_vec();
+    certs.extend_from_slice(&cert);
+    let mut body = u24(certs.len()).to_vec();
+    body.extend_from_slice(&certs);
+    let mut hs = vec![11];
+    hs.extend_from_slice(&u24(body.len()));
+    hs.extend_from_slice(&body);
+    // ClientKeyExchange with a 32-byte key.
+    hs.extend_from_slice(&[16, 0, 0, 33, 32]);
+    hs.extend_from_slice(&[0x42; 32]);
+    let mut flight = vec![0x16, 3, 3];
+    flight.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+    flight.extend_from_slice(&hs);
+    flight.extend_from_slice(&[0x14, 3, 3, 0, 1, 1]);
+    flight.extend_from_slice(&[0x16, 3, 3, 0, 40]);
+    flight.extend_from_slice(&[0x5a; 40]);
+    let mut server_end = vec![0x14, 3, 3, 0, 1, 1, 0x16, 3, 3, 0, 40];
+    server_end.extend_from_slice(&[0x6b; 40]);
+    let mut app_data = vec![0x17, 3, 3, 0, 16];
+    app_data.extend_from_slice(&[0x7c; 16]);
+    let mut s =
+        TcpSession::new(addr("10.0.0.6:40300"), addr("10.0.1.6:443")).start_at((1_700_000_400, 0));
+    s.handshake()
+        .client_send(&client_hello)
+        .server_send(&server_flight);
+    if acks_midflight {
+        s = s.with_data_acks(false);
+        for (i, seg) in flight.chunks(1460).enumerate() {
+            s.segment(
+                vigil_craft::Dir::ToServer,
+                vigil_craft::PSH | vigil_craft::ACK,
+                seg,
+            );
+            if i % 2 == 1 || (i + 1) * 1460 >= flight.len() {
+                s.segment(vigil_craft::Dir::ToClient, vigil_craft::ACK, &[]);
+            }
+        }
+        s = s.with_data_acks(true);
+    } else {
+        s.client_send(&flight);
+    }
+    s.server_send(&server_end)
+        .client_send(&app_data)
+        .server_send(&app_data)
+        .close();
+    s.into_frames()
+}
+
+/// ET sid 2039619's shape: a raw-stream rule on the client's certificate.
+/// Inspection stops at the first application-data record, not at the
+/// ChangeCipherSpec: the Certificate that shares a segment with the
+/// ChangeCipherSpec and Finished is still inspected (once), and so is
+/// the ClientHello (each complete record asks for raw inspection); the
+/// encrypted data after them is not. Checked against Suricata 9 on the
+/// same captures: the same sids.
+#[test]
+fn tls_raw_rule_sees_the_handshake_segment_that_ends_it() {
+    let rules = "alert tls any any -> any any (msg:\"punycode\"; flow:established,to_server; content:\"|06 03 55 1d 1e|\"; content:\"xn--\"; fast_pattern; within:30; byte_test:2,>,513,-6,relative; sid:40;)\n\
+                 alert tcp any any -> any any (msg:\"late\"; content:\"|7c 7c 7c 7c|\"; sid:41;)\n\
+                 alert tcp any any -> any any (msg:\"sni\"; flow:to_server; content:\"test.vigil\"; sid:42;)\n\
+                 alert tcp any any -> any any (msg:\"key\"; content:\"|42 42 42 42 42 42|\"; sid:43;)";
+    for midflight in [false, true] {
+        let (out, stats) = run(
+            "tls-client-cert",
+            tls_client_cert_session(midflight),
+            rules,
+            1,
+        );
+        assert_eq!(stats.workers.tls_encrypted_flows, 1, "{out:#?}");
+        let sids = |sid| out.iter().filter(|o| o.sid == sid).count();
+        assert_eq!(sids(40), 1, "{out:#?}");
+        assert_eq!(sids(42), 1, "{out:#?}");
+        assert_eq!(sids(43), 1, "{out:#?}");
+        assert_eq!(sids(41), 0, "{out:#?}");
+        let hit = out.iter().find(|o| o.sid == 40).unwrap();
+        assert_eq!(hit.src, "10.0.0.6:40300");
+    }
+}
