@@ -51,7 +51,7 @@ pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
     AlertOrder, AlertOut, AlertVars, AppRecord, ChecksumMode, DeviceSetup, DropLog, FlowEnd,
     FlowLog, OutKind, PendingBatch, RejectTo, SessionState as TcpState, TunnelOut, Verdict, Worker,
-    WorkerConfig, WorkerStats,
+    WorkerConfig, WorkerStats, PACKET_RECORD,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.
@@ -151,6 +151,12 @@ pub struct EngineConfig {
     pub flow_log: FlowLog,
     /// `anomaly` records for app-layer parser events (the eve-log type).
     pub log_anomaly: bool,
+    /// `anomaly` records for decoder events, one per event of a packet
+    /// (the anomaly type's `types.decode`; off by default, as Suricata's).
+    pub log_anomaly_decode: bool,
+    /// `anomaly` records for stream (TCP) events (`types.stream`; off by
+    /// default).
+    pub log_anomaly_stream: bool,
     /// The built-in cross-flow detectors (scans, floods); `None`: off.
     pub detectors: Option<detectors::DetectorConfig>,
     /// Sensors sharing host-scoped events (`--slice` with a link).
@@ -194,6 +200,8 @@ impl Default for EngineConfig {
             drop_log: None,
             flow_log: FlowLog::default(),
             log_anomaly: false,
+            log_anomaly_decode: false,
+            log_anomaly_stream: false,
             detectors: Some(detectors::DetectorConfig::default()),
             peers: None,
             slice: None,
@@ -511,6 +519,8 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         log_tx: cfg.log_tx,
         flow_log: cfg.flow_log,
         log_anomaly: cfg.log_anomaly,
+        log_anomaly_decode: cfg.log_anomaly_decode,
+        log_anomaly_stream: cfg.log_anomaly_stream,
         alert_app: cfg.alert_app,
         log_vars: cfg.log_vars,
         xff: cfg.xff.clone(),

@@ -465,6 +465,10 @@ pub enum OutKind {
     Conn(crate::detectors::ConnKind),
 }
 
+/// [`AppRecord::tx_id`] of a record about a packet, not a transaction
+/// (decoder and stream `anomaly` records): no `tx_id` is written.
+pub const PACKET_RECORD: u64 = u64::MAX;
+
 /// A transaction's EVE object, as the output writes it.
 #[derive(Debug, Clone)]
 pub struct AppRecord {
@@ -695,6 +699,10 @@ pub struct WorkerConfig {
     /// Write an `anomaly` record per app-layer parser event of each
     /// finished transaction.
     pub log_anomaly: bool,
+    /// Write an `anomaly` record per decoder event of a packet.
+    pub log_anomaly_decode: bool,
+    /// Write an `anomaly` record per stream event of a packet.
+    pub log_anomaly_stream: bool,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
     /// Log the flow's and packet's variables with alerts (eve-log
@@ -787,6 +795,8 @@ impl Default for WorkerConfig {
             log_tx: true,
             flow_log: FlowLog::default(),
             log_anomaly: false,
+            log_anomaly_decode: false,
+            log_anomaly_stream: false,
             alert_app: true,
             log_vars: true,
             tls_stop_after_handshake: true,
@@ -823,6 +833,9 @@ struct Ctx {
     stream_cands: Vec<u32>,
     merged: Vec<u32>,
     hits: Vec<Hit>,
+    /// The stream events of the packet being inspected, for its anomaly
+    /// records (taken by [`Worker::emit`]).
+    pkt_stream_events: vigil_stream::StreamEvents,
     pseudo_buf: Vec<u8>,
     app_buf: Vec<u8>,
     ended: Vec<Flow<FlowState>>,
@@ -900,6 +913,7 @@ impl Worker {
                 stream_cands: Vec::new(),
                 merged: Vec::new(),
                 hits: Vec::new(),
+                pkt_stream_events: vigil_stream::StreamEvents::new(),
                 pseudo_buf: Vec::new(),
                 app_buf: Vec::new(),
                 ended: Vec::new(),
@@ -1781,6 +1795,7 @@ impl Ctx {
         input.stream_added = stream_added;
         input.rebuilt = rec.rebuilt;
         input.stream_events = stream_events;
+        self.pkt_stream_events = stream_events;
         let mut passed = self.detect.verify_hits(
             input,
             cands,
@@ -2307,13 +2322,13 @@ impl Ctx {
             if self.cfg.log_anomaly {
                 if let Some(state) = app.state.as_ref() {
                     for (ev, _) in state.tx_events(id) {
-                        let json = serde_json::json!({
-                            "app_proto": ev.proto().name(),
-                            "type": "applayer",
-                            "event": ev.anomaly_name(),
-                            "layer": "proto_parser",
-                        })
-                        .to_string();
+                        // Suricata's key order; the names are plain
+                        // identifiers.
+                        let json = format!(
+                            r#"{{"app_proto":"{}","type":"applayer","event":"{}","layer":"proto_parser"}}"#,
+                            ev.proto().name(),
+                            ev.anomaly_name()
+                        );
                         let rec = Box::new(AppRecord {
                             key: "anomaly",
                             tx_id: id,
@@ -2355,6 +2370,82 @@ impl Ctx {
         app.prune();
     }
 
+    /// `anomaly` records for the packet's decoder events (type
+    /// `decode`, Suricata's `decoder.` names) and stream events (type
+    /// `stream`), one per event, as Suricata's anomaly logger writes
+    /// them; a packet without an IP layer is left out.
+    fn log_packet_anomalies(
+        &mut self,
+        p: &Packet<'_>,
+        e: &Emit,
+        stream_events: vigil_stream::StreamEvents,
+        alerts: &mut Vec<AlertOut>,
+    ) {
+        let Some(ip) = &p.ip else { return };
+        let mut names: Vec<(&str, String)> = Vec::new();
+        if self.cfg.log_anomaly_decode {
+            names.extend(
+                p.events
+                    .iter()
+                    .map(|ev| ("decode", format!("decoder.{}", ev.name()))),
+            );
+        }
+        if self.cfg.log_anomaly_stream && !e.pseudo {
+            names.extend(
+                stream_events
+                    .iter()
+                    .map(|ev| ("stream", ev.name().to_string())),
+            );
+        }
+        if names.is_empty() {
+            return;
+        }
+        let (sp, dp, icmp) = ports_and_icmp(p);
+        for (kind, event) in names {
+            // Suricata's key order; the names are plain identifiers.
+            let json = format!(r#"{{"type":"{kind}","event":"{event}"}}"#);
+            alerts.push(AlertOut {
+                index: e.index,
+                order: e.order,
+                ts_ns: e.ts_ns,
+                flow_id: e.flow_id,
+                src: ip.src,
+                dst: ip.dst,
+                sp,
+                dp,
+                proto: ip.proto,
+                icmp,
+                sctp: sctp_of(p),
+                igmp: igmp_of(p),
+                vlan: p.vlan,
+                vlan_count: p.vlan_count,
+                to_server: e.to_server,
+                rule: u32::MAX,
+                linktype: e.linktype,
+                stream: false,
+                pseudo: e.pseudo,
+                rebuilt: e.rebuilt,
+                payload: None,
+                packet: None,
+                app_proto: None,
+                app: Some(Box::new(AppRecord {
+                    key: "anomaly",
+                    tx_id: PACKET_RECORD,
+                    json,
+                })),
+                kind: OutKind::TxLog,
+                blocked: false,
+                xff: None,
+                tunnel: tunnel_of(p),
+                link_only: false,
+                vars: None,
+                context: Box::default(),
+                datasets: None,
+            });
+            self.stats.anomalies_logged += 1;
+        }
+    }
+
     fn emit(
         &mut self,
         p: &Packet<'_>,
@@ -2371,6 +2462,10 @@ impl Ctx {
         } else {
             None
         };
+        let stream_events = std::mem::take(&mut self.pkt_stream_events);
+        if self.cfg.log_anomaly_decode || self.cfg.log_anomaly_stream {
+            self.log_packet_anomalies(p, &e, stream_events, alerts);
+        }
         let app_proto = app.and_then(|a| a.proto_name());
         // A link-layer packet (ARP ...) has no addresses: unspecified ones
         // stand in, and the output writes none.

@@ -693,3 +693,62 @@ fn tls_raw_rule_sees_the_handshake_segment_that_ends_it() {
         assert_eq!(hit.src, "10.0.0.6:40300");
     }
 }
+
+/// Decoder and stream events become `anomaly` records when their kinds
+/// are asked for (off by default, as in Suricata): one per event of the
+/// packet, with Suricata's names, no `tx_id`.
+#[test]
+fn decoder_and_stream_events_are_logged_as_anomalies_when_asked_for() {
+    let b = PacketBuilder::default().ip_options(&[1, 1, 1, 1]);
+    let (c, d) = (addr("10.0.0.9:5353"), addr("10.0.1.53:53"));
+    let mut frames = vec![(
+        (1_700_000_010, 0),
+        b.udp(c.ip(), c.port(), d.ip(), d.port(), &dns_query(9, "z.test")),
+    )];
+    // An RST with no session.
+    let rst = PacketBuilder::default().tcp(
+        addr("10.0.0.8:40000").ip(),
+        40000,
+        addr("10.0.1.8:80").ip(),
+        80,
+        1,
+        1,
+        0x14,
+        &[],
+    );
+    frames.push(((1_700_000_011, 0), rst));
+    let run_with = |decode, stream| {
+        let path = write_pcap(&format!("anomaly-pkt-{decode}-{stream}"), frames.clone());
+        let cfg = EngineConfig {
+            workers: 1,
+            log_anomaly_decode: decode,
+            log_anomaly_stream: stream,
+            ..EngineConfig::default()
+        };
+        let mut sink = Collect::default();
+        let src = PcapSource::open(&path).expect("open pcap");
+        run_offline(src, engine(""), &cfg, &mut sink, &mut |_, _| {}).expect("run");
+        let _ = std::fs::remove_file(&path);
+        sink.0
+    };
+    assert!(records(&run_with(false, false), "anomaly").is_empty());
+    let out = run_with(true, true);
+    let events = records(&out, "anomaly");
+    assert!(
+        events.contains(
+            &serde_json::json!({"type": "decode", "event": "decoder.ipv4.opt_pad_required"})
+        ),
+        "{out:#?}"
+    );
+    assert!(
+        events
+            .contains(&serde_json::json!({"type": "stream", "event": "stream.rst_but_no_session"})),
+        "{out:#?}"
+    );
+    let decode_only = records(&run_with(true, false), "anomaly");
+    assert!(
+        decode_only.iter().all(|e| e["type"] == "decode"),
+        "{decode_only:?}"
+    );
+    assert!(!decode_only.is_empty());
+}

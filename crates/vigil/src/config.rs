@@ -244,23 +244,27 @@ impl Config {
         })
     }
 
-    /// Whether app-layer anomalies are logged: the eve-log `anomaly` type
-    /// (on without a `types` list), not `enabled: no`, and its
-    /// `types.applayer` not `no` (Suricata's default: applayer yes,
-    /// decode and stream no; Vigil writes the applayer kind only).
-    pub fn eve_anomaly_applayer(&self) -> bool {
+    /// Whether anomalies of a kind (`applayer`, `decode`, `stream`) are
+    /// logged: the eve-log `anomaly` type (on without a `types` list), not
+    /// `enabled: no`, and its `types.<kind>` as set, defaulting to
+    /// Suricata's: applayer yes, decode and stream no.
+    pub fn eve_anomaly_kind(&self, kind: &str) -> bool {
+        let default = kind == "applayer";
         if !self.eve_logs_type("anomaly") {
             return false;
         }
         let Some(Value::Sequence(types)) = self.output("eve-log").and_then(|e| e.get("types"))
         else {
-            return true;
+            return default;
         };
         let Some(a) = types.iter().find_map(|t| t.get("anomaly")) else {
-            return true;
+            return default;
         };
-        let off = |v: Option<&Value>| v.and_then(scalar).is_some_and(|v| !truthy(&v));
-        !off(a.get("enabled")) && !off(a.get("types").and_then(|t| t.get("applayer")))
+        let flag = |v: Option<&Value>| v.and_then(scalar).map(|v| truthy(&v));
+        if flag(a.get("enabled")) == Some(false) {
+            return false;
+        }
+        flag(a.get("types").and_then(|t| t.get(kind))).unwrap_or(default)
     }
 
     /// The eve-log `drop` type, when the `types` list asks for it
@@ -680,18 +684,35 @@ mod tests {
         let no_list = root("outputs:\n  - eve-log:\n      filename: eve.json\n");
         assert!(no_list.eve_logs_type("flow"));
         assert!(!no_list.eve_lists_type("netflow"));
-        assert!(no_list.eve_anomaly_applayer());
-        assert!(!listed.eve_anomaly_applayer());
+        assert!(no_list.eve_anomaly_kind("applayer"));
+        assert!(!listed.eve_anomaly_kind("applayer"));
         let anomaly = |a: &str| {
             root(&format!(
                 "outputs:\n  - eve-log:\n      types:\n        - anomaly:\n{a}"
             ))
-            .eve_anomaly_applayer()
+            .eve_anomaly_kind("applayer")
         };
         assert!(anomaly("            enabled: yes\n"));
         assert!(!anomaly("            enabled: no\n"));
         assert!(!anomaly("            types:\n              applayer: no\n"));
         assert!(anomaly("            types:\n              decode: yes\n"));
+        // decode and stream are off unless set, as in Suricata.
+        let kinds = |a: &str| {
+            let c = root(&format!(
+                "outputs:\n  - eve-log:\n      types:\n        - anomaly:\n{a}"
+            ));
+            (c.eve_anomaly_kind("decode"), c.eve_anomaly_kind("stream"))
+        };
+        assert_eq!(kinds("            enabled: yes\n"), (false, false));
+        assert_eq!(
+            kinds("            types:\n              decode: yes\n              stream: yes\n"),
+            (true, true)
+        );
+        assert_eq!(
+            kinds("            enabled: no\n            types:\n              decode: yes\n"),
+            (false, false)
+        );
+        assert!(!no_list.eve_anomaly_kind("decode"));
     }
 
     fn redis_cfg(eve: &str) -> Result<Option<vigil_output::RedisSettings>> {

@@ -373,6 +373,8 @@ impl AlertSink for Sink {
             return Ok(());
         }
         let flow_rec = matches!(key, "flow" | "netflow");
+        // A decoder or stream anomaly: about a packet, no transaction.
+        let packet_rec = rec.tx_id == vigil_engine::PACKET_RECORD;
         let vlan = &a.vlan[..a.vlan_count as usize];
         let ev = AlertEvent {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
@@ -386,9 +388,11 @@ impl AlertSink for Sink {
             dest_port: a.dp,
             proto: a.proto,
             pkt_src: if flow_rec { "" } else { a.pkt_src() },
-            icmp_type: a.icmp.filter(|_| flow_rec).map(|i| i.0),
-            icmp_code: a.icmp.filter(|_| flow_rec).map(|i| i.1),
-            tx_id: Some(rec.tx_id),
+            icmp_type: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.0),
+            icmp_code: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.1),
+            sctp: a.sctp.filter(|_| packet_rec),
+            igmp: a.igmp.filter(|_| packet_rec),
+            tx_id: (!packet_rec).then_some(rec.tx_id),
             app: Some((rec.key, rec.json.as_str())),
             app_proto: a.app_proto,
             vars: a.vars.as_deref().map(|v| VarsEvent {
@@ -884,6 +888,11 @@ pub struct OutputSettings {
     /// references, resolved with the `reference-config-file` (the
     /// built-in list when it is not set or cannot be read).
     pub references: Option<vigil_rules::ReferenceConfig>,
+    /// The kinds of `anomaly` records asked for (app-layer, decoder,
+    /// stream); any of them puts `anomaly` in `log_types`.
+    pub anomaly_applayer: bool,
+    pub anomaly_decode: bool,
+    pub anomaly_stream: bool,
 }
 
 /// Whether the eve-log alert type asks for `metadata: rule: reference:
@@ -980,7 +989,12 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
-        .chain(cfg.eve_anomaly_applayer().then_some("anomaly"))
+        .chain(
+            (cfg.eve_anomaly_kind("applayer")
+                || cfg.eve_anomaly_kind("decode")
+                || cfg.eve_anomaly_kind("stream"))
+            .then_some("anomaly"),
+        )
         // `netflow` repeats `flow` per direction: only when listed, as in
         // Suricata's default configuration (where it is commented out).
         .chain(cfg.eve_lists_type("netflow").then_some("netflow"))
@@ -990,6 +1004,9 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         redis: cfg.eve_redis()?,
         inline: false,
         references: eve_alert_rule_references(cfg).then(|| reference_config(cfg)),
+        anomaly_applayer: cfg.eve_anomaly_kind("applayer"),
+        anomaly_decode: cfg.eve_anomaly_kind("decode"),
+        anomaly_stream: cfg.eve_anomaly_kind("stream"),
     })
 }
 
@@ -1066,7 +1083,9 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
             .log_types
             .iter()
             .any(|t| !matches!(*t, "flow" | "netflow" | "anomaly")),
-        log_anomaly: o.log_types.contains(&"anomaly"),
+        log_anomaly: o.anomaly_applayer,
+        log_anomaly_decode: o.anomaly_decode,
+        log_anomaly_stream: o.anomaly_stream,
         flow_log: vigil_engine::FlowLog {
             flow: o.log_types.contains(&"flow"),
             netflow: o.log_types.contains(&"netflow"),
