@@ -943,9 +943,10 @@ impl DetectEngine {
     /// [`Self::verify`], telling for each alert whether it matched in
     /// the stream.
     /// Checks a packet without an IP layer (ARP and other link-layer
-    /// frames) against the `ether` and `arp` rules. Such a packet has no
-    /// addresses, ports or flow: a rule that restricts any of those, or
-    /// has packet conditions, does not match it.
+    /// frames, undecodable packets) against the `ether`, `arp` and
+    /// `pkthdr` rules. Such a packet has no addresses, ports or flow: a
+    /// rule that restricts any of those, or has packet conditions other
+    /// than decoder events, does not match it.
     pub fn verify_link(
         &self,
         input: PacketInput<'_, '_>,
@@ -959,11 +960,12 @@ impl DetectEngine {
         let pkt_payload = packet_payload_of(&input);
         for &ri in &self.link_rules {
             let r = &self.rules[ri as usize];
-            let applies = match r.proto {
-                crate::rule::ProtoMatch::Ether => has_ethernet(p),
-                crate::rule::ProtoMatch::Arp => p.arp,
-                _ => false,
-            };
+            let applies = r.pkthdr
+                || match r.proto {
+                    crate::rule::ProtoMatch::Ether => has_ethernet(p),
+                    crate::rule::ProtoMatch::Arp => p.arp,
+                    _ => false,
+                };
             let f = &r.flow;
             let flowless = !(f.to_server
                 || f.to_client
@@ -973,7 +975,10 @@ impl DetectEngine {
                 || f.only_frag);
             if !applies
                 || !flowless
-                || !r.checks.is_empty()
+                || !r
+                    .checks
+                    .iter()
+                    .all(|c| matches!(c, Check::Event(e) if p.events.contains(*e)))
                 || !r.flowbit_tests.is_empty()
                 || !r.app_tests.is_empty()
                 || !r.src.is_any()

@@ -305,7 +305,7 @@ impl DetectEngine {
         let link_rules = compiled
             .iter()
             .enumerate()
-            .filter(|(_, r)| matches!(r.proto, ProtoMatch::Ether | ProtoMatch::Arp))
+            .filter(|(_, r)| r.pkthdr || matches!(r.proto, ProtoMatch::Ether | ProtoMatch::Arp))
             .map(|(i, _)| i as u32)
             .collect();
         (

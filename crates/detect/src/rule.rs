@@ -132,6 +132,10 @@ pub struct CompiledRule {
     /// `config: logging disable, type tx, scope tx`.
     pub disable_tx_log: bool,
     pub proto: ProtoMatch,
+    /// `pkthdr` header: as `ip` for IP packets, and also checked against
+    /// packets without a usable IP layer (undecodable ones: decoder-event
+    /// rules).
+    pub pkthdr: bool,
     pub src: AddrMatcher,
     pub dst: AddrMatcher,
     pub src_ports: PortSpec,
@@ -1107,6 +1111,7 @@ pub fn compile_rule_with(
             || f.only_frag
             || f.no_frag);
     Ok(CompiledRule {
+        pkthdr: rule.header.proto == Proto::PktHdr,
         action: rule.action,
         gid: rule.gid,
         sid: rule.sid,

@@ -752,3 +752,33 @@ fn decoder_and_stream_events_are_logged_as_anomalies_when_asked_for() {
     );
     assert!(!decode_only.is_empty());
 }
+
+/// `pkthdr` rules see packets whose IP layer cannot be decoded (here an
+/// IPv4 header cut short): Suricata alerts on them with decoder-event
+/// rules; `ip` rules do not see them.
+#[test]
+fn pkthdr_rules_see_undecodable_packets() {
+    let good = PacketBuilder::default().udp(
+        addr("10.0.0.9:5353").ip(),
+        5353,
+        addr("10.0.1.53:53").ip(),
+        53,
+        &dns_query(9, "z.test"),
+    );
+    // The IPv4 header and 4 bytes of the datagram its length announces.
+    let cut = good[..14 + 24].to_vec();
+    let frames = vec![((1_700_000_010, 0), good), ((1_700_000_011, 0), cut)];
+    let rules = "alert pkthdr any any -> any any (msg:\"trunc\"; decode-event:ipv4.trunc_pkt; sid:60;)\n\
+                 alert ip any any -> any any (msg:\"ip trunc\"; decode-event:ipv4.trunc_pkt; sid:61;)\n\
+                 alert pkthdr any any -> any any (msg:\"any\"; sid:62;)";
+    let (out, _) = run("pkthdr", frames, rules, 1);
+    let sids = |sid| {
+        out.iter()
+            .filter(|o| o.sid == sid)
+            .map(|o| o.index)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sids(60), vec![2], "{out:#?}");
+    assert!(sids(61).is_empty(), "{out:#?}");
+    assert_eq!(sids(62), vec![1, 2], "{out:#?}");
+}
