@@ -680,6 +680,21 @@ impl AppLayerState {
         }
     }
 
+    /// The progress of a direction of a transaction, numbered as
+    /// Suricata numbers the protocol's states (`app-layer-state`), for
+    /// the protocols Vigil tracks them for (HTTP/1 and TLS); `None`
+    /// otherwise or when the transaction is gone.
+    pub fn state_progress(&self, tx: TxId, dir: Direction) -> Option<u8> {
+        match self {
+            AppLayerState::Http(s) => s.tx(tx).map(|t| t.state_progress(dir)),
+            AppLayerState::Tls(s) => s
+                .tx()
+                .filter(|t| t.id() == tx)
+                .map(|t| t.state_progress(dir)),
+            _ => None,
+        }
+    }
+
     pub fn as_tls(&self) -> Option<&TlsState> {
         match self {
             AppLayerState::Tls(s) => Some(s),

@@ -132,6 +132,8 @@ pub struct TlsTx {
     pub ja3s_string: Option<Vec<u8>>,
     pub ja3s_hash: Option<Vec<u8>>,
     pub ja4: Option<Vec<u8>>,
+    /// A ServerHelloDone was seen.
+    pub server_hello_done: bool,
     encrypted: [bool; 2],
 }
 
@@ -166,6 +168,44 @@ impl TlsTx {
         TxProgress {
             request_complete: self.encrypted[0],
             response_complete: self.encrypted[1],
+        }
+    }
+
+    /// The progress of a direction as `app-layer-state` numbers Suricata's
+    /// TLS states: client `client_in_progress` (0), `client_hello_done`
+    /// (1), `client_cert_done` (2), `client_finished` (4); server
+    /// `server_in_progress` (0), `server_hello` (1), `server_cert_done`
+    /// (2), `server_hello_done` (3), `server_finished` (5). A direction
+    /// is finished once it switched to encrypted records (its
+    /// ChangeCipherSpec, or TLS 1.3's encrypted handshake), which is where
+    /// Vigil completes it; the `*_handshake_done` states (3 and 4) are
+    /// not told apart from finished.
+    pub fn state_progress(&self, dir: Direction) -> u8 {
+        match dir {
+            Direction::ToServer => {
+                if self.encrypted[0] {
+                    4
+                } else if !self.client_certs.is_empty() {
+                    2
+                } else if self.client_hello.is_some() {
+                    1
+                } else {
+                    0
+                }
+            }
+            Direction::ToClient => {
+                if self.encrypted[1] {
+                    5
+                } else if self.server_hello_done {
+                    3
+                } else if !self.server_certs.is_empty() {
+                    2
+                } else if self.server_hello.is_some() {
+                    1
+                } else {
+                    0
+                }
+            }
         }
     }
 
@@ -937,6 +977,7 @@ impl TlsState {
             (11, _) => self.certificates(dir, body, ev),
             (12, Direction::ToClient) => self.tx.state_flags |= ssl_state::SERVER_KEYX,
             (16, Direction::ToServer) => self.tx.state_flags |= ssl_state::CLIENT_KEYX,
+            (14, Direction::ToClient) => self.tx.server_hello_done = true,
             (0, _) | (4, _) | (13, _) | (14, _) | (15, _) | (20, _) | (22, _) => {}
             _ => self.tx.state_flags |= ssl_state::UNKNOWN,
         }

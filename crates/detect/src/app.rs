@@ -239,6 +239,15 @@ pub enum TxCheck {
     /// `app-layer-event:<proto>.<name>`: the parser raised this event on
     /// the transaction (Suricata's name, upper case).
     Event(AppProto, &'static str),
+    /// `app-layer-state`: the transaction's progress in the state's
+    /// direction compares with the state's value (Suricata's numbering,
+    /// from [`AppLayerState::state_progress`]).
+    AppState {
+        proto: AppProto,
+        to_server: bool,
+        op: vigil_rules::AppStateOp,
+        progress: u8,
+    },
     /// `ftp.dynamic_port`: the data connection port a `PORT`/`EPRT`
     /// command or a `227`/`229` reply set.
     FtpDynamicPort(IntCmp),
@@ -799,7 +808,9 @@ impl TxCheck {
 
     pub fn proto(&self) -> AppProto {
         match self {
-            TxCheck::Event(p, _) | TxCheck::MsgInt { proto: p, .. } => *p,
+            TxCheck::Event(p, _)
+            | TxCheck::MsgInt { proto: p, .. }
+            | TxCheck::AppState { proto: p, .. } => *p,
             TxCheck::Krb5TicketEnc { .. } => AppProto::Krb5,
             TxCheck::TlsVersion(_)
             | TxCheck::SslVersion { .. }
@@ -825,6 +836,13 @@ impl TxCheck {
         match self {
             TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
             TxCheck::FtpBounce => Side::Request,
+            TxCheck::AppState { to_server, .. } => {
+                if *to_server {
+                    Side::Request
+                } else {
+                    Side::Response
+                }
+            }
             TxCheck::Uint(f, _) => match f.direction() {
                 Some(AppDir::ToServer) => Side::Request,
                 Some(AppDir::ToClient) => Side::Response,
@@ -929,6 +947,23 @@ impl TxCheck {
                 .tx_events(tx.tx)
                 .iter()
                 .any(|(e, d)| (*d == tx.dir || *p == AppProto::Smb) && e.name() == *name),
+            TxCheck::AppState {
+                to_server,
+                op,
+                progress,
+                ..
+            } => {
+                let dir = if *to_server {
+                    AppDir::ToServer
+                } else {
+                    AppDir::ToClient
+                };
+                tx.dir == dir
+                    && tx
+                        .app
+                        .state_progress(tx.tx, dir)
+                        .is_some_and(|p| op.matches(p, *progress))
+            }
             TxCheck::TlsVersion(want) => tx
                 .app
                 .as_tls()

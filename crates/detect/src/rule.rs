@@ -839,6 +839,21 @@ pub fn compile_rule_with(
             Condition::NotEvaluable { keyword, .. } => {
                 return Err(Skip::NotEvaluable(keyword.clone()))
             }
+            // HTTP/1 and TLS track their progress states; SSH and SMTP
+            // name states Vigil's parsers do not follow.
+            Condition::AppLayerState(st) => {
+                let proto = match st.proto.as_str() {
+                    "http1" => vigil_applayer::AppProto::Http,
+                    "tls" => vigil_applayer::AppProto::Tls,
+                    _ => return Err(Skip::NotEvaluable("app-layer-state".into())),
+                };
+                tx_checks.push(crate::app::TxCheck::AppState {
+                    proto,
+                    to_server: st.to_server,
+                    op: st.op,
+                    progress: st.progress,
+                });
+            }
             Condition::IpRep(r) => {
                 let rep = reputation.ok_or_else(|| Skip::Invalid {
                     keyword: "iprep".into(),

@@ -790,3 +790,79 @@ fn multi_integer_index_modes() {
         Some(Err(_))
     ));
 }
+
+#[test]
+fn app_layer_state_compares_the_transaction_progress() {
+    let e = engine(&[
+        "alert http1 any any -> any any (msg:\"before body\"; app-layer-state:<request_body; sid:1;)",
+        "alert http1 any any -> any any (msg:\"before headers\"; app-layer-state:<request_headers; sid:6;)",
+        "alert http1 any any -> any any (msg:\"past headers\"; app-layer-state:>request_headers; sid:2;)",
+        "alert http1 any any -> any any (msg:\"hook\"; app-layer-state:request_headers; sid:3;)",
+        "alert http1 any any -> any any (msg:\"response\"; app-layer-state:>response_started; sid:4;)",
+        "alert http1 any any -> any any (msg:\"past line, uri\"; app-layer-state:>request_line; http.uri; content:\"/up\"; sid:5;)",
+    ]);
+    // The request line and part of the headers: as in libhtp, the
+    // request is in its headers (request_headers, 2).
+    let mut app = http(&[b"POST /up HTTP/1.1\r\nHost: a\r\n"], &[]);
+    assert_eq!(app.state_progress(0, AppDir::ToServer), Some(2));
+    assert_eq!(app.state_progress(0, AppDir::ToClient), Some(0));
+    let mut st = FlowDetectState::default();
+    let mut txst = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToServer, &mut txst, &mut st),
+        vec![1, 3, 5]
+    );
+    // The headers end and a body is expected: as in libhtp, the request
+    // is in request_body (3) right away.
+    app.feed(AppDir::ToServer, b"Content-Length: 4\r\n\r\n", 2);
+    assert_eq!(app.state_progress(0, AppDir::ToServer), Some(3));
+    let mut fresh = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToServer, &mut fresh, &mut st),
+        vec![2, 3, 5]
+    );
+    // The body completes the request (request_complete, 5); the rules
+    // fired once for the transaction, the hook rule (no operator) too.
+    app.feed(AppDir::ToServer, b"abcd", 2);
+    assert_eq!(app.state_progress(0, AppDir::ToServer), Some(5));
+    assert!(inspect(&e, &app, 0, AppDir::ToServer, &mut fresh, &mut st).is_empty());
+    // The response side: only the to-client rule, once a line is in.
+    assert!(inspect(&e, &app, 0, AppDir::ToClient, &mut fresh, &mut st).is_empty());
+    app.feed(AppDir::ToClient, b"HTTP/1.1 200 OK\r\n", 3);
+    assert_eq!(app.state_progress(0, AppDir::ToClient), Some(2));
+    assert_eq!(
+        inspect(&e, &app, 0, AppDir::ToClient, &mut fresh, &mut st),
+        vec![4]
+    );
+
+    // TLS: a ClientHello is client_hello_done (1).
+    let e = engine(&[
+        "alert tls any any -> any any (msg:\"hello\"; app-layer-state:>client_in_progress; sid:11;)",
+        "alert tls any any -> any any (msg:\"no cert\"; app-layer-state:<client_cert_done; sid:12;)",
+        "alert tls any any -> any any (msg:\"past hello\"; app-layer-state:>client_hello_done; sid:13;)",
+        "alert tls any any -> any any (msg:\"server\"; app-layer-state:server_hello; sid:14;)",
+    ]);
+    let mut app = AppLayerState::new(AppProto::Tls, Transport::Tcp);
+    app.feed(AppDir::ToServer, &client_hello("a.example"), 1);
+    let tx = app.transactions()[0].id;
+    assert_eq!(app.state_progress(tx, AppDir::ToServer), Some(1));
+    let mut txst = TxDetectState::default();
+    assert_eq!(
+        inspect(&e, &app, tx, AppDir::ToServer, &mut txst, &mut st),
+        vec![11, 12]
+    );
+    assert!(inspect(&e, &app, tx, AppDir::ToClient, &mut txst, &mut st).is_empty());
+
+    // SSH and SMTP name states Vigil does not track: not evaluable.
+    let (_, report) = DetectEngine::build(
+        &parse(&[
+            "alert ssh any any -> any any (msg:\"x\"; app-layer-state:>request_banner_done; sid:21;)",
+            "alert smtp any any -> any any (msg:\"x\"; app-layer-state:request_data; sid:22;)",
+        ]),
+        &ClassificationConfig::default(),
+    );
+    assert_eq!(
+        report.not_evaluable_by_keyword.get("app-layer-state"),
+        Some(&2)
+    );
+}

@@ -901,11 +901,133 @@ pub enum Condition {
     /// the IP reputation of the packet's addresses. The category is
     /// resolved against the loaded reputation when the rule is compiled.
     IpRep(IpRep),
+    /// `app-layer-state:[<|>]<state>`: the transaction's progress in the
+    /// direction the state name belongs to, resolved against the rule
+    /// header's protocol (see [`crate::app_state_id`]).
+    AppLayerState(AppLayerState),
     /// Any other keyword that parsed but is not evaluated yet.
     NotEvaluable {
         keyword: String,
         value: Option<String>,
     },
+}
+
+/// How `app-layer-state` compares the transaction's progress with the
+/// named state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppStateOp {
+    /// No operator: Suricata's hook form, the rule is inspected once the
+    /// transaction has reached the state (progress >= state).
+    AtLeast,
+    /// `<state`: progress before the state.
+    Lt,
+    /// `>state`: progress past the state.
+    Gt,
+}
+
+impl AppStateOp {
+    /// Whether a progress value passes against the state's value.
+    pub fn matches(self, progress: u8, state: u8) -> bool {
+        match self {
+            AppStateOp::AtLeast => progress >= state,
+            AppStateOp::Lt => progress < state,
+            AppStateOp::Gt => progress > state,
+        }
+    }
+}
+
+/// `app-layer-state:[<|>]<state>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppLayerState {
+    pub op: AppStateOp,
+    /// The state name as written.
+    pub name: String,
+    /// The protocol the name was resolved for (`http1`, `tls`, ...).
+    pub proto: String,
+    /// The state's direction: true for the request (to server) side.
+    pub to_server: bool,
+    /// The state's progress value (Suricata's numbering).
+    pub progress: u8,
+}
+
+/// The progress states of the protocols that name them, per direction,
+/// in progress order (Suricata 9's names; the value is the index).
+const APP_STATES: &[(&str, &[&str], &[&str])] = &[
+    (
+        "http1",
+        &[
+            "request_started",
+            "request_line",
+            "request_headers",
+            "request_body",
+            "request_trailer",
+            "request_complete",
+        ],
+        &[
+            "response_started",
+            "response_line",
+            "response_headers",
+            "response_body",
+            "response_trailer",
+            "response_complete",
+        ],
+    ),
+    (
+        "tls",
+        &[
+            "client_in_progress",
+            "client_hello_done",
+            "client_cert_done",
+            "client_handshake_done",
+            "client_finished",
+        ],
+        &[
+            "server_in_progress",
+            "server_hello",
+            "server_cert_done",
+            "server_hello_done",
+            "server_handshake_done",
+            "server_finished",
+        ],
+    ),
+    (
+        "ssh",
+        &[
+            "request_in_progress",
+            "request_banner_wait_eol",
+            "request_banner_done",
+            "request_finished",
+        ],
+        &[
+            "response_in_progress",
+            "response_banner_wait_eol",
+            "response_banner_done",
+            "response_finished",
+        ],
+    ),
+    (
+        "smtp",
+        &["request_started", "request_data", "request_complete"],
+        &["response_started", "response_data", "response_complete"],
+    ),
+];
+
+/// The protocols whose transactions have named progress states, for
+/// `app-layer-state` (rule header names; `ssl` is `tls`).
+pub fn app_state_protocols() -> impl Iterator<Item = &'static str> {
+    APP_STATES.iter().map(|(p, _, _)| *p)
+}
+
+/// Resolves an `app-layer-state` name for a rule header protocol: the
+/// direction (true: to server) and progress value, as Suricata numbers
+/// them; `None` when the protocol has no such state.
+pub fn app_state_id(proto: &str, name: &str) -> Option<(bool, u8)> {
+    let proto = if proto == "ssl" { "tls" } else { proto };
+    let (_, ts, tc) = APP_STATES.iter().find(|(p, _, _)| *p == proto)?;
+    if let Some(i) = ts.iter().position(|n| *n == name) {
+        return Some((true, i as u8));
+    }
+    tc.iter().position(|n| *n == name).map(|i| (false, i as u8))
 }
 
 /// `rpc:` values; `None` is `*` (any).

@@ -352,7 +352,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("file_meta", Info),
     // ---- everything else Suricata knows
     ("app-layer-protocol", Other("app-layer-protocol")),
-    ("app-layer-state", Other("app-layer-state")),
     ("engine-event", Other("engine-event")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
@@ -637,6 +636,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("base64_decode", Supported),
     ("ack", Supported),
     ("app-layer-event", Supported),
+    ("app-layer-state", Supported),
     ("asn1", Supported),
     ("bsize", Supported),
     ("bufferlen", Supported),
@@ -1015,7 +1015,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
         "ignored: performance hint; Vigil chooses its own prefilter, matches are the same",
     ),
     ("file_meta", "ignored: Snort 3 file metadata"),
-    ("app-layer-state", "needs per-transaction progress states"),
     ("engine-event", "engine events are not raised"),
     ("lua", "Lua scripting is not available"),
     ("luajit", "Lua scripting is not available"),

@@ -623,6 +623,78 @@ pub(crate) fn parse_rpc(v: &str) -> Result<RpcMatch, String> {
 /// `iprep:<side>,<category>,isset|isnotset` (Suricata 8). The category
 /// name is checked against the loaded categories when the rule is
 /// compiled.
+/// Resolves an `app-layer-state` name against the rule header's
+/// protocol, as Suricata does (the rule fails to load when the protocol
+/// has no such state, or no named states at all).
+fn resolve_app_state(st: &mut crate::ast::AppLayerState, proto: &Proto) -> Result<(), String> {
+    let Proto::App(p) = proto else {
+        return Err(format!(
+            "app-layer-state needs an application protocol in the rule header ({})",
+            crate::ast::app_state_protocols()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let p = if p == "ssl" { "tls" } else { p.as_str() };
+    if !crate::ast::app_state_protocols().any(|x| x == p) {
+        return Err(format!(
+            "app-layer-state: protocol '{}' has no named progress states ({}{})",
+            truncate(p, 20),
+            crate::ast::app_state_protocols()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if p == "http" {
+                "; 'http' covers HTTP/1 and HTTP/2, name http1"
+            } else {
+                ""
+            }
+        ));
+    }
+    let Some((to_server, progress)) = crate::ast::app_state_id(p, &st.name) else {
+        return Err(format!(
+            "app-layer-state: '{}' is not a {p} state",
+            truncate(&st.name, 40)
+        ));
+    };
+    st.proto = p.to_string();
+    st.to_server = to_server;
+    st.progress = progress;
+    Ok(())
+}
+
+/// `app-layer-state:[<|>]<state>`: the operator and the state name
+/// (resolved against the header's protocol when the rule is finished).
+/// Suricata has no `<=` / `>=` and no space after the operator.
+pub(crate) fn parse_app_layer_state(v: &str) -> Result<(AppStateOp, String), String> {
+    let t = v.trim();
+    let (op, name) = if let Some(r) = t.strip_prefix('<') {
+        (AppStateOp::Lt, r)
+    } else if let Some(r) = t.strip_prefix('>') {
+        (AppStateOp::Gt, r)
+    } else {
+        (AppStateOp::AtLeast, t)
+    };
+    if name.starts_with(['=', '<', '>']) {
+        return Err(format!(
+            "invalid app-layer-state operator in '{}' (only < and > are allowed)",
+            truncate(t, 40)
+        ));
+    }
+    if name.is_empty() {
+        return Err("app-layer-state needs a state name".into());
+    }
+    if !name
+        .bytes()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+    {
+        return Err(format!(
+            "invalid app-layer-state name '{}'",
+            truncate(name, 40)
+        ));
+    }
+    Ok((op, name.to_string()))
+}
+
 pub(crate) fn parse_iprep(v: &str) -> Result<IpRep, String> {
     let t = strip_quotes(v);
     let parts: Vec<&str> = t.split(',').map(str::trim).collect();
@@ -1349,6 +1421,17 @@ impl Parser {
             "rpc" => {
                 let r = parse_rpc(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::Rpc(r));
+            }
+            "app-layer-state" => {
+                let (op, state) = parse_app_layer_state(need(name, value)?).map_err(inval)?;
+                self.conditions
+                    .push(Condition::AppLayerState(crate::ast::AppLayerState {
+                        op,
+                        name: state,
+                        proto: String::new(),
+                        to_server: true,
+                        progress: 0,
+                    }));
             }
             "iprep" => {
                 let r = parse_iprep(need(name, value)?).map_err(inval)?;
@@ -2714,6 +2797,13 @@ impl Parser {
             )
             .with_keyword("detection_filter"));
         }
+        let mut conditions = self.conditions;
+        for c in conditions.iter_mut() {
+            if let Condition::AppLayerState(st) = c {
+                resolve_app_state(st, &header.proto)
+                    .map_err(|m| err(K::InvalidValue, m).with_keyword("app-layer-state"))?;
+            }
+        }
         let mut items = self.items;
         // The base64_data keywords belong to the base64_decode that
         // produces their buffer.
@@ -2767,7 +2857,7 @@ impl Parser {
             references: self.references,
             metadata: self.metadata,
             buffers,
-            conditions: self.conditions,
+            conditions,
             noalert: self.noalert,
             bypass: self.bypass,
             disable_tx_log: self.disable_tx_log,

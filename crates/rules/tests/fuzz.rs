@@ -481,3 +481,29 @@ fn deep_nesting_does_not_overflow() {
     );
     assert!(parse_rule(&many, &Vars::default(), Origin::default()).is_ok());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+
+    /// `app-layer-state`: random values, and valid ones cut short or with
+    /// junk appended, on protocols with and without named states: an
+    /// error names the keyword, never a panic.
+    #[test]
+    fn app_layer_state_errors_name_the_keyword(
+        proto in prop::sample::select(vec!["http1", "http", "tls", "ssh", "smtp", "dns", "tcp"]),
+        which in 0usize..4,
+        cut in 0usize..30,
+        junk in prop_oneof!["[ -~]{0,12}", "[<>=!]{0,2}[a-z_]{0,20}"],
+    ) {
+        let full = [">request_headers", "<client_cert_done", "response_banner_done", "request_data"][which];
+        let cut = cut.min(full.len());
+        for value in [format!("{}{}", &full[..cut], junk), junk.clone()] {
+            let text = format!("alert {proto} any any -> any any (app-layer-state:{value}; sid:9;)");
+            if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+                if !value.contains([';', '"', '\\', '(', ')']) {
+                    prop_assert_eq!(e.keyword.as_deref(), Some("app-layer-state"), "{}: {}", text, e);
+                }
+            }
+        }
+    }
+}

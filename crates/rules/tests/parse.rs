@@ -2130,3 +2130,51 @@ fn dataset_and_datarep_errors() {
     );
     bad_kw("datarep:x,>,1, type string;", Validation, "datarep");
 }
+
+#[test]
+fn app_layer_state_values() {
+    let p = |t: &str| parse_rule(t, &Vars::default(), Origin::default());
+    let st = |t: &str| match p(t).unwrap().conditions.as_slice() {
+        [Condition::AppLayerState(s)] => s.clone(),
+        c => panic!("{t}: {c:?}"),
+    };
+    let s = st("alert http1 any any -> any any (app-layer-state:<request_body; sid:1;)");
+    assert_eq!(
+        (s.op, s.proto.as_str(), s.to_server, s.progress),
+        (AppStateOp::Lt, "http1", true, 3)
+    );
+    let s = st("alert http1 any any -> any any (app-layer-state: >response_line ; sid:1;)");
+    assert_eq!((s.op, s.to_server, s.progress), (AppStateOp::Gt, false, 1));
+    let s = st("alert tls any any -> any any (app-layer-state:server_hello_done; sid:1;)");
+    assert_eq!(
+        (s.op, s.to_server, s.progress),
+        (AppStateOp::AtLeast, false, 3)
+    );
+    let s = st("alert ssl any any -> any any (app-layer-state:>client_hello_done; sid:1;)");
+    assert_eq!(
+        (s.proto.as_str(), s.to_server, s.progress),
+        ("tls", true, 1)
+    );
+    let s = st("alert ssh any any -> any any (app-layer-state:>response_banner_done; sid:1;)");
+    assert_eq!((s.to_server, s.progress), (false, 2));
+    // As Suricata: only < and >, a state of the header's protocol, and a
+    // protocol with named states (`http` is HTTP/1 and HTTP/2).
+    for t in [
+        "alert http1 any any -> any any (app-layer-state:<=request_body; sid:1;)",
+        "alert http1 any any -> any any (app-layer-state:>=request_body; sid:1;)",
+        "alert http1 any any -> any any (app-layer-state:> request_body; sid:1;)",
+        "alert http1 any any -> any any (app-layer-state:>; sid:1;)",
+        "alert http1 any any -> any any (app-layer-state; sid:1;)",
+        "alert http1 any any -> any any (app-layer-state:>bogus; sid:1;)",
+        "alert http1 any any -> any any (app-layer-state:>client_hello_done; sid:1;)",
+        "alert http any any -> any any (app-layer-state:>request_headers; sid:1;)",
+        "alert dns any any -> any any (app-layer-state:>request_started; sid:1;)",
+        "alert tcp any any -> any any (app-layer-state:>request_started; sid:1;)",
+    ] {
+        let e = p(t).expect_err(t);
+        assert_eq!(e.keyword.as_deref(), Some("app-layer-state"), "{t}: {e}");
+    }
+    let e =
+        p("alert http any any -> any any (app-layer-state:>request_headers; sid:1;)").unwrap_err();
+    assert!(e.message.contains("http1"), "{e}");
+}

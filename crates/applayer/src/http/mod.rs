@@ -390,6 +390,28 @@ impl HttpTx {
             .collect()
     }
 
+    /// The progress of a direction as `app-layer-state` numbers Suricata's
+    /// HTTP/1 states: `request_started` (0), `request_line` (1),
+    /// `request_headers` (2), `request_body` (3), `request_trailer` (4),
+    /// `request_complete` (5), and the same for responses. As in libhtp,
+    /// the state is the part being parsed: once the line is in, the
+    /// message is in its headers (2); once the headers are in and a body
+    /// follows, in its body (3). Trailers of a chunked body are parsed
+    /// as part of the body (3); a transaction exists only once its line
+    /// is complete, so `request_line` (1) is not seen.
+    pub fn state_progress(&self, dir: Direction) -> u8 {
+        let p = match dir {
+            Direction::ToServer => self.request_progress,
+            Direction::ToClient => self.response_progress,
+        };
+        match p {
+            HttpProgress::None => 0,
+            HttpProgress::Line => 2,
+            HttpProgress::Headers | HttpProgress::Body => 3,
+            HttpProgress::Complete => 5,
+        }
+    }
+
     pub fn progress(&self) -> TxProgress {
         TxProgress {
             request_complete: self.request_progress == HttpProgress::Complete,
