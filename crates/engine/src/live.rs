@@ -677,6 +677,7 @@ fn output_loop(
     let mut done = vec![false; n];
     let mut thresholds = ThresholdTracker::default();
     let mut xbits = XbitTable::default();
+    let mut tags = crate::tags::TagTable::default();
     let mut threshold_engine: Option<Arc<DetectEngine>> = None;
     let mut last_tick = Instant::now();
     let mut failed: Option<std::io::Error> = None;
@@ -713,6 +714,7 @@ fn output_loop(
                     // Bits are kept by name index: a new ruleset (rule
                     // reload) starts afresh too.
                     xbits = XbitTable::default();
+                    tags = crate::tags::TagTable::default();
                     threshold_engine = Some(engine.clone());
                 }
                 for a in &alerts {
@@ -734,6 +736,12 @@ fn output_loop(
                         sink.tx_log(a)
                     } else if a.kind == OutKind::Drop {
                         sink.drop_log(a, engine.rules.get(a.rule as usize))
+                    } else if a.kind == OutKind::Tag {
+                        if tags.on_packet(a) {
+                            sink.tagged_packet(a)
+                        } else {
+                            Ok(())
+                        }
                     } else {
                         let rule = &engine.rules[a.rule as usize];
                         let matched = a.kind != OutKind::Xbits
@@ -748,6 +756,9 @@ fn output_loop(
                         } else if let Some(action) = admitted {
                             snap.alerts_written += 1;
                             snap.alerts_blocked += u64::from(a.blocked);
+                            if let Some(t) = &rule.tag {
+                                tags.on_alert(t, rule.gid, rule.sid, a);
+                            }
                             crate::write_alert(sink, a, rule, action)
                         } else {
                             snap.alerts_suppressed += 1;

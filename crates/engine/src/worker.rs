@@ -459,6 +459,11 @@ pub enum OutKind {
     /// in input order its xbits decide whether it matches and alerts
     /// (vigil_detect::xbits). Otherwise an alert.
     Xbits,
+    /// A packet, when a loaded rule has `tag`: after the packet's alerts,
+    /// where items meet in input order the tag table decides whether it
+    /// is a tagged packet (crate::tags); `packet` holds the frame, `rule`
+    /// is unused.
+    Tag,
     /// A connection event for the built-in detectors
     /// ([`crate::detectors`]): `src` is the client, `dst`/`dp` the
     /// server; `rule` is unused.
@@ -851,6 +856,10 @@ struct Ctx {
     drop_logged: bool,
     /// The dropped packet's flow id and direction.
     drop_flow: Option<(u64, bool)>,
+    /// A loaded rule has `tag`: each packet goes to the tag table.
+    tagging: bool,
+    /// The current packet's flow id (for its [`OutKind::Tag`] item).
+    pkt_flow: Option<u64>,
 }
 
 pub struct Worker {
@@ -881,6 +890,7 @@ const DEFERRED: (u32, u32) = (u32::MAX, u32::MAX);
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         let checksum_on = cfg.checksum != ChecksumMode::None;
+        let tagging = detect.rules.iter().any(|r| r.tag.is_some());
         let mut scratch = DetectScratch::default();
         if cfg.profile_rules {
             scratch.profile = Some(Box::new(RuleProfile::new(detect.rules.len())));
@@ -916,6 +926,8 @@ impl Worker {
                 drop_rule: None,
                 drop_logged: false,
                 drop_flow: None,
+                tagging,
+                pkt_flow: None,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
@@ -1004,6 +1016,7 @@ impl Worker {
             self.ctx.drop_rule = None;
             self.ctx.drop_logged = false;
             self.ctx.drop_flow = None;
+            self.ctx.pkt_flow = None;
             if rec.marker {
                 self.clock(rec, alerts);
                 self.verdicts.push(Verdict::Accept);
@@ -1056,6 +1069,9 @@ impl Worker {
             }
             if v.is_drop() && self.ctx.cfg.drop_log.is_some() && !self.ctx.drop_logged {
                 self.ctx.drop_record(p, rec, v, alerts);
+            }
+            if self.ctx.tagging {
+                self.ctx.tag_item(p, rec, alerts);
             }
             if let (Some(a), Some(h)) = (self.ctx.block_host.take(), &self.ctx.cfg.hosts) {
                 self.ctx.stats.ips_hosts_blocked += 1;
@@ -1130,6 +1146,7 @@ impl Worker {
             return;
         };
         let candidates = &self.candidates[cand];
+        self.ctx.pkt_flow = Some(flow.id);
         if self.ctx.cfg.inline && flow.state.dropped {
             // The flow verdict table: a dropped flow's packets are
             // dropped here, before any further inspection.
@@ -1298,6 +1315,7 @@ impl Worker {
         if self.ctx.scratch.profile.is_some() {
             self.ctx.scratch.profile = Some(Box::new(RuleProfile::new(new.rules.len())));
         }
+        self.ctx.tagging = new.rules.iter().any(|r| r.tag.is_some());
         self.ctx.detect = new;
     }
 
@@ -1333,6 +1351,46 @@ struct Emit {
 }
 
 impl Ctx {
+    /// Appends the packet's [`OutKind::Tag`] item (after its alerts).
+    fn tag_item(&mut self, p: &Packet<'_>, rec: &PacketRecord, alerts: &mut Vec<AlertOut>) {
+        let Some(ip) = &p.ip else { return };
+        let (sp, dp, icmp) = ports_and_icmp(p);
+        alerts.push(AlertOut {
+            index: rec.index,
+            order: (rec.index, phase(rec), 0),
+            ts_ns: rec.ts_ns,
+            flow_id: self.pkt_flow,
+            src: ip.src,
+            dst: ip.dst,
+            sp,
+            dp,
+            proto: ip.proto,
+            icmp,
+            sctp: sctp_of(p),
+            igmp: igmp_of(p),
+            vlan: p.vlan,
+            vlan_count: p.vlan_count,
+            to_server: None,
+            rule: u32::MAX,
+            linktype: rec.linktype,
+            stream: false,
+            pseudo: false,
+            rebuilt: rec.rebuilt,
+            payload: None,
+            packet: Some(p.data.into()),
+            app_proto: None,
+            app: None,
+            kind: OutKind::Tag,
+            blocked: false,
+            xff: None,
+            tunnel: tunnel_of(p),
+            link_only: false,
+            vars: None,
+            context: Box::default(),
+            datasets: None,
+        });
+    }
+
     /// Appends the `drop` record of a dropped packet.
     fn drop_record(
         &mut self,

@@ -714,10 +714,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("startswith", Supported),
     ("stream-event", Supported),
     ("stream_size", Supported),
-    (
-        "tag",
-        Parsed("ignored: validated; tagging the flow's or host's later packets is not implemented (the matching packet alerts as usual)"),
-    ),
+    ("tag", Supported),
     ("target", Supported),
     ("tcp.ack", Supported),
     ("tcp.flags", Supported),
@@ -1201,9 +1198,6 @@ const LEFT_OUT: &str = "\
 - **Rewriting and active responses**: `replace`, `resp`, `react`,
   `nfq_set_mark`; in IPS mode Vigil drops or rejects but never edits
   packets.
-- **`tag`**: validated and ignored: Vigil has no packet log, so there is
-  nothing to record the tagged packets in; the matching packet alerts as
-  usual.
 - **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
   setting): Suricata 8/9's firewall rule hooks are not implemented.
 - **`flow.elephant`**: not implemented; the parser rejects it.

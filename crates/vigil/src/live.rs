@@ -292,6 +292,10 @@ impl AlertSink for LiveOutput {
     fn drop_log(&mut self, a: &AlertOut, rule: Option<&CompiledRule>) -> std::io::Result<()> {
         self.sink.drop_log(a, rule)
     }
+
+    fn tagged_packet(&mut self, a: &AlertOut) -> std::io::Result<()> {
+        self.sink.tagged_packet(a)
+    }
 }
 
 impl LiveOutput {
