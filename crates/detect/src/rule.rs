@@ -132,6 +132,8 @@ pub struct CompiledRule {
     pub noalert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
+    /// A packet-payload content has `replace` (applied inline only).
+    pub replace: bool,
     /// `config: logging disable, type tx, scope tx`.
     pub disable_tx_log: bool,
     pub proto: ProtoMatch,
@@ -1124,6 +1126,9 @@ pub fn compile_rule_with(
         tag: rule.tag,
         noalert,
         bypass: rule.bypass,
+        replace: buffers
+            .iter()
+            .any(|(b, p)| *b == Buffer::Packet && p.has_replace()),
         disable_tx_log: rule.disable_tx_log,
         proto,
         src: rule.header.src.compile(),

@@ -112,6 +112,18 @@ pub trait LiveInput: Send {
     ) -> Result<(), InputError> {
         Ok(())
     }
+    /// Inline inputs: the verdict of a packet that a `replace` rule
+    /// rewrote (`changed`: the packet as it goes on). By default the
+    /// original goes on (inputs that cannot send a changed packet).
+    fn verdict_changed(
+        &mut self,
+        token: u64,
+        v: crate::Verdict,
+        frame: &[u8],
+        _changed: &[u8],
+    ) -> Result<(), InputError> {
+        self.verdict(token, v, frame)
+    }
     /// Inline inputs: every verdict of a batch was given; send what was
     /// held back to be sent together (NFQUEUE's batch verdicts).
     fn flush_verdicts(&mut self) -> Result<(), InputError> {
@@ -584,9 +596,17 @@ fn live_worker(
                     }
                 }
             }
-            for ((&(input, token), &v), rec) in tokens.iter().zip(&verdicts).zip(&batch.records) {
+            let mut changed = worker.changed().iter().peekable();
+            for (i, ((&(input, token), &v), rec)) in
+                tokens.iter().zip(&verdicts).zip(&batch.records).enumerate()
+            {
+                let change = changed.next_if(|c| c.0 == i).map(|c| &c.1);
                 if let Some(inp) = ins.get_mut(input) {
-                    if let Err(e) = inp.verdict(token, v, batch.data(rec)) {
+                    let r = match change {
+                        Some(c) => inp.verdict_changed(token, v, batch.data(rec), c),
+                        None => inp.verdict(token, v, batch.data(rec)),
+                    };
+                    if let Err(e) = r {
                         eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());
                     }
                     if token != 0 {

@@ -187,6 +187,9 @@ pub struct Content {
     /// `rawbytes` (accepted, no effect on the packet buffer).
     pub rawbytes: bool,
     pub fast_pattern: Option<FastPattern>,
+    /// `replace:` (IPS mode): the matched bytes are replaced with these
+    /// (same length as the pattern; packet payload contents only).
+    pub replace: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -368,7 +368,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("dce_opnum", Other("dcerpc.opnum")),
     ("dcerpc.opnum", Other("dcerpc.opnum")),
     ("geoip", Other("geoip")),
-    ("replace", Other("replace")),
     ("tls.version", Other("tls.version")),
     ("tls.subject", Other("tls.subject")),
     ("tls.issuerdn", Other("tls.issuerdn")),
@@ -633,6 +632,7 @@ const PROTO_NOT_PARSED: KeywordStatus = Unsupported("protocol not parsed yet");
 /// A unit test checks this list against the parser's source.
 pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("absent", Supported),
+    ("replace", Supported),
     ("base64_data", Supported),
     ("base64_decode", Supported),
     ("ack", Supported),
@@ -1026,7 +1026,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesha256", "file hash lists not implemented"),
     ("filesize", "file size tracking not implemented"),
     ("geoip", "GeoIP database lookups not implemented"),
-    ("replace", "IPS payload rewriting not implemented"),
     ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
 ];
@@ -1195,9 +1194,8 @@ const LEFT_OUT: &str = "\
   and `datarep` are supported: docs/ARCHITECTURE.md).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
-- **Rewriting and active responses**: `replace`, `resp`, `react`,
-  `nfq_set_mark`; in IPS mode Vigil drops or rejects but never edits
-  packets.
+- **Active responses and marks**: `resp`, `react`, `nfq_set_mark`; in
+  IPS mode Vigil drops, rejects or (`replace`) rewrites payload bytes.
 - **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
   setting): Suricata 8/9's firewall rule hooks are not implemented.
 - **`flow.elephant`**: not implemented; the parser rejects it.

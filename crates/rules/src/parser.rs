@@ -953,6 +953,7 @@ impl Parser {
                 })?;
                 self.content_modifier(idx, name, value)?;
             }
+            "replace" => self.replace(need(name, value)?)?,
             "pcre" => self.pcre(need(name, value)?)?,
             "byte_test" => self.byte_test(need(name, value)?)?,
             "byte_jump" => self.byte_jump(need(name, value)?)?,
@@ -1824,6 +1825,7 @@ impl Parser {
                 startswith: false,
                 endswith: false,
                 rawbytes: false,
+                replace: None,
                 fast_pattern: None,
             }),
         });
@@ -1894,6 +1896,45 @@ impl Parser {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `replace:"..."` on the last content of the packet payload (same
+    /// length, not negated), as Suricata's DetectReplaceSetup.
+    fn replace(&mut self, value: &str) -> Result<(), RuleError> {
+        let v = value.trim();
+        let inner = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .filter(|_| v.len() >= 2)
+            .ok_or_else(|| inval("replace needs a quoted string"))?;
+        let bytes = decode_content(inner).map_err(inval)?;
+        let idx = self
+            .last_content()
+            .filter(|_| self.sticky.is_none())
+            .filter(|&i| self.items[i].buffer == Buffer::Packet)
+            .ok_or_else(|| inval("replace needs a preceding content on the packet payload"))?;
+        let Slot {
+            item: PayloadItem::Content(c),
+            ..
+        } = &mut self.items[idx]
+        else {
+            return Err(inval("replace needs a preceding content"));
+        };
+        if c.negated {
+            return Err(inval("replace cannot follow a negated content"));
+        }
+        if c.replace.is_some() {
+            return Err(inval("replace used twice on one content"));
+        }
+        if bytes.len() != c.pattern.len() {
+            return Err(inval(format!(
+                "replace is {} bytes, its content {}: they must be the same length",
+                bytes.len(),
+                c.pattern.len()
+            )));
+        }
+        c.replace = Some(bytes);
         Ok(())
     }
 

@@ -217,6 +217,7 @@ const VALUE_KEYWORDS: &[&str] = &[
     "flowvar",
     "pktvar",
     "tag",
+    "replace",
 ];
 
 proptest! {

@@ -2184,3 +2184,40 @@ fn dataset_and_datarep_errors() {
     );
     bad_kw("datarep:x,>,1, type string;", Validation, "datarep");
 }
+
+#[test]
+fn replace_on_a_packet_content_of_the_same_length() {
+    let r = ok("content:\"big\"; replace:\"p|69|g\"; content:\"x\";");
+    let PayloadItem::Content(c) = &r.buffers[0].items[0] else {
+        panic!("content")
+    };
+    assert_eq!(c.replace.as_deref(), Some(&b"pig"[..]));
+    assert!(r.not_evaluable.is_empty());
+    bad_kw(
+        "content:\"big\"; replace:\"pigs\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    bad_kw("replace:\"pig\";", RuleErrorKind::InvalidValue, "replace");
+    bad_kw(
+        "content:!\"big\"; replace:\"pig\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    bad_kw(
+        "content:\"big\"; replace:pig;",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    bad_kw(
+        "content:\"big\"; replace:\"pig\"; replace:\"dig\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    // Not on a sticky buffer (Suricata: the payload's contents only).
+    bad_kw(
+        "http.uri; content:\"big\"; replace:\"pig\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+}
