@@ -223,6 +223,8 @@ struct CContent {
     distance_next: bool,
     /// DETECT_CONTENT_IS_SINGLE
     single: bool,
+    /// `replace:` bytes (same length as the pattern).
+    replace: Option<Box<[u8]>>,
 }
 
 impl CContent {
@@ -550,6 +552,9 @@ struct Ctx<'b, 'v> {
     off: u32,
     count: u32,
     limit: u32,
+    /// `replace`: (match start, content item) of every occurrence found
+    /// of a content with `replace`, when recording.
+    edits: Option<&'v mut Vec<(u32, u32)>>,
 }
 
 impl CompiledPayload {
@@ -660,8 +665,54 @@ impl CompiledPayload {
             off: 0,
             count: 0,
             limit,
+            edits: None,
         };
         self.inspect(0, &mut ctx) == MATCH
+    }
+
+    /// True when a content of the program has `replace`.
+    pub fn has_replace(&self) -> bool {
+        self.items
+            .iter()
+            .any(|i| matches!(i, Item::Content(c) if c.replace.is_some()))
+    }
+
+    /// [`Self::matches`] that also returns the `replace` edits (offset in
+    /// `buf`, bytes) when it matches: as Suricata's replace list, every
+    /// occurrence found while inspecting (newest first), applied in that
+    /// order so that the earliest found is written last.
+    pub fn replace_edits(
+        &self,
+        buf: &[u8],
+        vars: &mut [u64; MAX_VARS],
+    ) -> Option<Vec<(usize, &[u8])>> {
+        if self.items.is_empty() {
+            return Some(Vec::new());
+        }
+        let buf = &buf[..buf.len().min(u32::MAX as usize)];
+        let mut found = Vec::new();
+        let mut ctx = Ctx {
+            buf,
+            len: buf.len() as u32,
+            vars,
+            off: 0,
+            count: 0,
+            limit: INSPECTION_RECURSION_LIMIT,
+            edits: Some(&mut found),
+        };
+        if self.inspect(0, &mut ctx) != MATCH {
+            return None;
+        }
+        Some(
+            found
+                .iter()
+                .rev()
+                .filter_map(|&(start, idx)| match self.items.get(idx as usize) {
+                    Some(Item::Content(c)) => c.replace.as_deref().map(|r| (start as usize, r)),
+                    _ => None,
+                })
+                .collect(),
+        )
     }
 
     /// `DetectEngineContentInspectionInternal` for keyword `idx`.
@@ -852,6 +903,9 @@ impl CompiledPayload {
                 return if c.relative() { NO_MATCH } else { DISCONTINUE };
             };
             let match_offset = start + c.len;
+            if let (Some(e), Some(_), false) = (ctx.edits.as_mut(), &c.replace, c.negated) {
+                e.push((start, idx as u32));
+            }
             if c.negated {
                 // Suricata compares the match end with the window length
                 // here (equal when the window starts at 0).
@@ -1290,6 +1344,7 @@ fn compile_content(c: &Content, vars: &VarTable) -> Result<CContent, PayloadComp
         within_next: false,
         distance_next: false,
         single: false,
+        replace: c.replace.as_deref().map(Into::into),
     })
 }
 

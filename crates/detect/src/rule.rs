@@ -126,9 +126,14 @@ pub struct CompiledRule {
     /// `target:`: `Some(true)` for `dest_ip`, `Some(false)` for `src_ip`
     /// (alerts then carry `source` and `target`).
     pub target_dest: Option<bool>,
+    /// `tag:`: an alert of the rule tags its session or host; applied
+    /// where alerts meet in input order (vigil_engine's tags).
+    pub tag: Option<vigil_rules::TagSpec>,
     pub noalert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
+    /// A packet-payload content has `replace` (applied inline only).
+    pub replace: bool,
     /// `config: logging disable, type tx, scope tx`.
     pub disable_tx_log: bool,
     pub proto: ProtoMatch,
@@ -1138,8 +1143,12 @@ pub fn compile_rule_with(
         metadata: rule.metadata.clone(),
         references: rule.references.clone(),
         target_dest: rule.target.as_deref().map(|t| t == "dest_ip"),
+        tag: rule.tag,
         noalert,
         bypass: rule.bypass,
+        replace: buffers
+            .iter()
+            .any(|(b, p)| *b == Buffer::Packet && p.has_replace()),
         disable_tx_log: rule.disable_tx_log,
         proto,
         src: rule.header.src.compile(),

@@ -47,6 +47,7 @@ fn c(p: &str) -> C {
         startswith: false,
         endswith: false,
         rawbytes: false,
+        replace: None,
         fast_pattern: None,
     })
 }

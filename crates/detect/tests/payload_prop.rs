@@ -20,6 +20,7 @@ fn content(pattern: Vec<u8>) -> Content {
         startswith: false,
         endswith: false,
         rawbytes: false,
+        replace: None,
         fast_pattern: None,
     }
 }

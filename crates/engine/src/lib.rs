@@ -24,6 +24,7 @@ mod exception;
 pub mod expect;
 pub mod hosts;
 mod live;
+pub mod tags;
 mod worker;
 
 use std::collections::VecDeque;
@@ -73,6 +74,12 @@ pub trait AlertSink {
         _action: vigil_rules::Action,
     ) -> std::io::Result<()> {
         self.alert(alert, rule)
+    }
+
+    /// A packet a `tag` covers ([`OutKind::Tag`], `packet` holds the
+    /// frame): Suricata's EVE `packet` record (`tagged-packets`).
+    fn tagged_packet(&mut self, _packet: &AlertOut) -> std::io::Result<()> {
+        Ok(())
     }
 
     /// Inline: a dropped packet ([`OutKind::Drop`]), with the rule that
@@ -283,6 +290,8 @@ pub struct RunStats {
     pub device: Option<DeviceStats>,
     /// Host and ip-pair bits (`xbits`, `hostbits`).
     pub xbits: XbitStats,
+    /// `tag` keyword tags (crate::tags).
+    pub tags: tags::TagStats,
     /// `dataset` / `datarep` resolution.
     pub datasets: vigil_detect::DatasetStats,
     /// The built-in detectors (`None`: off).
@@ -489,6 +498,7 @@ pub fn run_offline(
         }
         let merged = merged?;
         totals.xbits = merged.xbits;
+        totals.tags = merged.tags;
         totals.datasets = detect.datasets.lock().map(|d| d.stats).unwrap_or_default();
         totals.detectors = merged.detectors;
         totals.remote_events = merged.remote_events;
@@ -1068,6 +1078,7 @@ fn merge_loop(
     let mut published_upto = 0u64;
     let mut thresholds = ThresholdTracker::default();
     let mut xbits = XbitTable::default();
+    let mut tags = tags::TagTable::default();
     let mut dets = detectors.map(detectors::Detectors::new);
     let mut det_alerts = Vec::new();
     let mut written = 0u64;
@@ -1101,6 +1112,12 @@ fn merge_loop(
             }
             OutKind::TxLog => return Ok(sink.tx_log(a)?),
             OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
+            OutKind::Tag => {
+                if tags.on_packet(a) {
+                    sink.tagged_packet(a)?;
+                }
+                return Ok(());
+            }
             OutKind::Xbits => {
                 if !xbits_alert(&mut xbits, detect, &detect.rules[a.rule as usize], a) {
                     return Ok(());
@@ -1114,6 +1131,9 @@ fn merge_loop(
             return Ok(());
         };
         written += 1;
+        if let Some(t) = &r.tag {
+            tags.on_alert(t, r.gid, r.sid, a);
+        }
         write_alert(sink, a, r, action)?;
         Ok(())
     };
@@ -1162,6 +1182,7 @@ fn merge_loop(
         written,
         suppressed,
         xbits: xbits.stats,
+        tags: tags.stats,
         detectors: dets.map(|d| d.stats),
         remote_events,
     })
@@ -1199,6 +1220,7 @@ struct MergeTotals {
     written: u64,
     suppressed: u64,
     xbits: XbitStats,
+    tags: tags::TagStats,
     detectors: Option<detectors::DetectorStats>,
     /// Events of other sensors merged in.
     remote_events: u64,

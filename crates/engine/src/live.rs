@@ -112,6 +112,18 @@ pub trait LiveInput: Send {
     ) -> Result<(), InputError> {
         Ok(())
     }
+    /// Inline inputs: the verdict of a packet that a `replace` rule
+    /// rewrote (`changed`: the packet as it goes on). By default the
+    /// original goes on (inputs that cannot send a changed packet).
+    fn verdict_changed(
+        &mut self,
+        token: u64,
+        v: crate::Verdict,
+        frame: &[u8],
+        _changed: &[u8],
+    ) -> Result<(), InputError> {
+        self.verdict(token, v, frame)
+    }
     /// Inline inputs: every verdict of a batch was given; send what was
     /// held back to be sent together (NFQUEUE's batch verdicts).
     fn flush_verdicts(&mut self) -> Result<(), InputError> {
@@ -584,9 +596,17 @@ fn live_worker(
                     }
                 }
             }
-            for ((&(input, token), &v), rec) in tokens.iter().zip(&verdicts).zip(&batch.records) {
+            let mut changed = worker.changed().iter().peekable();
+            for (i, ((&(input, token), &v), rec)) in
+                tokens.iter().zip(&verdicts).zip(&batch.records).enumerate()
+            {
+                let change = changed.next_if(|c| c.0 == i).map(|c| &c.1);
                 if let Some(inp) = ins.get_mut(input) {
-                    if let Err(e) = inp.verdict(token, v, batch.data(rec)) {
+                    let r = match change {
+                        Some(c) => inp.verdict_changed(token, v, batch.data(rec), c),
+                        None => inp.verdict(token, v, batch.data(rec)),
+                    };
+                    if let Err(e) = r {
                         eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());
                     }
                     if token != 0 {
@@ -677,6 +697,7 @@ fn output_loop(
     let mut done = vec![false; n];
     let mut thresholds = ThresholdTracker::default();
     let mut xbits = XbitTable::default();
+    let mut tags = crate::tags::TagTable::default();
     let mut threshold_engine: Option<Arc<DetectEngine>> = None;
     let mut last_tick = Instant::now();
     let mut failed: Option<std::io::Error> = None;
@@ -713,6 +734,7 @@ fn output_loop(
                     // Bits are kept by name index: a new ruleset (rule
                     // reload) starts afresh too.
                     xbits = XbitTable::default();
+                    tags = crate::tags::TagTable::default();
                     threshold_engine = Some(engine.clone());
                 }
                 for a in &alerts {
@@ -734,6 +756,12 @@ fn output_loop(
                         sink.tx_log(a)
                     } else if a.kind == OutKind::Drop {
                         sink.drop_log(a, engine.rules.get(a.rule as usize))
+                    } else if a.kind == OutKind::Tag {
+                        if tags.on_packet(a) {
+                            sink.tagged_packet(a)
+                        } else {
+                            Ok(())
+                        }
                     } else {
                         let rule = &engine.rules[a.rule as usize];
                         let matched = a.kind != OutKind::Xbits
@@ -748,6 +776,9 @@ fn output_loop(
                         } else if let Some(action) = admitted {
                             snap.alerts_written += 1;
                             snap.alerts_blocked += u64::from(a.blocked);
+                            if let Some(t) = &rule.tag {
+                                tags.on_alert(t, rule.gid, rule.sid, a);
+                            }
                             crate::write_alert(sink, a, rule, action)
                         } else {
                             snap.alerts_suppressed += 1;

@@ -32,6 +32,7 @@ use vigil_wire::{decode, decode_at, linktype, DecoderEvent, IgmpInfo, Packet, Sc
 
 use vigil_applayer::AppLayerConfig;
 use vigil_detect::{AppProtoState, RuleProfile, TxInput};
+use vigil_rules::Buffer;
 
 use crate::app::{app_dir, dir_index, AppFlow, FeedOutcome};
 use crate::batch::{
@@ -459,6 +460,11 @@ pub enum OutKind {
     /// in input order its xbits decide whether it matches and alerts
     /// (vigil_detect::xbits). Otherwise an alert.
     Xbits,
+    /// A packet, when a loaded rule has `tag`: after the packet's alerts,
+    /// where items meet in input order the tag table decides whether it
+    /// is a tagged packet (crate::tags); `packet` holds the frame, `rule`
+    /// is unused.
+    Tag,
     /// A connection event for the built-in detectors
     /// ([`crate::detectors`]): `src` is the client, `dst`/`dp` the
     /// server; `rule` is unused.
@@ -578,6 +584,8 @@ pub struct WorkerStats {
     pub ips_host_evictions: u64,
     /// Inline: packets accepted.
     pub ips_accepted: u64,
+    /// Inline: accepted packets rewritten by `replace` rules.
+    pub ips_replaced: u64,
     /// Inline: packets rejected by an exception policy (`reject`).
     pub ips_exception_rejects: u64,
     /// Inline: packets dropped by an exception policy, by drop reason
@@ -640,6 +648,7 @@ impl WorkerStats {
             ips_hosts_blocked,
             ips_host_evictions,
             ips_accepted,
+            ips_replaced,
             ips_exception_rejects
         );
         for (k, v) in &o.ips_drop_exception {
@@ -864,6 +873,13 @@ struct Ctx {
     drop_logged: bool,
     /// The dropped packet's flow id and direction.
     drop_flow: Option<(u64, bool)>,
+    /// A loaded rule has `tag`: each packet goes to the tag table.
+    tagging: bool,
+    /// The current packet's flow id (for its [`OutKind::Tag`] item).
+    pkt_flow: Option<u64>,
+    /// Inline: `replace` edits of the current packet (payload offset,
+    /// bytes), in the order they are applied.
+    edits: Vec<(usize, Box<[u8]>)>,
 }
 
 pub struct Worker {
@@ -871,6 +887,9 @@ pub struct Worker {
     ctx: Ctx,
     /// Inline: each record's verdict in the last batch.
     verdicts: Vec<Verdict>,
+    /// Inline: the records of the last batch that `replace` rewrote
+    /// (record index, the packet as it goes on).
+    changed: Vec<(usize, Box<[u8]>)>,
     // Reused per batch.
     candidates: Vec<u32>,
     spans: Vec<(u32, u32)>,
@@ -894,6 +913,7 @@ const DEFERRED: (u32, u32) = (u32::MAX, u32::MAX);
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         let checksum_on = cfg.checksum != ChecksumMode::None;
+        let tagging = detect.rules.iter().any(|r| r.tag.is_some());
         let mut scratch = DetectScratch::default();
         if cfg.profile_rules {
             scratch.profile = Some(Box::new(RuleProfile::new(detect.rules.len())));
@@ -930,12 +950,23 @@ impl Worker {
                 drop_rule: None,
                 drop_logged: false,
                 drop_flow: None,
+                tagging,
+                pkt_flow: None,
+                edits: Vec::new(),
             },
             candidates: Vec::new(),
             spans: Vec::new(),
             sels: Vec::new(),
             verdicts: Vec::new(),
+            changed: Vec::new(),
         }
+    }
+
+    /// Inline: the records of the last batch that `replace` rules
+    /// rewrote, with the rewritten packet (checksums recomputed); the
+    /// verdict gives the packet back changed.
+    pub fn changed(&self) -> &[(usize, Box<[u8]>)] {
+        &self.changed
     }
 
     /// Inline: the verdict of each record of the last batch processed
@@ -1010,6 +1041,7 @@ impl Worker {
     /// `spans` and `sels`.
     fn pass2(&mut self, batch: &Batch, packets: &mut [Packet<'_>], alerts: &mut Vec<AlertOut>) {
         self.verdicts.clear();
+        self.changed.clear();
         for (i, p) in packets.iter_mut().enumerate() {
             let rec = &batch.records[i];
             self.ctx.verdict = Verdict::Accept;
@@ -1018,6 +1050,8 @@ impl Worker {
             self.ctx.drop_rule = None;
             self.ctx.drop_logged = false;
             self.ctx.drop_flow = None;
+            self.ctx.pkt_flow = None;
+            self.ctx.edits.clear();
             if rec.marker {
                 self.clock(rec, alerts);
                 self.verdicts.push(Verdict::Accept);
@@ -1070,6 +1104,15 @@ impl Worker {
             }
             if v.is_drop() && self.ctx.cfg.drop_log.is_some() && !self.ctx.drop_logged {
                 self.ctx.drop_record(p, rec, v, alerts);
+            }
+            if !self.ctx.edits.is_empty() && !v.is_drop() && !rec.rebuilt && rec.tunnel == 0 {
+                if let Some(f) = rewrite(p, &self.ctx.edits) {
+                    self.ctx.stats.ips_replaced += 1;
+                    self.changed.push((i, f));
+                }
+            }
+            if self.ctx.tagging {
+                self.ctx.tag_item(p, rec, alerts);
             }
             if let (Some(a), Some(h)) = (self.ctx.block_host.take(), &self.ctx.cfg.hosts) {
                 self.ctx.stats.ips_hosts_blocked += 1;
@@ -1144,6 +1187,7 @@ impl Worker {
             return;
         };
         let candidates = &self.candidates[cand];
+        self.ctx.pkt_flow = Some(flow.id);
         if self.ctx.cfg.inline && flow.state.dropped {
             // The flow verdict table: a dropped flow's packets are
             // dropped here, before any further inspection.
@@ -1312,6 +1356,7 @@ impl Worker {
         if self.ctx.scratch.profile.is_some() {
             self.ctx.scratch.profile = Some(Box::new(RuleProfile::new(new.rules.len())));
         }
+        self.ctx.tagging = new.rules.iter().any(|r| r.tag.is_some());
         self.ctx.detect = new;
     }
 
@@ -1347,6 +1392,46 @@ struct Emit {
 }
 
 impl Ctx {
+    /// Appends the packet's [`OutKind::Tag`] item (after its alerts).
+    fn tag_item(&mut self, p: &Packet<'_>, rec: &PacketRecord, alerts: &mut Vec<AlertOut>) {
+        let Some(ip) = &p.ip else { return };
+        let (sp, dp, icmp) = ports_and_icmp(p);
+        alerts.push(AlertOut {
+            index: rec.index,
+            order: (rec.index, phase(rec), 0),
+            ts_ns: rec.ts_ns,
+            flow_id: self.pkt_flow,
+            src: ip.src,
+            dst: ip.dst,
+            sp,
+            dp,
+            proto: ip.proto,
+            icmp,
+            sctp: sctp_of(p),
+            igmp: igmp_of(p),
+            vlan: p.vlan,
+            vlan_count: p.vlan_count,
+            to_server: None,
+            rule: u32::MAX,
+            linktype: rec.linktype,
+            stream: false,
+            pseudo: false,
+            rebuilt: rec.rebuilt,
+            payload: None,
+            packet: Some(p.data.into()),
+            app_proto: None,
+            app: None,
+            kind: OutKind::Tag,
+            blocked: false,
+            xff: None,
+            tunnel: tunnel_of(p),
+            link_only: false,
+            vars: None,
+            context: Box::default(),
+            datasets: None,
+        });
+    }
+
     /// Appends the `drop` record of a dropped packet.
     fn drop_record(
         &mut self,
@@ -2541,6 +2626,13 @@ impl Ctx {
                     }
                 }
             }
+            // `replace` (IPS mode only, as Suricata): the rule's payload
+            // program is run on the packet's own payload (a stream match
+            // too: Suricata's replace rules match packets), and the
+            // occurrences it finds are rewritten.
+            if rule.replace && self.cfg.inline && !e.pseudo && !h.deferred {
+                replace_edits(&self.detect, p, h.rule, &mut self.edits);
+            }
             let stream = h.stream && chunk_ready;
             let payload = if !self.cfg.log_payload {
                 None
@@ -3067,4 +3159,82 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             ));
         }
     }
+}
+
+/// Records the `replace` edits of rule `ri` on the packet payload.
+fn replace_edits(
+    detect: &DetectEngine,
+    p: &Packet<'_>,
+    ri: u32,
+    out: &mut Vec<(usize, Box<[u8]>)>,
+) {
+    let Some(rule) = detect.rules.get(ri as usize) else {
+        return;
+    };
+    let Some((_, prog)) = rule.buffers.iter().find(|(b, _)| *b == Buffer::Packet) else {
+        return;
+    };
+    let mut vars = [0u64; vigil_detect::payload::MAX_VARS];
+    if let Some(edits) = prog.replace_edits(p.payload(), &mut vars) {
+        out.extend(edits.into_iter().map(|(o, b)| (o, Box::<[u8]>::from(b))));
+    }
+}
+
+/// The packet with `replace` edits (payload offset, bytes) applied and its
+/// TCP or UDP checksum updated (RFC 1624, incrementally: the IP header is
+/// unchanged); `None` when nothing changed or the packet has no payload
+/// in its frame.
+fn rewrite(p: &Packet<'_>, edits: &[(usize, Box<[u8]>)]) -> Option<Box<[u8]>> {
+    let base = p.data.as_ptr() as usize;
+    let pay = p.payload();
+    let pay_at = (pay.as_ptr() as usize).checked_sub(base)?;
+    let l4_at = (p.l4_header().as_ptr() as usize).checked_sub(base)?;
+    let csum_at = match p.l4 {
+        L4::Tcp(_) => l4_at + 16,
+        L4::Udp(_) => l4_at + 6,
+        _ => return None,
+    };
+    let mut f: Vec<u8> = p.data.to_vec();
+    if pay_at + pay.len() > f.len() || csum_at + 2 > f.len() {
+        return None;
+    }
+    let old = u16::from_be_bytes([f[csum_at], f[csum_at + 1]]);
+    let mut sum = u32::from(!old);
+    let mut changed = false;
+    for (off, bytes) in edits {
+        for (k, &b) in bytes.iter().enumerate() {
+            let Some(at) = (off + k)
+                .checked_add(pay_at)
+                .filter(|&a| a < pay_at + pay.len())
+            else {
+                continue;
+            };
+            let was = f[at];
+            if was == b {
+                continue;
+            }
+            changed = true;
+            // The byte's weight in its 16-bit word counted from the
+            // transport header (the pseudo header is even).
+            let shift = if (at - l4_at) % 2 == 0 { 8 } else { 0 };
+            sum += u32::from(!(u16::from(was) << shift));
+            sum += u32::from(u16::from(b) << shift);
+            f[at] = b;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    // UDP over IPv4 without a checksum stays without one.
+    if !(matches!(p.l4, L4::Udp(_)) && old == 0) {
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        let mut c = !(sum as u16);
+        if c == 0 && matches!(p.l4, L4::Udp(_)) {
+            c = 0xffff;
+        }
+        f[csum_at..csum_at + 2].copy_from_slice(&c.to_be_bytes());
+    }
+    Some(f.into())
 }

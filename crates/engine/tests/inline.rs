@@ -305,3 +305,62 @@ fn a_bypass_rule_alerts_and_stops_inspection_of_its_flow() {
     assert!(alerts.contains(&(2, false)), "{alerts:?}");
     assert_eq!(stats.workers.bypassed_flows, 0);
 }
+
+/// `replace` inline: the matched bytes are rewritten in the packet that
+/// goes on (checksum recomputed); the verdict is an accept; without
+/// inline mode (or for a packet the rule does not match) nothing changes.
+#[test]
+fn replace_rewrites_the_matched_bytes_of_the_packet_that_goes_on() {
+    use std::net::IpAddr;
+    let b = vigil_craft::PacketBuilder::default();
+    let (c, s): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.9".parse().unwrap());
+    let mut frames = vec![
+        b.udp(c, 4000, s, 53, b"this is a big test, big"),
+        b.udp(c, 4000, s, 53, b"nothing here"),
+    ];
+    let mut tcp = TcpSession::new(addr("10.0.0.1:40000"), addr("10.0.0.9:80"));
+    tcp.handshake().client_send(b"GET /big HTTP/1.1\r\n");
+    frames.extend(tcp.into_frames().into_iter().map(|f| f.1));
+    let req = frames
+        .iter()
+        .position(|f| f.windows(4).any(|w| w == b"/big"))
+        .unwrap();
+    let rules = "alert udp any any -> any any (content:\"big\"; replace:\"pig\"; content:\"test\"; sid:1;)\n\
+                 alert tcp any any -> any any (content:\"/big\"; replace:\"/p|69|g\"; sid:2;)\n";
+    let mut w = inline_worker(rules);
+    let mut alerts = Vec::new();
+    w.process(&batch_of(&frames), &mut alerts);
+    assert!(w.verdicts().iter().all(|v| !v.is_drop()));
+    let changed = w.changed();
+    assert_eq!(
+        changed.iter().map(|c| c.0).collect::<Vec<_>>(),
+        vec![0, req]
+    );
+    // Only the occurrence the match used (before "test") is rewritten.
+    for (i, want) in [
+        (0usize, &b"this is a pig test, big"[..]),
+        (req, b"GET /pig HTTP/1.1\r\n"),
+    ] {
+        let f = &changed.iter().find(|c| c.0 == i).unwrap().1;
+        assert_eq!(f.len(), frames[i].len());
+        let p = vigil_wire::decode(1, f);
+        assert_eq!(p.payload(), want);
+        assert_eq!(p.transport_checksum_ok(), Some(true), "packet {i}");
+        // Only the payload changed (and the checksum).
+        let orig = vigil_wire::decode(1, &frames[i]);
+        assert_eq!(orig.transport_checksum_ok(), Some(true));
+        assert_eq!(
+            f[..f.len() - want.len()].len(),
+            frames[i].len() - want.len()
+        );
+    }
+    assert_eq!(w.snapshot().ips_replaced, 2);
+
+    // IDS mode: Suricata ignores replace (the rule alerts as usual).
+    let mut ids = vigil_engine::Worker::new(engine(rules), vigil_engine::WorkerConfig::default());
+    let mut alerts = Vec::new();
+    ids.process(&batch_of(&frames), &mut alerts);
+    assert!(ids.changed().is_empty());
+    // (The TCP rule's stream match comes later, with the flow's end.)
+    assert!(alerts.iter().any(|a| a.rule == 0));
+}

@@ -468,6 +468,24 @@ impl Queue {
     /// (never received, or already given a verdict) without asking the
     /// kernel.
     pub fn verdict(&mut self, id: u32, v: Verdict) -> Result<(), InlineError> {
+        self.verdict_with_data(id, v, &[])
+    }
+
+    /// [`Queue::verdict`] with the packet replaced by `data` (an IPS
+    /// rewrite: the kernel sends `data` on instead of the packet it
+    /// queued); empty `data` keeps the packet as it was.
+    pub fn verdict_with_data(
+        &mut self,
+        id: u32,
+        v: Verdict,
+        data: &[u8],
+    ) -> Result<(), InlineError> {
+        let len = u32::try_from(data.len()).map_err(|_| {
+            InlineError::Netlink(format!(
+                "queue {}: packet {id}: changed packet too large",
+                self.queue
+            ))
+        })?;
         // SAFETY: no library call in flight; the only reference to `Shared`.
         let shared = unsafe { &mut *self.shared };
         if !shared.pending.remove(&id) {
@@ -476,8 +494,15 @@ impl Queue {
                 self.queue
             )));
         }
-        // SAFETY: live queue handle; no packet data is sent (length 0, null).
-        let rc = unsafe { sys::nfq_set_verdict(self.qh, id, v.raw(), 0, std::ptr::null()) };
+        let buf = if data.is_empty() {
+            std::ptr::null()
+        } else {
+            data.as_ptr()
+        };
+        // SAFETY: live queue handle; `buf` is null with length 0, or
+        // `data`'s `len` bytes, alive across the call (the library copies
+        // them into its message).
+        let rc = unsafe { sys::nfq_set_verdict(self.qh, id, v.raw(), len, buf) };
         if rc < 0 {
             let e = io::Error::last_os_error();
             // SAFETY: as above.

@@ -634,6 +634,29 @@ impl EveFormatter {
         Ok(())
     }
 
+    /// Appends one `packet` record (Suricata's `tagged-packets`: a packet
+    /// a `tag` covers): the header, then the frame in base64 (`ev.packet`)
+    /// and its `packet_info`.
+    pub fn packet_record(&mut self, out: &mut Vec<u8>, ev: &AlertEvent<'_>) -> io::Result<()> {
+        let mut o = Obj::open(out);
+        write_header(
+            &mut o,
+            ev,
+            "packet",
+            self.config.community_id,
+            &mut self.text,
+        )?;
+        o.key("packet");
+        json_base64(o.buf, ev.packet.unwrap_or(&[]));
+        let lt = ev.packet_info_linktype.unwrap_or(1);
+        let mut pi = o.object("packet_info");
+        pi.uint("linktype", u64::from(lt))?;
+        pi.str("linktype_name", linktype_name(lt))?;
+        pi.close();
+        o.close();
+        Ok(())
+    }
+
     /// Appends one stats record to `out`, without the trailing newline:
     /// `{"timestamp":...,"event_type":"stats","stats":{...}}`. Only counters
     /// are written (no uptime), so equal trees give equal bytes.
@@ -753,6 +776,14 @@ impl<W: Write> EveWriter<W> {
         }
         self.line.clear();
         self.fmt.drop_record(&mut self.line, ev, with_alert)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    /// Writes a `packet` record (see [`EveFormatter::packet_record`]).
+    pub fn write_packet(&mut self, ev: &AlertEvent<'_>) -> io::Result<()> {
+        self.line.clear();
+        self.fmt.packet_record(&mut self.line, ev)?;
         self.line.push(b'\n');
         self.out.write_all(&self.line)
     }

@@ -187,6 +187,9 @@ pub struct Content {
     /// `rawbytes` (accepted, no effect on the packet buffer).
     pub rawbytes: bool,
     pub fast_pattern: Option<FastPattern>,
+    /// `replace:` (IPS mode): the matched bytes are replaced with these
+    /// (same length as the pattern; packet payload contents only).
+    pub replace: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1176,6 +1179,32 @@ pub struct Origin {
     pub line: usize,
 }
 
+/// What a `tag` keyword tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagScope {
+    /// `session`: the flow of the matching packet.
+    Session,
+    /// `host`: the packet's source (`true`) or destination address.
+    Host { src: bool },
+}
+
+/// How long a tag lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagMetric {
+    Packets,
+    Seconds,
+    Bytes,
+}
+
+/// `tag:session|host[,count,packets|seconds|bytes[,src|dst]]` (Suricata's
+/// defaults: 256 packets, `dst`; a packets count is capped at 256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagSpec {
+    pub scope: TagScope,
+    pub count: u32,
+    pub metric: TagMetric,
+}
+
 /// A parsed rule.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
@@ -1203,6 +1232,9 @@ pub struct Rule {
     pub disable_tx_log: bool,
     /// `target:src_ip|dest_ip`.
     pub target: Option<String>,
+    /// `tag:`: after an alert, the session's or host's later packets are
+    /// logged (EVE `packet` records).
+    pub tag: Option<TagSpec>,
     /// Keywords that parsed but cannot be evaluated yet, in rule order
     /// (deduplicated). A rule with any is skipped by detection.
     pub not_evaluable: Vec<String>,

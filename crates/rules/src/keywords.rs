@@ -367,7 +367,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("dce_opnum", Other("dcerpc.opnum")),
     ("dcerpc.opnum", Other("dcerpc.opnum")),
     ("geoip", Other("geoip")),
-    ("replace", Other("replace")),
     ("tls.version", Other("tls.version")),
     ("tls.subject", Other("tls.subject")),
     ("tls.issuerdn", Other("tls.issuerdn")),
@@ -632,6 +631,7 @@ const PROTO_NOT_PARSED: KeywordStatus = Unsupported("protocol not parsed yet");
 /// A unit test checks this list against the parser's source.
 pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("absent", Supported),
+    ("replace", Supported),
     ("base64_data", Supported),
     ("base64_decode", Supported),
     ("ack", Supported),
@@ -714,10 +714,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("startswith", Supported),
     ("stream-event", Supported),
     ("stream_size", Supported),
-    (
-        "tag",
-        Parsed("ignored: validated; tagging the flow's or host's later packets is not implemented (the matching packet alerts as usual)"),
-    ),
+    ("tag", Supported),
     ("target", Supported),
     ("tcp.ack", Supported),
     ("tcp.flags", Supported),
@@ -1028,7 +1025,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesha256", "file hash lists not implemented"),
     ("filesize", "file size tracking not implemented"),
     ("geoip", "GeoIP database lookups not implemented"),
-    ("replace", "IPS payload rewriting not implemented"),
     ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
 ];
@@ -1197,12 +1193,8 @@ const LEFT_OUT: &str = "\
   and `datarep` are supported: docs/ARCHITECTURE.md).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
-- **Rewriting and active responses**: `replace`, `resp`, `react`,
-  `nfq_set_mark`; in IPS mode Vigil drops or rejects but never edits
-  packets.
-- **`tag`**: validated and ignored: Vigil has no packet log, so there is
-  nothing to record the tagged packets in; the matching packet alerts as
-  usual.
+- **Active responses and marks**: `resp`, `react`, `nfq_set_mark`; in
+  IPS mode Vigil drops, rejects or (`replace`) rewrites payload bytes.
 - **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
   setting): Suricata 8/9's firewall rule hooks are not implemented.
 - **`flow.elephant`**: not implemented; the parser rejects it.

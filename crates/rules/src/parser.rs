@@ -463,6 +463,7 @@ struct Parser {
     bypass: bool,
     disable_tx_log: bool,
     target: Option<String>,
+    tag: Option<TagSpec>,
     flow_seen: bool,
     requires_unmet: Option<String>,
     /// Index in `items` of the rule's `base64_decode`.
@@ -788,6 +789,7 @@ impl Parser {
             bypass: false,
             disable_tx_log: false,
             target: None,
+            tag: None,
             flow_seen: false,
             requires_unmet: None,
             base64_decode: None,
@@ -1023,6 +1025,7 @@ impl Parser {
                 })?;
                 self.content_modifier(idx, name, value)?;
             }
+            "replace" => self.replace(need(name, value)?)?,
             "pcre" => self.pcre(need(name, value)?)?,
             "byte_test" => self.byte_test(need(name, value)?)?,
             "byte_jump" => self.byte_jump(need(name, value)?)?,
@@ -1402,7 +1405,13 @@ impl Parser {
                     self.requires_unmet.get_or_insert(why);
                 }
             }
-            "tag" => validate_tag(need(name, value)?).map_err(inval)?,
+            "tag" => {
+                let t = parse_tag(need(name, value)?).map_err(inval)?;
+                if self.tag.is_some() {
+                    return Err(inval("only one tag per rule"));
+                }
+                self.tag = Some(t);
+            }
             "urilen" => {
                 let v = need(name, value)?;
                 let t = strip_quotes(v);
@@ -1899,6 +1908,7 @@ impl Parser {
                 startswith: false,
                 endswith: false,
                 rawbytes: false,
+                replace: None,
                 fast_pattern: None,
             }),
         });
@@ -1969,6 +1979,45 @@ impl Parser {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `replace:"..."` on the last content of the packet payload (same
+    /// length, not negated), as Suricata's DetectReplaceSetup.
+    fn replace(&mut self, value: &str) -> Result<(), RuleError> {
+        let v = value.trim();
+        let inner = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .filter(|_| v.len() >= 2)
+            .ok_or_else(|| inval("replace needs a quoted string"))?;
+        let bytes = decode_content(inner).map_err(inval)?;
+        let idx = self
+            .last_content()
+            .filter(|_| self.sticky.is_none())
+            .filter(|&i| self.items[i].buffer == Buffer::Packet)
+            .ok_or_else(|| inval("replace needs a preceding content on the packet payload"))?;
+        let Slot {
+            item: PayloadItem::Content(c),
+            ..
+        } = &mut self.items[idx]
+        else {
+            return Err(inval("replace needs a preceding content"));
+        };
+        if c.negated {
+            return Err(inval("replace cannot follow a negated content"));
+        }
+        if c.replace.is_some() {
+            return Err(inval("replace used twice on one content"));
+        }
+        if bytes.len() != c.pattern.len() {
+            return Err(inval(format!(
+                "replace is {} bytes, its content {}: they must be the same length",
+                bytes.len(),
+                c.pattern.len()
+            )));
+        }
+        c.replace = Some(bytes);
         Ok(())
     }
 
@@ -2862,6 +2911,7 @@ impl Parser {
             bypass: self.bypass,
             disable_tx_log: self.disable_tx_log,
             target: self.target,
+            tag: self.tag,
             not_evaluable: self.not_eval,
             requires_unmet: self.requires_unmet,
             origin: Origin::default(),
@@ -3637,27 +3687,117 @@ fn check_requires(v: &str) -> Result<Option<String>, String> {
 
 /// `tag:session[,count,metric]`, `tag:host,count,metric,src|dst` (and the
 /// Snort 3 `tag:session,packets 5` form). Accepted; tagging is not done.
-fn validate_tag(v: &str) -> Result<(), String> {
-    let t = strip_quotes(v);
-    let parts: Vec<&str> = split_commas(t).collect();
-    match parts[0] {
-        "session" | "host" => {}
-        o => return Err(format!("tag type must be session or host, not '{o}'")),
+fn parse_tag(v: &str) -> Result<TagSpec, String> {
+    let parts: Vec<&str> = strip_quotes(v).split(',').map(str::trim).collect();
+    if parts[1..].iter().any(|p| p.contains(char::is_whitespace))
+        || matches!(parts[0], "host_src" | "host_dst")
+    {
+        return parse_snort3_tag(&parts);
     }
-    for p in &parts[1..] {
-        for w in p.split_whitespace() {
-            let ok = w.bytes().all(|c| c.is_ascii_digit())
-                || matches!(
-                    w,
-                    "packets" | "seconds" | "bytes" | "src" | "dst" | "exclusive"
-                );
-            if !ok {
-                return Err(format!("invalid tag option '{w}'"));
-            }
+    let host = match parts[0] {
+        "session" => false,
+        "host" => true,
+        o => return Err(format!("tag type must be session or host, not '{o}'")),
+    };
+    let mut t = TagSpec {
+        scope: if host {
+            TagScope::Host { src: false }
+        } else {
+            TagScope::Session
+        },
+        count: TAG_MAX_PACKETS,
+        metric: TagMetric::Packets,
+    };
+    match parts.len() {
+        1 => return Ok(t),
+        3 | 4 => {}
+        _ => return Err("tag needs 'session|host[,count,packets|seconds|bytes[,src|dst]]'".into()),
+    }
+    if parts[1].is_empty() || !parts[1].bytes().all(|c| c.is_ascii_digit()) {
+        return Err(format!("invalid tag count '{}'", parts[1]));
+    }
+    t.count = parts[1]
+        .parse()
+        .map_err(|_| format!("tag count '{}' out of range", parts[1]))?;
+    t.metric = match parts[2] {
+        "packets" => TagMetric::Packets,
+        "seconds" => TagMetric::Seconds,
+        "bytes" => TagMetric::Bytes,
+        o => {
+            return Err(format!(
+                "invalid tag metric '{o}' (packets, seconds or bytes)"
+            ))
+        }
+    };
+    if t.metric == TagMetric::Packets {
+        t.count = t.count.min(TAG_MAX_PACKETS);
+    }
+    if let Some(d) = parts.get(3) {
+        let src = match *d {
+            "src" => true,
+            "dst" => false,
+            o => return Err(format!("invalid tag direction '{o}' (src or dst)")),
+        };
+        // Suricata accepts (and ignores, with a warning) a direction on
+        // a session tag.
+        if host {
+            t.scope = TagScope::Host { src };
         }
     }
-    Ok(())
+    Ok(t)
 }
+
+/// Snort 3's `tag: session|host_src|host_dst, packets N|seconds N|bytes N`
+/// (several limits: the first is used).
+fn parse_snort3_tag(parts: &[&str]) -> Result<TagSpec, String> {
+    let scope = match parts[0] {
+        "session" => TagScope::Session,
+        "host_src" => TagScope::Host { src: true },
+        "host_dst" | "host" => TagScope::Host { src: false },
+        o => {
+            return Err(format!(
+                "tag type must be session, host_src or host_dst, not '{o}'"
+            ))
+        }
+    };
+    let mut limit = None;
+    for p in &parts[1..] {
+        let (m, n) = p
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| format!("invalid tag option '{p}' (packets|seconds|bytes N)"))?;
+        let metric = match m {
+            "packets" => TagMetric::Packets,
+            "seconds" => TagMetric::Seconds,
+            "bytes" => TagMetric::Bytes,
+            o => {
+                return Err(format!(
+                    "invalid tag metric '{o}' (packets, seconds or bytes)"
+                ))
+            }
+        };
+        let n = n.trim();
+        if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(format!("invalid tag count '{n}'"));
+        }
+        let count: u32 = n
+            .parse()
+            .map_err(|_| format!("tag count '{n}' out of range"))?;
+        limit.get_or_insert((metric, count));
+    }
+    let (metric, count) = limit.unwrap_or((TagMetric::Packets, TAG_MAX_PACKETS));
+    Ok(TagSpec {
+        scope,
+        count: if metric == TagMetric::Packets {
+            count.min(TAG_MAX_PACKETS)
+        } else {
+            count
+        },
+        metric,
+    })
+}
+
+/// Suricata's DETECT_TAG_MAX_PKTS: the default and largest packet count.
+const TAG_MAX_PACKETS: u32 = 256;
 
 /// `stream_size:<server|client|both|either>,<op>,<N>`.
 fn validate_stream_size(v: &str) -> Result<(), String> {

@@ -216,6 +216,8 @@ const VALUE_KEYWORDS: &[&str] = &[
     "target",
     "flowvar",
     "pktvar",
+    "tag",
+    "replace",
 ];
 
 proptest! {
@@ -244,11 +246,18 @@ proptest! {
     /// with any value: an error names the keyword, never a panic.
     #[test]
     fn truncated_values_name_the_keyword(
-        which in 0usize..4,
+        which in 0usize..6,
         cut in 0usize..40,
         junk in "[ -~]{0,8}",
     ) {
-        let full = ["rpc:100000, 2, 3", "iprep:both,BadHosts,>=,127", "iprep:src,CnC,isnotset", "rpc:1,*,*"][which];
+        let full = [
+            "rpc:100000, 2, 3",
+            "iprep:both,BadHosts,>=,127",
+            "iprep:src,CnC,isnotset",
+            "rpc:1,*,*",
+            "tag:host, 300, seconds, src",
+            "tag:session,99999999999,bytes",
+        ][which];
         let kw = full.split(':').next().unwrap_or("");
         let cut = cut.min(full.len());
         let text = format!("alert udp any any -> any any ({}{}; sid:9;)", &full[..cut], junk);

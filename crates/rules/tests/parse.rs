@@ -1319,11 +1319,65 @@ fn byte_keywords_take_variable_nbytes() {
 
 #[test]
 fn tag_urilen_stream_size_validated() {
-    let r = ok("tag:session,5,packets; tag:host,10,seconds,src;");
+    let r = ok("tag:host, 10, seconds, src;");
     assert!(r.conditions.is_empty() && r.not_evaluable.is_empty());
-    ok("tag:session,packets 5;");
+    assert_eq!(
+        r.tag,
+        Some(TagSpec {
+            scope: TagScope::Host { src: true },
+            count: 10,
+            metric: TagMetric::Seconds
+        })
+    );
+    // Suricata's defaults: 256 packets, the destination host; a packets
+    // count is capped at 256; a direction on a session tag is ignored.
+    let t = |v: &str| ok(&format!("tag:{v};")).tag.unwrap();
+    assert_eq!(
+        t("session"),
+        TagSpec {
+            scope: TagScope::Session,
+            count: 256,
+            metric: TagMetric::Packets
+        }
+    );
+    assert_eq!(t("host").scope, TagScope::Host { src: false });
+    assert_eq!(t("session,1000,packets").count, 256);
+    assert_eq!(t("session,1000,bytes").count, 1000);
+    assert_eq!(t("session,5,packets,src").scope, TagScope::Session);
     bad_kw("tag:flow,5,packets;", RuleErrorKind::InvalidValue, "tag");
     bad_kw("tag:session,5,parsecs;", RuleErrorKind::InvalidValue, "tag");
+    // Snort 3's form.
+    assert_eq!(
+        t("session,packets 5"),
+        TagSpec {
+            scope: TagScope::Session,
+            count: 5,
+            metric: TagMetric::Packets
+        }
+    );
+    assert_eq!(
+        t("host_src, seconds 30").scope,
+        TagScope::Host { src: true }
+    );
+    bad_kw(
+        "tag:session,packets five;",
+        RuleErrorKind::InvalidValue,
+        "tag",
+    );
+    bad_kw("tag:session,minutes 5;", RuleErrorKind::InvalidValue, "tag");
+    bad_kw("tag:session,5;", RuleErrorKind::InvalidValue, "tag");
+    bad_kw(
+        "tag:host,5,packets,both;",
+        RuleErrorKind::InvalidValue,
+        "tag",
+    );
+    bad_kw("tag:host,-5,packets;", RuleErrorKind::InvalidValue, "tag");
+    bad_kw(
+        "tag:host,99999999999,bytes;",
+        RuleErrorKind::InvalidValue,
+        "tag",
+    );
+    bad_kw("tag:session; tag:host;", RuleErrorKind::InvalidValue, "tag");
     assert_eq!(
         ok("urilen:5<>10,norm;").not_evaluable,
         vec!["urilen".to_string()]
@@ -2177,4 +2231,41 @@ fn app_layer_state_values() {
     let e =
         p("alert http any any -> any any (app-layer-state:>request_headers; sid:1;)").unwrap_err();
     assert!(e.message.contains("http1"), "{e}");
+}
+
+#[test]
+fn replace_on_a_packet_content_of_the_same_length() {
+    let r = ok("content:\"big\"; replace:\"p|69|g\"; content:\"x\";");
+    let PayloadItem::Content(c) = &r.buffers[0].items[0] else {
+        panic!("content")
+    };
+    assert_eq!(c.replace.as_deref(), Some(&b"pig"[..]));
+    assert!(r.not_evaluable.is_empty());
+    bad_kw(
+        "content:\"big\"; replace:\"pigs\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    bad_kw("replace:\"pig\";", RuleErrorKind::InvalidValue, "replace");
+    bad_kw(
+        "content:!\"big\"; replace:\"pig\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    bad_kw(
+        "content:\"big\"; replace:pig;",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    bad_kw(
+        "content:\"big\"; replace:\"pig\"; replace:\"dig\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
+    // Not on a sticky buffer (Suricata: the payload's contents only).
+    bad_kw(
+        "http.uri; content:\"big\"; replace:\"pig\";",
+        RuleErrorKind::InvalidValue,
+        "replace",
+    );
 }

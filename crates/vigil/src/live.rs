@@ -228,6 +228,24 @@ impl LiveInput for QueueInput {
             .map_err(|e| InputError::Other(e.to_string()))
     }
 
+    fn verdict_changed(
+        &mut self,
+        token: u64,
+        v: vigil_engine::Verdict,
+        frame: &[u8],
+        changed: &[u8],
+    ) -> Result<(), InputError> {
+        if v.is_drop() {
+            return self.verdict(token, v, frame);
+        }
+        // The accepted packets before it go first; this one goes on
+        // changed (`replace`), with its own verdict.
+        self.send_accepts()?;
+        self.queue
+            .verdict_with_data(token as u32, vigil_inline::Verdict::Accept, changed)
+            .map_err(|e| InputError::Other(e.to_string()))
+    }
+
     fn flush_verdicts(&mut self) -> Result<(), InputError> {
         self.send_accepts()
     }
@@ -291,6 +309,10 @@ impl AlertSink for LiveOutput {
 
     fn drop_log(&mut self, a: &AlertOut, rule: Option<&CompiledRule>) -> std::io::Result<()> {
         self.sink.drop_log(a, rule)
+    }
+
+    fn tagged_packet(&mut self, a: &AlertOut) -> std::io::Result<()> {
+        self.sink.tagged_packet(a)
     }
 }
 

@@ -176,6 +176,8 @@ pub struct Sink {
     pub fast: Option<FastLogWriter<BufWriter<File>>>,
     log_payload: bool,
     log_packet: bool,
+    /// `tagged-packets`: packets a `tag` covers get a `packet` record.
+    log_tagged: bool,
     /// Transaction record types the eve-log output writes.
     log_types: Vec<&'static str>,
     /// XFF mode: `Some(true)` overwrites the alert's client address with
@@ -404,6 +406,33 @@ impl AlertSink for Sink {
             ..AlertEvent::default()
         };
         self.eve.write_tx(&ev)
+    }
+
+    fn tagged_packet(&mut self, a: &AlertOut) -> std::io::Result<()> {
+        if !self.log_tagged {
+            return Ok(());
+        }
+        let ev = AlertEvent {
+            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
+            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
+            flow_id: a.flow_id,
+            pcap_cnt: (!self.live).then_some(a.index),
+            vlan: &a.vlan[..a.vlan_count as usize],
+            src_ip: a.src,
+            src_port: a.sp,
+            dest_ip: a.dst,
+            dest_port: a.dp,
+            proto: a.proto,
+            icmp_type: a.icmp.map(|i| i.0),
+            icmp_code: a.icmp.map(|i| i.1),
+            sctp: a.sctp,
+            igmp: a.igmp,
+            pkt_src: a.pkt_src(),
+            packet: a.packet.as_deref(),
+            packet_info_linktype: Some(a.linktype),
+            ..AlertEvent::default()
+        };
+        self.eve.write_packet(&ev)
     }
 
     fn drop_log(&mut self, a: &AlertOut, rule: Option<&CompiledRule>) -> std::io::Result<()> {
@@ -643,6 +672,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         // Inline (or --simulate-ips) only, so that IDS records stay as
         // they were. Suricata's names; the host table is Vigil's.
         set("ips.accepted", w.ips_accepted);
+        set("ips.replaced", w.ips_replaced);
         set("ips.blocked", blocked);
         set("ips.rejected", w.ips_reject + w.ips_exception_rejects);
         set("ips.drop_reason.rules", w.ips_drop_rule + w.ips_reject);
@@ -726,6 +756,12 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     vigil("detect.xbits.expired", x.expired);
     vigil("detect.xbits.table_full", x.full);
     vigil("detect.xbits.peak_entries", x.peak_entries);
+    let tg = &s.tags;
+    vigil("detect.tags.added", tg.added);
+    vigil("detect.tags.rearmed", tg.rearmed);
+    vigil("detect.tags.packets", tg.packets);
+    vigil("detect.tags.expired", tg.expired);
+    vigil("detect.tags.full", tg.full);
     let d = &s.datasets;
     vigil("detect.datasets.events", d.events);
     vigil("detect.datasets.failed", d.failed);
@@ -876,6 +912,9 @@ pub struct OutputSettings {
     pub eve_cfg: EveConfig,
     pub log_payload: bool,
     pub log_packet: bool,
+    /// eve-log alert `tagged-packets` (on unless set off, as in
+    /// Suricata's default configuration).
+    pub log_tagged: bool,
     pub log_types: Vec<&'static str>,
     pub xff: Option<crate::config::XffSettings>,
     /// The eve-log `drop` type, when listed.
@@ -983,6 +1022,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         },
         log_payload,
         log_packet: cfg.eve_alert_flag("packet"),
+        log_tagged: cfg.eve_logs_type("alert") && cfg.eve_alert_flag_default_on("tagged-packets"),
         log_types: [
             "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "smb", "mqtt", "rfb", "dhcp",
             "krb5", "snmp", "ike", "smtp", "flow",
@@ -1055,6 +1095,7 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
         fast: open_fast(dir, o, append)?,
         log_payload: o.log_payload,
         log_packet: o.log_packet,
+        log_tagged: o.log_tagged,
         log_types: o.log_types.clone(),
         xff_overwrite: o.xff.as_ref().map(|x| x.overwrite),
         live: append,
