@@ -762,6 +762,27 @@ pub fn compile_rule_with(
                 _ => threshold = Some(*t),
             },
             Condition::Event { kind, name } => match kind {
+                EventKind::Engine => {
+                    // Suricata looks the full name up in one table of
+                    // decoder and stream events, ignoring case.
+                    let lower = name.to_ascii_lowercase();
+                    let check = if let Some(rest) = lower.strip_prefix("decoder.") {
+                        DecoderEvent::from_name(rest).map(Check::Event)
+                    } else if lower.starts_with("stream.") {
+                        vigil_stream::StreamEvent::from_name(&lower).map(Check::StreamEvent)
+                    } else {
+                        None
+                    };
+                    match check {
+                        Some(c) => checks.push(c),
+                        None => {
+                            return Err(Skip::Invalid {
+                                keyword: "engine-event".into(),
+                                message: format!("unknown engine event '{name}'"),
+                            })
+                        }
+                    }
+                }
                 EventKind::Decode => match DecoderEvent::from_name(name) {
                     Some(e) => checks.push(Check::Event(e)),
                     None => {

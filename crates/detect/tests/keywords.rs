@@ -785,3 +785,37 @@ fn target_is_recorded_on_the_compiled_rule() {
     let t = |sid: u32| e.rules.iter().find(|r| r.sid == sid).unwrap().target_dest;
     assert_eq!((t(1), t(2), t(3)), (Some(true), Some(false), None));
 }
+
+/// `engine-event`: the family prefix is required (a parse error naming
+/// the keyword), an unknown event of a known family makes the rule
+/// invalid, as Suricata's "unknown decode event".
+#[test]
+fn engine_event_names_are_checked() {
+    let vars = Vars::default();
+    for bad in [
+        "engine-event:ipv4.trunc_pkt",
+        "engine-event:applayer.x",
+        "engine-event:",
+        "engine-event:decoder.a,b",
+    ] {
+        let r = format!("alert ip any any -> any any ({bad}; sid:1;)");
+        let e = parse_rule(&r, &vars, Origin::default()).expect_err(&r);
+        assert_eq!(e.keyword.as_deref(), Some("engine-event"), "{r}: {e}");
+    }
+    let rules: Vec<_> = [
+        "alert ip any any -> any any (engine-event:decoder.ipv4.no_such_event; sid:1;)",
+        "alert tcp any any -> any any (engine-event:stream.no_such_event; sid:2;)",
+        "alert ip any any -> any any (engine-event:decoder.ipv4.trunc_pkt; sid:3;)",
+        "alert tcp any any -> any any (engine-event:stream.pkt_invalid_ack; sid:4;)",
+    ]
+    .iter()
+    .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
+    .collect();
+    let (_, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+    let bad: Vec<u32> = report.skipped.iter().map(|s| s.sid).collect();
+    assert_eq!(bad, vec![1, 2]);
+    for s in &report.skipped {
+        assert!(matches!(&s.reason,
+            Skip::Invalid { keyword, message } if keyword == "engine-event" && message.contains("unknown")));
+    }
+}

@@ -282,3 +282,31 @@ fn checksum_validation_keeps_bad_segments_out_of_the_stream() {
     );
     assert_eq!(st.workers.tcp_invalid_checksum, 1);
 }
+
+/// `engine-event` takes the full Suricata event name of either family
+/// (`decoder.` / `stream.`, any case) and matches exactly like
+/// `decode-event` / `stream-event`.
+#[test]
+fn engine_event_matches_decoder_and_stream_events() {
+    let rules = "alert tcp any any -> any any (stream-event:reassembly_overlap_different_data; sid:4;)\n\
+                 alert tcp any any -> any any (engine-event:stream.reassembly_overlap_different_data; sid:14;)\n\
+                 alert tcp any any -> any any (engine-event:Stream.Reassembly_Overlap_Different_Data; sid:15;)\n";
+    let (a, _) = run(
+        "engine-ev-stream",
+        overlap_capture(),
+        rules,
+        &EngineConfig::default(),
+    );
+    assert_eq!(sids(&a), vec![4, 14, 15]);
+    let rules = "alert ip any any -> any any (decode-event:ipv4.frag_overlap; sid:9;)\n\
+                 alert ip any any -> any any (engine-event:decoder.ipv4.frag_overlap; sid:19;)\n\
+                 alert ip any any -> any any (engine-event:DECODER.IPV4.FRAG_OVERLAP; sid:20;)\n\
+                 alert ip any any -> any any (engine-event:decoder.ipv4.trunc_pkt; sid:21;)\n";
+    let (a, _) = run(
+        "engine-ev-defrag",
+        fragmented_syn(),
+        rules,
+        &EngineConfig::default(),
+    );
+    assert_eq!(sids(&a), vec![9, 19, 20]);
+}

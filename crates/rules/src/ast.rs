@@ -814,7 +814,8 @@ pub enum Condition {
         op: IntCmp,
     },
     /// `decode-event:` / `stream-event:` / `app-layer-event:` by full
-    /// name, e.g. `ipv6.frag_overlap`.
+    /// name, e.g. `ipv6.frag_overlap`; `engine-event:` keeps its family
+    /// prefix (`decoder.ipv4.trunc_pkt`, `stream.pkt_invalid_ack`).
     Event {
         kind: EventKind,
         name: String,
@@ -1044,6 +1045,9 @@ pub enum EventKind {
     Decode,
     Stream,
     AppLayer,
+    /// `engine-event:` with the family prefix kept (`decoder.` or
+    /// `stream.`), resolved like decode-event / stream-event.
+    Engine,
 }
 
 /// Where a rule came from, for diagnostics.

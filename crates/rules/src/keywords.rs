@@ -353,7 +353,6 @@ const TABLE: &[(&str, Kw)] = &[
     // ---- everything else Suricata knows
     ("app-layer-protocol", Other("app-layer-protocol")),
     ("app-layer-state", Other("app-layer-state")),
-    ("engine-event", Other("engine-event")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
     ("filemagic", Other("filemagic")),
@@ -656,6 +655,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("distance", Supported),
     ("dsize", Supported),
     ("endswith", Supported),
+    ("engine-event", Supported),
     ("entropy", Supported),
     ("fast_pattern", Supported),
     ("fileext", Supported),
@@ -1016,7 +1016,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ),
     ("file_meta", "ignored: Snort 3 file metadata"),
     ("app-layer-state", "needs per-transaction progress states"),
-    ("engine-event", "engine events are not raised"),
     ("lua", "Lua scripting is not available"),
     ("luajit", "Lua scripting is not available"),
     ("luaxform", "Lua scripting is not available"),

@@ -1209,18 +1209,32 @@ impl Parser {
                 }
                 self.conditions.push(Condition::Threshold(t));
             }
-            "decode-event" | "stream-event" | "app-layer-event" => {
+            "decode-event" | "stream-event" | "app-layer-event" | "engine-event" => {
                 let v = strip_quotes(need(name, value)?);
                 if v.is_empty()
                     || !v
                         .bytes()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
                 {
-                    return Err(inval(format!("invalid event name '{v}'")));
+                    return Err(inval(format!("invalid event name '{}'", truncate(v, 60))));
                 }
                 let kind = match name {
                     "decode-event" => EventKind::Decode,
                     "stream-event" => EventKind::Stream,
+                    // Suricata's engine-event takes the full name of a
+                    // decoder or stream event (`decoder.ipv4.trunc_pkt`,
+                    // `stream.pkt_invalid_ack`); the family is checked here,
+                    // the event itself when detection compiles the rule.
+                    "engine-event" => {
+                        let lower = v.to_ascii_lowercase();
+                        if !(lower.starts_with("decoder.") || lower.starts_with("stream.")) {
+                            return Err(inval(format!(
+                                "unknown event '{}': expected decoder.<event> or stream.<event>",
+                                truncate(v, 60)
+                            )));
+                        }
+                        EventKind::Engine
+                    }
                     _ => EventKind::AppLayer,
                 };
                 self.conditions.push(Condition::Event {

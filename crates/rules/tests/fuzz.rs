@@ -216,6 +216,7 @@ const VALUE_KEYWORDS: &[&str] = &[
     "target",
     "flowvar",
     "pktvar",
+    "engine-event",
 ];
 
 proptest! {
