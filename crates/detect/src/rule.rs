@@ -127,6 +127,8 @@ pub struct CompiledRule {
     /// (alerts then carry `source` and `target`).
     pub target_dest: Option<bool>,
     pub noalert: bool,
+    /// `alert` keyword: a `pass` rule alerts too ("alert then pass").
+    pub force_alert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
     /// `config: logging disable, type tx, scope tx`.
@@ -1140,6 +1142,7 @@ pub fn compile_rule_with(
         references: rule.references.clone(),
         target_dest: rule.target.as_deref().map(|t| t == "dest_ip"),
         noalert,
+        force_alert: rule.force_alert,
         bypass: rule.bypass,
         disable_tx_log: rule.disable_tx_log,
         proto,

@@ -45,7 +45,7 @@ pub use live::{
     LiveSink, LiveSnapshot,
 };
 pub use vigil_defrag::{DefragConfig, FragPolicy};
-pub use vigil_flow::{FlowTimeouts, TimeoutTable};
+pub use vigil_flow::{FlowTimeouts, RateConfig, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
@@ -160,6 +160,9 @@ pub struct EngineConfig {
     /// FTP data connections expected from their control channel
     /// ([`expect`]; `None`: not followed).
     pub ftp_expect: Option<expect::ExpectConfig>,
+    /// `flow.rate-tracking`: elephant-flow detection (`None`: off, as in
+    /// Suricata without the setting).
+    pub rate_tracking: Option<vigil_flow::RateConfig>,
 }
 
 impl Default for EngineConfig {
@@ -198,6 +201,7 @@ impl Default for EngineConfig {
             peers: None,
             slice: None,
             ftp_expect: Some(expect::ExpectConfig::default()),
+            rate_tracking: None,
         }
     }
 }
@@ -501,6 +505,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
     // before it is let through (Suricata's stream.inline).
     stream.inline |= cfg.inline;
     WorkerConfig {
+        rate_tracking: cfg.rate_tracking,
         max_flows: (cfg.max_flows / n).max(1024),
         log_payload: cfg.log_payload,
         log_packet: cfg.log_packet,

@@ -217,6 +217,10 @@ const VALUE_KEYWORDS: &[&str] = &[
     "flowvar",
     "pktvar",
     "engine-event",
+    "prefilter",
+    "tcp.session",
+    "flow.elephant",
+    "alert",
 ];
 
 proptest! {
