@@ -1860,6 +1860,17 @@ impl DetectEngine {
                     txst.fired.push((ri, tx.dir));
                     return true;
                 }
+                Verdict::PassAlert => {
+                    txst.fired.push((ri, tx.dir));
+                    alerts.push(Hit {
+                        rule: ri,
+                        stream: false,
+                        tx: Some(tx.tx),
+                        deferred: false,
+                        datasets: None,
+                    });
+                    return true;
+                }
                 Verdict::Alert | Verdict::Deferred => {
                     txst.fired.push((ri, tx.dir));
                     let datasets =

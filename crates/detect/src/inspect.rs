@@ -3,8 +3,8 @@
 //! packet order.
 
 use vigil_rules::{
-    Buffer, Condition, CsumLayer, FlagsModifier, FlowCountDir, FlowCounter, FlowbitsCmd, FlowintOp,
-    IntCmp, VlanLayer,
+    Buffer, Condition, CsumLayer, ElephantDir, FlagsModifier, FlowCountDir, FlowCounter,
+    FlowbitsCmd, FlowintOp, IntCmp, VlanLayer,
 };
 use vigil_wire::{Packet, L4};
 
@@ -44,6 +44,11 @@ pub struct FlowView {
     /// `PKT_PROTO_DETECT_TS_DONE`/`TC_DONE`): the only packet a PD-only
     /// rule ([`crate::CompiledRule::pd_only`]) can match.
     pub app_proto_decided_now: bool,
+    /// The TCP session state after this packet (`tcp.session`); `None`
+    /// for a flow that is not TCP.
+    pub tcp_state: Option<vigil_stream::TcpState>,
+    /// `flow.elephant`: the flow is an elephant (to-server, to-client).
+    pub elephant: [bool; 2],
 }
 
 /// Per-flow detection state, owned by the flow.
@@ -546,6 +551,35 @@ fn check_condition(c: &Condition, p: &Packet<'_>, flow: Option<&FlowView>) -> bo
             }
         }
         Condition::FlowAge(cmp) => flow.is_some_and(|f| cmp.matches(f.age_secs)),
+        Condition::FlowElephant(dir) => flow.is_some_and(|f| {
+            let [ts, tc] = f.elephant;
+            match dir {
+                ElephantDir::ToServer => ts,
+                ElephantDir::ToClient => tc,
+                ElephantDir::Either => ts || tc,
+                ElephantDir::Both => ts && tc,
+            }
+        }),
+        Condition::TcpSession(want) => flow.is_some_and(|f| {
+            // Suricata's DetectTcpSessionMatch: setup or established by
+            // the packet's established flag, closing by the session state.
+            use vigil_stream::TcpState as S;
+            let Some(state) = f.tcp_state else {
+                return false;
+            };
+            let mut phase = if f.established {
+                vigil_rules::TCP_SESSION_ESTABLISHED
+            } else {
+                vigil_rules::TCP_SESSION_SETUP
+            };
+            if matches!(
+                state,
+                S::FinWait1 | S::FinWait2 | S::TimeWait | S::LastAck | S::CloseWait | S::Closing
+            ) {
+                phase |= vigil_rules::TCP_SESSION_CLOSING;
+            }
+            phase & want != 0
+        }),
         Condition::VlanLayers(cmp) => cmp.matches(p.vlans().len() as u64),
         Condition::Tos(cmp) => ip.is_some_and(|i| cmp.matches(i.tos as u64)),
         Condition::IpId(id) => ip.is_some_and(|i| i.version == 4 && i.id == *id as u32),
@@ -1001,7 +1035,7 @@ impl DetectEngine {
                 store_captures(ri, true, None, &mut scratch.captured);
             }
             match verdict {
-                Verdict::Alert | Verdict::Deferred => alerts.push(Hit {
+                Verdict::Alert | Verdict::Deferred | Verdict::PassAlert => alerts.push(Hit {
                     rule: ri,
                     stream,
                     tx: None,
@@ -1051,6 +1085,16 @@ impl DetectEngine {
             match verdict {
                 Verdict::NoMatch => continue,
                 Verdict::Pass => return true,
+                Verdict::PassAlert => {
+                    alerts.push(Hit {
+                        rule: ri,
+                        stream: stream_hit,
+                        tx: None,
+                        deferred: false,
+                        datasets: None,
+                    });
+                    return true;
+                }
                 Verdict::Alert | Verdict::Deferred => alerts.push(Hit {
                     rule: ri,
                     stream: stream_hit,
@@ -1201,6 +1245,9 @@ pub(crate) enum Verdict {
     NoMatch,
     /// A `pass` rule matched: stop inspecting the flow.
     Pass,
+    /// A `pass` rule with the `alert` keyword matched: alert, then stop
+    /// inspecting the flow.
+    PassAlert,
     /// The rule matched and alerts.
     Alert,
     /// The rule matched without an alert (`noalert`, suppressed).
@@ -1228,6 +1275,13 @@ pub(crate) fn conclude(
     if r.action == vigil_rules::Action::Pass {
         if let Some(st) = state {
             st.passed = true;
+        }
+        let suppressed = match &input.packet.ip {
+            Some(ip) => r.suppressed(ip.src, ip.dst),
+            None => false,
+        };
+        if r.force_alert && !r.noalert && !suppressed {
+            return Verdict::PassAlert;
         }
         return Verdict::Pass;
     }

@@ -130,6 +130,8 @@ pub struct CompiledRule {
     /// where alerts meet in input order (vigil_engine's tags).
     pub tag: Option<vigil_rules::TagSpec>,
     pub noalert: bool,
+    /// `alert` keyword: a `pass` rule alerts too ("alert then pass").
+    pub force_alert: bool,
     /// `bypass`: a match stops inspection of the rest of the flow.
     pub bypass: bool,
     /// A packet-payload content has `replace` (applied inline only).
@@ -771,6 +773,27 @@ pub fn compile_rule_with(
                 _ => threshold = Some(*t),
             },
             Condition::Event { kind, name } => match kind {
+                EventKind::Engine => {
+                    // Suricata looks the full name up in one table of
+                    // decoder and stream events, ignoring case.
+                    let lower = name.to_ascii_lowercase();
+                    let check = if let Some(rest) = lower.strip_prefix("decoder.") {
+                        DecoderEvent::from_name(rest).map(Check::Event)
+                    } else if lower.starts_with("stream.") {
+                        vigil_stream::StreamEvent::from_name(&lower).map(Check::StreamEvent)
+                    } else {
+                        None
+                    };
+                    match check {
+                        Some(c) => checks.push(c),
+                        None => {
+                            return Err(Skip::Invalid {
+                                keyword: "engine-event".into(),
+                                message: format!("unknown engine event '{name}'"),
+                            })
+                        }
+                    }
+                }
                 EventKind::Decode => match DecoderEvent::from_name(name) {
                     Some(e) => checks.push(Check::Event(e)),
                     None => {
@@ -1145,6 +1168,7 @@ pub fn compile_rule_with(
         target_dest: rule.target.as_deref().map(|t| t == "dest_ip"),
         tag: rule.tag,
         noalert,
+        force_alert: rule.force_alert,
         bypass: rule.bypass,
         replace: buffers
             .iter()

@@ -77,7 +77,9 @@ impl StreamReq {
                 | Condition::Icmpv6Mtu(_)
                 | Condition::VlanLayers(_)
                 | Condition::Rpc(_)
-                | Condition::FlowAge(_) => r.packet = true,
+                | Condition::FlowAge(_)
+                | Condition::TcpSession(_)
+                | Condition::FlowElephant(_) => r.packet = true,
                 Condition::NotEvaluable { keyword, .. } if keyword == "stream_size" => {
                     stream_size = true
                 }

@@ -785,3 +785,129 @@ fn target_is_recorded_on_the_compiled_rule() {
     let t = |sid: u32| e.rules.iter().find(|r| r.sid == sid).unwrap().target_dest;
     assert_eq!((t(1), t(2), t(3)), (Some(true), Some(false), None));
 }
+
+/// `engine-event`: the family prefix is required (a parse error naming
+/// the keyword), an unknown event of a known family makes the rule
+/// invalid, as Suricata's "unknown decode event".
+#[test]
+fn engine_event_names_are_checked() {
+    let vars = Vars::default();
+    for bad in [
+        "engine-event:ipv4.trunc_pkt",
+        "engine-event:applayer.x",
+        "engine-event:",
+        "engine-event:decoder.a,b",
+    ] {
+        let r = format!("alert ip any any -> any any ({bad}; sid:1;)");
+        let e = parse_rule(&r, &vars, Origin::default()).expect_err(&r);
+        assert_eq!(e.keyword.as_deref(), Some("engine-event"), "{r}: {e}");
+    }
+    let rules: Vec<_> = [
+        "alert ip any any -> any any (engine-event:decoder.ipv4.no_such_event; sid:1;)",
+        "alert tcp any any -> any any (engine-event:stream.no_such_event; sid:2;)",
+        "alert ip any any -> any any (engine-event:decoder.ipv4.trunc_pkt; sid:3;)",
+        "alert tcp any any -> any any (engine-event:stream.pkt_invalid_ack; sid:4;)",
+    ]
+    .iter()
+    .map(|r| parse_rule(r, &vars, Origin::default()).unwrap())
+    .collect();
+    let (_, report) = DetectEngine::build(&rules, &ClassificationConfig::default());
+    let bad: Vec<u32> = report.skipped.iter().map(|s| s.sid).collect();
+    assert_eq!(bad, vec![1, 2]);
+    for s in &report.skipped {
+        assert!(matches!(&s.reason,
+            Skip::Invalid { keyword, message } if keyword == "engine-event" && message.contains("unknown")));
+    }
+}
+
+/// `tcp.session`: setup / established by the packet's established flag
+/// (as `flow:not_established` / `flow:established`), closing by the
+/// session state; never on a flow that is not TCP.
+#[test]
+fn tcp_session_phases() {
+    use vigil_stream::TcpState as S;
+    let e = engine(&[
+        "alert tcp any any -> any any (tcp.session:setup; sid:1;)",
+        "alert tcp any any -> any any (tcp.session:established; sid:2;)",
+        "alert tcp any any -> any any (tcp.session:closing; sid:3;)",
+        "alert tcp any any -> any any (tcp.session:setup,closing; sid:4;)",
+    ]);
+    let view = |established: bool, state: Option<S>| {
+        Some(FlowView {
+            to_server: true,
+            established,
+            tcp_state: state,
+            ..FlowView::default()
+        })
+    };
+    let mut st = FlowDetectState::default();
+    let p = tcp(b"x");
+    let cases: &[(bool, Option<S>, &[u32])] = &[
+        (false, Some(S::SynSent), &[1, 4]),
+        (false, Some(S::SynRecv), &[1, 4]),
+        (true, Some(S::Established), &[2]),
+        (true, Some(S::FinWait1), &[2, 3, 4]),
+        (true, Some(S::FinWait2), &[2, 3, 4]),
+        (true, Some(S::CloseWait), &[2, 3, 4]),
+        (true, Some(S::LastAck), &[2, 3, 4]),
+        (true, Some(S::Closing), &[2, 3, 4]),
+        (true, Some(S::TimeWait), &[2, 3, 4]),
+        (true, Some(S::Closed), &[2]),
+        (true, None, &[]),
+    ];
+    for (est, state, want) in cases {
+        assert_eq!(
+            alerts(&e, &p, view(*est, *state), &mut st),
+            want.to_vec(),
+            "{est} {state:?}"
+        );
+    }
+    assert!(alerts(&e, &p, None, &mut st).is_empty());
+}
+
+/// `flow.elephant` reads the flow's per-direction elephant flags.
+#[test]
+fn flow_elephant_directions() {
+    let e = engine(&[
+        "alert tcp any any -> any any (flow.elephant:toserver; sid:1;)",
+        "alert tcp any any -> any any (flow.elephant:toclient; sid:2;)",
+        "alert tcp any any -> any any (flow.elephant:either; sid:3;)",
+        "alert tcp any any -> any any (flow.elephant:both; sid:4;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    let p = tcp(b"x");
+    for (ele, want) in [
+        ([false, false], vec![]),
+        ([true, false], vec![1, 3]),
+        ([false, true], vec![2, 3]),
+        ([true, true], vec![1, 2, 3, 4]),
+    ] {
+        let v = Some(FlowView {
+            to_server: true,
+            established: true,
+            elephant: ele,
+            ..FlowView::default()
+        });
+        assert_eq!(alerts(&e, &p, v, &mut st), want, "{ele:?}");
+    }
+}
+
+/// `alert` on a pass rule: the verdict passes the flow and the rule
+/// alerts; `noalert` still silences it.
+#[test]
+fn pass_rule_with_alert_keyword_alerts() {
+    let e = engine(&[
+        "pass tcp any any -> any any (content:\"x\"; alert; sid:1;)",
+        "alert tcp any any -> any any (content:\"x\"; sid:2;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    assert_eq!(alerts(&e, &tcp(b"x"), est(), &mut st), vec![1]);
+    assert!(st.passed);
+    let e = engine(&[
+        "pass tcp any any -> any any (content:\"x\"; alert; noalert; sid:1;)",
+        "alert tcp any any -> any any (content:\"x\"; sid:2;)",
+    ]);
+    let mut st = FlowDetectState::default();
+    assert!(alerts(&e, &tcp(b"x"), est(), &mut st).is_empty());
+    assert!(st.passed);
+}

@@ -46,7 +46,7 @@ pub use live::{
     LiveSink, LiveSnapshot,
 };
 pub use vigil_defrag::{DefragConfig, FragPolicy};
-pub use vigil_flow::{FlowTimeouts, TimeoutTable};
+pub use vigil_flow::{FlowTimeouts, RateConfig, TimeoutTable};
 pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
@@ -173,6 +173,9 @@ pub struct EngineConfig {
     /// FTP data connections expected from their control channel
     /// ([`expect`]; `None`: not followed).
     pub ftp_expect: Option<expect::ExpectConfig>,
+    /// `flow.rate-tracking`: elephant-flow detection (`None`: off, as in
+    /// Suricata without the setting).
+    pub rate_tracking: Option<vigil_flow::RateConfig>,
 }
 
 impl Default for EngineConfig {
@@ -213,6 +216,7 @@ impl Default for EngineConfig {
             peers: None,
             slice: None,
             ftp_expect: Some(expect::ExpectConfig::default()),
+            rate_tracking: None,
         }
     }
 }
@@ -519,6 +523,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
     // before it is let through (Suricata's stream.inline).
     stream.inline |= cfg.inline;
     WorkerConfig {
+        rate_tracking: cfg.rate_tracking,
         max_flows: (cfg.max_flows / n).max(1024),
         log_payload: cfg.log_payload,
         log_packet: cfg.log_packet,

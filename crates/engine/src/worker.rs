@@ -91,6 +91,9 @@ pub struct FlowState {
     icmp: Option<(u8, u8)>,
     /// An alert was raised on the flow.
     alerted: bool,
+    /// Byte-rate tracking for elephant flows (`flow.rate-tracking`
+    /// configured).
+    rate: Option<Box<vigil_flow::FlowRate>>,
     /// Why and when (packet time) the flow ended.
     end: (FlowEnd, i64),
 }
@@ -557,6 +560,11 @@ pub struct WorkerStats {
     /// TCP sessions opened (SYN seen) and picked up midstream.
     pub tcp_sessions: u64,
     pub tcp_reuse: u64,
+    /// Elephant flows (`flow.rate-tracking`): flows that became one in
+    /// either direction, and directions that became one.
+    pub flow_elephant: u64,
+    pub flow_elephant_toserver: u64,
+    pub flow_elephant_toclient: u64,
     /// Raw stream chunks inspected (pseudo packets included).
     pub stream_chunks: u64,
     pub stream_chunk_bytes: u64,
@@ -632,6 +640,9 @@ impl WorkerStats {
             tunnel_pkts,
             tcp_sessions,
             tcp_reuse,
+            flow_elephant,
+            flow_elephant_toserver,
+            flow_elephant_toclient,
             stream_chunks,
             stream_chunk_bytes,
             pseudo_packets,
@@ -753,6 +764,8 @@ pub struct WorkerConfig {
     /// Raise connection events for the built-in detectors
     /// ([`OutKind::Conn`]).
     pub conn_events: bool,
+    /// `flow.rate-tracking`: elephant-flow detection.
+    pub rate_tracking: Option<vigil_flow::RateConfig>,
 }
 
 /// Suricata's checksum modes (`-k`). With validation on, a TCP packet
@@ -794,6 +807,7 @@ const CHECKSUM_AUTO_TENTHS: u64 = 1;
 impl Default for WorkerConfig {
     fn default() -> Self {
         WorkerConfig {
+            rate_tracking: None,
             max_flows: 1 << 16,
             log_payload: false,
             log_packet: false,
@@ -1684,6 +1698,24 @@ impl Ctx {
             flow.bytes_toclient += wire_len;
             flow.state.seen_to_client = true;
         }
+        if let Some(rc) = &self.cfg.rate_tracking {
+            let rate = flow
+                .state
+                .rate
+                .get_or_insert_with(|| Box::new(vigil_flow::FlowRate::new(rc)));
+            let before = rate.elephant();
+            let sec = rec.ts_ns.div_euclid(1_000_000_000);
+            if rate.update(rc, sec, wire_len, to_server) {
+                if before == [false, false] {
+                    self.stats.flow_elephant += 1;
+                }
+                if to_server {
+                    self.stats.flow_elephant_toserver += 1;
+                } else {
+                    self.stats.flow_elephant_toclient += 1;
+                }
+            }
+        }
         let mut stream_added = false;
         let mut stream_events = vigil_stream::StreamEvents::new();
         let mut chunk_ready = false;
@@ -1867,6 +1899,12 @@ impl Ctx {
                 .as_ref()
                 .map_or(AppProtoState::Unknown, |a| a.proto),
             app_proto_decided_now: decided_now,
+            tcp_state: matches!(p.l4, L4::Tcp(_)).then_some(flow.state.tcp.state),
+            elephant: flow
+                .state
+                .rate
+                .as_ref()
+                .map_or([false; 2], |r| r.elephant()),
         };
         let use_merged =
             self.merge_late_candidates(pk.sel, p, view.app_proto, to_server, chunk_ready, cands);
@@ -2188,6 +2226,8 @@ impl Ctx {
                     .as_ref()
                     .map_or(AppProtoState::Unknown, |a| a.proto),
                 app_proto_decided_now: false,
+                tcp_state: Some(tcp.state),
+                elephant: f.state.rate.as_ref().map_or([false; 2], |r| r.elephant()),
             };
             let mut input = PacketInput::new(&p, Some(view));
             input.pseudo = true;
@@ -3110,6 +3150,18 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             st.end.0.name(),
             st.alerted,
         );
+        // Suricata: `elephant` and its directions after `alerted`.
+        if let Some(ele) = st.rate.as_ref().map(|r| r.elephant()) {
+            if ele != [false, false] {
+                j.push_str(",\"elephant\":true,\"elephant_direction\":[");
+                match ele {
+                    [true, true] => j.push_str("\"toserver\",\"toclient\""),
+                    [true, false] => j.push_str("\"toserver\""),
+                    _ => j.push_str("\"toclient\""),
+                }
+                j.push(']');
+            }
+        }
         close_with_tx_cnt(&mut j, tx_cnt);
         if tcp {
             let [ts, tc] = st.tcp_flags;

@@ -259,3 +259,47 @@ fn flow_records_are_off_unless_asked_for_and_the_same_for_any_worker_count() {
     assert_eq!(w1.recs.len(), 6);
     assert_eq!(w1.recs, w2.recs);
 }
+
+/// With `flow.rate-tracking`, an elephant flow's record says so after
+/// `alerted`, with its directions (Suricata's `elephant` and
+/// `elephant_direction`); other flows' records are unchanged.
+#[test]
+fn elephant_flows_are_marked_in_the_flow_record() {
+    let client: SocketAddr = "10.0.0.7:40000".parse().unwrap();
+    let server: SocketAddr = "10.0.1.1:8080".parse().unwrap();
+    let mut s = TcpSession::new(client, server).start_at((T0, 0));
+    s.handshake();
+    for _ in 0..10 {
+        s.client_send(&[b'u'; 1000]);
+    }
+    s.server_send(b"ok").close();
+    let frames = s.into_frames();
+    let go = |rate: Option<vigil_engine::RateConfig>| {
+        let path = write_pcap("elephant-rec", frames.clone());
+        let cfg = EngineConfig {
+            flow_log: BOTH,
+            rate_tracking: rate,
+            ..EngineConfig::default()
+        };
+        let src = PcapSource::open(&path).expect("open pcap");
+        let mut sink = Collect::default();
+        run_offline(src, engine(""), &cfg, &mut sink, &mut |_, _| {}).expect("run");
+        let _ = std::fs::remove_file(&path);
+        sink.recs
+            .into_iter()
+            .find(|r| r.key == "flow")
+            .expect("flow record")
+    };
+    let plain = go(None);
+    assert!(plain.body["flow"].get("elephant").is_none());
+    let rec = go(Some(vigil_engine::RateConfig::new(4000, 5).unwrap()));
+    let f = &rec.body["flow"];
+    assert_eq!(f["elephant"], true);
+    assert_eq!(f["elephant_direction"], serde_json::json!(["toserver"]));
+    // Both directions over a tiny threshold.
+    let rec = go(Some(vigil_engine::RateConfig::new(1, 1).unwrap()));
+    assert_eq!(
+        rec.body["flow"]["elephant_direction"],
+        serde_json::json!(["toserver", "toclient"])
+    );
+}

@@ -282,3 +282,70 @@ fn checksum_validation_keeps_bad_segments_out_of_the_stream() {
     );
     assert_eq!(st.workers.tcp_invalid_checksum, 1);
 }
+
+/// `engine-event` takes the full Suricata event name of either family
+/// (`decoder.` / `stream.`, any case) and matches exactly like
+/// `decode-event` / `stream-event`.
+#[test]
+fn engine_event_matches_decoder_and_stream_events() {
+    let rules = "alert tcp any any -> any any (stream-event:reassembly_overlap_different_data; sid:4;)\n\
+                 alert tcp any any -> any any (engine-event:stream.reassembly_overlap_different_data; sid:14;)\n\
+                 alert tcp any any -> any any (engine-event:Stream.Reassembly_Overlap_Different_Data; sid:15;)\n";
+    let (a, _) = run(
+        "engine-ev-stream",
+        overlap_capture(),
+        rules,
+        &EngineConfig::default(),
+    );
+    assert_eq!(sids(&a), vec![4, 14, 15]);
+    let rules = "alert ip any any -> any any (decode-event:ipv4.frag_overlap; sid:9;)\n\
+                 alert ip any any -> any any (engine-event:decoder.ipv4.frag_overlap; sid:19;)\n\
+                 alert ip any any -> any any (engine-event:DECODER.IPV4.FRAG_OVERLAP; sid:20;)\n\
+                 alert ip any any -> any any (engine-event:decoder.ipv4.trunc_pkt; sid:21;)\n";
+    let (a, _) = run(
+        "engine-ev-defrag",
+        fragmented_syn(),
+        rules,
+        &EngineConfig::default(),
+    );
+    assert_eq!(sids(&a), vec![9, 19, 20]);
+}
+
+/// `prefilter` changes no match: each rule alerts exactly like its twin
+/// without it, on the packet and on the stream.
+#[test]
+fn prefilter_changes_no_alert() {
+    let base = [
+        "content:\"ATTACK\";",
+        "flow:to_server,established; content:\"GET /item\"; depth:9;",
+        "flags:S;",
+        "flow:established; dsize:>0;",
+        "content:\"xx\"; content:\"ATTACK\"; distance:0;",
+    ];
+    let mut plain = String::new();
+    let mut with = String::new();
+    for (i, b) in base.iter().enumerate() {
+        plain.push_str(&format!(
+            "alert tcp any any -> any any ({b} sid:{};)\n",
+            i + 1
+        ));
+        with.push_str(&format!(
+            "alert tcp any any -> any any ({b} prefilter; sid:{};)\n",
+            i + 1
+        ));
+    }
+    let frames = || {
+        let mut s = session(40).with_mss(5);
+        s.handshake()
+            .client_send(b"GET /item1 HTTP/1.1\r\nX: xxATTACK\r\n\r\n")
+            .close();
+        s.into_frames()
+    };
+    let (a, _) = run("prefilter-off", frames(), &plain, &EngineConfig::default());
+    let (b, _) = run("prefilter-on", frames(), &with, &EngineConfig::default());
+    let key = |v: &[common::Seen]| -> Vec<(u32, bool, u64)> {
+        v.iter().map(|s| (s.sid, s.stream, s.index)).collect()
+    };
+    assert!(sids(&a).contains(&1) && sids(&a).contains(&3) && sids(&a).contains(&5));
+    assert_eq!(key(&a), key(&b));
+}

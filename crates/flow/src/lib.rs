@@ -12,9 +12,11 @@
 //! keeps those in the per-flow state `T`).
 
 mod hash;
+mod rate;
 mod table;
 
 pub use hash::{addr_bits, bits_addr, flow_hash, pair_hash, FlowKey};
+pub use rate::{FlowRate, RateConfig, MAX_INTERVAL as RATE_MAX_INTERVAL};
 pub use table::{
     Direction, EndReason, Flow, FlowCounters, FlowLookup, FlowTable, FlowTimeouts, Lifecycle,
     TimeoutTable,

@@ -817,7 +817,8 @@ pub enum Condition {
         op: IntCmp,
     },
     /// `decode-event:` / `stream-event:` / `app-layer-event:` by full
-    /// name, e.g. `ipv6.frag_overlap`.
+    /// name, e.g. `ipv6.frag_overlap`; `engine-event:` keeps its family
+    /// prefix (`decoder.ipv4.trunc_pkt`, `stream.pkt_invalid_ack`).
     Event {
         kind: EventKind,
         name: String,
@@ -877,6 +878,13 @@ pub enum Condition {
     /// `flow.age:[op]n`: whole seconds between the flow's first packet
     /// and this one.
     FlowAge(IntCmp),
+    /// `tcp.session:<phase>[,<phase>...]` (Suricata 9): a set of
+    /// [`TCP_SESSION_SETUP`] / [`TCP_SESSION_ESTABLISHED`] /
+    /// [`TCP_SESSION_CLOSING`] bits; matches when the packet's TCP
+    /// session phases intersect it.
+    TcpSession(u8),
+    /// `flow.elephant:<toserver|toclient|either|both>` (Suricata 8+).
+    FlowElephant(ElephantDir),
     /// `flow.pkts` / `flow.bytes` and their `_toserver` / `_toclient`
     /// forms: the flow's counters, current packet included.
     FlowCount {
@@ -1164,11 +1172,32 @@ pub struct Xbits {
     pub expire: Option<u32>,
 }
 
+/// Direction of `flow.elephant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElephantDir {
+    ToServer,
+    ToClient,
+    Either,
+    Both,
+}
+
+/// `tcp.session` phase: the session is not established yet.
+pub const TCP_SESSION_SETUP: u8 = 1;
+/// `tcp.session` phase: the session is established (the packet's
+/// flow was established before it, as `flow:established`).
+pub const TCP_SESSION_ESTABLISHED: u8 = 2;
+/// `tcp.session` phase: a FIN was seen (FIN_WAIT1/2, TIME_WAIT,
+/// LAST_ACK, CLOSE_WAIT, CLOSING).
+pub const TCP_SESSION_CLOSING: u8 = 4;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     Decode,
     Stream,
     AppLayer,
+    /// `engine-event:` with the family prefix kept (`decoder.` or
+    /// `stream.`), resolved like decode-event / stream-event.
+    Engine,
 }
 
 /// Where a rule came from, for diagnostics.
@@ -1225,6 +1254,9 @@ pub struct Rule {
     pub conditions: Vec<Condition>,
     /// `noalert` or `flowbits:noalert`.
     pub noalert: bool,
+    /// `alert` (Suricata 8+): the rule alerts even if its action does
+    /// not imply it (`pass ... (alert; ...)`: "alert then pass").
+    pub force_alert: bool,
     /// `bypass`: a match bypasses the rest of the flow.
     pub bypass: bool,
     /// `config: logging disable, type tx, scope tx`: a match keeps the

@@ -348,11 +348,9 @@ const TABLE: &[(&str, Kw)] = &[
     ("service", Info),
     ("logto", Info),
     ("session", Info),
-    ("prefilter", Info),
     ("file_meta", Info),
     // ---- everything else Suricata knows
     ("app-layer-protocol", Other("app-layer-protocol")),
-    ("engine-event", Other("engine-event")),
     ("lua", Other("lua")),
     ("luajit", Other("luajit")),
     ("filemagic", Other("filemagic")),
@@ -627,11 +625,51 @@ use KeywordStatus::{Parsed, Supported, Unsupported};
 
 const PROTO_NOT_PARSED: KeywordStatus = Unsupported("protocol not parsed yet");
 
+/// Keywords Suricata 9 can use as a rule's prefilter (its
+/// `SupportsPrefilter`, the "prefilter" flag of `--list-keywords=csv`),
+/// by canonical name; `prefilter` after any other non-content keyword is
+/// an error. `engine-event` is not among them in Suricata either.
+pub(crate) const PREFILTER_CAPABLE: &[&str] = &[
+    "app-layer-protocol",
+    "tcp.ack",
+    "tcp.seq",
+    "tcp.flags",
+    "fragbits",
+    "fragoffset",
+    "ttl",
+    "itype",
+    "icode",
+    "icmp_id",
+    "icmp_seq",
+    "igmp.type",
+    "sctp.chunk_type",
+    "sctp.chunk_cnt",
+    "sctp.vtag",
+    "dsize",
+    "flow",
+    "flowbits",
+    "id",
+    "stream_size",
+    "decode-event",
+    "flow.age",
+    "flow.pkts",
+    "flow.pkts_toserver",
+    "flow.pkts_toclient",
+    "flow.elephant",
+    "stream-event",
+    "icmpv6.mtu",
+    "tcp.mss",
+    "tcp.wscale",
+    "vlan.id",
+    "vlan.layers",
+];
+
 /// Option keywords `parser.rs` handles itself (not through [`TABLE`]).
 /// A unit test checks this list against the parser's source.
 pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("absent", Supported),
     ("replace", Supported),
+    ("alert", Supported),
     ("base64_data", Supported),
     ("base64_decode", Supported),
     ("ack", Supported),
@@ -656,6 +694,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("distance", Supported),
     ("dsize", Supported),
     ("endswith", Supported),
+    ("engine-event", Supported),
     ("entropy", Supported),
     ("fast_pattern", Supported),
     ("fileext", Supported),
@@ -666,6 +705,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("flow.bytes", Supported),
     ("flow.bytes_toclient", Supported),
     ("flow.bytes_toserver", Supported),
+    ("flow.elephant", Supported),
     ("flow.pkts", Supported),
     ("flow.pkts_toclient", Supported),
     ("flow.pkts_toserver", Supported),
@@ -699,6 +739,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("offset", Supported),
     ("pcre", Supported),
     ("pktvar", Supported),
+    ("prefilter", Supported),
     ("priority", Supported),
     ("rawbytes", Supported),
     ("reference", Supported),
@@ -720,6 +761,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("tcp.flags", Supported),
     ("tcp.mss", Supported),
     ("tcp.seq", Supported),
+    ("tcp.session", Supported),
     ("tcp.window", Supported),
     ("tcpv4-csum", Supported),
     ("tcpv6-csum", Supported),
@@ -740,14 +782,6 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
 
 /// Suricata 9 keywords the parser rejects as unknown.
 const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
-    (
-        "alert",
-        Unsupported("firewall-mode keyword (alert from an accept rule) not implemented"),
-    ),
-    (
-        "flow.elephant",
-        Unsupported("elephant-flow tracking not implemented"),
-    ),
     ("llmnr.additionals.rrname", PROTO_NOT_PARSED),
     ("llmnr.answers.rrname", PROTO_NOT_PARSED),
     ("llmnr.authorities.rrname", PROTO_NOT_PARSED),
@@ -775,10 +809,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("sdp.time", PROTO_NOT_PARSED),
     ("sdp.timezone", PROTO_NOT_PARSED),
     ("sdp.uri", PROTO_NOT_PARSED),
-    (
-        "tcp.session",
-        Unsupported("TCP session-phase matching (firewall mode) not implemented"),
-    ),
 ];
 
 /// Canonical names of [`TABLE`] entries that detection evaluates. A test
@@ -1007,12 +1037,7 @@ const PARSED_REASONS: &[(&str, &str)] = &[
         "session",
         "ignored: Snort session logging is not implemented",
     ),
-    (
-        "prefilter",
-        "ignored: performance hint; Vigil chooses its own prefilter, matches are the same",
-    ),
     ("file_meta", "ignored: Snort 3 file metadata"),
-    ("engine-event", "engine events are not raised"),
     ("lua", "Lua scripting is not available"),
     ("luajit", "Lua scripting is not available"),
     ("luaxform", "Lua scripting is not available"),
@@ -1195,9 +1220,11 @@ const LEFT_OUT: &str = "\
   (libmagic) and `filesize` are not implemented.
 - **Active responses and marks**: `resp`, `react`, `nfq_set_mark`; in
   IPS mode Vigil drops, rejects or (`replace`) rewrites payload bytes.
-- **Firewall mode** (`alert`, `tcp.session`, the `config` tracking
-  setting): Suricata 8/9's firewall rule hooks are not implemented.
-- **`flow.elephant`**: not implemented; the parser rejects it.
+- **Firewall mode** (rule hooks, the `accept` action's scopes, the
+  `config` tracking setting): Suricata 8/9's firewall tables are not
+  implemented; `accept` loads as `pass`. The keywords firewall rules use
+  are supported in detection: `tcp.session`, and `alert` (which makes a
+  `pass` rule, or an `accept` rule loaded as one, alert as well).
 - **Snort-only keywords** (Snort 3 inspector fields such as
   `http_param`, `js_data`, `vba_data`, `sd_pattern`, `so`, ...): parsed so
   that Snort rule files load, not evaluated.

@@ -296,8 +296,20 @@ fn parse_inner(text: &str, vars: &Vars) -> Result<Rule, RuleError> {
             }
             e
         })?;
+        p.note_match(&name);
     }
     let mut rule = p.finish(action, header)?;
+    if rule
+        .conditions
+        .iter()
+        .any(|c| matches!(c, Condition::TcpSession(_)))
+        && !matches!(rule.header.proto.transport(), Proto::Tcp | Proto::Ip)
+    {
+        return Err(
+            RuleError::new(K::Validation, "tcp.session requires a TCP rule")
+                .with_keyword("tcp.session"),
+        );
+    }
     rule.text = t.to_string();
     Ok(rule)
 }
@@ -460,6 +472,7 @@ struct Parser {
     references: Vec<(String, String)>,
     metadata: Vec<(String, String)>,
     noalert: bool,
+    force_alert: bool,
     bypass: bool,
     disable_tx_log: bool,
     target: Option<String>,
@@ -468,6 +481,9 @@ struct Parser {
     requires_unmet: Option<String>,
     /// Index in `items` of the rule's `base64_decode`.
     base64_decode: Option<usize>,
+    /// The last keyword that adds a match (Suricata's last SigMatch,
+    /// `DetectGetLastSM`): what `prefilter` applies to.
+    last_match: Option<String>,
 }
 
 fn err(kind: K, msg: impl Into<String>) -> RuleError {
@@ -786,12 +802,14 @@ impl Parser {
             references: Vec::new(),
             metadata: Vec::new(),
             noalert: false,
+            force_alert: false,
             bypass: false,
             disable_tx_log: false,
             target: None,
             tag: None,
             flow_seen: false,
             requires_unmet: None,
+            last_match: None,
             base64_decode: None,
         }
     }
@@ -846,6 +864,116 @@ impl Parser {
             }
         }
         Buffer::Packet
+    }
+
+    /// Records `name` as the last match keyword unless it adds no
+    /// match of its own: rule metadata, content modifiers, sticky
+    /// buffers and transforms (Suricata creates no SigMatch for them).
+    fn note_match(&mut self, name: &str) {
+        const NO_MATCH: &[&str] = &[
+            "msg",
+            "sid",
+            "rev",
+            "gid",
+            "classtype",
+            "priority",
+            "reference",
+            "metadata",
+            "noalert",
+            "alert",
+            "target",
+            "requires",
+            "prefilter",
+            "file_data",
+            "base64_data",
+            "pkt_data",
+            "nocase",
+            "rawbytes",
+            "startswith",
+            "endswith",
+            "fast_pattern",
+            "depth",
+            "offset",
+            "distance",
+            "within",
+        ];
+        if NO_MATCH.contains(&name) {
+            return;
+        }
+        if let Some(kw) = keywords::lookup(name) {
+            match kw {
+                // A content modifier moves the content: still the content.
+                Kw::Modifier(_) => return,
+                Kw::Sticky(_) | Kw::Transform(_) | Kw::Info => return,
+                Kw::Other(_) => {}
+            }
+        }
+        let canon = match name {
+            "uricontent" => "content",
+            "ack" => "tcp.ack",
+            "seq" => "tcp.seq",
+            "flags" => "tcp.flags",
+            "window" => "tcp.window",
+            n => n,
+        };
+        self.last_match = Some(canon.to_string());
+    }
+
+    /// `prefilter` (Suricata's detect-prefilter.c): no value; applies to
+    /// the preceding match keyword. On a content it acts as
+    /// `fast_pattern` without options (Vigil makes it the rule's fast
+    /// pattern unless one was chosen already); otherwise the keyword must
+    /// be one Suricata can prefilter on. Given twice is accepted, as the
+    /// Suricata 9 peer does (`flags:S; prefilter; ttl:64; prefilter;`).
+    fn prefilter(&mut self, value: Option<&str>) -> Result<(), RuleError> {
+        if value.is_some_and(|v| !v.trim().is_empty()) {
+            return Err(err(K::InvalidValue, "prefilter takes no value"));
+        }
+        let Some(last) = self.last_match.clone() else {
+            return Err(err(K::Validation, "prefilter needs a preceding match"));
+        };
+        if last == "content" {
+            let Some(idx) = self
+                .items
+                .iter()
+                .rposition(|s| matches!(s.item, PayloadItem::Content(_)))
+            else {
+                return Err(err(K::Validation, "prefilter needs a preceding match"));
+            };
+            let fp_used = self.fast_pattern_used;
+            let Slot {
+                item: PayloadItem::Content(c),
+                ..
+            } = &mut self.items[idx]
+            else {
+                unreachable!("rposition found a content")
+            };
+            let relative = c.distance.is_some()
+                || c.within.is_some()
+                || c.offset.is_some()
+                || c.depth.is_some();
+            if c.negated && relative {
+                return Err(err(
+                    K::Validation,
+                    "prefilter cannot be used on a negated content with relative or absolute modifiers",
+                ));
+            }
+            if c.fast_pattern.is_none() && !fp_used {
+                c.fast_pattern = Some(FastPattern {
+                    only: false,
+                    chop: None,
+                });
+                self.fast_pattern_used = true;
+            }
+            return Ok(());
+        }
+        if !keywords::PREFILTER_CAPABLE.contains(&last.as_str()) {
+            return Err(err(
+                K::Validation,
+                format!("prefilter is not supported for {}", truncate(&last, 40)),
+            ));
+        }
+        Ok(())
     }
 
     fn last_content(&self) -> Option<usize> {
@@ -1002,6 +1130,10 @@ impl Parser {
                 }
                 self.target = Some(v.to_string());
             }
+            "alert" => {
+                no_value(name, value)?;
+                self.force_alert = true;
+            }
             "noalert" => {
                 no_value(name, value)?;
                 self.noalert = true;
@@ -1013,6 +1145,7 @@ impl Parser {
                 self.bypass = true;
             }
             "config" => self.config(need(name, value)?)?,
+            "prefilter" => self.prefilter(value)?,
             "content" => self.content(need(name, value)?, None)?,
             "uricontent" => self.content(need(name, value)?, Some("http.uri"))?,
             "nocase" | "rawbytes" | "startswith" | "endswith" | "fast_pattern" | "depth"
@@ -1284,18 +1417,32 @@ impl Parser {
                 }
                 self.conditions.push(Condition::Threshold(t));
             }
-            "decode-event" | "stream-event" | "app-layer-event" => {
+            "decode-event" | "stream-event" | "app-layer-event" | "engine-event" => {
                 let v = strip_quotes(need(name, value)?);
                 if v.is_empty()
                     || !v
                         .bytes()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
                 {
-                    return Err(inval(format!("invalid event name '{v}'")));
+                    return Err(inval(format!("invalid event name '{}'", truncate(v, 60))));
                 }
                 let kind = match name {
                     "decode-event" => EventKind::Decode,
                     "stream-event" => EventKind::Stream,
+                    // Suricata's engine-event takes the full name of a
+                    // decoder or stream event (`decoder.ipv4.trunc_pkt`,
+                    // `stream.pkt_invalid_ack`); the family is checked here,
+                    // the event itself when detection compiles the rule.
+                    "engine-event" => {
+                        let lower = v.to_ascii_lowercase();
+                        if !(lower.starts_with("decoder.") || lower.starts_with("stream.")) {
+                            return Err(inval(format!(
+                                "unknown event '{}': expected decoder.<event> or stream.<event>",
+                                truncate(v, 60)
+                            )));
+                        }
+                        EventKind::Engine
+                    }
                     _ => EventKind::AppLayer,
                 };
                 self.conditions.push(Condition::Event {
@@ -1328,6 +1475,27 @@ impl Parser {
                 };
                 let cmp = parse_uint_cmp(c, 4095).map_err(inval)?;
                 self.conditions.push(Condition::VlanId { cmp, layer });
+            }
+            "flow.elephant" => {
+                let v = need(name, value)?;
+                let dir = match strip_quotes(v) {
+                    "toserver" => ElephantDir::ToServer,
+                    "toclient" => ElephantDir::ToClient,
+                    "either" => ElephantDir::Either,
+                    "both" => ElephantDir::Both,
+                    o => {
+                        return Err(inval(format!(
+                            "invalid direction '{}': toserver, toclient, either or both",
+                            truncate(o, 40)
+                        )))
+                    }
+                };
+                self.conditions.push(Condition::FlowElephant(dir));
+            }
+            "tcp.session" => {
+                let v = need(name, value)?;
+                let bits = parse_tcp_session(v).map_err(inval)?;
+                self.conditions.push(Condition::TcpSession(bits));
             }
             "flow.age" => {
                 let c = parse_uint_cmp(need(name, value)?, u32::MAX as u64).map_err(inval)?;
@@ -2908,6 +3076,7 @@ impl Parser {
             buffers,
             conditions,
             noalert: self.noalert,
+            force_alert: self.force_alert,
             bypass: self.bypass,
             disable_tx_log: self.disable_tx_log,
             target: self.target,
@@ -3813,4 +3982,44 @@ fn validate_stream_size(v: &str) -> Result<(), String> {
     }
     parse_u32(parts[2])?;
     Ok(())
+}
+
+/// `tcp.session:` value (Suricata 9's detect-tcp-session.c): a
+/// comma-separated set of `setup`, `established`, `closing`, each once,
+/// no spaces, at most 32 characters.
+fn parse_tcp_session(v: &str) -> Result<u8, String> {
+    const ACCEPTED: &str = "accepted tokens are {setup, established, closing}";
+    if v.is_empty() {
+        return Err(
+            "tcp.session requires a value: comma-separated subset of {setup, established, closing}"
+                .to_string(),
+        );
+    }
+    if v.len() > 32 {
+        return Err(format!(
+            "tcp.session argument too long ({} > 32): {ACCEPTED}",
+            v.len()
+        ));
+    }
+    let mut bits = 0u8;
+    for tok in v.split(',') {
+        let b = match tok {
+            "setup" => TCP_SESSION_SETUP,
+            "established" => TCP_SESSION_ESTABLISHED,
+            "closing" => TCP_SESSION_CLOSING,
+            "" => return Err(format!("tcp.session: empty token in '{v}'; {ACCEPTED}")),
+            t => {
+                return Err(format!(
+                    "tcp.session: unknown token '{t}' in '{v}'; {ACCEPTED}"
+                ))
+            }
+        };
+        if bits & b != 0 {
+            return Err(format!(
+                "tcp.session: duplicate token '{tok}' in '{v}'; {ACCEPTED}"
+            ));
+        }
+        bits |= b;
+    }
+    Ok(bits)
 }

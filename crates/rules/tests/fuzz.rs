@@ -218,6 +218,11 @@ const VALUE_KEYWORDS: &[&str] = &[
     "pktvar",
     "tag",
     "replace",
+    "engine-event",
+    "prefilter",
+    "tcp.session",
+    "flow.elephant",
+    "alert",
 ];
 
 proptest! {

@@ -2269,3 +2269,160 @@ fn replace_on_a_packet_content_of_the_same_length() {
         "replace",
     );
 }
+
+/// `prefilter` (Suricata's detect-prefilter.c): no value, once per rule
+/// on a non-content keyword, after a keyword that can prefilter; after a
+/// content it is `fast_pattern` without options.
+#[test]
+fn prefilter_keyword() {
+    let r = ok("content:\"abc\"; content:\"defgh\"; prefilter;");
+    let cs = contents(&r, &Buffer::Packet);
+    assert!(cs[0].fast_pattern.is_none());
+    assert_eq!(
+        cs[1].fast_pattern,
+        Some(FastPattern {
+            only: false,
+            chop: None
+        })
+    );
+    // An explicit fast_pattern elsewhere is kept.
+    let r = ok("content:\"abc\"; fast_pattern; content:\"defgh\"; prefilter;");
+    let cs = contents(&r, &Buffer::Packet);
+    assert!(cs[0].fast_pattern.is_some() && cs[1].fast_pattern.is_none());
+    // Modifiers and sticky buffers are not matches: the content stays last.
+    let r = ok("http.uri; content:\"/a\"; nocase; depth:5; http.method; prefilter;");
+    assert!(contents(&r, &Buffer::Named("http.uri".into()))[0]
+        .fast_pattern
+        .is_some());
+    for o in [
+        "flags:S; prefilter;",
+        "tcp.flags:S; prefilter;",
+        "dsize:>10; prefilter; content:\"a\";",
+        "ttl:<3; msg:\"x\"; prefilter;",
+        "flow:established; prefilter;",
+        "flowbits:isset,a; prefilter;",
+        "stream-event:pkt_invalid_ack; prefilter;",
+        "content:\"a\"; prefilter; flags:S; prefilter;",
+        // Twice: accepted by the Suricata 9 peer.
+        "flags:S; prefilter; ttl:64; prefilter;",
+    ] {
+        ok(o);
+    }
+    bad_kw("prefilter;", RuleErrorKind::Validation, "prefilter");
+    bad_kw(
+        "msg:\"x\"; prefilter;",
+        RuleErrorKind::Validation,
+        "prefilter",
+    );
+    bad_kw(
+        "flags:S; prefilter:x;",
+        RuleErrorKind::InvalidValue,
+        "prefilter",
+    );
+    bad_kw(
+        "pcre:\"/a/\"; prefilter;",
+        RuleErrorKind::Validation,
+        "prefilter",
+    );
+    bad_kw(
+        "engine-event:decoder.ipv4.trunc_pkt; prefilter;",
+        RuleErrorKind::Validation,
+        "prefilter",
+    );
+    bad_kw(
+        "content:\"a\"; content:!\"b\"; distance:0; prefilter;",
+        RuleErrorKind::Validation,
+        "prefilter",
+    );
+    let e = bad("byte_test:1,>,2,0; prefilter;");
+    assert!(e.to_string().contains("not supported for byte_test"), "{e}");
+}
+
+/// `tcp.session` (Suricata 9's detect-tcp-session.c syntax): a set of
+/// phases, no spaces, no repeats, on TCP rules only.
+#[test]
+fn tcp_session_keyword() {
+    let c = |o: &str| ok(o).conditions.pop().unwrap();
+    assert_eq!(
+        c("tcp.session:setup;"),
+        Condition::TcpSession(TCP_SESSION_SETUP)
+    );
+    assert_eq!(
+        c("tcp.session:closing,established;"),
+        Condition::TcpSession(TCP_SESSION_CLOSING | TCP_SESSION_ESTABLISHED)
+    );
+    assert_eq!(
+        c("tcp.session:setup,established,closing;"),
+        Condition::TcpSession(7)
+    );
+    for v in [
+        "",
+        ",",
+        ",setup",
+        "setup,",
+        "setup,,established",
+        "bogus",
+        "SETUP",
+        "setu p",
+        "setup,setup",
+        "setup,established,setup",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    ] {
+        bad_kw(
+            &format!("tcp.session:{v};"),
+            RuleErrorKind::InvalidValue,
+            "tcp.session",
+        );
+    }
+    for h in ["udp", "icmp", "sctp", "dhcp"] {
+        let e = rule(&format!(
+            "alert {h} any any -> any any (tcp.session:setup; sid:1;)"
+        ))
+        .unwrap_err();
+        assert_eq!(e.keyword.as_deref(), Some("tcp.session"), "{h}: {e}");
+    }
+    for h in ["ip", "tcp", "http", "tcp-pkt", "dns"] {
+        rule(&format!(
+            "alert {h} any any -> any any (tcp.session:closing; sid:1;)"
+        ))
+        .unwrap_or_else(|e| panic!("{h}: {e}"));
+    }
+}
+
+/// `flow.elephant:<dir>`: a direction is required.
+#[test]
+fn flow_elephant_keyword() {
+    let c = |o: &str| ok(o).conditions.pop().unwrap();
+    assert_eq!(
+        c("flow.elephant:toserver;"),
+        Condition::FlowElephant(ElephantDir::ToServer)
+    );
+    assert_eq!(
+        c("flow.elephant:toclient;"),
+        Condition::FlowElephant(ElephantDir::ToClient)
+    );
+    assert_eq!(
+        c("flow.elephant:either;"),
+        Condition::FlowElephant(ElephantDir::Either)
+    );
+    assert_eq!(
+        c("flow.elephant:both;"),
+        Condition::FlowElephant(ElephantDir::Both)
+    );
+    for o in [
+        "flow.elephant;",
+        "flow.elephant:bogus;",
+        "flow.elephant:to_server;",
+    ] {
+        assert_eq!(bad(o).keyword.as_deref(), Some("flow.elephant"), "{o}");
+    }
+}
+
+/// `alert`: no value; recorded on the rule.
+#[test]
+fn alert_keyword() {
+    let r = rule("pass tcp any any -> any any (content:\"a\"; alert; sid:1;)").unwrap();
+    assert!(r.force_alert && !r.noalert);
+    assert!(!ok("content:\"a\";").force_alert);
+    bad_kw("alert:yes;", RuleErrorKind::InvalidValue, "alert");
+}

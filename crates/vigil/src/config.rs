@@ -469,6 +469,29 @@ impl Config {
         Ok(Some(s))
     }
 
+    /// `flow.rate-tracking` (Suricata 8+'s elephant flows): `None` when
+    /// the section is absent; with it, `bytes` (a size) and `interval`
+    /// (seconds) are both required, as in Suricata.
+    pub fn flow_rate_tracking(&self) -> Result<Option<vigil_engine::RateConfig>> {
+        if self.get("flow.rate-tracking").is_none() {
+            return Ok(None);
+        }
+        let Some(b) = self.get_str("flow.rate-tracking.bytes") else {
+            bail!("flow.rate-tracking: no value for bytes");
+        };
+        let bytes = parse_size(&b)
+            .map_err(|e| anyhow::anyhow!("flow.rate-tracking.bytes: invalid value '{b}': {e}"))?;
+        let Some(i) = self.get_str("flow.rate-tracking.interval") else {
+            bail!("flow.rate-tracking: no value for interval");
+        };
+        let interval: u16 = i.trim().parse().map_err(|_| {
+            anyhow::anyhow!("flow.rate-tracking.interval: '{i}' is not a number of seconds")
+        })?;
+        vigil_engine::RateConfig::new(bytes, interval)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!(e))
+    }
+
     /// `flow.memcap` in bytes, if set.
     pub fn flow_memcap(&self) -> Result<Option<u64>> {
         match self.get_str("flow.memcap") {
@@ -665,6 +688,37 @@ mod tests {
         assert!(!c.eve_alert_flag("packet"));
         assert_eq!(c.flow_memcap().unwrap(), Some(64 << 20));
         assert_eq!(c.string_map("vars.port-groups")[0].1, "8080");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn flow_rate_tracking_settings() {
+        let dir = std::env::temp_dir().join(format!("vigil-cfg-rate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.yaml");
+        let c = |y: &str| {
+            std::fs::write(&p, y).unwrap();
+            Config::load(&p).unwrap()
+        };
+        assert_eq!(
+            c("flow:\n  memcap: 1mb\n").flow_rate_tracking().unwrap(),
+            None
+        );
+        let r = c("flow:\n  rate-tracking:\n    bytes: 1mb\n    interval: 10\n")
+            .flow_rate_tracking()
+            .unwrap()
+            .unwrap();
+        assert_eq!((r.bytes, r.interval), (1 << 20, 10));
+        for bad in [
+            "flow:\n  rate-tracking:\n    interval: 10\n",
+            "flow:\n  rate-tracking:\n    bytes: 1mb\n",
+            "flow:\n  rate-tracking:\n    bytes: lots\n    interval: 10\n",
+            "flow:\n  rate-tracking:\n    bytes: 1mb\n    interval: 0\n",
+            "flow:\n  rate-tracking:\n    bytes: 1mb\n    interval: 99999\n",
+        ] {
+            let e = c(bad).flow_rate_tracking().unwrap_err().to_string();
+            assert!(e.contains("flow.rate-tracking"), "{bad}: {e}");
+        }
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -663,6 +663,13 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     if w.bypassed_flows > 0 {
         set("flow.bypassed", w.bypassed_flows);
     }
+    // Only once a flow became an elephant, so that runs without
+    // `flow.rate-tracking` keep their stats as they were.
+    if w.flow_elephant > 0 {
+        set("flow.elephant", w.flow_elephant);
+        set("flow.elephant_toserver", w.flow_elephant_toserver);
+        set("flow.elephant_toclient", w.flow_elephant_toclient);
+    }
     set("tcp.sessions", w.tcp_sessions);
     set("tcp.invalid_checksum", w.tcp_invalid_checksum);
     let exception_drops: u64 = w.ips_drop_exception.values().sum();
@@ -1118,6 +1125,7 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     let mut ecfg = EngineConfig {
         workers,
         max_flows,
+        rate_tracking: cfg.flow_rate_tracking()?,
         log_payload: o.log_payload,
         log_packet: o.log_packet,
         log_tx: o
