@@ -674,6 +674,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("flowvar", Supported),
     ("fragbits", Supported),
     ("fragoffset", Supported),
+    ("frame", Supported),
     ("gid", Supported),
     ("hostbits", Supported),
     ("icmp_id", Supported),
@@ -1030,7 +1031,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesize", "file size tracking not implemented"),
     ("geoip", "GeoIP database lookups not implemented"),
     ("replace", "IPS payload rewriting not implemented"),
-    ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
 ];
 
