@@ -50,6 +50,7 @@ pub mod dcerpc;
 pub mod dhcp;
 pub mod dns;
 mod events;
+pub mod frames;
 pub mod ftp;
 pub mod ftpdata;
 pub mod http;

@@ -15,6 +15,7 @@
 pub mod addr_index;
 pub mod app;
 pub mod dataset;
+pub mod frame;
 pub mod group;
 pub mod inspect;
 pub mod payload;
@@ -90,6 +91,12 @@ pub struct DetectEngine {
     /// `ether` and `arp` rules, in rule order: the only rules a packet
     /// without an IP layer is checked against ([`Self::verify_link`]).
     pub link_rules: Vec<u32>,
+    /// Rules on application-layer frames (`frame`), in rule order
+    /// ([`frame`]).
+    pub frame_rules: Vec<u32>,
+    /// The frame types the frame rules inspect, as (protocol, type)
+    /// (`None` without frame rules): the only frames the framers make.
+    pub frame_types: Option<std::sync::Arc<[(&'static str, &'static str)]>>,
     /// The `dataset` / `datarep` sets, global to all flows: only where the
     /// workers' events meet in input order reads and changes them (see
     /// [`dataset`]).
@@ -308,12 +315,27 @@ impl DetectEngine {
             .filter(|(_, r)| r.pkthdr || matches!(r.proto, ProtoMatch::Ether | ProtoMatch::Arp))
             .map(|(i, _)| i as u32)
             .collect();
+        let frame_rules: Vec<u32> = compiled
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.frame.is_some())
+            .map(|(i, _)| i as u32)
+            .collect();
+        let mut types: Vec<(&'static str, &'static str)> = compiled
+            .iter()
+            .filter_map(|r| r.frame.as_ref().map(|f| (f.proto, f.name)))
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        let frame_types = (!types.is_empty()).then(|| types.into());
         (
             DetectEngine {
                 rules: compiled,
                 groups,
                 tx,
                 link_rules,
+                frame_rules,
+                frame_types,
                 flowbit_names: names.names,
                 flowint_names: names.int_names,
                 xbit_names: names.xbit_names,

@@ -196,6 +196,9 @@ pub struct CompiledRule {
     /// Transaction rules (any application-layer buffer, `urilen`, ...):
     /// what they inspect. `None` for packet rules.
     pub app: Option<AppSpec>,
+    /// Frame rules (`frame`): the frame type and the program run on each
+    /// frame of it. Such a rule has no packet buffer nor `app`.
+    pub frame: Option<crate::frame::FrameSpec>,
     pub file: String,
     pub line: usize,
 }
@@ -228,7 +231,7 @@ impl CompiledRule {
     /// Whether the rule inspects application-layer transactions (it is
     /// then not in the packet rule groups).
     pub fn is_tx(&self) -> bool {
-        self.app.is_some()
+        self.app.is_some() || self.frame.is_some()
     }
 
     /// Whether the flow's application protocol passes the rule's tests.
@@ -420,6 +423,7 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
                 .is_some_and(|v| parse_app_layer_protocol(v).is_ok()),
             _ => true,
         }),
+        k if k.starts_with("frame:") => crate::frame::frame_evaluable(k),
         _ => BufferId::from_keyword(k).is_some() || crate::app::transform_supported(k),
     }
 }
@@ -628,6 +632,7 @@ pub fn compile_rule_with(
     let mut vars = VarTable::default();
     let mut buffers = Vec::with_capacity(rule.buffers.len());
     let mut lists: Vec<TxList> = Vec::new();
+    let mut frame: Option<crate::frame::FrameSpec> = None;
     // Index in `lists` of each of the rule's buffers that is one.
     let mut list_of: Vec<Option<usize>> = Vec::with_capacity(rule.buffers.len());
     // Dataset keywords: (the set as the keyword declares it, the test,
@@ -681,6 +686,21 @@ pub fn compile_rule_with(
                 keyword: e.keyword().to_string(),
                 message: e.to_string(),
             })?;
+        if let Some(fr) = crate::frame::frame_of(&b.buffer) {
+            if absent.is_some() {
+                return Err(Skip::NotEvaluable("absent".into()));
+            }
+            let xf = crate::app::compile_transforms(&b.transforms)?;
+            frame = Some(crate::frame::FrameSpec {
+                proto: fr.proto,
+                name: fr.name,
+                xf,
+                prog,
+            });
+            list_of.push(None);
+            src_of.push(crate::dataset::DsSource::Packet(u32::MAX));
+            continue;
+        }
         match tx_buffer(&b.buffer) {
             Some(id) => {
                 let xf = crate::app::compile_transforms(&b.transforms)?;
@@ -1014,6 +1034,25 @@ pub fn compile_rule_with(
     // transaction, as Suricata does since its issue 8621: each datagram
     // alerts once, in its own direction.
     let per_tx = header_app == Some(AppProto::Dhcp);
+    if let Some(f) = &frame {
+        // As Suricata: a frame rule inspects its frame and nothing else of
+        // the payload or the application layer.
+        if !lists.is_empty() || !buffers.is_empty() || urilen.is_some() || !tx_checks.is_empty() {
+            return Err(Skip::Invalid {
+                keyword: "frame".into(),
+                message: "'frame' cannot be mixed with payload keywords or other application-layer keywords".into(),
+            });
+        }
+        if !datasets.is_empty() {
+            return Err(Skip::NotEvaluable("dataset on a frame".into()));
+        }
+        if let Some(p) = crate::frame::frame_app_proto(f.proto) {
+            app_tests.push(AppTest {
+                want: AppProtoState::Detected(p),
+                negated: false,
+            });
+        }
+    }
     let (app, fast_pattern) =
         if lists.is_empty() && urilen.is_none() && tx_checks.is_empty() && !per_tx {
             // A packet rule whose header names an application protocol only
@@ -1142,6 +1181,7 @@ pub fn compile_rule_with(
         && app.is_none()
         && checks.is_empty()
         && rule.buffers.is_empty()
+        && frame.is_none()
         && flowbit_tests.is_empty()
         && flowbit_sets.iter().all(|o| o.cmd == FlowbitsCmd::Set)
         && flowints.is_empty()
@@ -1202,6 +1242,7 @@ pub fn compile_rule_with(
         app_tests,
         pd_only,
         app,
+        frame,
         buffers,
         file: rule.origin.file.clone(),
         line: rule.origin.line,

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use vigil_applayer::frames::{FrameProto, Framer};
 use vigil_applayer::probe::{Detection, PROBE_DEPTH};
 use vigil_applayer::{
     AppLayerConfig, AppLayerState, Direction as AppDir, ProtocolDetector, Transport, TxId,
@@ -43,6 +44,17 @@ pub struct AppFlow {
     ftp_data: Option<Box<vigil_applayer::ftpdata::FtpDataInfo>>,
     /// Transactions finished so far (the `flow` record's `tx_cnt`).
     pub tx_count: u64,
+    /// The frame types rules inspect (protocol, type), when any: the flow
+    /// keeps framers once its protocol (one with frames) is known.
+    pub want_frames: Option<std::sync::Arc<[(&'static str, &'static str)]>>,
+    /// The framers of both directions (to-server, to-client).
+    pub frames: Option<Box<FlowFrames>>,
+}
+
+/// The frames of a flow: a framer per direction.
+#[derive(Debug)]
+pub struct FlowFrames {
+    pub framers: [Framer; 2],
 }
 
 impl std::fmt::Debug for AppFlow {
@@ -93,7 +105,37 @@ impl AppFlow {
             skipped: [false; 2],
             ftp_data: None,
             tx_count: 0,
+            want_frames: None,
+            frames: None,
         }
+    }
+
+    /// The framer of direction `di`, created once the flow's protocol is
+    /// known when rules want frames and the protocol has some.
+    fn framer(&mut self, di: usize, tcp: bool) -> Option<&mut Framer> {
+        let want = self.want_frames.as_ref()?;
+        if self.frames.is_none() {
+            let AppProtoState::Detected(p) = self.proto else {
+                return None;
+            };
+            let fp = FrameProto::of(p)?;
+            let enabled: Vec<&'static str> = want
+                .iter()
+                .filter(|(proto, _)| *proto == fp.name())
+                .map(|(_, n)| *n)
+                .collect();
+            if enabled.is_empty() {
+                self.want_frames = None;
+                return None;
+            }
+            self.frames = Some(Box::new(FlowFrames {
+                framers: [
+                    Framer::new(fp, true, tcp, enabled.clone()),
+                    Framer::new(fp, false, tcp, enabled),
+                ],
+            }));
+        }
+        self.frames.as_mut().map(|f| &mut f.framers[di])
     }
 
     /// Suricata's `app_proto` value for EVE (`None` while undecided).
@@ -153,6 +195,9 @@ impl AppFlow {
             out.events += st.feed(dir, payload, ts_us).len() as u64;
             out.bytes += payload.len() as u64;
             self.dirty[dir_index(dir)] = true;
+            if let Some(f) = self.framer(dir_index(dir), false) {
+                f.feed_datagram(payload);
+            }
         }
         out
     }
@@ -235,26 +280,47 @@ impl AppFlow {
                 Some(st) if !st.wants_data(dir) => {
                     tcp.app_consumed(client, None, mem);
                 }
-                Some(st) => {
+                Some(_) => {
+                    let framing = self.framer(di, true).is_some();
+                    let Some(st) = self.state.as_mut() else {
+                        return out;
+                    };
+                    let mut fr = if framing {
+                        self.frames.as_mut().map(|f| &mut f.framers[di])
+                    } else {
+                        None
+                    };
                     if std::mem::take(&mut self.skipped[di]) {
                         out.events += st.on_gap(dir, None).len() as u64;
                         out.gaps += 1;
+                        if let Some(f) = fr.as_mut() {
+                            f.gap();
+                        }
                     }
                     let mut pos = start;
                     for &(s, e) in &ranges {
                         if s > pos {
                             out.events += st.on_gap(dir, Some(s - pos)).len() as u64;
                             out.gaps += 1;
+                            if let Some(f) = fr.as_mut() {
+                                f.gap();
+                            }
                         }
                         scratch.clear();
                         h.buf.copy_out(s, e, scratch);
                         out.events += st.feed(dir, scratch, ts_us).len() as u64;
+                        if let Some(f) = fr.as_mut() {
+                            f.feed(s, scratch);
+                        }
                         out.bytes += e - s;
                         pos = e;
                     }
                     if eof && pos < to && to != u64::MAX {
                         out.events += st.on_gap(dir, Some(to - pos)).len() as u64;
                         out.gaps += 1;
+                        if let Some(f) = fr.as_mut() {
+                            f.gap();
+                        }
                     }
                     self.dirty[di] = true;
                     if st.take_raw_trigger(dir) {
@@ -290,6 +356,9 @@ impl AppFlow {
             if let Some(st) = self.state.as_mut() {
                 out.events += st.finish(dir).len() as u64;
             }
+            if let Some(f) = self.frames.as_mut() {
+                f.framers[di].finish();
+            }
             self.dirty[di] = true;
         }
         out
@@ -305,6 +374,19 @@ impl AppFlow {
                 self.txd.clear();
             }
         }
+    }
+
+    /// The frames of direction `to_server` completed since the last call.
+    pub fn take_frames(&mut self, to_server: bool) -> Vec<vigil_applayer::frames::Frame> {
+        match self.frames.as_mut() {
+            Some(ff) => ff.framers[usize::from(!to_server)].take_done().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The name of the flow's frame protocol (`tls`, `http1` ...).
+    pub fn frame_proto(&self) -> Option<&'static str> {
+        self.frames.as_ref().map(|f| f.framers[0].proto().name())
     }
 
     /// Drops the detection state of transactions the parser pruned.

@@ -185,6 +185,9 @@ pub struct AlertOut {
     /// The client address an HTTP proxy reported (X-Forwarded-For or the
     /// configured header), when XFF handling is on.
     pub xff: Option<String>,
+    /// The application-layer frame a `frame` rule matched (EVE
+    /// `frame` object).
+    pub frame: Option<Box<FrameOut>>,
     /// Inline: the packet was dropped by this (drop or reject) rule
     /// (EVE `"action":"blocked"`).
     pub blocked: bool,
@@ -487,6 +490,22 @@ pub struct AppRecord {
     /// The object, serialised JSON, followed by `,"key":{...}` for each
     /// object logged beside it (SMTP's `email`).
     pub json: String,
+}
+
+/// A frame an alert matched on: what the EVE `frame` object shows.
+#[derive(Debug, Clone)]
+pub struct FrameOut {
+    /// The frame type within its protocol (`pdu`, `nbss.hdr` ...).
+    pub name: &'static str,
+    pub id: u64,
+    pub to_server: bool,
+    /// Stream offset (TCP).
+    pub stream_offset: Option<u64>,
+    pub length: u64,
+    pub complete: bool,
+    pub tx_id: Option<u64>,
+    /// Its first bytes (at most 256, what EVE logs).
+    pub data: Box<[u8]>,
 }
 
 impl AlertOut {
@@ -1443,6 +1462,7 @@ impl Ctx {
             vars: None,
             context: Box::default(),
             datasets: None,
+            frame: None,
         });
     }
 
@@ -1458,6 +1478,7 @@ impl Ctx {
         let reason = v.drop_reason().unwrap_or("rules");
         let (sp, dp, icmp) = ports_and_icmp(p);
         alerts.push(AlertOut {
+            frame: None,
             index: rec.index,
             order: (rec.index, phase(rec), 0),
             ts_ns: rec.ts_ns,
@@ -1971,6 +1992,14 @@ impl Ctx {
                 false,
             );
         }
+        // Frames: inspected after the packet's own alerts are out.
+        let frames_pending = !passed
+            && flow
+                .state
+                .app
+                .as_ref()
+                .and_then(|a| a.frames.as_ref())
+                .is_some_and(|f| f.framers[usize::from(!to_server)].has_done());
         if passed {
             self.stats.passed_flows += 1;
         } else if flow.state.detect.passed {
@@ -1993,6 +2022,10 @@ impl Ctx {
             Some(&flow.state.detect),
             alerts,
         );
+        if frames_pending && self.inspect_frames(p, view, false, flow, to_server, e, alerts) {
+            self.stats.passed_flows += 1;
+            passed = true;
+        }
         self.log_txs(flow, e, false, alerts);
         if chunk_ready {
             self.stream_inspected(&mut flow.state.tcp, to_server);
@@ -2274,12 +2307,85 @@ impl Ctx {
                 Some(&f.state.detect),
                 alerts,
             );
+            self.inspect_frames(&p, view, true, f, client, e, alerts);
             if chunk_ready {
                 self.stream_inspected(&mut f.state.tcp, client);
             }
             self.pseudo_buf = buf;
         }
         self.log_txs(f, e, true, alerts);
+    }
+
+    /// Inspects the complete frames of direction `to_server` on packet
+    /// `p` of that direction (a pseudo packet at flow end), each alert
+    /// carrying its frame. True when a `pass` rule matched.
+    #[allow(clippy::too_many_arguments)]
+    fn inspect_frames(
+        &mut self,
+        p: &Packet<'_>,
+        view: FlowView,
+        pseudo: bool,
+        flow: &mut Flow<FlowState>,
+        to_server: bool,
+        e: Emit,
+        alerts: &mut Vec<AlertOut>,
+    ) -> bool {
+        let Some(app) = flow.state.app.as_deref_mut() else {
+            return false;
+        };
+        let frames = app.take_frames(to_server);
+        let Some(proto) = app.frame_proto().filter(|_| !frames.is_empty()) else {
+            return false;
+        };
+        let tcp = matches!(p.l4, L4::Tcp(_));
+        let saved = std::mem::take(&mut self.hits);
+        let mut passed = false;
+        for f in frames {
+            self.hits.clear();
+            let mut input = PacketInput::new(p, Some(view));
+            input.pseudo = pseudo;
+            passed = self.detect.inspect_frame(
+                input,
+                proto,
+                &f,
+                Some(&mut flow.state.detect),
+                &mut self.scratch,
+                &mut self.hits,
+            );
+            if self.hits.is_empty() {
+                if passed {
+                    break;
+                }
+                continue;
+            }
+            let n0 = alerts.len();
+            self.emit(
+                p,
+                e,
+                false,
+                flow.state.app.as_deref(),
+                Some(&flow.state.detect),
+                alerts,
+            );
+            let fo = FrameOut {
+                name: f.name,
+                id: f.id,
+                to_server,
+                stream_offset: tcp.then_some(f.offset),
+                length: f.len,
+                complete: f.complete,
+                tx_id: f.tx_id,
+                data: f.data[..f.data.len().min(256)].into(),
+            };
+            for a in &mut alerts[n0..] {
+                a.frame = Some(Box::new(fo.clone()));
+            }
+            if passed {
+                break;
+            }
+        }
+        self.hits = saved;
+        passed
     }
 
     /// Feeds the app layer with what this packet makes available: for
@@ -2315,7 +2421,9 @@ impl Ctx {
                 let app = st.app.get_or_insert_with(|| {
                     st.tcp.app_consumed(true, Some(0), &mut self.mem);
                     st.tcp.app_consumed(false, Some(0), &mut self.mem);
-                    Box::new(AppFlow::new(vigil_applayer::Transport::Tcp, server_port))
+                    let mut a = AppFlow::new(vigil_applayer::Transport::Tcp, server_port);
+                    a.want_frames = self.detect.frame_types.clone();
+                    Box::new(a)
                 });
                 if let Some(info) = ftp_data {
                     app.expect_ftp_data(info);
@@ -2361,7 +2469,9 @@ impl Ctx {
             }
             L4::Udp(_) => {
                 let app = st.app.get_or_insert_with(|| {
-                    Box::new(AppFlow::new(vigil_applayer::Transport::Udp, server_port))
+                    let mut a = AppFlow::new(vigil_applayer::Transport::Udp, server_port);
+                    a.want_frames = self.detect.frame_types.clone();
+                    Box::new(a)
                 });
                 let o = app.feed_udp(to_server, p.payload(), ts_us, cfg);
                 decided |= o.decided;
@@ -2407,6 +2517,7 @@ impl Ctx {
                 ((cip, cp), (sip, sp))
             };
             AlertOut {
+                frame: None,
                 index: e.index,
                 order: e.order,
                 ts_ns: e.ts_ns,
@@ -2566,6 +2677,7 @@ impl Ctx {
                 vars: None,
                 context: Box::default(),
                 datasets: None,
+                frame: None,
             });
             self.stats.anomalies_logged += 1;
         }
@@ -2686,6 +2798,7 @@ impl Ctx {
                 Some(p.payload().into())
             };
             alerts.push(AlertOut {
+                frame: None,
                 index: e.index,
                 order: e.order,
                 ts_ns: e.ts_ns,
@@ -2753,6 +2866,7 @@ pub(crate) fn conn_event(
     flow_end: bool,
 ) -> AlertOut {
     AlertOut {
+        frame: None,
         index,
         order,
         ts_ns,
@@ -3094,6 +3208,7 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
     let record = |key: &'static str, json: String, to_server: bool, app_proto| {
         let ((src, sp), (dst, dp)) = if to_server { (cli, srv) } else { (srv, cli) };
         AlertOut {
+            frame: None,
             index: f.first_index,
             order,
             ts_ns: st.end.1,

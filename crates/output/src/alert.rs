@@ -81,6 +81,8 @@ pub struct AlertEvent<'a> {
     pub payload: Option<&'a [u8]>,
     /// Whether `payload` is stream data (`"stream":1`) or the packet's own.
     pub stream: bool,
+    /// The application-layer frame a `frame` rule matched (`alert.frame`).
+    pub frame: Option<FrameEvent<'a>>,
     /// Whole packet, base64 in `packet`.
     pub packet: Option<&'a [u8]>,
     /// pcap link type of `packet`, printed as `packet_info`.
@@ -153,6 +155,22 @@ pub struct TunnelEvent {
     pub pcap_cnt: Option<u64>,
 }
 
+/// An application-layer frame, as Suricata's `frame` object.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameEvent<'a> {
+    /// The frame type's name within its protocol (`pdu`, `nbss.hdr` ...).
+    pub name: &'a str,
+    pub id: u64,
+    pub to_server: bool,
+    /// Stream offset of the frame's first byte (TCP only).
+    pub stream_offset: Option<u64>,
+    pub length: u64,
+    pub complete: bool,
+    pub tx_id: Option<u64>,
+    /// The frame's bytes (the first 256 are logged).
+    pub payload: &'a [u8],
+}
+
 impl Default for AlertEvent<'_> {
     fn default() -> Self {
         AlertEvent {
@@ -189,6 +207,7 @@ impl Default for AlertEvent<'_> {
             flow: None,
             payload: None,
             stream: false,
+            frame: None,
             packet: None,
             packet_info_linktype: None,
             tunnel: None,

@@ -555,6 +555,34 @@ impl EveFormatter {
             o.uint("stream", u64::from(ev.stream))?;
         }
 
+        if let Some(f) = &ev.frame {
+            // Suricata's FrameJsonLogOneFrame.
+            let mut fo = o.object("frame");
+            fo.str("type", f.name)?;
+            fo.uint("id", f.id)?;
+            fo.str(
+                "direction",
+                if f.to_server { "toserver" } else { "toclient" },
+            )?;
+            if let Some(off) = f.stream_offset {
+                fo.uint("stream_offset", off)?;
+            }
+            fo.uint("length", f.length)?;
+            fo.bool("complete", f.complete);
+            let data = &f.payload[..f.payload.len().min(256)];
+            fo.key("payload");
+            json_base64(fo.buf, data);
+            self.text.clear();
+            printable_payload(data, &mut self.text);
+            let s = std::str::from_utf8(&self.text)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            fo.str("payload_printable", s)?;
+            if let Some(t) = f.tx_id {
+                fo.uint("tx_id", t)?;
+            }
+            fo.close();
+        }
+
         if let Some(pkt) = ev.packet {
             o.key("packet");
             json_base64(o.buf, pkt);

@@ -28,7 +28,7 @@ mod redis_out;
 mod stats;
 mod time;
 
-pub use alert::{write_ip, AlertEvent, AlertTarget, FlowInfo, TunnelEvent, VarsEvent};
+pub use alert::{write_ip, AlertEvent, AlertTarget, FlowInfo, FrameEvent, TunnelEvent, VarsEvent};
 pub use eve::{printable_payload, EveConfig, EveFormatter, EveWriter};
 pub use fast::{format_fast_alert, FastLogWriter};
 pub use proto::{linktype_name, proto_name};

@@ -714,6 +714,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("flowvar", Supported),
     ("fragbits", Supported),
     ("fragoffset", Supported),
+    ("frame", Supported),
     ("gid", Supported),
     ("hostbits", Supported),
     ("icmp_id", Supported),
@@ -1050,7 +1051,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesha256", "file hash lists not implemented"),
     ("filesize", "file size tracking not implemented"),
     ("geoip", "GeoIP database lookups not implemented"),
-    ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
 ];
 

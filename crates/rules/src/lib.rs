@@ -18,6 +18,7 @@ pub mod ast;
 pub mod config;
 pub mod error;
 pub mod file;
+pub mod frames;
 mod keywords;
 pub use keywords::{
     keyword_class, keyword_registry, keywords_markdown, KeywordInfo, KeywordStatus,

@@ -284,6 +284,7 @@ fn parse_inner(text: &str, vars: &Vars) -> Result<Rule, RuleError> {
     let opts = split_options(body)?;
     let snort3 = short_header || detect_snort3(&opts);
     let mut p = Parser::new(snort3);
+    p.frame_ctx = frame_context(&header.proto);
     for o in &opts {
         let name: Cow<str> = if o.name.bytes().any(|c| c.is_ascii_uppercase()) {
             Cow::Owned(o.name.to_ascii_lowercase())
@@ -484,6 +485,33 @@ struct Parser {
     /// The last keyword that adds a match (Suricata's last SigMatch,
     /// `DetectGetLastSM`): what `prefilter` applies to.
     last_match: Option<String>,
+    /// For `frame`: the header's application protocol and whether the
+    /// header admits TCP and UDP.
+    frame_ctx: (Option<String>, bool, bool),
+    /// The `frame` the rule inspects (one per rule).
+    frame: Option<String>,
+}
+
+/// What `frame` needs of the rule header: its application protocol (for
+/// the short form) and whether it admits TCP / UDP.
+fn frame_context(proto: &Proto) -> (Option<String>, bool, bool) {
+    match proto {
+        Proto::Ip | Proto::PktHdr => (None, true, true),
+        Proto::Tcp => (None, true, false),
+        Proto::Udp => (None, false, true),
+        Proto::App(n) if n == "tcp-stream" => (None, true, false),
+        // Suricata rejects frames on packet-only TCP rules.
+        Proto::App(n) if n == "tcp-pkt" => (None, false, false),
+        Proto::App(n) => {
+            let (tcp, udp) = match n.as_str() {
+                "dns" | "sip" | "dcerpc" | "krb5" | "ldap" | "nfs" | "llmnr" => (true, true),
+                "dhcp" | "snmp" | "ike" | "ikev2" | "mdns" | "tftp" | "ntp" => (false, true),
+                _ => (true, false),
+            };
+            (Some(n.clone()), tcp, udp)
+        }
+        _ => (None, false, false),
+    }
 }
 
 fn err(kind: K, msg: impl Into<String>) -> RuleError {
@@ -811,6 +839,8 @@ impl Parser {
             requires_unmet: None,
             last_match: None,
             base64_decode: None,
+            frame_ctx: (None, false, false),
+            frame: None,
         }
     }
 
@@ -1146,6 +1176,7 @@ impl Parser {
             }
             "config" => self.config(need(name, value)?)?,
             "prefilter" => self.prefilter(value)?,
+            "frame" => self.frame(need(name, value)?)?,
             "content" => self.content(need(name, value)?, None)?,
             "uricontent" => self.content(need(name, value)?, Some("http.uri"))?,
             "nocase" | "rawbytes" | "startswith" | "endswith" | "fast_pattern" | "depth"
@@ -1945,6 +1976,23 @@ impl Parser {
                 )))
             }
         }
+        Ok(())
+    }
+
+    /// `frame:[<proto>.]<frame>`: a sticky buffer over each frame of
+    /// that type (see [`crate::frames`]). One frame type per rule.
+    fn frame(&mut self, value: &str) -> Result<(), RuleError> {
+        let (proto, tcp, udp) = &self.frame_ctx;
+        let f = crate::frames::resolve_frame(strip_quotes(value), proto.as_deref(), *tcp, *udp)
+            .map_err(inval)?;
+        let name = f.buffer_name();
+        if let Some(prev) = &self.frame {
+            if *prev != name {
+                return Err(inval("frame: a rule inspects one frame type"));
+            }
+        }
+        self.frame = Some(name.clone());
+        self.set_sticky(&name);
         Ok(())
     }
 

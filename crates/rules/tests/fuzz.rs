@@ -223,6 +223,7 @@ const VALUE_KEYWORDS: &[&str] = &[
     "tcp.session",
     "flow.elephant",
     "alert",
+    "frame",
 ];
 
 proptest! {
@@ -277,6 +278,29 @@ proptest! {
                 if !junk.contains([';', '"', '\\', '(', ')']) {
                     prop_assert_eq!(e.keyword.as_deref(), Some(t), "{}: {}", text, e);
                 }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, .. ProptestConfig::default() })]
+
+    /// `frame` values cut anywhere or followed by junk, on rule headers of
+    /// every kind: a rule or an error naming `frame`, never a panic.
+    #[test]
+    fn frame_values_name_the_keyword(
+        which in 0usize..8,
+        proto in prop::sample::select(vec!["tcp", "udp", "ip", "tls", "smb", "dns", "http", "ftp", "icmp", "tcp-pkt"]),
+        cut in 0usize..20,
+        junk in "[ -~]{0,8}",
+    ) {
+        let full = ["tls.pdu", "smb.nbss.hdr", "pdu", "http1.request", "tls.ssl2.hdr", "dns.stream", "smtp.data", "nfs.rpc.creds"][which];
+        let cut = cut.min(full.len());
+        let text = format!("alert {proto} any any -> any any (frame:{}{}; content:\"a\"; sid:9;)", &full[..cut], junk);
+        if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
+            if !junk.contains([';', '"', '\\', '(', ')']) {
+                prop_assert_eq!(e.keyword.as_deref(), Some("frame"), "{}: {}", text, e);
             }
         }
     }

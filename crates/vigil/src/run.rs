@@ -268,6 +268,16 @@ impl Sink {
             references: &references,
             app_proto: a.app_proto,
             app: a.app.as_ref().map(|r| (r.key, r.json.as_str())),
+            frame: a.frame.as_deref().map(|f| vigil_output::FrameEvent {
+                name: f.name,
+                id: f.id,
+                to_server: f.to_server,
+                stream_offset: f.stream_offset,
+                length: f.length,
+                complete: f.complete,
+                tx_id: f.tx_id,
+                payload: &f.data,
+            }),
             xff: match self.xff_overwrite {
                 Some(false) => a.xff.as_deref(),
                 _ => None,

@@ -466,6 +466,7 @@ fn decode(msg: &str, index: &HashMap<(u32, u32), u32>) -> Option<(u32, u64, Vec<
             u16::try_from(vl.get(2)?.as_u64()?).ok()?,
         ];
         events.push(AlertOut {
+            frame: None,
             index: u(1)?,
             order: (u(2)?, u8::try_from(u(3)?).ok()?, u(4)?),
             ts_ns: f[5].as_i64()?,
