@@ -865,9 +865,12 @@ impl TlsState {
                 // Application data before a ChangeCipherSpec is TLS 1.3's
                 // encrypted handshake.
                 self.tx.encrypted[d] = true;
-                // 0-RTT data from the client before the ServerHello does
-                // not end the handshake.
-                if dir == Direction::ToClient || self.tx.state_flags & ssl_state::SERVER_HELLO != 0
+                // 0-RTT data from the client before the server answered
+                // (no ServerHello, no server record at all) does not end
+                // the handshake.
+                if dir == Direction::ToClient
+                    || self.tx.state_flags & ssl_state::SERVER_HELLO != 0
+                    || self.dirs[Direction::ToClient.index()].seen_record
                 {
                     self.app_data = true;
                 }
