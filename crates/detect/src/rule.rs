@@ -136,6 +136,8 @@ pub struct CompiledRule {
     pub bypass: bool,
     /// A packet-payload content has `replace` (applied inline only).
     pub replace: bool,
+    /// `nfq_set_mark` (mark, mask): applied inline (NFQUEUE) only.
+    pub nfq_mark: Option<(u32, u32)>,
     /// `config: logging disable, type tx, scope tx`.
     pub disable_tx_log: bool,
     pub proto: ProtoMatch,
@@ -1213,6 +1215,7 @@ pub fn compile_rule_with(
         replace: buffers
             .iter()
             .any(|(b, p)| *b == Buffer::Packet && p.has_replace()),
+        nfq_mark: rule.nfq_mark,
         disable_tx_log: rule.disable_tx_log,
         proto,
         src: rule.header.src.compile(),

@@ -51,8 +51,8 @@ pub use vigil_opencl::{DeviceStats, LaneConfig};
 pub use vigil_stream::{OverlapPolicy, StreamConfig as StreamSettings};
 pub use worker::{
     AlertOrder, AlertOut, AlertVars, AppRecord, ChecksumMode, DeviceSetup, DropLog, FlowEnd,
-    FlowLog, FrameOut, OutKind, PendingBatch, RejectTo, SessionState as TcpState, TunnelOut,
-    Verdict, Worker, WorkerConfig, WorkerStats, PACKET_RECORD,
+    FlowLog, FrameOut, MarkChange, OutKind, PendingBatch, RejectTo, SessionState as TcpState,
+    TunnelOut, Verdict, Worker, WorkerConfig, WorkerStats, PACKET_RECORD,
 };
 
 /// Where merged alerts go (EVE, fast.log ...), in input order.

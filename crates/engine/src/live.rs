@@ -124,6 +124,22 @@ pub trait LiveInput: Send {
     ) -> Result<(), InputError> {
         self.verdict(token, v, frame)
     }
+    /// Inline inputs: the verdict of a packet that `nfq_set_mark` rules
+    /// mark (`changed`: the packet as it goes on when `replace` rewrote
+    /// it too). By default the mark is ignored (only NFQUEUE has marks).
+    fn verdict_marked(
+        &mut self,
+        token: u64,
+        v: crate::Verdict,
+        frame: &[u8],
+        changed: Option<&[u8]>,
+        _mark: crate::MarkChange,
+    ) -> Result<(), InputError> {
+        match changed {
+            Some(c) => self.verdict_changed(token, v, frame, c),
+            None => self.verdict(token, v, frame),
+        }
+    }
     /// Inline inputs: every verdict of a batch was given; send what was
     /// held back to be sent together (NFQUEUE's batch verdicts).
     fn flush_verdicts(&mut self) -> Result<(), InputError> {
@@ -597,14 +613,17 @@ fn live_worker(
                 }
             }
             let mut changed = worker.changed().iter().peekable();
+            let mut marks = worker.marks().iter().peekable();
             for (i, ((&(input, token), &v), rec)) in
                 tokens.iter().zip(&verdicts).zip(&batch.records).enumerate()
             {
-                let change = changed.next_if(|c| c.0 == i).map(|c| &c.1);
+                let change = changed.next_if(|c| c.0 == i).map(|c| &c.1[..]);
+                let mark = marks.next_if(|m| m.0 == i).map(|m| m.1);
                 if let Some(inp) = ins.get_mut(input) {
-                    let r = match change {
-                        Some(c) => inp.verdict_changed(token, v, batch.data(rec), c),
-                        None => inp.verdict(token, v, batch.data(rec)),
+                    let r = match (change, mark) {
+                        (c, Some(m)) => inp.verdict_marked(token, v, batch.data(rec), c, m),
+                        (Some(c), None) => inp.verdict_changed(token, v, batch.data(rec), c),
+                        (None, None) => inp.verdict(token, v, batch.data(rec)),
                     };
                     if let Err(e) = r {
                         eprintln!("vigil: worker {id}: {}: verdict: {e}", inp.name());

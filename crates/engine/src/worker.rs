@@ -278,6 +278,32 @@ fn tunnel_of(p: &Packet<'_>) -> Option<TunnelOut> {
     })
 }
 
+/// Inline (NFQUEUE): the netfilter mark change that the `nfq_set_mark`
+/// rules matching a packet ask for, folded into one: the packet goes on
+/// with mark `(old & !mask) | (value & mask)`, `old` being the mark it was
+/// queued with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MarkChange {
+    pub value: u32,
+    pub mask: u32,
+}
+
+impl MarkChange {
+    /// `nfq_set_mark:mark/mask` applied after `self` (Suricata applies
+    /// the matching rules' marks in turn, each on the previous result).
+    pub fn then(self, mark: u32, mask: u32) -> MarkChange {
+        MarkChange {
+            value: (self.value & self.mask & !mask) | (mark & mask),
+            mask: self.mask | mask,
+        }
+    }
+
+    /// The mark of a packet queued with mark `old`.
+    pub fn apply(self, old: u32) -> u32 {
+        (old & !self.mask) | (self.value & self.mask)
+    }
+}
+
 /// What happens to a packet when Vigil is inline (IPS mode): the packet
 /// is held until every rule that can see it was evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -613,6 +639,8 @@ pub struct WorkerStats {
     pub ips_accepted: u64,
     /// Inline: accepted packets rewritten by `replace` rules.
     pub ips_replaced: u64,
+    /// Inline: accepted packets given a new mark by `nfq_set_mark` rules.
+    pub ips_marked: u64,
     /// Inline: packets rejected by an exception policy (`reject`).
     pub ips_exception_rejects: u64,
     /// Inline: packets dropped by an exception policy, by drop reason
@@ -679,6 +707,7 @@ impl WorkerStats {
             ips_host_evictions,
             ips_accepted,
             ips_replaced,
+            ips_marked,
             ips_exception_rejects
         );
         for (k, v) in &o.ips_drop_exception {
@@ -913,6 +942,8 @@ struct Ctx {
     /// Inline: `replace` edits of the current packet (payload offset,
     /// bytes), in the order they are applied.
     edits: Vec<(usize, Box<[u8]>)>,
+    /// Inline: the `nfq_set_mark` change of the current packet.
+    mark: Option<MarkChange>,
 }
 
 pub struct Worker {
@@ -923,6 +954,9 @@ pub struct Worker {
     /// Inline: the records of the last batch that `replace` rewrote
     /// (record index, the packet as it goes on).
     changed: Vec<(usize, Box<[u8]>)>,
+    /// Inline: the records of the last batch that `nfq_set_mark` rules
+    /// mark (record index, the change), in record order.
+    marks: Vec<(usize, MarkChange)>,
     // Reused per batch.
     candidates: Vec<u32>,
     spans: Vec<(u32, u32)>,
@@ -986,13 +1020,22 @@ impl Worker {
                 tagging,
                 pkt_flow: None,
                 edits: Vec::new(),
+                mark: None,
             },
             candidates: Vec::new(),
             spans: Vec::new(),
             sels: Vec::new(),
             verdicts: Vec::new(),
             changed: Vec::new(),
+            marks: Vec::new(),
         }
+    }
+
+    /// Inline: the records of the last batch that `nfq_set_mark` rules
+    /// mark, with the mark change (accepted packets only; the verdict
+    /// carries the new mark).
+    pub fn marks(&self) -> &[(usize, MarkChange)] {
+        &self.marks
     }
 
     /// Inline: the records of the last batch that `replace` rules
@@ -1075,6 +1118,7 @@ impl Worker {
     fn pass2(&mut self, batch: &Batch, packets: &mut [Packet<'_>], alerts: &mut Vec<AlertOut>) {
         self.verdicts.clear();
         self.changed.clear();
+        self.marks.clear();
         for (i, p) in packets.iter_mut().enumerate() {
             let rec = &batch.records[i];
             self.ctx.verdict = Verdict::Accept;
@@ -1085,6 +1129,7 @@ impl Worker {
             self.ctx.drop_flow = None;
             self.ctx.pkt_flow = None;
             self.ctx.edits.clear();
+            self.ctx.mark = None;
             if rec.marker {
                 self.clock(rec, alerts);
                 self.verdicts.push(Verdict::Accept);
@@ -1142,6 +1187,15 @@ impl Worker {
                 if let Some(f) = rewrite(p, &self.ctx.edits) {
                     self.ctx.stats.ips_replaced += 1;
                     self.changed.push((i, f));
+                }
+            }
+            // `nfq_set_mark`: not on tunnelled packets (Suricata: the
+            // tunnel may carry other flows); a dropped packet's mark does
+            // not matter.
+            if let Some(m) = self.ctx.mark {
+                if !v.is_drop() && !rec.rebuilt && rec.tunnel == 0 {
+                    self.ctx.stats.ips_marked += 1;
+                    self.marks.push((i, m));
                 }
             }
             if self.ctx.tagging {
@@ -2784,6 +2838,13 @@ impl Ctx {
             // occurrences it finds are rewritten.
             if rule.replace && self.cfg.inline && !e.pseudo && !h.deferred {
                 replace_edits(&self.detect, p, h.rule, &mut self.edits);
+            }
+            // `nfq_set_mark` (post-match; inline only): the matching rules'
+            // marks in turn. A zero mask changes nothing (Suricata).
+            if let Some((mark, mask)) = rule.nfq_mark {
+                if mask != 0 && self.cfg.inline && !e.pseudo && !h.deferred {
+                    self.mark = Some(self.mark.unwrap_or_default().then(mark, mask));
+                }
             }
             let stream = h.stream && chunk_ready;
             let payload = if !self.cfg.log_payload {

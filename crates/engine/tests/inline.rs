@@ -364,3 +364,58 @@ fn replace_rewrites_the_matched_bytes_of_the_packet_that_goes_on() {
     // (The TCP rule's stream match comes later, with the flow's end.)
     assert!(alerts.iter().any(|a| a.rule == 0));
 }
+
+/// `nfq_set_mark` inline: an accepted packet that rules with marks match
+/// carries the change, the matching rules' marks applied in turn (each on
+/// the previous result); a dropped packet, a packet no such rule matches,
+/// a zero mask and IDS mode give no mark.
+#[test]
+fn nfq_set_mark_marks_the_accepted_packets_that_match() {
+    use std::net::IpAddr;
+    use vigil_engine::MarkChange;
+    let b = vigil_craft::PacketBuilder::default();
+    let (c, s): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.9".parse().unwrap());
+    let frames = vec![
+        b.udp(c, 4000, s, 53, b"one mark"),
+        b.udp(c, 4000, s, 53, b"two marks"),
+        b.udp(c, 4000, s, 54, b"two marks, dropped"),
+        b.udp(c, 4000, s, 53, b"nothing"),
+        b.udp(c, 4000, s, 53, b"zero mask"),
+    ];
+    let rules = "alert udp any any -> any any (content:\"mark\"; nfq_set_mark:0x12/0xff; sid:1;)\n\
+                 alert udp any any -> any any (content:\"two\"; nfq_set_mark:0x300/0xf0f; sid:2;)\n\
+                 drop udp any any -> any 54 (content:\"dropped\"; sid:3;)\n\
+                 alert udp any any -> any any (content:\"zero\"; nfq_set_mark:5/0; sid:4;)\n";
+    let mut w = inline_worker(rules);
+    let mut alerts = Vec::new();
+    w.process(&batch_of(&frames), &mut alerts);
+    assert!(w.verdicts()[2].is_drop());
+    let marks = w.marks().to_vec();
+    assert_eq!(marks.iter().map(|m| m.0).collect::<Vec<_>>(), vec![0, 1]);
+    let one = marks[0].1;
+    assert_eq!(
+        one,
+        MarkChange {
+            value: 0x12,
+            mask: 0xff
+        }
+    );
+    assert_eq!(one.apply(0xabcd_ef00), 0xabcd_ef12);
+    // sid 1 then sid 2: 0x12/0xff, then 0x300/0xf0f on that result.
+    let two = marks[1].1;
+    for old in [0u32, 0xffff_ffff, 0x1234_5678] {
+        let step1 = (old & !0xff) | 0x12;
+        let step2 = (step1 & !0xf0f) | (0x300 & 0xf0f);
+        assert_eq!(two.apply(old), step2, "old {old:#x}");
+    }
+    assert_eq!(two.apply(0), 0x310);
+    assert_eq!(w.snapshot().ips_marked, 2);
+    assert!(w.changed().is_empty());
+
+    // IDS mode: no marks (the rules alert as usual).
+    let mut ids = vigil_engine::Worker::new(engine(rules), vigil_engine::WorkerConfig::default());
+    let mut alerts = Vec::new();
+    ids.process(&batch_of(&frames), &mut alerts);
+    assert!(ids.marks().is_empty());
+    assert!(alerts.iter().any(|a| a.rule == 0));
+}

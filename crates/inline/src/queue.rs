@@ -1,7 +1,7 @@
 //! One bound NFQUEUE: configuration, the packet loop and verdicts.
 
 use std::any::Any;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -63,6 +63,8 @@ pub struct QueuedPacket<'a> {
     /// Interface index the packet goes out on, 0 if not known yet
     /// (PREROUTING) or none (INPUT).
     pub outdev: u32,
+    /// The packet's netfilter mark when it was queued (0: none).
+    pub mark: u32,
 }
 
 /// What happens to a held packet.
@@ -116,6 +118,7 @@ struct Owned {
     hw_protocol: u16,
     indev: u32,
     outdev: u32,
+    mark: u32,
 }
 
 impl Owned {
@@ -127,6 +130,7 @@ impl Owned {
             hw_protocol: self.hw_protocol,
             indev: self.indev,
             outdev: self.outdev,
+            mark: self.mark,
         }
     }
 }
@@ -143,8 +147,9 @@ struct Shared {
     sink: Option<*mut c_void>,
     delivered: usize,
     backlog: VecDeque<Owned>,
-    /// Ids received and not yet given a verdict.
-    pending: HashSet<u32>,
+    /// Ids received and not yet given a verdict, with the mark each
+    /// packet was queued with.
+    pending: HashMap<u32, u32>,
     received: u64,
     /// Packet messages without a packet header (cannot be verdicted).
     malformed: u64,
@@ -223,6 +228,8 @@ fn handle(shared: &mut Shared, nfad: *mut sys::nfq_data) {
     };
     // SAFETY: valid `nfad`; these return 0 when the attribute is absent.
     let (indev, outdev) = unsafe { (sys::nfq_get_indev(nfad), sys::nfq_get_outdev(nfad)) };
+    // SAFETY: valid `nfad`; 0 when the packet has no mark.
+    let mark = unsafe { sys::nfq_get_nfmark(nfad) };
     let pkt = QueuedPacket {
         id,
         ts_ns,
@@ -230,9 +237,10 @@ fn handle(shared: &mut Shared, nfad: *mut sys::nfq_data) {
         hw_protocol: u16::from_be(hdr.hw_protocol),
         indev,
         outdev,
+        mark,
     };
     shared.received += 1;
-    shared.pending.insert(id);
+    shared.pending.insert(id, mark);
     match shared.sink {
         Some(sink) if shared.panic.is_none() => {
             // SAFETY: `sink` points at `poll`'s `Sink` local, which lives
@@ -250,6 +258,7 @@ fn handle(shared: &mut Shared, nfad: *mut sys::nfq_data) {
             hw_protocol: pkt.hw_protocol,
             indev,
             outdev,
+            mark,
         }),
     }
 }
@@ -480,6 +489,21 @@ impl Queue {
         v: Verdict,
         data: &[u8],
     ) -> Result<(), InlineError> {
+        self.verdict_marked(id, v, data, None).map(|_| ())
+    }
+
+    /// [`Queue::verdict_with_data`] that also changes the packet's mark
+    /// (`nfq_set_mark`): with `mark` `(value, mask)` the packet goes on
+    /// with mark `(old & !mask) | (value & mask)`, `old` being the mark it
+    /// was queued with (`nfq_set_verdict2`). Returns the mark the packet
+    /// goes on with.
+    pub fn verdict_marked(
+        &mut self,
+        id: u32,
+        v: Verdict,
+        data: &[u8],
+        mark: Option<(u32, u32)>,
+    ) -> Result<u32, InlineError> {
         let len = u32::try_from(data.len()).map_err(|_| {
             InlineError::Netlink(format!(
                 "queue {}: packet {id}: changed packet too large",
@@ -488,12 +512,13 @@ impl Queue {
         })?;
         // SAFETY: no library call in flight; the only reference to `Shared`.
         let shared = unsafe { &mut *self.shared };
-        if !shared.pending.remove(&id) {
+        let Some(old) = shared.pending.remove(&id) else {
             return Err(InlineError::Netlink(format!(
                 "queue {}: no packet with id {id} is waiting for a verdict",
                 self.queue
             )));
-        }
+        };
+        let new = mark.map_or(old, |(value, mask)| (old & !mask) | (value & mask));
         let buf = if data.is_empty() {
             std::ptr::null()
         } else {
@@ -502,18 +527,23 @@ impl Queue {
         // SAFETY: live queue handle; `buf` is null with length 0, or
         // `data`'s `len` bytes, alive across the call (the library copies
         // them into its message).
-        let rc = unsafe { sys::nfq_set_verdict(self.qh, id, v.raw(), len, buf) };
+        let rc = unsafe {
+            match mark {
+                Some(_) => sys::nfq_set_verdict2(self.qh, id, v.raw(), new, len, buf),
+                None => sys::nfq_set_verdict(self.qh, id, v.raw(), len, buf),
+            }
+        };
         if rc < 0 {
             let e = io::Error::last_os_error();
             // SAFETY: as above.
-            unsafe { (*self.shared).pending.insert(id) };
+            unsafe { (*self.shared).pending.insert(id, old) };
             return Err(InlineError::Io(io::Error::new(
                 e.kind(),
                 format!("queue {}: verdict for packet {id}: {e}", self.queue),
             )));
         }
         self.count(v, 1);
-        Ok(())
+        Ok(new)
     }
 
     /// Gives verdict `v` to every held packet whose id is `up_to_id` or
@@ -525,7 +555,7 @@ impl Queue {
         let shared = unsafe { &mut *self.shared };
         let covered: Vec<u32> = shared
             .pending
-            .iter()
+            .keys()
             .copied()
             .filter(|&id| up_to_id.wrapping_sub(id) < 0x8000_0000)
             .collect();

@@ -77,10 +77,21 @@ extern "C" {
         data_len: u32,
         buf: *const c_uchar,
     ) -> c_int;
+    /// `nfq_set_verdict` that also sets the packet's mark (host order).
+    pub fn nfq_set_verdict2(
+        qh: *mut nfq_q_handle,
+        id: u32,
+        verdict: u32,
+        mark: u32,
+        data_len: u32,
+        buf: *const c_uchar,
+    ) -> c_int;
     pub fn nfq_set_verdict_batch(qh: *mut nfq_q_handle, id: u32, verdict: u32) -> c_int;
     pub fn nfq_get_msg_packet_hdr(nfad: *mut nfq_data) -> *mut nfqnl_msg_packet_hdr;
     pub fn nfq_get_timestamp(nfad: *mut nfq_data, tv: *mut timeval) -> c_int;
     pub fn nfq_get_indev(nfad: *mut nfq_data) -> u32;
     pub fn nfq_get_outdev(nfad: *mut nfq_data) -> u32;
+    /// The packet's mark (host order; 0 when it has none).
+    pub fn nfq_get_nfmark(nfad: *mut nfq_data) -> u32;
     pub fn nfq_get_payload(nfad: *mut nfq_data, data: *mut *mut c_uchar) -> c_int;
 }

@@ -370,3 +370,119 @@ fn a_panicking_callback_unwinds_out_of_poll_and_the_queue_goes_on() {
     let s = q.stats();
     assert_eq!((s.received, s.accepted, s.held), (8, 8, 0), "{s:?}");
 }
+
+/// Packets counted by the router's `iptables -t mangle` POSTROUTING rule
+/// that matches `-m mark --mark MARK`.
+fn marked_count(t: &Topology, mark: &str) -> u64 {
+    let out = std::process::Command::new("ip")
+        .args(["netns", "exec", &t.router.name, "iptables", "-w", "10"])
+        .args(["-t", "mangle", "-nvxL", "POSTROUTING"])
+        .output()
+        .expect("iptables -L");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| {
+            l.contains(&format!("MARK match {mark}")) || l.contains(&format!("mark match {mark}"))
+        })
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no counter for mark {mark} in:\n{text}"))
+}
+
+/// `nfq_set_mark`'s verdict: the packet was queued with mark 0xab00 (read
+/// back as `QueuedPacket::mark`), the verdict sets 0x12 under mask 0xff,
+/// and the kernel sends it on with mark 0xab12 (counted by a mangle
+/// POSTROUTING `-m mark` rule); packets given a plain verdict keep 0xab00.
+#[test]
+fn a_marked_verdict_changes_the_packets_mark() {
+    let t = Topology::new();
+    t.iptables(&[
+        "-t",
+        "mangle",
+        "-A",
+        "PREROUTING",
+        "-p",
+        "udp",
+        "-j",
+        "MARK",
+        "--set-mark",
+        "0xab00",
+    ]);
+    t.iptables(&[
+        "-t",
+        "mangle",
+        "-A",
+        "POSTROUTING",
+        "-p",
+        "udp",
+        "-m",
+        "mark",
+        "--mark",
+        "0xab12",
+    ]);
+    t.iptables(&[
+        "-t",
+        "mangle",
+        "-A",
+        "POSTROUTING",
+        "-p",
+        "udp",
+        "-m",
+        "mark",
+        "--mark",
+        "0xab00",
+    ]);
+    t.iptables(&[
+        "-A",
+        "FORWARD",
+        "-p",
+        "udp",
+        "-j",
+        "NFQUEUE",
+        "--queue-num",
+        "11",
+    ]);
+    let path = t.router.path();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        enter(&path);
+        let mut q = Queue::open(&cfg(11)).expect("queue 11");
+        tx.send(()).unwrap();
+        let mut seen: Vec<(u32, u32, bool)> = Vec::new();
+        let start = std::time::Instant::now();
+        while seen.len() < 5 && start.elapsed() < Duration::from_secs(10) {
+            let mut new = Vec::new();
+            q.poll(Duration::from_millis(20), &mut |p| {
+                new.push((p.id, p.mark, contains(p.data, b"mark me")));
+            })
+            .expect("poll");
+            for &(id, _, mark) in &new {
+                let m = mark.then_some((0x12, 0xff));
+                let got = q
+                    .verdict_marked(id, Verdict::Accept, &[], m)
+                    .expect("verdict");
+                assert_eq!(got, if mark { 0xab12 } else { 0xab00 });
+            }
+            seen.extend(new);
+        }
+        seen
+    });
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("queue opened");
+    t.client.run_in(|| {
+        let s = std::net::UdpSocket::bind((CLIENT_IP, 0)).expect("UDP socket in client");
+        for i in 0..5 {
+            let msg = if i % 2 == 0 {
+                format!("mark me {i}")
+            } else {
+                format!("plain {i}")
+            };
+            s.send_to(msg.as_bytes(), (SERVER_IP, 9)).expect("send UDP");
+        }
+    });
+    let seen = worker.join().expect("verdict loop");
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    assert!(seen.iter().all(|s| s.1 == 0xab00), "queued marks: {seen:?}");
+    assert_eq!(marked_count(&t, "0xab12"), 3);
+    assert_eq!(marked_count(&t, "0xab00"), 2);
+}

@@ -1259,6 +1259,10 @@ pub struct Rule {
     pub force_alert: bool,
     /// `bypass`: a match bypasses the rest of the flow.
     pub bypass: bool,
+    /// `nfq_set_mark:<mark>/<mask>` (NFQUEUE inline only): a match sets
+    /// the accepted packet's netfilter mark to
+    /// `(old & !mask) | (mark & mask)`.
+    pub nfq_mark: Option<(u32, u32)>,
     /// `config: logging disable, type tx, scope tx`: a match keeps the
     /// matching transaction out of the transaction log.
     pub disable_tx_log: bool,

@@ -473,7 +473,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("websocket.mask", Other("websocket.mask")),
     ("websocket.opcode", Other("websocket.opcode")),
     ("tftp.opcode", Other("tftp.opcode")),
-    ("nfq_set_mark", Other("nfq_set_mark")),
     // ---- Snort 2.9 / Snort 3 only
     ("http_encode", Other("http_encode")),
     ("cvs", Other("cvs")),
@@ -669,6 +668,7 @@ pub(crate) const PREFILTER_CAPABLE: &[&str] = &[
 pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("absent", Supported),
     ("replace", Supported),
+    ("nfq_set_mark", Supported),
     ("alert", Supported),
     ("base64_data", Supported),
     ("base64_decode", Supported),
@@ -1051,7 +1051,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesha256", "file hash lists not implemented"),
     ("filesize", "file size tracking not implemented"),
     ("geoip", "GeoIP database lookups not implemented"),
-    ("nfq_set_mark", "NFQUEUE marks not implemented"),
 ];
 
 /// Canonical-name prefixes of application protocols Vigil does not parse
@@ -1218,8 +1217,9 @@ const LEFT_OUT: &str = "\
   and `datarep` are supported: docs/ARCHITECTURE.md).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
-- **Active responses and marks**: `resp`, `react`, `nfq_set_mark`; in
-  IPS mode Vigil drops, rejects or (`replace`) rewrites payload bytes.
+- **Active responses**: `resp`, `react`; in IPS mode Vigil drops,
+  rejects, (`replace`) rewrites payload bytes or (`nfq_set_mark`, NFQUEUE
+  only) sets the accepted packet's netfilter mark.
 - **Firewall mode** (rule hooks, the `accept` action's scopes, the
   `config` tracking setting): Suricata 8/9's firewall tables are not
   implemented; `accept` loads as `pass`. The keywords firewall rules use

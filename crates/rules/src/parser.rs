@@ -475,6 +475,7 @@ struct Parser {
     noalert: bool,
     force_alert: bool,
     bypass: bool,
+    nfq_mark: Option<(u32, u32)>,
     disable_tx_log: bool,
     target: Option<String>,
     tag: Option<TagSpec>,
@@ -520,6 +521,39 @@ fn err(kind: K, msg: impl Into<String>) -> RuleError {
 
 fn inval(msg: impl Into<String>) -> RuleError {
     RuleError::new(K::InvalidValue, msg)
+}
+
+/// `nfq_set_mark:<mark>/<mask>`: two 32-bit numbers, decimal, `0x` hex or
+/// `0` octal each (C's strtoul base 0, as Suricata's DetectMarkParse);
+/// the mask is required.
+pub(crate) fn nfq_set_mark(value: &str) -> Result<(u32, u32), RuleError> {
+    fn number(s: &str, what: &str) -> Result<u32, RuleError> {
+        let s = s.trim();
+        let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))
+        {
+            (h, 16)
+        } else if s.len() > 1 && s.starts_with('0') {
+            (&s[1..], 8)
+        } else {
+            (s, 10)
+        };
+        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+            return Err(inval(format!(
+                "nfq_set_mark: invalid {what} '{}' (a 32-bit number: decimal or 0x hex)",
+                truncate(s, 40)
+            )));
+        }
+        u32::from_str_radix(digits, radix).map_err(|_| {
+            inval(format!(
+                "nfq_set_mark: {what} '{}' out of range (32 bits)",
+                truncate(s, 40)
+            ))
+        })
+    }
+    let (mark, mask) = value
+        .split_once('/')
+        .ok_or_else(|| inval("nfq_set_mark needs <mark>/<mask>"))?;
+    Ok((number(mark, "mark")?, number(mask, "mask")?))
 }
 
 /// Longest dataset name (Suricata's DATASET_NAME_MAX_LEN).
@@ -832,6 +866,7 @@ impl Parser {
             noalert: false,
             force_alert: false,
             bypass: false,
+            nfq_mark: None,
             disable_tx_log: false,
             target: None,
             tag: None,
@@ -1173,6 +1208,10 @@ impl Parser {
                 // is accepted without inspection.
                 no_value(name, value)?;
                 self.bypass = true;
+            }
+            "nfq_set_mark" => {
+                // Post-match, as Suricata: the last one of a rule counts.
+                self.nfq_mark = Some(nfq_set_mark(need(name, value)?)?);
             }
             "config" => self.config(need(name, value)?)?,
             "prefilter" => self.prefilter(value)?,
@@ -3126,6 +3165,7 @@ impl Parser {
             noalert: self.noalert,
             force_alert: self.force_alert,
             bypass: self.bypass,
+            nfq_mark: self.nfq_mark,
             disable_tx_log: self.disable_tx_log,
             target: self.target,
             tag: self.tag,

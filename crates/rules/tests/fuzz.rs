@@ -218,6 +218,7 @@ const VALUE_KEYWORDS: &[&str] = &[
     "pktvar",
     "tag",
     "replace",
+    "nfq_set_mark",
     "engine-event",
     "prefilter",
     "tcp.session",

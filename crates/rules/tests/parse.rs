@@ -2426,3 +2426,30 @@ fn alert_keyword() {
     assert!(!ok("content:\"a\";").force_alert);
     bad_kw("alert:yes;", RuleErrorKind::InvalidValue, "alert");
 }
+
+/// `nfq_set_mark:<mark>/<mask>` (Suricata's detect-mark.c): two 32-bit
+/// numbers, decimal or 0x hex; the mask is required.
+#[test]
+fn nfq_set_mark_mark_and_mask() {
+    let r = ok("nfq_set_mark:0x10/0xff;");
+    assert_eq!(r.nfq_mark, Some((0x10, 0xff)));
+    assert!(r.not_evaluable.is_empty());
+    assert_eq!(ok("nfq_set_mark: 1/1;").nfq_mark, Some((1, 1)));
+    assert_eq!(
+        ok("nfq_set_mark:4294967295/0XFFFF0000;").nfq_mark,
+        Some((u32::MAX, 0xffff_0000))
+    );
+    assert_eq!(ok("content:\"x\";").nfq_mark, None);
+    for bad in [
+        "nfq_set_mark:4;",
+        "nfq_set_mark:0x1g/0xff;",
+        "nfq_set_mark:/0xff;",
+        "nfq_set_mark:1/;",
+        "nfq_set_mark:0x100000000/1;",
+        "nfq_set_mark:-1/1;",
+        "nfq_set_mark:1/2/3;",
+    ] {
+        bad_kw(bad, RuleErrorKind::InvalidValue, "nfq_set_mark");
+    }
+    bad_kw("nfq_set_mark;", RuleErrorKind::InvalidValue, "nfq_set_mark");
+}

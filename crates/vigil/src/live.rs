@@ -246,6 +246,32 @@ impl LiveInput for QueueInput {
             .map_err(|e| InputError::Other(e.to_string()))
     }
 
+    fn verdict_marked(
+        &mut self,
+        token: u64,
+        v: vigil_engine::Verdict,
+        frame: &[u8],
+        changed: Option<&[u8]>,
+        mark: vigil_engine::MarkChange,
+    ) -> Result<(), InputError> {
+        if v.is_drop() {
+            return self.verdict(token, v, frame);
+        }
+        // The accepted packets before it go first; this one goes on with
+        // its new mark (`nfq_set_mark`), changed too if `replace` rewrote
+        // it, with its own verdict (nfq_set_verdict2).
+        self.send_accepts()?;
+        self.queue
+            .verdict_marked(
+                token as u32,
+                vigil_inline::Verdict::Accept,
+                changed.unwrap_or(&[]),
+                Some((mark.value, mark.mask)),
+            )
+            .map(|_| ())
+            .map_err(|e| InputError::Other(e.to_string()))
+    }
+
     fn flush_verdicts(&mut self) -> Result<(), InputError> {
         self.send_accepts()
     }

@@ -690,6 +690,7 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         // they were. Suricata's names; the host table is Vigil's.
         set("ips.accepted", w.ips_accepted);
         set("ips.replaced", w.ips_replaced);
+        set("ips.marked", w.ips_marked);
         set("ips.blocked", blocked);
         set("ips.rejected", w.ips_reject + w.ips_exception_rejects);
         set("ips.drop_reason.rules", w.ips_drop_rule + w.ips_reject);
