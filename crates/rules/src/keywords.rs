@@ -366,7 +366,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("dcerpc.iface", Other("dcerpc.iface")),
     ("dce_opnum", Other("dcerpc.opnum")),
     ("dcerpc.opnum", Other("dcerpc.opnum")),
-    ("geoip", Other("geoip")),
     ("replace", Other("replace")),
     ("tls.version", Other("tls.version")),
     ("tls.subject", Other("tls.subject")),
@@ -674,6 +673,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("flowvar", Supported),
     ("fragbits", Supported),
     ("fragoffset", Supported),
+    ("geoip", Supported),
     ("gid", Supported),
     ("hostbits", Supported),
     ("icmp_id", Supported),
@@ -1027,7 +1027,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesha1", "file hash lists not implemented"),
     ("filesha256", "file hash lists not implemented"),
     ("filesize", "file size tracking not implemented"),
-    ("geoip", "GeoIP database lookups not implemented"),
     ("replace", "IPS payload rewriting not implemented"),
     ("frame", "app-layer frames not implemented"),
     ("nfq_set_mark", "NFQUEUE marks not implemented"),
@@ -1192,9 +1191,9 @@ const LEFT_OUT: &str = "\
   protocol parsers land (a separate issue).
 - **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
   would run arbitrary scripts in the packet path.
-- **External data**: `geoip`, `filemd5` / `filesha1` / `filesha256` need
-  lists or databases Vigil has no configuration for (`iprep`, `dataset`
-  and `datarep` are supported: docs/ARCHITECTURE.md).
+- **External data**: `filemd5` / `filesha1` / `filesha256` need hash
+  lists Vigil has no configuration for (`iprep`, `geoip`, `dataset` and
+  `datarep` are supported: docs/ARCHITECTURE.md).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
 - **Rewriting and active responses**: `replace`, `resp`, `react`,
