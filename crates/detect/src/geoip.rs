@@ -214,4 +214,18 @@ mod tests {
         assert_eq!(rule_code("U"), [b'U', 0]);
         assert_eq!(rule_code("RU"), *b"RU");
     }
+
+    /// The tests' crafted database passes the maxminddb crate's full
+    /// verifier (tree, data section, metadata), and answers as written.
+    #[test]
+    fn crafted_test_database_is_valid() {
+        let r = maxminddb::Reader::from_source(vigil_craft::mmdb::test_country_db()).unwrap();
+        r.verify().unwrap();
+        let db = GeoIpDb::from_bytes(vigil_craft::mmdb::test_country_db()).unwrap();
+        assert_eq!(db.country(Ipv4Addr::new(10, 1, 2, 3)), Some(*b"RU"));
+        assert_eq!(db.country(Ipv4Addr::new(10, 2, 255, 255)), Some(*b"US"));
+        assert_eq!(db.country(Ipv4Addr::new(10, 4, 0, 1)), None);
+        assert_eq!(db.country(Ipv4Addr::new(10, 5, 0, 1)), None);
+        assert_eq!(db.describe().0, "Vigil-Test-Country");
+    }
 }
