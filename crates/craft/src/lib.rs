@@ -18,6 +18,7 @@ pub mod adversarial;
 pub mod checksum;
 pub mod demo;
 pub mod differential;
+pub mod mmdb;
 pub mod packet;
 pub mod pcap;
 pub mod session;

@@ -514,6 +514,10 @@ pub struct DatasetConfig {
     pub default_hashsize: Option<u32>,
     /// Sets declared in the config, with paths as written.
     pub sets: Vec<vigil_rules::DatasetDecl>,
+    /// The GeoIP database `geoip` rules read (`geoip-database`): not a
+    /// dataset, but other data from outside the rules, passed along with
+    /// the sets. `None`: `geoip` rules are skipped as invalid.
+    pub geoip: Option<std::sync::Arc<crate::geoip::GeoIpDb>>,
 }
 
 impl DatasetConfig {

@@ -68,6 +68,8 @@ pub struct FlowDetectState {
     vars: Vec<(Arc<str>, Box<[u8]>)>,
     /// A `pass` rule matched on this flow: no further inspection.
     pub passed: bool,
+    /// The countries of the flow's addresses (`geoip`).
+    pub geo: crate::geoip::GeoCache,
 }
 
 impl FlowDetectState {
@@ -75,6 +77,8 @@ impl FlowDetectState {
     /// reload): `bits[i]` / `ints[i]` give the new index of old variable
     /// `i`, `None` for a name the new rules do not use (dropped).
     pub fn remap(&mut self, bits: &[Option<u32>], ints: &[Option<u32>]) {
+        // The new rules may come with another GeoIP database.
+        self.geo.clear();
         self.bits.clear();
         for b in std::mem::take(&mut self.bit_order) {
             if let Some(Some(n)) = bits.get(b as usize) {
@@ -1192,6 +1196,8 @@ pub(crate) fn packet_checks(
         Check::StreamEvent(e) => input.stream_events.contains(*e),
         Check::StreamSize(ss) => ss.matches(tcp_sizes),
         Check::IpRep(c) => c.matches(ip.src, ip.dst),
+        // Pseudo packets never match (Suricata's DetectGeoipMatch).
+        Check::GeoIp(g) => !input.pseudo && g.matches(state.map(|s| &s.geo), ip.src, ip.dst),
     })
 }
 

@@ -16,6 +16,7 @@ pub mod addr_index;
 pub mod app;
 pub mod dataset;
 pub mod frame;
+pub mod geoip;
 pub mod group;
 pub mod inspect;
 pub mod payload;
@@ -255,9 +256,10 @@ impl DetectEngine {
                                 .or_default() += 1
                         }
                         Skip::Invalid { keyword, message } => {
-                            // A set that cannot be used is reported even
-                            // without -v, as the sets' file problems are.
-                            if keyword == "dataset" || keyword == "datarep" {
+                            // A set that cannot be used (or a geoip rule
+                            // without a database) is reported even without
+                            // -v, as the sets' file problems are.
+                            if keyword == "dataset" || keyword == "datarep" || keyword == "geoip" {
                                 report.dataset_errors.push(format!(
                                     "{}:{}: sid {}: keyword {keyword}: {message}; rule skipped",
                                     r.origin.file, r.origin.line, r.sid

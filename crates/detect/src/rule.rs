@@ -97,6 +97,8 @@ pub enum Check {
     StreamSize(crate::stream::StreamSize),
     /// `iprep`, with the category resolved and the reputation table.
     IpRep(crate::reputation::IpRepCheck),
+    /// `geoip`, with the database.
+    GeoIp(crate::geoip::GeoIpCheck),
 }
 
 /// The fast pattern chosen for the prefilter.
@@ -923,6 +925,20 @@ pub fn compile_rule_with(
                     value: r.value,
                     rep: std::sync::Arc::clone(rep),
                 }));
+            }
+            Condition::GeoIp(g) => {
+                let db = flowbits
+                    .dataset_cfg
+                    .geoip
+                    .as_ref()
+                    .ok_or_else(|| Skip::Invalid {
+                        keyword: "geoip".into(),
+                        message: "no GeoIP database: set geoip-database in the config".into(),
+                    })?;
+                checks.push(Check::GeoIp(crate::geoip::GeoIpCheck::new(
+                    g,
+                    std::sync::Arc::clone(db),
+                )));
             }
             Condition::IpOpts(name) => {
                 let t = if name == "any" {

@@ -912,6 +912,9 @@ pub enum Condition {
     /// the IP reputation of the packet's addresses. The category is
     /// resolved against the loaded reputation when the rule is compiled.
     IpRep(IpRep),
+    /// `geoip:[<side>,]<country>[,<country>...]`: the country of the
+    /// packet's IPv4 addresses in the GeoIP database (`geoip-database`).
+    GeoIp(GeoIp),
     /// `app-layer-state:[<|>]<state>`: the transaction's progress in the
     /// direction the state name belongs to, resolved against the rule
     /// header's protocol (see [`crate::app_state_id`]).
@@ -1104,6 +1107,24 @@ pub struct IpRep {
     pub op: IpRepOp,
     /// The score compared (0 for `isset` / `isnotset`).
     pub value: u8,
+}
+
+/// Most countries one `geoip` option may list (Suricata's
+/// `GEOOPTION_MAXLOCATIONS`).
+pub const GEOIP_MAX_COUNTRIES: usize = 64;
+
+/// `geoip:[<any|src|dst|both>,][!]<cc>[,<cc>...]` (Suricata's
+/// detect-geoip.c).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeoIp {
+    /// Which addresses are looked up (`any` when not given).
+    pub side: IpRepSide,
+    /// A `!` on any country negates the whole list: an address matches
+    /// when its country is known and not in the list.
+    pub negated: bool,
+    /// The country codes, each cut to its first 2 bytes (as Suricata
+    /// does), at most [`GEOIP_MAX_COUNTRIES`].
+    pub countries: Vec<String>,
 }
 
 /// Which flow counter `flow.pkts` / `flow.bytes` read.

@@ -364,7 +364,6 @@ const TABLE: &[(&str, Kw)] = &[
     ("dcerpc.iface", Other("dcerpc.iface")),
     ("dce_opnum", Other("dcerpc.opnum")),
     ("dcerpc.opnum", Other("dcerpc.opnum")),
-    ("geoip", Other("geoip")),
     ("tls.version", Other("tls.version")),
     ("tls.subject", Other("tls.subject")),
     ("tls.issuerdn", Other("tls.issuerdn")),
@@ -715,6 +714,7 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("fragbits", Supported),
     ("fragoffset", Supported),
     ("frame", Supported),
+    ("geoip", Supported),
     ("gid", Supported),
     ("hostbits", Supported),
     ("icmp_id", Supported),
@@ -1050,7 +1050,6 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("filesha1", "file hash lists not implemented"),
     ("filesha256", "file hash lists not implemented"),
     ("filesize", "file size tracking not implemented"),
-    ("geoip", "GeoIP database lookups not implemented"),
 ];
 
 /// Canonical-name prefixes of application protocols Vigil does not parse
@@ -1212,9 +1211,9 @@ const LEFT_OUT: &str = "\
   protocol parsers land (a separate issue).
 - **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
   would run arbitrary scripts in the packet path.
-- **External data**: `geoip`, `filemd5` / `filesha1` / `filesha256` need
-  lists or databases Vigil has no configuration for (`iprep`, `dataset`
-  and `datarep` are supported: docs/ARCHITECTURE.md).
+- **External data**: `filemd5` / `filesha1` / `filesha256` need hash
+  lists Vigil has no configuration for (`iprep`, `geoip`, `dataset` and
+  `datarep` are supported: docs/ARCHITECTURE.md).
 - **Files**: `filestore` (extraction), `filemagic` / `file.magic`
   (libmagic) and `filesize` are not implemented.
 - **Active responses**: `resp`, `react`; in IPS mode Vigil drops,

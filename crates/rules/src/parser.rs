@@ -774,6 +774,67 @@ pub(crate) fn parse_app_layer_state(v: &str) -> Result<(AppStateOp, String), Str
     Ok((op, name.to_string()))
 }
 
+/// `geoip:[<any|src|dst|both>,][!]<cc>[,<cc>...]` (Suricata's
+/// detect-geoip.c): the side defaults to `any`; a `!` on any country
+/// negates the whole list; each code is cut to its first 2 characters;
+/// at most [`crate::ast::GEOIP_MAX_COUNTRIES`] codes. Unlike Suricata, a
+/// side name must be written in full (Suricata also takes a prefix such
+/// as `s`), empty codes and codes with spaces or non-ASCII characters
+/// are errors, and a lone side name (`geoip:src`, which Suricata reads
+/// as the country `sr`) is an error.
+pub(crate) fn parse_geoip(v: &str) -> Result<crate::ast::GeoIp, String> {
+    let t = strip_quotes(v).trim();
+    if t.is_empty() {
+        return Err("geoip needs '[<side>,]<country>[,<country>...]'".into());
+    }
+    let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+    let side = match parts[0] {
+        "any" => Some(IpRepSide::Any),
+        "src" => Some(IpRepSide::Src),
+        "dst" => Some(IpRepSide::Dst),
+        "both" => Some(IpRepSide::Both),
+        _ => None,
+    };
+    let codes = if side.is_some() {
+        &parts[1..]
+    } else {
+        &parts[..]
+    };
+    if codes.is_empty() {
+        return Err(format!("geoip needs a country code after '{}'", parts[0]));
+    }
+    if codes.len() > crate::ast::GEOIP_MAX_COUNTRIES {
+        return Err(format!(
+            "geoip has too many countries ({}, at most {})",
+            codes.len(),
+            crate::ast::GEOIP_MAX_COUNTRIES
+        ));
+    }
+    let mut negated = false;
+    let mut countries = Vec::with_capacity(codes.len());
+    for c in codes {
+        let c = match c.strip_prefix('!') {
+            Some(r) => {
+                negated = true;
+                r
+            }
+            None => c,
+        };
+        if c.is_empty() {
+            return Err("geoip: empty country code".into());
+        }
+        if !c.bytes().all(|b| b.is_ascii_graphic() && b != b'!') {
+            return Err(format!("invalid geoip country code '{}'", truncate(c, 40)));
+        }
+        countries.push(c[..c.len().min(2)].to_string());
+    }
+    Ok(crate::ast::GeoIp {
+        side: side.unwrap_or(IpRepSide::Any),
+        negated,
+        countries,
+    })
+}
+
 pub(crate) fn parse_iprep(v: &str) -> Result<IpRep, String> {
     let t = strip_quotes(v);
     let parts: Vec<&str> = t.split(',').map(str::trim).collect();
@@ -1683,6 +1744,10 @@ impl Parser {
             "iprep" => {
                 let r = parse_iprep(need(name, value)?).map_err(inval)?;
                 self.conditions.push(Condition::IpRep(r));
+            }
+            "geoip" => {
+                let g = parse_geoip(need(name, value)?).map_err(inval)?;
+                self.conditions.push(Condition::GeoIp(g));
             }
             "stream_size" => {
                 let v = need(name, value)?;

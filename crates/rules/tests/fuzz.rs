@@ -213,6 +213,7 @@ const VALUE_KEYWORDS: &[&str] = &[
     "vlan.id",
     "rpc",
     "iprep",
+    "geoip",
     "target",
     "flowvar",
     "pktvar",
@@ -541,6 +542,44 @@ proptest! {
             if let Err(e) = parse_rule(&text, &Vars::default(), Origin::default()) {
                 if !value.contains([';', '"', '\\', '(', ')']) {
                     prop_assert_eq!(e.keyword.as_deref(), Some("app-layer-state"), "{}: {}", text, e);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+
+    /// `geoip`: random values, valid ones cut short or with junk
+    /// appended, and long country lists: an error names the keyword,
+    /// never a panic; a value that parses keeps at most 64 codes of at
+    /// most 2 characters.
+    #[test]
+    fn geoip_errors_name_the_keyword(
+        which in 0usize..4,
+        cut in 0usize..30,
+        junk in prop_oneof!["[ -~]{0,12}", "[,!a-zA-Z]{0,20}"],
+        n in 0usize..80,
+    ) {
+        let full = ["src,RU", "both,!US,DE,UK", "any,RU,CN", "dst,!KP"][which];
+        let cut = cut.min(full.len());
+        let list = vec!["AB"; n].join(",");
+        for value in [format!("{}{}", &full[..cut], junk), junk.clone(), format!("any,{list}")] {
+            let text = format!("alert ip any any -> any any (geoip:{value}; sid:9;)");
+            match parse_rule(&text, &Vars::default(), Origin::default()) {
+                Err(e) => {
+                    if !value.contains([';', '"', '\\', '(', ')']) {
+                        prop_assert_eq!(e.keyword.as_deref(), Some("geoip"), "{}: {}", text, e);
+                    }
+                }
+                Ok(r) => {
+                    for c in &r.conditions {
+                        if let vigil_rules::Condition::GeoIp(g) = c {
+                            prop_assert!(!g.countries.is_empty() && g.countries.len() <= 64);
+                            prop_assert!(g.countries.iter().all(|c| (1..=2).contains(&c.len())));
+                        }
+                    }
                 }
             }
         }

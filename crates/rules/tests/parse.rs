@@ -1448,7 +1448,6 @@ fn not_evaluable_keywords_parse() {
         ("smb.named_pipe; content:\"x\";", "smb.named_pipe"),
         ("lua:script.lua;", "lua"),
         ("ja3.hash; content:\"abc\";", "ja3.hash"),
-        ("geoip:src,RU;", "geoip"),
         (
             "http.user_agent; dataset:isset,ua,type string,load ua.json,format json,value_key ua;",
             "dataset",
@@ -1888,6 +1887,56 @@ fn rpc_values() {
         "rpc:1 2;",
     ] {
         bad_kw(opt, RuleErrorKind::InvalidValue, "rpc");
+    }
+}
+
+#[test]
+fn geoip_values() {
+    let g = |opt: &str| match &ok(opt).conditions[..] {
+        [Condition::GeoIp(g)] => g.clone(),
+        other => panic!("{opt}: {other:?}"),
+    };
+    let geo = |side, negated, c: &[&str]| GeoIp {
+        side,
+        negated,
+        countries: c.iter().map(|s| s.to_string()).collect(),
+    };
+    // Suricata's GeoipParseTest01..07, and the `UK`/`RUS` cut to 2.
+    for (opt, want) in [
+        ("geoip:US;", geo(IpRepSide::Any, false, &["US"])),
+        ("geoip:!US;", geo(IpRepSide::Any, true, &["US"])),
+        ("geoip:src,US;", geo(IpRepSide::Src, false, &["US"])),
+        ("geoip:dst,!US;", geo(IpRepSide::Dst, true, &["US"])),
+        (
+            "geoip:US,ES,UK;",
+            geo(IpRepSide::Any, false, &["US", "ES", "UK"]),
+        ),
+        (
+            "geoip:both,!US,ES,UK;",
+            geo(IpRepSide::Both, true, &["US", "ES", "UK"]),
+        ),
+        ("geoip:any, RUS ;", geo(IpRepSide::Any, false, &["RU"])),
+        ("geoip:\"src,RU\";", geo(IpRepSide::Src, false, &["RU"])),
+        ("geoip:ES,!US;", geo(IpRepSide::Any, true, &["ES", "US"])),
+    ] {
+        assert_eq!(g(opt), want, "{opt}");
+    }
+    assert!(ok("geoip:RU;").not_evaluable.is_empty());
+    let many = vec!["AA"; 64].join(",");
+    assert_eq!(g(&format!("geoip:src,{many};")).countries.len(), 64);
+    for opt in [
+        "geoip;".to_string(),
+        "geoip:;".into(),
+        "geoip:src;".into(),
+        "geoip:src,;".into(),
+        "geoip:src,RU,;".into(),
+        "geoip:!;".into(),
+        "geoip:R U;".into(),
+        "geoip:!!RU;".into(),
+        "geoip:\u{e9}s;".into(),
+        format!("geoip:src,{many},BB;"),
+    ] {
+        bad_kw(&opt, RuleErrorKind::InvalidValue, "geoip");
     }
 }
 

@@ -3,7 +3,7 @@
 //! Honoured settings (everything else is read and ignored):
 //! `vars.address-groups.*`, `vars.port-groups.*`, `default-rule-path`,
 //! `rule-files`, `classification-file`, `reputation-categories-file`,
-//! `default-reputation-path`, `reputation-files`, `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
+//! `default-reputation-path`, `reputation-files`, `geoip-database`, `flow.memcap`, `outputs` → `eve-log` (`enabled`, `filename`, alert
 //! `payload`, `payload-printable`, `packet`, `filetype` with its `redis`
 //! section), `outputs` → `fast`
 //! (`enabled`, `filename`), and `include` (files merged in order).
@@ -142,6 +142,13 @@ impl Config {
             Some(d) => d.join(path),
             None => path,
         }
+    }
+
+    /// The GeoIP database `geoip` rules read (Suricata's
+    /// `geoip-database`, a MaxMind DB file), relative to the config's
+    /// directory; `None` when not set.
+    pub fn geoip_database(&self) -> Option<PathBuf> {
+        self.get_str("geoip-database").map(|p| self.resolve(&p))
     }
 
     /// IP reputation files (Suricata's `reputation-categories-file`, and
@@ -630,6 +637,25 @@ pub fn parse_size(s: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn geoip_database_setting() {
+        let mut c = Config {
+            dir: Some(PathBuf::from("/etc/vigil")),
+            ..Config::default()
+        };
+        assert_eq!(c.geoip_database(), None);
+        c.set("geoip-database=GeoLite2-Country.mmdb").unwrap();
+        assert_eq!(
+            c.geoip_database(),
+            Some(PathBuf::from("/etc/vigil/GeoLite2-Country.mmdb"))
+        );
+        c.set("geoip-database=/usr/share/GeoIP/c.mmdb").unwrap();
+        assert_eq!(
+            c.geoip_database(),
+            Some(PathBuf::from("/usr/share/GeoIP/c.mmdb"))
+        );
+    }
 
     #[test]
     fn reputation_settings() {

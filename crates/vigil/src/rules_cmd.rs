@@ -172,7 +172,8 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     let reputation = crate::run::load_reputation(&cfg, true)?;
     // The config's datasets, so that rules naming them check as they
     // load (nothing is saved: the data directory is only named).
-    let ds_cfg = crate::config::dataset_config(&cfg, std::path::Path::new("."))?;
+    let mut ds_cfg = crate::config::dataset_config(&cfg, std::path::Path::new("."))?;
+    ds_cfg.geoip = crate::run::load_geoip(&cfg, true);
     let (_engine, report) =
         DetectEngine::build_with_data(&loaded.rules, &classes, reputation, ds_cfg);
     for e in report

@@ -85,6 +85,29 @@ pub fn load_reputation(
     Ok(Some(std::sync::Arc::new(rep)))
 }
 
+/// Loads the GeoIP database the config names (`geoip-database`), if
+/// any. A file that cannot be read is a warning naming it: the other
+/// rules load, and `geoip` rules are skipped as invalid.
+pub fn load_geoip(
+    cfg: &Config,
+    print: bool,
+) -> Option<std::sync::Arc<vigil_detect::geoip::GeoIpDb>> {
+    let path = cfg.geoip_database()?;
+    match vigil_detect::geoip::GeoIpDb::open(&path) {
+        Ok(db) => {
+            if print {
+                let (ty, _) = db.describe();
+                eprintln!("vigil: GeoIP database {} ({ty})", path.display());
+            }
+            Some(std::sync::Arc::new(db))
+        }
+        Err(e) => {
+            eprintln!("vigil: warning: {e}; geoip rules will be skipped");
+            None
+        }
+    }
+}
+
 /// Loads the config's `threshold-file` (Suricata's key), if any, and
 /// applies it. A missing file is a warning, as in Suricata.
 pub fn apply_threshold_file(cfg: &Config, vars: &Vars, detect: &mut DetectEngine) -> Result<()> {
@@ -506,10 +529,11 @@ fn print_load_summary(diagnostics: &[RuleDiagnostic], report: &BuildReport, verb
         eprintln!("vigil: warning: {d}");
     }
     if verbose > 0 {
-        // Dataset errors are printed on their own (report.dataset_errors).
+        // Dataset (and geoip) errors are printed on their own
+        // (report.dataset_errors).
         let dataset_error = |s: &&vigil_detect::SkippedRule| {
             matches!(&s.reason, vigil_detect::Skip::Invalid { keyword, .. }
-                if keyword == "dataset" || keyword == "datarep")
+                if keyword == "dataset" || keyword == "datarep" || keyword == "geoip")
         };
         for s in report.skipped.iter().filter(|s| !dataset_error(s)) {
             let why = match &s.reason {
@@ -894,7 +918,8 @@ pub fn load_detection(
     selector.set_split_groups(!use_device);
     let LoadedRules { rules, diagnostics } = loaded;
     let reputation = load_reputation(cfg, print)?;
-    let ds_cfg = crate::config::dataset_config(cfg, &args.log_dir)?;
+    let mut ds_cfg = crate::config::dataset_config(cfg, &args.log_dir)?;
+    ds_cfg.geoip = load_geoip(cfg, print);
     let (mut detect, report) =
         DetectEngine::build_owned_with(rules, &classes, &mut selector, reputation, ds_cfg);
     let prefilter = selector.finish();
