@@ -998,7 +998,8 @@ impl DetectEngine {
         let pkt_payload = packet_payload_of(&input);
         for &ri in &self.link_rules {
             let r = &self.rules[ri as usize];
-            let applies = r.pkthdr
+            // `pkthdr` sees the packets the decoder marked invalid.
+            let applies = (r.pkthdr && p.events.iter().any(|e| e.marks_invalid()))
                 || match r.proto {
                     crate::rule::ProtoMatch::Ether => has_ethernet(p),
                     crate::rule::ProtoMatch::Arp => p.arp,

@@ -782,3 +782,25 @@ fn pkthdr_rules_see_undecodable_packets() {
     assert!(sids(61).is_empty(), "{out:#?}");
     assert_eq!(sids(62), vec![1, 2], "{out:#?}");
 }
+
+/// A PPPoE session frame carrying LCP (no IP layer, `ppp.unsup_proto`,
+/// which Suricata raises without making the packet invalid) is not
+/// inspected by `pkthdr` rules, as in Suricata (suricata-verify `pppoe`).
+#[test]
+fn pkthdr_rules_skip_valid_packets_without_ip() {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x88, 0x64]);
+    // PPPoE session header, PPP protocol LCP (0xc021), an LCP echo.
+    f.extend_from_slice(&[0x11, 0x00, 0x00, 0x01, 0x00, 0x0a, 0xc0, 0x21]);
+    f.extend_from_slice(&[0x09, 0x01, 0x00, 0x08, 0, 0, 0, 0]);
+    let rules =
+        "alert pkthdr any any -> any any (msg:\"unsup\"; decode-event:ppp.unsup_proto; sid:70;)\n\
+                 alert pkthdr any any -> any any (msg:\"any\"; sid:71;)";
+    let (out, stats) = run("pppoe-lcp", vec![((1_700_000_010, 0), f)], rules, 1);
+    assert!(out.iter().all(|o| o.sid != 70 && o.sid != 71), "{out:#?}");
+    assert_eq!(
+        stats.workers.events.get("ppp.unsup_proto"),
+        Some(&1),
+        "{stats:#?}"
+    );
+}

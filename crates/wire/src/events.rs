@@ -218,6 +218,24 @@ pub struct DecoderEvents {
     bits: [u64; WORDS],
 }
 
+impl DecoderEvent {
+    /// Whether the event makes a packet invalid (Suricata's
+    /// `ENGINE_SET_INVALID_EVENT`), so that a packet without an IP layer
+    /// is still inspected by `pkthdr` rules. A few events only note what
+    /// the decoder did not follow (`ENGINE_SET_EVENT`): an unsupported PPP
+    /// protocol (LCP, IPCP ... in PPPoE sessions), an unknown Ethernet,
+    /// VLAN or VN-Tag type.
+    pub const fn marks_invalid(self) -> bool {
+        !matches!(
+            self,
+            DecoderEvent::PppUnsupProto
+                | DecoderEvent::EthernetUnknownEthertype
+                | DecoderEvent::VlanUnknownType
+                | DecoderEvent::VntagUnknownType
+        )
+    }
+}
+
 impl DecoderEvents {
     /// The empty set.
     pub const fn new() -> Self {
