@@ -24,6 +24,7 @@ mod exception;
 pub mod expect;
 pub mod hosts;
 mod live;
+pub mod steering;
 pub mod tags;
 mod worker;
 
@@ -176,6 +177,9 @@ pub struct EngineConfig {
     /// `flow.rate-tracking`: elephant-flow detection (`None`: off, as in
     /// Suricata without the setting).
     pub rate_tracking: Option<vigil_flow::RateConfig>,
+    /// Rebalancing flow steering over the workers (`steering`); `None`:
+    /// the static `hash % workers`.
+    pub steering: Option<steering::SteeringConfig>,
 }
 
 impl Default for EngineConfig {
@@ -217,6 +221,7 @@ impl Default for EngineConfig {
             slice: None,
             ftp_expect: Some(expect::ExpectConfig::default()),
             rate_tracking: None,
+            steering: Some(steering::SteeringConfig::default()),
         }
     }
 }
@@ -315,6 +320,8 @@ pub struct RunStats {
     pub slice_tunnels_skipped: u64,
     /// The FTP expectation table (the reader keeps it).
     pub ftp_expect: expect::ExpectStats,
+    /// The reader's flow steering (`steering`).
+    pub steering: steering::SteeringStats,
 }
 
 /// Errors that end a run.
@@ -497,6 +504,7 @@ pub fn run_offline(
         totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
         totals.slice_tunnels_skipped = read.slice_tunnels_skipped;
         totals.ftp_expect = read.ftp_expect;
+        totals.steering = read.steering;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
@@ -709,6 +717,7 @@ struct ReadTotals {
     slice_datagrams_skipped: u64,
     slice_tunnels_skipped: u64,
     ftp_expect: expect::ExpectStats,
+    steering: steering::SteeringStats,
 }
 
 fn read_loop(
@@ -733,6 +742,10 @@ fn read_loop(
     // FTP data connections: single-owner state fed in input order, as
     // defragmentation (see `expect`).
     let mut ftp_expect = expect_table(cfg);
+    // Flow hash -> worker: new flows to the least loaded worker.
+    let mut steer = steering::Steering::new(n, cfg.steering);
+    // The workers of this frame's tunnel pseudo-packets: (depth, worker).
+    let mut tunnel_to: Vec<(u8, usize)> = Vec::new();
     let mut datagram = Vec::new();
     // The tunnel pseudo-packets of the frame at hand: (depth, flow hash).
     let mut tunnels: Vec<(u8, u64)> = Vec::new();
@@ -836,7 +849,7 @@ fn read_loop(
             slice_packets_skipped += 1;
             None
         } else {
-            Some((hash % n as u64) as usize)
+            Some(steer.worker(hash, ts_ns))
         };
         // Defragmentation happens here, before dispatch, so that the
         // rebuilt datagram goes to the worker of its own flow (like a
@@ -860,7 +873,7 @@ fn read_loop(
                 slice_datagrams_skipped += 1;
                 None
             } else {
-                Some(((rh % n as u64) as usize, pkt.linktype))
+                Some((steer.worker(rh, ts_ns), pkt.linktype))
             }
         } else {
             None
@@ -881,8 +894,10 @@ fn read_loop(
             slice_tunnels_skipped += u64::from(!owned);
             owned
         });
-        for &(depth, h) in &tunnels {
-            pending[(h % n as u64) as usize].push_tunnel(
+        tunnel_to.clear();
+        tunnel_to.extend(tunnels.iter().map(|&(d, h)| (d, steer.worker(h, ts_ns))));
+        for &(depth, tw) in &tunnel_to {
+            pending[tw].push_tunnel(
                 pkt.index,
                 ts_ns,
                 pkt.linktype,
@@ -894,14 +909,14 @@ fn read_loop(
         // The record of the packet that opens an expected FTP data
         // connection (the innermost one of a tunnel) carries it.
         if let Some(info) = ftp_data {
-            match (deepest, tunnels.last()) {
+            match (deepest, tunnel_to.last()) {
                 (None, _) => {
                     if let Some(w) = w {
                         pending[w].tag_ftp_data(info);
                     }
                 }
-                (Some(d), Some(&(td, h))) if td == d => {
-                    pending[(h % n as u64) as usize].tag_ftp_data(info);
+                (Some(d), Some(&(td, tw))) if td == d => {
+                    pending[tw].tag_ftp_data(info);
                 }
                 _ => {}
             }
@@ -922,7 +937,7 @@ fn read_loop(
         for ww in w
             .into_iter()
             .chain(rebuilt_to.map(|r| r.0))
-            .chain(tunnels.iter().map(|&(_, h)| (h % n as u64) as usize))
+            .chain(tunnel_to.iter().map(|&(_, tw)| tw))
         {
             if pending[ww].len() >= batch_packets {
                 let mut b = std::mem::replace(&mut pending[ww], pool.get());
@@ -930,6 +945,7 @@ fn read_loop(
                 send(ww, b)?;
             }
         }
+        steer.tick(ts_ns);
         if packets.is_multiple_of(tick) {
             for (w, slot) in pending.iter_mut().enumerate() {
                 let mut b = std::mem::replace(slot, pool.get());
@@ -953,6 +969,7 @@ fn read_loop(
         slice_datagrams_skipped,
         slice_tunnels_skipped,
         ftp_expect: ftp_expect.map(|t| t.stats).unwrap_or_default(),
+        steering: steer.stats,
     })
 }
 

@@ -184,6 +184,13 @@ pub struct RunArgs {
     /// between them. Also the config's `vigil.slice: "K/N"`.
     #[arg(long, value_name = "K/N")]
     pub slice: Option<String>,
+    /// How flows are spread over the workers of an offline run: balance
+    /// (default: each new flow goes to the worker that has been sent the
+    /// fewest packets so far, and stays there; output is the same for any
+    /// worker count) or static (flow hash modulo workers). Also the
+    /// config's `vigil.steering`.
+    #[arg(long, value_name = "MODE")]
+    pub steering: Option<String>,
     /// With --slice: share the events of host and pair scopes (detectors,
     /// xbits) with the other slices' sensors through the Redis server at
     /// HOST:PORT (Redis Streams). Also the config's `sensors.redis`

@@ -768,6 +768,11 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
         vigil("slice.datagrams_skipped", s.slice_datagrams_skipped);
         vigil("slice.tunnels_skipped", s.slice_tunnels_skipped);
     }
+    let st = &s.steering;
+    vigil("steering.flows_placed", st.flows_placed);
+    vigil("steering.pins_peak", st.pins_peak);
+    vigil("steering.pins_expired", st.pins_expired);
+    vigil("steering.frozen", st.frozen);
     let x = &s.ftp_expect;
     for (name, n) in [
         ("announced", x.announced),
@@ -1207,7 +1212,38 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     ecfg.detectors = detectors_config(cfg)?;
     ecfg.profile_rules = profile_rules_limit(args, cfg)?.is_some();
     ecfg.slice = slice_setting(args, cfg)?;
+    ecfg.steering = steering_setting(args, cfg, &ecfg.timeouts)?;
     Ok(ecfg)
+}
+
+/// `--steering` / `vigil.steering`: `balance` (default: each new flow to
+/// the least loaded worker, vigil_engine::steering) or `static` (`hash %
+/// workers`). A flow's pin outlives the longest flow time-out by a minute.
+fn steering_setting(
+    args: &RunArgs,
+    cfg: &Config,
+    t: &vigil_engine::TimeoutTable,
+) -> Result<Option<vigil_engine::steering::SteeringConfig>> {
+    let mode = args
+        .steering
+        .clone()
+        .or_else(|| cfg.get_str("vigil.steering"))
+        .unwrap_or_else(|| "balance".into());
+    match mode.as_str() {
+        "static" => Ok(None),
+        "balance" => {
+            let longest = [t.default, t.tcp, t.udp, t.icmp]
+                .iter()
+                .flat_map(|f| [f.new, f.established, f.closed])
+                .max()
+                .unwrap_or(0);
+            Ok(Some(vigil_engine::steering::SteeringConfig {
+                idle_ns: (i64::from(longest) + 61) * 1_000_000_000,
+                ..Default::default()
+            }))
+        }
+        other => bail!("unknown --steering {other:?}: expected balance or static"),
+    }
 }
 
 /// `--sensor-redis HOST:PORT`, else the config's `sensors.redis`
