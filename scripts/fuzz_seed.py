@@ -518,6 +518,11 @@ def main():
                                            (0, b"\x01"), (1, rfb_init)]))
     add("applayer_rfb", "v33_gap", chunks([(1, b"RFB 003.003\n"), (0, b"RFB 003.003\n"), (1, b"\x00\x00\x00\x01")])
         + GAP(1) + chunks([(0, b"\x00"), (1, rfb_init)]) + END(0) + END(1))
+    ws_masked = b"\x81\x85\x01\x02\x03\x04" + bytes(c ^ k for c, k in zip(b"hello", b"\x01\x02\x03\x04\x01"))
+    add("applayer_websocket", "frames", chunks([(0, ws_masked), (1, b"\x81\x07welcome"), (0, b"\x02\x03abc"),
+                                                (0, b"\x80\x7e\x00\x80" + b"d" * 128), (1, b"\x88\x02\x03\xe8")]))
+    add("applayer_websocket", "oversized_gap", chunks([(1, b"\x82\x7f\x00\x00\x00\x00\x00\x01\x00\x10" + b"z" * 300)])
+        + GAP(1) + chunks([(0, ws_masked)]) + END(0) + END(1))
     def dhcp_msg(op, opts):
         return bytes([op, 1, 6, 0]) + b"\x01\x02\x03\x04" + bytes(20) + b"\x00\x11\x22\x33\x44\x55" + bytes(202) \
             + b"\x63\x82\x53\x63" + opts

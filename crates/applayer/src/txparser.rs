@@ -177,6 +177,11 @@ uint_fields! {
     DhcpRenewalTime => "dhcp.renewal_time", Dhcp, u64::MAX, NONE;
     FtpdataCommand => "ftpdata_command", FtpData, 4,
         Syntax::Enum(crate::ftpdata::COMMAND_NAMES);
+    WebsocketOpcode => "websocket.opcode", WebSocket, 255,
+        Syntax::Enum(crate::websocket::OPCODE_NAMES);
+    WebsocketFlags => "websocket.flags", WebSocket, 255,
+        Syntax::Flags(crate::websocket::FLAG_NAMES);
+    WebsocketMask => "websocket.mask", WebSocket, u32::MAX as u64, NONE;
 }
 
 impl UintField {

@@ -1023,6 +1023,11 @@ const EVALUATED: &[&str] = &[
     "subslice",
     "gunzip",
     "zlib_deflate",
+    // WebSocket
+    "websocket.payload",
+    "websocket.opcode",
+    "websocket.mask",
+    "websocket.flags",
 ];
 
 /// Why a [`TABLE`] keyword that is neither evaluated nor an application
