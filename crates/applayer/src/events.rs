@@ -241,6 +241,20 @@ event_enum! {
 }
 
 event_enum! {
+    /// PostgreSQL events: Suricata's parser raises none, these are
+    /// Vigil's.
+    PgsqlEvent {
+        /// (Vigil) a message length below the minimum: the side is no
+        /// longer parsed.
+        MalformedMessage => "malformed_message",
+        /// (Vigil) a message longer than the parser keeps.
+        OversizedMessage => "oversized_message",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
+event_enum! {
     /// SMB events (Suricata's `rust/src/smb/events.rs`).
     SmbEvent {
         /// The parser reached a state it should not.
@@ -367,6 +381,7 @@ pub enum AppLayerEvent {
     Ike(IkeEvent, Option<TxId>),
     Smtp(SmtpEvent, Option<TxId>),
     WebSocket(WebSocketEvent, Option<TxId>),
+    Pgsql(PgsqlEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -388,6 +403,7 @@ impl AppLayerEvent {
             AppLayerEvent::Ike(..) => AppProto::Ike,
             AppLayerEvent::Smtp(..) => AppProto::Smtp,
             AppLayerEvent::WebSocket(..) => AppProto::WebSocket,
+            AppLayerEvent::Pgsql(..) => AppProto::Pgsql,
         }
     }
 
@@ -422,6 +438,7 @@ impl AppLayerEvent {
             AppLayerEvent::Ike(e, _) => e.name(),
             AppLayerEvent::Smtp(e, _) => e.name(),
             AppLayerEvent::WebSocket(e, _) => e.name(),
+            AppLayerEvent::Pgsql(e, _) => e.name(),
         }
     }
 
@@ -440,7 +457,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Snmp(_, t)
             | AppLayerEvent::Ike(_, t)
             | AppLayerEvent::Smtp(_, t)
-            | AppLayerEvent::WebSocket(_, t) => *t,
+            | AppLayerEvent::WebSocket(_, t)
+            | AppLayerEvent::Pgsql(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }

@@ -31,6 +31,7 @@
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
+//! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -61,6 +62,7 @@ pub mod krb5;
 pub mod mqtt;
 pub mod msg;
 pub mod passive;
+pub mod pgsql;
 pub mod probe;
 pub mod rfb;
 pub mod sip;
@@ -76,7 +78,7 @@ pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    Krb5Event, MqttEvent, PgsqlEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
     WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
@@ -132,6 +134,8 @@ pub enum AppProto {
     FtpData,
     /// WebSocket, after an HTTP/1 `Upgrade: websocket` accepted by `101`.
     WebSocket,
+    /// PostgreSQL (port 5432).
+    Pgsql,
 }
 
 impl AppProto {
@@ -157,6 +161,7 @@ impl AppProto {
             AppProto::Ike => "ike",
             AppProto::FtpData => "ftp-data",
             AppProto::WebSocket => "websocket",
+            AppProto::Pgsql => "pgsql",
         }
     }
 }
@@ -405,6 +410,8 @@ pub enum BufferId {
     EmailBodyMd5,
     /// `websocket.payload`: a frame's unmasked payload.
     WebsocketPayload,
+    /// `pgsql.query`: a simple query's text.
+    PgsqlQuery,
 }
 
 impl BufferId {
@@ -523,6 +530,7 @@ impl BufferId {
         BufferId::EmailUrl,
         BufferId::EmailBodyMd5,
         BufferId::WebsocketPayload,
+        BufferId::PgsqlQuery,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -560,6 +568,7 @@ impl BufferId {
             | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
             | EmailBodyMd5 => AppProto::Smtp,
             WebsocketPayload => AppProto::WebSocket,
+            PgsqlQuery => AppProto::Pgsql,
             _ => AppProto::Http,
         }
     }
@@ -715,6 +724,7 @@ impl BufferId {
             "email.url" => EmailUrl,
             "email.body_md5" => EmailBodyMd5,
             "websocket.payload" => WebsocketPayload,
+            "pgsql.query" => PgsqlQuery,
             _ => return None,
         })
     }

@@ -158,6 +158,7 @@ impl AppLayerState {
             AppProto::WebSocket => {
                 AppLayerState::Ext(Box::new(crate::websocket::WebSocketState::new(cfg)))
             }
+            AppProto::Pgsql => AppLayerState::Ext(Box::new(crate::pgsql::PgsqlState::new(cfg))),
         }
     }
 
@@ -187,6 +188,7 @@ impl AppLayerState {
     /// Feeds the next bytes of one direction (stream data in order, or one
     /// UDP payload) and returns the events raised.
     pub fn feed(&mut self, dir: Direction, data: &[u8], ts: Timestamp) -> Vec<AppLayerEvent> {
+        self.switch_upgrade();
         let mut ev = self.switch_websocket(ts);
         match self {
             AppLayerState::Http(s) => s.feed(dir, data, ts, &mut ev),
@@ -205,6 +207,22 @@ impl AppLayerState {
         self.switch_h2c(ts, &mut ev);
         self.remember(&ev, dir);
         ev
+    }
+
+    /// A parser that hands the flow over (PostgreSQL after an accepted
+    /// SSLRequest: TLS, as Suricata's `AppLayerRequestProtocolTLSUpgrade`)
+    /// is replaced once its transactions are logged.
+    fn switch_upgrade(&mut self) {
+        let AppLayerState::Ext(s) = self else {
+            return;
+        };
+        let Some((AppProto::Tls, cfg)) = s.upgrade() else {
+            return;
+        };
+        if s.infos().iter().any(|(c, _)| !c.logged) {
+            return;
+        }
+        *self = AppLayerState::Tls(Box::new(TlsState::new(cfg)));
     }
 
     /// An HTTP/1 flow whose `Upgrade: websocket` was accepted (`101`)

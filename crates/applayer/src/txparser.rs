@@ -37,6 +37,11 @@ pub(crate) trait TxParser: Send + Sync {
     fn wants_data(&self, _dir: Direction) -> bool {
         true
     }
+    /// The protocol the flow goes on in, and the caps to parse it with
+    /// (PostgreSQL's accepted SSLRequest: TLS).
+    fn upgrade(&self) -> Option<(AppProto, &crate::AppLayerConfig)> {
+        None
+    }
 }
 
 /// A transaction as [`TxList`] needs it.

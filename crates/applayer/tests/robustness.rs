@@ -178,6 +178,16 @@ proptest! {
     }
 
     #[test]
+    fn pgsql_never_panics(c in seeded(b"\x00\x00\x00\x17\x00\x03\x00\x00user\x00u\x00\x00Q\x00\x00\x00\x09sel")) {
+        exercise(AppProto::Pgsql, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn pgsql_arbitrary(c in chunks()) {
+        exercise(AppProto::Pgsql, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn dhcp_never_panics(c in seeded(b"\x01\x01\x06\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x63\x82\x53\x63\x35\x01\x03")) {
         exercise(AppProto::Dhcp, Transport::Udp, &c);
     }
@@ -1586,4 +1596,74 @@ fn websocket_upgrade_truncated_oversized_gap_garbage() {
             }
         }
     }
+}
+
+/// A PostgreSQL message with its tag and length.
+fn pg_msg(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![tag];
+    v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+    v.extend_from_slice(body);
+    v
+}
+
+/// PostgreSQL: truncated, oversized, gap-ridden and garbage messages;
+/// an accepted SSLRequest hands the flow to TLS once logged.
+#[test]
+fn pgsql_truncated_oversized_gap_garbage_tls() {
+    use Direction::*;
+    let startup = b"\x00\x00\x00\x13\x00\x03\x00\x00user\x00u\x00db\x00\x00";
+    // Truncated: a query cut by the end of the stream is not one.
+    let mut s = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    s.feed(ToServer, startup, 1);
+    s.feed(ToServer, &pg_msg(b'Q', b"select 1\x00")[..7], 2);
+    s.finish(ToServer);
+    assert_eq!(s.transactions().len(), 1);
+    assert!(s.transactions()[0].progress.request_complete);
+    // Oversized: a 1 GiB message announced; the body kept is capped.
+    let mut o = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    o.feed(ToServer, startup, 1);
+    let mut names = Vec::new();
+    let mut q = vec![b'Q'];
+    q.extend_from_slice(&(1u32 << 30).to_be_bytes());
+    names.extend(o.feed(ToServer, &q, 2).iter().map(|e| e.name()));
+    for _ in 0..64 {
+        names.extend(
+            o.feed(ToServer, &[b'a'; 16 * 1024], 3)
+                .iter()
+                .map(|e| e.name()),
+        );
+    }
+    assert_eq!(names, ["oversized_message"]);
+    let t = o.transactions().last().unwrap().id;
+    assert_eq!(
+        o.buffer(t, BufferId::PgsqlQuery, ToServer).unwrap().len(),
+        vigil_applayer::pgsql::MAX_MESSAGE
+    );
+    // Gap: the side resumes at the next plausible message.
+    let mut g = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    g.feed(ToServer, startup, 1);
+    g.on_gap(ToServer, Some(5));
+    g.feed(ToServer, b"junk ", 2);
+    g.feed(ToServer, &pg_msg(b'Q', b"select 2\x00"), 3);
+    let t = g.transactions().last().unwrap().id;
+    assert_eq!(
+        g.buffer(t, BufferId::PgsqlQuery, ToServer),
+        Some(&b"select 2"[..])
+    );
+    // Garbage: a bad length stops the side with an event.
+    let mut x = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    let ev = x.feed(ToClient, b"R\x00\x00\x00\x01zzzz", 1);
+    assert_eq!(ev[0].name(), "malformed_message");
+    // SSLRequest accepted: TLS from the next feed once logged.
+    let mut t = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    t.feed(ToServer, b"\x00\x00\x00\x08\x04\xd2\x16\x2f", 1);
+    t.feed(ToClient, b"S", 2);
+    assert_eq!(t.proto(), AppProto::Pgsql);
+    t.set_logged(0);
+    t.feed(
+        ToServer,
+        &[0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x03],
+        3,
+    );
+    assert_eq!(t.proto(), AppProto::Tls);
 }

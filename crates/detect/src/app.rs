@@ -802,6 +802,10 @@ impl TxCheck {
                 AppProto::WebSocket,
                 vigil_applayer::WebSocketEvent::from_name(name)?.name(),
             ),
+            "pgsql" => TxCheck::Event(
+                AppProto::Pgsql,
+                vigil_applayer::PgsqlEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1093,6 +1097,7 @@ fn side(b: BufferId) -> Side {
         }
         // A frame of either side.
         WebsocketPayload => Side::Both(AppDir::ToServer),
+        PgsqlQuery => Side::Request,
     }
 }
 
@@ -1441,7 +1446,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 18] = [
+pub(crate) const PROTOS: [AppProto; 19] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1460,6 +1465,7 @@ pub(crate) const PROTOS: [AppProto; 18] = [
     AppProto::Ike,
     AppProto::FtpData,
     AppProto::WebSocket,
+    AppProto::Pgsql,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1488,6 +1494,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Ike => 15,
         AppProto::FtpData => 16,
         AppProto::WebSocket => 17,
+        AppProto::Pgsql => 18,
     }
 }
 
@@ -1736,6 +1743,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Ike => &[AppProto::Ike],
         AppProto::FtpData => &[AppProto::FtpData],
         AppProto::WebSocket => &[AppProto::WebSocket],
+        AppProto::Pgsql => &[AppProto::Pgsql],
     }
 }
 

@@ -1084,6 +1084,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "smtp",
             "flow",
             "websocket",
+            "pgsql",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
