@@ -518,6 +518,23 @@ def main():
                                            (0, b"\x01"), (1, rfb_init)]))
     add("applayer_rfb", "v33_gap", chunks([(1, b"RFB 003.003\n"), (0, b"RFB 003.003\n"), (1, b"\x00\x00\x00\x01")])
         + GAP(1) + chunks([(0, b"\x00"), (1, rfb_init)]) + END(0) + END(1))
+    ws_masked = b"\x81\x85\x01\x02\x03\x04" + bytes(c ^ k for c, k in zip(b"hello", b"\x01\x02\x03\x04\x01"))
+    add("applayer_websocket", "frames", chunks([(0, ws_masked), (1, b"\x81\x07welcome"), (0, b"\x02\x03abc"),
+                                                (0, b"\x80\x7e\x00\x80" + b"d" * 128), (1, b"\x88\x02\x03\xe8")]))
+    def pg(tag, body):
+        return bytes([tag]) + struct.pack(">I", len(body) + 4) + body
+    pg_startup = b"\x00\x03\x00\x00user\x00alice\x00database\x00shop\x00\x00"
+    pg_startup = struct.pack(">I", len(pg_startup) + 4) + pg_startup
+    add("applayer_pgsql", "session", chunks([(0, pg_startup), (1, pg(ord("R"), b"\x00\x00\x00\x05salt")),
+                                             (0, pg(ord("p"), b"md5xx\x00")),
+                                             (1, pg(ord("R"), b"\x00" * 4) + pg(ord("S"), b"a\x00b\x00") + pg(ord("Z"), b"I")),
+                                             (0, pg(ord("Q"), b"select 1;\x00")),
+                                             (1, pg(ord("T"), b"\x00\x00") + pg(ord("D"), b"\x00\x01\x00\x00\x00\x01x")
+                                              + pg(ord("C"), b"SELECT 1\x00") + pg(ord("Z"), b"I"))]))
+    add("applayer_pgsql", "ssl_gap", chunks([(0, b"\x00\x00\x00\x08\x04\xd2\x16\x2f"), (1, b"N"), (0, pg_startup[:9])])
+        + GAP(0) + chunks([(0, pg(ord("Q"), b"x\x00")), (1, pg(ord("E"), b"SERROR\x00\x00"))]) + END(0) + END(1))
+    add("applayer_websocket", "oversized_gap", chunks([(1, b"\x82\x7f\x00\x00\x00\x00\x00\x01\x00\x10" + b"z" * 300)])
+        + GAP(1) + chunks([(0, ws_masked)]) + END(0) + END(1))
     def dhcp_msg(op, opts):
         return bytes([op, 1, 6, 0]) + b"\x01\x02\x03\x04" + bytes(20) + b"\x00\x11\x22\x33\x44\x55" + bytes(202) \
             + b"\x63\x82\x53\x63" + opts

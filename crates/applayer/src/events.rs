@@ -231,6 +231,30 @@ event_enum! {
 }
 
 event_enum! {
+    /// WebSocket events (Suricata's `rust/src/websocket`).
+    WebSocketEvent {
+        SkipEndOfPayload => "skip_end_of_payload",
+        ReassemblyLimitReached => "reassembly_limit_reached",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
+event_enum! {
+    /// PostgreSQL events: Suricata's parser raises none, these are
+    /// Vigil's.
+    PgsqlEvent {
+        /// (Vigil) a message length below the minimum: the side is no
+        /// longer parsed.
+        MalformedMessage => "malformed_message",
+        /// (Vigil) a message longer than the parser keeps.
+        OversizedMessage => "oversized_message",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
+event_enum! {
     /// SMB events (Suricata's `rust/src/smb/events.rs`).
     SmbEvent {
         /// The parser reached a state it should not.
@@ -356,6 +380,8 @@ pub enum AppLayerEvent {
     Snmp(SnmpEvent, Option<TxId>),
     Ike(IkeEvent, Option<TxId>),
     Smtp(SmtpEvent, Option<TxId>),
+    WebSocket(WebSocketEvent, Option<TxId>),
+    Pgsql(PgsqlEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -376,6 +402,8 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(..) => AppProto::Snmp,
             AppLayerEvent::Ike(..) => AppProto::Ike,
             AppLayerEvent::Smtp(..) => AppProto::Smtp,
+            AppLayerEvent::WebSocket(..) => AppProto::WebSocket,
+            AppLayerEvent::Pgsql(..) => AppProto::Pgsql,
         }
     }
 
@@ -409,6 +437,8 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(e, _) => e.name(),
             AppLayerEvent::Ike(e, _) => e.name(),
             AppLayerEvent::Smtp(e, _) => e.name(),
+            AppLayerEvent::WebSocket(e, _) => e.name(),
+            AppLayerEvent::Pgsql(e, _) => e.name(),
         }
     }
 
@@ -426,7 +456,9 @@ impl AppLayerEvent {
             | AppLayerEvent::Krb5(_, t)
             | AppLayerEvent::Snmp(_, t)
             | AppLayerEvent::Ike(_, t)
-            | AppLayerEvent::Smtp(_, t) => *t,
+            | AppLayerEvent::Smtp(_, t)
+            | AppLayerEvent::WebSocket(_, t)
+            | AppLayerEvent::Pgsql(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }

@@ -30,6 +30,8 @@
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
+//! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
+//! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -60,6 +62,7 @@ pub mod krb5;
 pub mod mqtt;
 pub mod msg;
 pub mod passive;
+pub mod pgsql;
 pub mod probe;
 pub mod rfb;
 pub mod sip;
@@ -71,10 +74,12 @@ mod state;
 pub mod tls;
 pub mod transforms;
 mod txparser;
+pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    Krb5Event, MqttEvent, PgsqlEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -127,6 +132,10 @@ pub enum AppProto {
     /// An FTP data connection, known from its control channel (never
     /// probed).
     FtpData,
+    /// WebSocket, after an HTTP/1 `Upgrade: websocket` accepted by `101`.
+    WebSocket,
+    /// PostgreSQL (port 5432).
+    Pgsql,
 }
 
 impl AppProto {
@@ -151,6 +160,8 @@ impl AppProto {
             AppProto::Snmp => "snmp",
             AppProto::Ike => "ike",
             AppProto::FtpData => "ftp-data",
+            AppProto::WebSocket => "websocket",
+            AppProto::Pgsql => "pgsql",
         }
     }
 }
@@ -397,6 +408,10 @@ pub enum BufferId {
     EmailUrl,
     /// `email.body_md5`: the MD5 of the mail's body, lower-case hex.
     EmailBodyMd5,
+    /// `websocket.payload`: a frame's unmasked payload.
+    WebsocketPayload,
+    /// `pgsql.query`: a simple query's text.
+    PgsqlQuery,
 }
 
 impl BufferId {
@@ -514,6 +529,8 @@ impl BufferId {
         BufferId::EmailReceived,
         BufferId::EmailUrl,
         BufferId::EmailBodyMd5,
+        BufferId::WebsocketPayload,
+        BufferId::PgsqlQuery,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -550,6 +567,8 @@ impl BufferId {
             SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
             | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
             | EmailBodyMd5 => AppProto::Smtp,
+            WebsocketPayload => AppProto::WebSocket,
+            PgsqlQuery => AppProto::Pgsql,
             _ => AppProto::Http,
         }
     }
@@ -704,6 +723,8 @@ impl BufferId {
             "email.received" => EmailReceived,
             "email.url" => EmailUrl,
             "email.body_md5" => EmailBodyMd5,
+            "websocket.payload" => WebsocketPayload,
+            "pgsql.query" => PgsqlQuery,
             _ => return None,
         })
     }

@@ -30,6 +30,7 @@ pub enum ProbeResult {
     Krb5,
     Snmp,
     Ike,
+    Pgsql,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -55,6 +56,7 @@ impl ProbeResult {
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
             ProbeResult::Ike => Some(AppProto::Ike),
+            ProbeResult::Pgsql => Some(AppProto::Pgsql),
             _ => None,
         }
     }
@@ -545,6 +547,16 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
                 crate::krb5::probe_tcp(first_bytes),
             ),
             &[crate::krb5::PORT],
+        ),
+        // PostgreSQL on its port only (Suricata registers its probing
+        // parsers there).
+        (
+            ProbeResult::Pgsql,
+            on_port(
+                dst_port_hint == crate::pgsql::PORT,
+                crate::pgsql::probe(dir, first_bytes),
+            ),
+            &[crate::pgsql::PORT],
         ),
     ];
     // The protocol the port suggests wins when it accepts.

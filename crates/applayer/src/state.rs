@@ -155,6 +155,10 @@ impl AppLayerState {
             ))),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
+            AppProto::WebSocket => {
+                AppLayerState::Ext(Box::new(crate::websocket::WebSocketState::new(cfg)))
+            }
+            AppProto::Pgsql => AppLayerState::Ext(Box::new(crate::pgsql::PgsqlState::new(cfg))),
         }
     }
 
@@ -184,7 +188,8 @@ impl AppLayerState {
     /// Feeds the next bytes of one direction (stream data in order, or one
     /// UDP payload) and returns the events raised.
     pub fn feed(&mut self, dir: Direction, data: &[u8], ts: Timestamp) -> Vec<AppLayerEvent> {
-        let mut ev = Vec::new();
+        self.switch_upgrade();
+        let mut ev = self.switch_websocket(ts);
         match self {
             AppLayerState::Http(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
@@ -201,6 +206,51 @@ impl AppLayerState {
         }
         self.switch_h2c(ts, &mut ev);
         self.remember(&ev, dir);
+        ev
+    }
+
+    /// A parser that hands the flow over (PostgreSQL after an accepted
+    /// SSLRequest: TLS, as Suricata's `AppLayerRequestProtocolTLSUpgrade`)
+    /// is replaced once its transactions are logged.
+    fn switch_upgrade(&mut self) {
+        let AppLayerState::Ext(s) = self else {
+            return;
+        };
+        let Some((AppProto::Tls, cfg)) = s.upgrade() else {
+            return;
+        };
+        if s.infos().iter().any(|(c, _)| !c.logged) {
+            return;
+        }
+        *self = AppLayerState::Tls(Box::new(TlsState::new(cfg)));
+    }
+
+    /// An HTTP/1 flow whose `Upgrade: websocket` was accepted (`101`)
+    /// becomes a WebSocket one, as Suricata changes the flow's protocol,
+    /// once every HTTP transaction is logged (the upgrade's own record
+    /// and alerts stay HTTP's): the bytes each side sent after the `101`
+    /// are the first frames. Feeds and stream ends call this first.
+    fn switch_websocket(&mut self, ts: Timestamp) -> Vec<AppLayerEvent> {
+        let mut ev = Vec::new();
+        let AppLayerState::Http(h) = self else {
+            return ev;
+        };
+        if !h.websocket_upgraded() || h.transactions().any(|t| !t.common.logged) {
+            return ev;
+        }
+        let Some(pending) = h.take_websocket_upgrade() else {
+            return ev;
+        };
+        let s = crate::websocket::WebSocketState::new(h.config());
+        *self = AppLayerState::Ext(Box::new(s));
+        for (d, rest) in [Direction::ToServer, Direction::ToClient]
+            .into_iter()
+            .zip(pending)
+        {
+            if !rest.is_empty() {
+                ev.extend(self.feed(d, &rest, ts));
+            }
+        }
         ev
     }
 
@@ -295,7 +345,7 @@ impl AppLayerState {
 
     /// One direction of the stream ended (FIN or RST).
     pub fn finish(&mut self, dir: Direction) -> Vec<AppLayerEvent> {
-        let mut ev = Vec::new();
+        let mut ev = self.switch_websocket(0);
         match self {
             AppLayerState::Http(s) => s.finish(dir, &mut ev),
             AppLayerState::Ssh(s) => s.finish(dir),

@@ -37,6 +37,11 @@ pub(crate) trait TxParser: Send + Sync {
     fn wants_data(&self, _dir: Direction) -> bool {
         true
     }
+    /// The protocol the flow goes on in, and the caps to parse it with
+    /// (PostgreSQL's accepted SSLRequest: TLS).
+    fn upgrade(&self) -> Option<(AppProto, &crate::AppLayerConfig)> {
+        None
+    }
 }
 
 /// A transaction as [`TxList`] needs it.
@@ -177,6 +182,11 @@ uint_fields! {
     DhcpRenewalTime => "dhcp.renewal_time", Dhcp, u64::MAX, NONE;
     FtpdataCommand => "ftpdata_command", FtpData, 4,
         Syntax::Enum(crate::ftpdata::COMMAND_NAMES);
+    WebsocketOpcode => "websocket.opcode", WebSocket, 255,
+        Syntax::Enum(crate::websocket::OPCODE_NAMES);
+    WebsocketFlags => "websocket.flags", WebSocket, 255,
+        Syntax::Flags(crate::websocket::FLAG_NAMES);
+    WebsocketMask => "websocket.mask", WebSocket, u32::MAX as u64, NONE;
 }
 
 impl UintField {

@@ -168,6 +168,26 @@ proptest! {
     }
 
     #[test]
+    fn websocket_never_panics(c in seeded(b"\x81\xfe\x00\x10\x01\x02\x03\x04")) {
+        exercise(AppProto::WebSocket, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn websocket_arbitrary(c in chunks()) {
+        exercise(AppProto::WebSocket, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn pgsql_never_panics(c in seeded(b"\x00\x00\x00\x17\x00\x03\x00\x00user\x00u\x00\x00Q\x00\x00\x00\x09sel")) {
+        exercise(AppProto::Pgsql, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn pgsql_arbitrary(c in chunks()) {
+        exercise(AppProto::Pgsql, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn dhcp_never_panics(c in seeded(b"\x01\x01\x06\x00\x01\x02\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x63\x82\x53\x63\x35\x01\x03")) {
         exercise(AppProto::Dhcp, Transport::Udp, &c);
     }
@@ -1474,4 +1494,176 @@ fn smtp_truncated_oversized_gap_garbage() {
             }
         }
     }
+}
+
+/// A WebSocket frame with a 7-bit length.
+fn ws_frame(first: u8, key: Option<[u8; 4]>, payload: &[u8]) -> Vec<u8> {
+    let mut v = vec![
+        first,
+        payload.len() as u8 | if key.is_some() { 0x80 } else { 0 },
+    ];
+    let mut p = payload.to_vec();
+    if let Some(k) = key {
+        v.extend_from_slice(&k);
+        for (i, c) in p.iter_mut().enumerate() {
+            *c ^= k[i % 4];
+        }
+    }
+    v.extend_from_slice(&p);
+    v
+}
+
+/// WebSocket: an HTTP/1 flow becomes WebSocket after its `101`, once the
+/// upgrade transaction is logged; frames sent with the `101` are kept for
+/// it. Truncated, oversized, gap-ridden and garbage frames never panic,
+/// payloads stay capped.
+#[test]
+fn websocket_upgrade_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+    s.feed(
+        ToServer,
+        b"GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+        1,
+    );
+    let mut resp =
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n\r\n"
+            .to_vec();
+    resp.extend(ws_frame(0x81, None, b"early"));
+    s.feed(ToClient, &resp, 2);
+    // Not logged yet: still HTTP.
+    s.feed(ToServer, &ws_frame(0x81, Some([1, 2, 3, 4]), b"hi"), 3);
+    assert_eq!(s.proto(), AppProto::Http);
+    let tx = s.transactions()[0].id;
+    s.set_logged(tx);
+    s.feed(ToServer, &ws_frame(0x89, Some([9, 9, 9, 9]), b"p"), 4);
+    assert_eq!(s.proto(), AppProto::WebSocket);
+    let ops: Vec<serde_json::Value> = s
+        .transactions()
+        .iter()
+        .map(|t| s.eve(t.id).unwrap()["opcode"].clone())
+        .collect();
+    assert_eq!(ops, ["text", "text", "ping"]);
+    let first = s.transactions()[0].id;
+    assert_eq!(
+        s.buffer(first, BufferId::WebsocketPayload, ToServer),
+        Some(&b"hi"[..])
+    );
+    // Truncated: a header cut by the end of the stream is no frame.
+    s.feed(ToClient, &[0x82, 0x7f, 0, 0], 5);
+    s.finish(ToClient);
+    assert_eq!(s.transactions().len(), 3);
+    // Oversized: a 1 GiB frame announced, 1 MiB sent; the payload kept
+    // is capped and the end is skipped with an event.
+    let mut o = AppLayerState::new(AppProto::WebSocket, Transport::Tcp);
+    let mut hdr = vec![0x82, 0x7f];
+    hdr.extend_from_slice(&(1u64 << 30).to_be_bytes());
+    let mut names = Vec::new();
+    names.extend(o.feed(ToClient, &hdr, 1).iter().map(|e| e.name()));
+    for _ in 0..64 {
+        names.extend(
+            o.feed(ToClient, &[0u8; 16 * 1024], 2)
+                .iter()
+                .map(|e| e.name()),
+        );
+    }
+    assert_eq!(names, ["skip_end_of_payload"]);
+    let t = o.transactions()[0].id;
+    assert_eq!(
+        o.buffer(t, BufferId::WebsocketPayload, ToClient)
+            .unwrap()
+            .len(),
+        0xFFFF
+    );
+    // A gap ends the parsing.
+    let mut g = AppLayerState::new(AppProto::WebSocket, Transport::Tcp);
+    g.feed(ToServer, &ws_frame(0x81, None, b"one")[..3], 1);
+    g.on_gap(ToServer, Some(10));
+    g.feed(ToServer, &ws_frame(0x81, None, b"two"), 2);
+    assert!(g.transactions().is_empty());
+    assert!(!g.wants_data(ToServer));
+    // Garbage: every byte is some frame; nothing panics, payloads capped.
+    let mut x = AppLayerState::new(AppProto::WebSocket, Transport::Tcp);
+    for i in 0..200u32 {
+        let b: Vec<u8> = (0..300u32).map(|j| (i * 31 + j * 17) as u8).collect();
+        x.feed(ToServer, &b, u64::from(i));
+        x.feed(ToClient, &b, u64::from(i));
+    }
+    for t in x.transactions() {
+        for dir in [ToServer, ToClient] {
+            if let Some(b) = x.buffer(t.id, BufferId::WebsocketPayload, dir) {
+                assert!(b.len() <= 1 << 20);
+            }
+        }
+    }
+}
+
+/// A PostgreSQL message with its tag and length.
+fn pg_msg(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![tag];
+    v.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+    v.extend_from_slice(body);
+    v
+}
+
+/// PostgreSQL: truncated, oversized, gap-ridden and garbage messages;
+/// an accepted SSLRequest hands the flow to TLS once logged.
+#[test]
+fn pgsql_truncated_oversized_gap_garbage_tls() {
+    use Direction::*;
+    let startup = b"\x00\x00\x00\x13\x00\x03\x00\x00user\x00u\x00db\x00\x00";
+    // Truncated: a query cut by the end of the stream is not one.
+    let mut s = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    s.feed(ToServer, startup, 1);
+    s.feed(ToServer, &pg_msg(b'Q', b"select 1\x00")[..7], 2);
+    s.finish(ToServer);
+    assert_eq!(s.transactions().len(), 1);
+    assert!(s.transactions()[0].progress.request_complete);
+    // Oversized: a 1 GiB message announced; the body kept is capped.
+    let mut o = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    o.feed(ToServer, startup, 1);
+    let mut names = Vec::new();
+    let mut q = vec![b'Q'];
+    q.extend_from_slice(&(1u32 << 30).to_be_bytes());
+    names.extend(o.feed(ToServer, &q, 2).iter().map(|e| e.name()));
+    for _ in 0..64 {
+        names.extend(
+            o.feed(ToServer, &[b'a'; 16 * 1024], 3)
+                .iter()
+                .map(|e| e.name()),
+        );
+    }
+    assert_eq!(names, ["oversized_message"]);
+    let t = o.transactions().last().unwrap().id;
+    assert_eq!(
+        o.buffer(t, BufferId::PgsqlQuery, ToServer).unwrap().len(),
+        vigil_applayer::pgsql::MAX_MESSAGE
+    );
+    // Gap: the side resumes at the next plausible message.
+    let mut g = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    g.feed(ToServer, startup, 1);
+    g.on_gap(ToServer, Some(5));
+    g.feed(ToServer, b"junk ", 2);
+    g.feed(ToServer, &pg_msg(b'Q', b"select 2\x00"), 3);
+    let t = g.transactions().last().unwrap().id;
+    assert_eq!(
+        g.buffer(t, BufferId::PgsqlQuery, ToServer),
+        Some(&b"select 2"[..])
+    );
+    // Garbage: a bad length stops the side with an event.
+    let mut x = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    let ev = x.feed(ToClient, b"R\x00\x00\x00\x01zzzz", 1);
+    assert_eq!(ev[0].name(), "malformed_message");
+    // SSLRequest accepted: TLS from the next feed once logged.
+    let mut t = AppLayerState::new(AppProto::Pgsql, Transport::Tcp);
+    t.feed(ToServer, b"\x00\x00\x00\x08\x04\xd2\x16\x2f", 1);
+    t.feed(ToClient, b"S", 2);
+    assert_eq!(t.proto(), AppProto::Pgsql);
+    t.set_logged(0);
+    t.feed(
+        ToServer,
+        &[0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x03],
+        3,
+    );
+    assert_eq!(t.proto(), AppProto::Tls);
 }

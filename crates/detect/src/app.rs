@@ -798,6 +798,14 @@ impl TxCheck {
                 AppProto::Snmp,
                 vigil_applayer::SnmpEvent::from_name(name)?.name(),
             ),
+            "websocket" => TxCheck::Event(
+                AppProto::WebSocket,
+                vigil_applayer::WebSocketEvent::from_name(name)?.name(),
+            ),
+            "pgsql" => TxCheck::Event(
+                AppProto::Pgsql,
+                vigil_applayer::PgsqlEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1087,6 +1095,9 @@ fn side(b: BufferId) -> Side {
         | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl | EmailBodyMd5 => {
             Side::Request
         }
+        // A frame of either side.
+        WebsocketPayload => Side::Both(AppDir::ToServer),
+        PgsqlQuery => Side::Request,
     }
 }
 
@@ -1136,6 +1147,7 @@ pub(crate) fn spec_directions(
             | AppProto::Snmp
             | AppProto::Ike
             | AppProto::FtpData
+            | AppProto::WebSocket
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1434,7 +1446,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 17] = [
+pub(crate) const PROTOS: [AppProto; 19] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1452,6 +1464,8 @@ pub(crate) const PROTOS: [AppProto; 17] = [
     AppProto::Snmp,
     AppProto::Ike,
     AppProto::FtpData,
+    AppProto::WebSocket,
+    AppProto::Pgsql,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1479,6 +1493,8 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
         AppProto::FtpData => 16,
+        AppProto::WebSocket => 17,
+        AppProto::Pgsql => 18,
     }
 }
 
@@ -1726,6 +1742,8 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Snmp => &[AppProto::Snmp],
         AppProto::Ike => &[AppProto::Ike],
         AppProto::FtpData => &[AppProto::FtpData],
+        AppProto::WebSocket => &[AppProto::WebSocket],
+        AppProto::Pgsql => &[AppProto::Pgsql],
     }
 }
 

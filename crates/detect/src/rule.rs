@@ -369,6 +369,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "http2" | "doh2" => (ProtoMatch::Number(6), Some(AppProto::Http2)),
         "mqtt" => (ProtoMatch::Number(6), Some(AppProto::Mqtt)),
         "rfb" => (ProtoMatch::Number(6), Some(AppProto::Rfb)),
+        "websocket" => (ProtoMatch::Number(6), Some(AppProto::WebSocket)),
+        "pgsql" => (ProtoMatch::Number(6), Some(AppProto::Pgsql)),
         "dhcp" => (ProtoMatch::Number(17), Some(AppProto::Dhcp)),
         "krb5" => (ProtoMatch::TcpUdp, Some(AppProto::Krb5)),
         "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),

@@ -312,6 +312,7 @@ const TABLE: &[(&str, Kw)] = &[
     ),
     ("ldap.responses.message", Sticky("ldap.responses.message")),
     ("websocket.payload", Sticky("websocket.payload")),
+    ("pgsql.query", Sticky("pgsql.query")),
     ("dhcp.vendor_class_id", Sticky("dhcp.vendor_class_id")),
     ("tftp.file_name", Sticky("tftp.file_name")),
     ("mdns.queries.rrname", Sticky("mdns.queries.rrname")),
@@ -792,7 +793,6 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
     ("ntp.reference_id", PROTO_NOT_PARSED),
     ("ntp.stratum", PROTO_NOT_PARSED),
     ("ntp.version", PROTO_NOT_PARSED),
-    ("pgsql.query", PROTO_NOT_PARSED),
     ("sdp.attribute", PROTO_NOT_PARSED),
     ("sdp.bandwidth", PROTO_NOT_PARSED),
     ("sdp.connection_data", PROTO_NOT_PARSED),
@@ -1023,6 +1023,13 @@ const EVALUATED: &[&str] = &[
     "subslice",
     "gunzip",
     "zlib_deflate",
+    // WebSocket
+    "websocket.payload",
+    "websocket.opcode",
+    "websocket.mask",
+    "websocket.flags",
+    // PostgreSQL
+    "pgsql.query",
 ];
 
 /// Why a [`TABLE`] keyword that is neither evaluated nor an application

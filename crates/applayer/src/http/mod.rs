@@ -535,6 +535,9 @@ pub struct HttpState {
     /// An accepted `Upgrade: h2c`: the transaction, and the bytes of each
     /// direction after it (capped at [`H2C_PENDING`]).
     h2c: Option<(TxId, [Vec<u8>; 2])>,
+    /// A `101` with `Upgrade: websocket`: the bytes of each direction
+    /// after it (capped at [`H2C_PENDING`]), for the WebSocket parser.
+    websocket: Option<[Vec<u8>; 2]>,
 }
 
 /// What an HTTP/1 flow hands to HTTP/2 when its `Upgrade: h2c` is
@@ -572,6 +575,7 @@ impl HttpState {
             next_id: 0,
             dirs: [DirParser::new(), DirParser::new()],
             h2c: None,
+            websocket: None,
         }
     }
 
@@ -586,6 +590,17 @@ impl HttpState {
         let i = self.txs.iter().position(|t| t.common.id == id)?;
         let request = self.txs.remove(i)?;
         Some(H2cUpgrade { request, pending })
+    }
+
+    /// Whether a `101` switched the flow to WebSocket.
+    pub fn websocket_upgraded(&self) -> bool {
+        self.websocket.is_some()
+    }
+
+    /// The bytes of each direction (to-server, to-client) after a `101`
+    /// that switched the flow to WebSocket, once.
+    pub fn take_websocket_upgrade(&mut self) -> Option<[Vec<u8>; 2]> {
+        self.websocket.take()
     }
 
     pub fn transactions(&self) -> impl Iterator<Item = &HttpTx> {
@@ -660,7 +675,11 @@ impl HttpState {
                     pos = data.len();
                 }
                 DirState::Tunnel => {
-                    if let Some((_, pending)) = self.h2c.as_mut() {
+                    let pending = match (self.h2c.as_mut(), self.websocket.as_mut()) {
+                        (Some((_, p)), _) | (None, Some(p)) => Some(p),
+                        _ => None,
+                    };
+                    if let Some(pending) = pending {
                         let room = H2C_PENDING.saturating_sub(pending[d].len());
                         pending[d].extend_from_slice(&rest[..rest.len().min(room)]);
                     }
@@ -1155,6 +1174,14 @@ impl HttpState {
                         && h2c(tx.response_header("upgrade"))
                     {
                         self.h2c = Some((tx.common.id, [Vec::new(), Vec::new()]));
+                    } else if code == 101
+                        && tx
+                            .response_header("upgrade")
+                            .is_some_and(|v| trim(v).eq_ignore_ascii_case(b"websocket"))
+                    {
+                        // Suricata asks for `websocket` on the response's
+                        // `Upgrade` alone.
+                        self.websocket = Some([Vec::new(), Vec::new()]);
                     }
                     tx.response_progress = HttpProgress::Complete;
                     self.dirs[d].tx = None;

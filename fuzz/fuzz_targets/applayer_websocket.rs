@@ -1,0 +1,17 @@
+//! The WebSocket parser (crates/applayer) over TCP (frames of both
+//! sides: masking, the three length forms, fragmented and compressed
+//! messages, oversized payloads), fed in both directions with gaps and
+//! stream ends; see `common/applayer.rs` for the input layout and the
+//! invariants.
+#![no_main]
+
+mod common {
+    pub mod applayer;
+}
+
+use libfuzzer_sys::fuzz_target;
+use vigil_applayer::{AppProto, Transport};
+
+fuzz_target!(|data: &[u8]| {
+    common::applayer::run(AppProto::WebSocket, Transport::Tcp, 80, data);
+});
