@@ -221,6 +221,14 @@ event_enum! {
 }
 
 event_enum! {
+    /// ENIP events (Suricata's `rust/src/enip`).
+    EnipEvent {
+        TooManyTransactions => "too_many_transactions",
+        InvalidPdu => "invalid_pdu",
+    }
+}
+
+event_enum! {
     /// DHCP events (Suricata's `rust/src/dhcp`).
     DhcpEvent {
         TruncatedOptions => "truncated_options",
@@ -356,6 +364,7 @@ pub enum AppLayerEvent {
     Snmp(SnmpEvent, Option<TxId>),
     Ike(IkeEvent, Option<TxId>),
     Smtp(SmtpEvent, Option<TxId>),
+    Enip(EnipEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -376,6 +385,7 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(..) => AppProto::Snmp,
             AppLayerEvent::Ike(..) => AppProto::Ike,
             AppLayerEvent::Smtp(..) => AppProto::Smtp,
+            AppLayerEvent::Enip(..) => AppProto::Enip,
         }
     }
 
@@ -409,6 +419,7 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(e, _) => e.name(),
             AppLayerEvent::Ike(e, _) => e.name(),
             AppLayerEvent::Smtp(e, _) => e.name(),
+            AppLayerEvent::Enip(e, _) => e.name(),
         }
     }
 
@@ -428,6 +439,7 @@ impl AppLayerEvent {
             | AppLayerEvent::Ike(_, t)
             | AppLayerEvent::Smtp(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
+            AppLayerEvent::Enip(_, t) => *t,
         }
     }
 

@@ -28,6 +28,7 @@
 //! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
+//! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
@@ -49,6 +50,7 @@
 pub mod dcerpc;
 pub mod dhcp;
 pub mod dns;
+pub mod enip;
 mod events;
 pub mod frames;
 pub mod ftp;
@@ -73,8 +75,8 @@ pub mod transforms;
 mod txparser;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
+    IkeEvent, Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -127,6 +129,8 @@ pub enum AppProto {
     /// An FTP data connection, known from its control channel (never
     /// probed).
     FtpData,
+    /// EtherNet/IP (CIP over TCP and UDP).
+    Enip,
 }
 
 impl AppProto {
@@ -151,6 +155,7 @@ impl AppProto {
             AppProto::Snmp => "snmp",
             AppProto::Ike => "ike",
             AppProto::FtpData => "ftp-data",
+            AppProto::Enip => "enip",
         }
     }
 }
@@ -397,6 +402,10 @@ pub enum BufferId {
     EmailUrl,
     /// `email.body_md5`: the MD5 of the mail's body, lower-case hex.
     EmailBodyMd5,
+    /// `enip.product_name`: a ListIdentity response's product name.
+    EnipProductName,
+    /// `enip.service_name`: a ListServices response's service name.
+    EnipServiceName,
 }
 
 impl BufferId {
@@ -514,6 +523,8 @@ impl BufferId {
         BufferId::EmailReceived,
         BufferId::EmailUrl,
         BufferId::EmailBodyMd5,
+        BufferId::EnipProductName,
+        BufferId::EnipServiceName,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -550,6 +561,7 @@ impl BufferId {
             SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
             | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
             | EmailBodyMd5 => AppProto::Smtp,
+            EnipProductName | EnipServiceName => AppProto::Enip,
             _ => AppProto::Http,
         }
     }
@@ -704,6 +716,8 @@ impl BufferId {
             "email.received" => EmailReceived,
             "email.url" => EmailUrl,
             "email.body_md5" => EmailBodyMd5,
+            "enip.product_name" => EnipProductName,
+            "enip.service_name" => EnipServiceName,
             _ => return None,
         })
     }

@@ -289,6 +289,9 @@ pub enum TxCheck {
     /// `dhcp.leasetime`, `enip_command` ...), as a multi-integer: a
     /// single-valued field is an array of one.
     Uint(vigil_applayer::UintField, MultiUint),
+    /// `cip_service`: the CIP service (with class and attribute) of the
+    /// ENIP transaction's message in the inspected direction.
+    CipService(vigil_applayer::enip::CipServiceSpec),
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
@@ -723,6 +726,9 @@ impl TxCheck {
                 m if m.eq_ignore_ascii_case("passive") => Ok(TxCheck::FtpMode(false)),
                 m => Err(format!("ftp.mode: invalid value '{m}'")),
             },
+            "cip.service" => {
+                vigil_applayer::enip::CipServiceSpec::parse(v).map(TxCheck::CipService)
+            }
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -802,6 +808,10 @@ impl TxCheck {
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
             ),
+            "enip" => TxCheck::Event(
+                AppProto::Enip,
+                vigil_applayer::EnipEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -823,6 +833,7 @@ impl TxCheck {
             | TxCheck::Http2SizeUpdate(_)
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::Uint(f, _) => f.proto(),
+            TxCheck::CipService(_) => AppProto::Enip,
             TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
@@ -915,6 +926,7 @@ impl TxCheck {
                 )
             }),
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
+            TxCheck::CipService(spec) => tx.app.cip_service(tx.tx, tx.dir, spec),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .dcerpc_view(tx.tx)
@@ -1087,6 +1099,7 @@ fn side(b: BufferId) -> Side {
         | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl | EmailBodyMd5 => {
             Side::Request
         }
+        EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -1136,6 +1149,7 @@ pub(crate) fn spec_directions(
             | AppProto::Snmp
             | AppProto::Ike
             | AppProto::FtpData
+            | AppProto::Enip
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1434,7 +1448,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 17] = [
+pub(crate) const PROTOS: [AppProto; 18] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1452,6 +1466,7 @@ pub(crate) const PROTOS: [AppProto; 17] = [
     AppProto::Snmp,
     AppProto::Ike,
     AppProto::FtpData,
+    AppProto::Enip,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1479,6 +1494,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
         AppProto::FtpData => 16,
+        AppProto::Enip => 17,
     }
 }
 
@@ -1726,6 +1742,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Snmp => &[AppProto::Snmp],
         AppProto::Ike => &[AppProto::Ike],
         AppProto::FtpData => &[AppProto::FtpData],
+        AppProto::Enip => &[AppProto::Enip],
     }
 }
 
