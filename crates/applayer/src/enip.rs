@@ -244,7 +244,9 @@ pub fn parse_cip(b: &[u8], multi: bool) -> Option<Cip> {
         let ext_words = usize::from(*b.get(3)?);
         let status_extended = b.get(4..4 + 2 * ext_words)?.to_vec();
         let rest = &b[4 + 2 * ext_words..];
-        let multiple = if service == CIP_MULTIPLE_SERVICE && multi && status == 0 {
+        // The list is expected whatever the status (as Suricata parses
+        // it): an error response without one does not parse.
+        let multiple = if service == CIP_MULTIPLE_SERVICE && multi {
             parse_multiple(rest)?
         } else {
             Vec::new()

@@ -952,13 +952,11 @@ impl TxCheck {
                 .as_smb()
                 .and_then(|s| s.tx(tx.tx))
                 .is_some_and(|t| c.matches(u64::from(t.version))),
-            // SMB events belong to the transaction whatever the
+            // SMB and ENIP events belong to the transaction whatever the
             // direction inspected (Suricata alerts both ways).
-            TxCheck::Event(p, name) => tx
-                .app
-                .tx_events(tx.tx)
-                .iter()
-                .any(|(e, d)| (*d == tx.dir || *p == AppProto::Smb) && e.name() == *name),
+            TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
+                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip)) && e.name() == *name
+            }),
             TxCheck::AppState {
                 to_server,
                 op,
