@@ -598,6 +598,14 @@ def main():
 
     add("applayer_ike", "v1_main_mode_sa", chunks([(0, ike_datagram(ike_v1_sa))]))
     add("applayer_ike", "v2_sa_init", chunks([(0, ike_datagram(ike_v2_init))]))
+    def enip(cmd, session, data):
+        return struct.pack("<HHII8sI", cmd, len(data), session, 0, b"vigil\0\0\0", 0) + data
+    enip_cip = b"\x0e\x03\x20\x01\x24\x01\x30\x07"
+    enip_rr = enip(0x6F, 7, b"\0" * 6 + b"\x02\x00\0\0\0\0\xb2\x00" + struct.pack("<H", len(enip_cip)) + enip_cip)
+    enip_rr_resp = enip(0x6F, 7, b"\0" * 6 + b"\x02\x00\0\0\0\0\xb2\x00\x04\x00\x8e\x00\x00\x00")
+    add("applayer_enip", "register_cip", chunks([(0, enip(0x65, 0, b"\x01\x00\x00\x00")), (1, enip(0x65, 7, b"\x01\x00\x00\x00")),
+                                                 (0, enip_rr), (1, enip_rr_resp)]))
+    add("applayer_enip", "gap", chunks([(0, enip_rr[:20])]) + GAP(0) + chunks([(0, enip_rr), (1, enip_rr_resp)]) + END(0) + END(1))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

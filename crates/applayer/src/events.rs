@@ -221,6 +221,14 @@ event_enum! {
 }
 
 event_enum! {
+    /// ENIP events (Suricata's `rust/src/enip`).
+    EnipEvent {
+        TooManyTransactions => "too_many_transactions",
+        InvalidPdu => "invalid_pdu",
+    }
+}
+
+event_enum! {
     /// DHCP events (Suricata's `rust/src/dhcp`).
     DhcpEvent {
         TruncatedOptions => "truncated_options",
@@ -382,6 +390,7 @@ pub enum AppLayerEvent {
     Smtp(SmtpEvent, Option<TxId>),
     WebSocket(WebSocketEvent, Option<TxId>),
     Pgsql(PgsqlEvent, Option<TxId>),
+    Enip(EnipEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -404,6 +413,7 @@ impl AppLayerEvent {
             AppLayerEvent::Smtp(..) => AppProto::Smtp,
             AppLayerEvent::WebSocket(..) => AppProto::WebSocket,
             AppLayerEvent::Pgsql(..) => AppProto::Pgsql,
+            AppLayerEvent::Enip(..) => AppProto::Enip,
         }
     }
 
@@ -439,6 +449,7 @@ impl AppLayerEvent {
             AppLayerEvent::Smtp(e, _) => e.name(),
             AppLayerEvent::WebSocket(e, _) => e.name(),
             AppLayerEvent::Pgsql(e, _) => e.name(),
+            AppLayerEvent::Enip(e, _) => e.name(),
         }
     }
 
@@ -460,6 +471,7 @@ impl AppLayerEvent {
             | AppLayerEvent::WebSocket(_, t)
             | AppLayerEvent::Pgsql(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
+            AppLayerEvent::Enip(_, t) => *t,
         }
     }
 

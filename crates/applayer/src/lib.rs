@@ -28,6 +28,7 @@
 //! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
+//! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
@@ -51,6 +52,7 @@
 pub mod dcerpc;
 pub mod dhcp;
 pub mod dns;
+pub mod enip;
 mod events;
 pub mod frames;
 pub mod ftp;
@@ -77,9 +79,9 @@ mod txparser;
 pub mod websocket;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, PgsqlEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
-    WebSocketEvent,
+    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
+    IkeEvent, Krb5Event, MqttEvent, PgsqlEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent,
+    TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -136,6 +138,8 @@ pub enum AppProto {
     WebSocket,
     /// PostgreSQL (port 5432).
     Pgsql,
+    /// EtherNet/IP (CIP over TCP and UDP).
+    Enip,
 }
 
 impl AppProto {
@@ -162,6 +166,7 @@ impl AppProto {
             AppProto::FtpData => "ftp-data",
             AppProto::WebSocket => "websocket",
             AppProto::Pgsql => "pgsql",
+            AppProto::Enip => "enip",
         }
     }
 }
@@ -412,6 +417,10 @@ pub enum BufferId {
     WebsocketPayload,
     /// `pgsql.query`: a simple query's text.
     PgsqlQuery,
+    /// `enip.product_name`: a ListIdentity response's product name.
+    EnipProductName,
+    /// `enip.service_name`: a ListServices response's service name.
+    EnipServiceName,
 }
 
 impl BufferId {
@@ -531,6 +540,8 @@ impl BufferId {
         BufferId::EmailBodyMd5,
         BufferId::WebsocketPayload,
         BufferId::PgsqlQuery,
+        BufferId::EnipProductName,
+        BufferId::EnipServiceName,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -569,6 +580,7 @@ impl BufferId {
             | EmailBodyMd5 => AppProto::Smtp,
             WebsocketPayload => AppProto::WebSocket,
             PgsqlQuery => AppProto::Pgsql,
+            EnipProductName | EnipServiceName => AppProto::Enip,
             _ => AppProto::Http,
         }
     }
@@ -725,6 +737,8 @@ impl BufferId {
             "email.body_md5" => EmailBodyMd5,
             "websocket.payload" => WebsocketPayload,
             "pgsql.query" => PgsqlQuery,
+            "enip.product_name" => EnipProductName,
+            "enip.service_name" => EnipServiceName,
             _ => return None,
         })
     }

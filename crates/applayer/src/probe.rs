@@ -26,6 +26,7 @@ pub enum ProbeResult {
     Http2,
     Mqtt,
     Rfb,
+    Enip,
     Dhcp,
     Krb5,
     Snmp,
@@ -52,6 +53,7 @@ impl ProbeResult {
             ProbeResult::Http2 => Some(AppProto::Http2),
             ProbeResult::Mqtt => Some(AppProto::Mqtt),
             ProbeResult::Rfb => Some(AppProto::Rfb),
+            ProbeResult::Enip => Some(AppProto::Enip),
             ProbeResult::Dhcp => Some(AppProto::Dhcp),
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
@@ -320,6 +322,11 @@ fn on_port(ok: bool, v: Option<bool>) -> Verdict {
     }
 }
 
+/// ENIP: a plausible encapsulation header (24 bytes).
+fn probe_enip(data: &[u8]) -> Option<bool> {
+    (data.len() >= crate::enip::HEADER_LEN).then(|| crate::enip::probe(data))
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -558,6 +565,12 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             ),
             &[crate::pgsql::PORT],
         ),
+        // ENIP on its port (Suricata's `detection-ports`), a whole header.
+        (
+            ProbeResult::Enip,
+            on_port(dst_port_hint == crate::enip::PORT, probe_enip(first_bytes)),
+            &[crate::enip::PORT],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -596,6 +609,9 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if crate::ike::PORTS.contains(&port_hint) && crate::ike::probe(datagram) {
         return ProbeResult::Ike;
+    }
+    if port_hint == crate::enip::PORT && crate::enip::probe(datagram) {
+        return ProbeResult::Enip;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

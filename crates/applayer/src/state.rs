@@ -137,6 +137,9 @@ impl AppLayerState {
             AppProto::Rfb => AppLayerState::Ext(Box::new(crate::rfb::RfbState::new(cfg))),
             AppProto::Dhcp => AppLayerState::Ext(Box::new(crate::dhcp::DhcpState::new(cfg))),
             AppProto::FtpData => Self::ftp_data(None, 0),
+            AppProto::Enip => {
+                AppLayerState::Ext(Box::new(crate::enip::EnipState::new(transport, cfg)))
+            }
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
@@ -727,6 +730,19 @@ impl AppLayerState {
         match self {
             AppLayerState::Ext(s) if s.proto() == field.proto() => s.uints(tx, field, dir),
             _ => Vec::new(),
+        }
+    }
+
+    /// ENIP's `cip_service` on a transaction's direction.
+    pub fn cip_service(
+        &self,
+        tx: TxId,
+        dir: Direction,
+        spec: &crate::enip::CipServiceSpec,
+    ) -> bool {
+        match self {
+            AppLayerState::Ext(s) => s.cip_service(tx, dir, spec),
+            _ => false,
         }
     }
 

@@ -42,6 +42,11 @@ pub(crate) trait TxParser: Send + Sync {
     fn upgrade(&self) -> Option<(AppProto, &crate::AppLayerConfig)> {
         None
     }
+
+    /// ENIP's `cip_service` on a transaction's direction.
+    fn cip_service(&self, _tx: TxId, _dir: Direction, _spec: &crate::enip::CipServiceSpec) -> bool {
+        false
+    }
 }
 
 /// A transaction as [`TxList`] needs it.
@@ -187,6 +192,22 @@ uint_fields! {
     WebsocketFlags => "websocket.flags", WebSocket, 255,
         Syntax::Flags(crate::websocket::FLAG_NAMES);
     WebsocketMask => "websocket.mask", WebSocket, u32::MAX as u64, NONE;
+    EnipCommand => "enip.command", Enip, 65535, Syntax::Enum(crate::enip::COMMAND_NAMES);
+    EnipStatus => "enip.status", Enip, u32::MAX as u64, Syntax::Enum(crate::enip::STATUS_NAMES);
+    EnipProtocolVersion => "enip.protocol_version", Enip, 65535, NONE;
+    EnipCipAttribute => "enip.cip_attribute", Enip, u32::MAX as u64, NONE;
+    EnipCipInstance => "enip.cip_instance", Enip, u32::MAX as u64, NONE;
+    EnipCipClass => "enip.cip_class", Enip, u32::MAX as u64, NONE;
+    EnipCipExtendedstatus => "enip.cip_extendedstatus", Enip, 65535, NONE;
+    EnipCipStatus => "enip.cip_status", Enip, 255, NONE;
+    EnipRevision => "enip.revision", Enip, 65535, NONE;
+    EnipIdentityStatus => "enip.identity_status", Enip, 65535, NONE;
+    EnipState => "enip.state", Enip, 255, NONE;
+    EnipSerial => "enip.serial", Enip, u32::MAX as u64, NONE;
+    EnipProductCode => "enip.product_code", Enip, 65535, NONE;
+    EnipDeviceType => "enip.device_type", Enip, 65535, NONE;
+    EnipVendorId => "enip.vendor_id", Enip, 65535, NONE;
+    EnipCapabilities => "enip.capabilities", Enip, 65535, NONE;
 }
 
 impl UintField {

@@ -232,6 +232,17 @@ proptest! {
     }
 
     #[test]
+    fn enip_never_panics(c in seeded(&[0x6f, 0, 16, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0xb2, 0, 8, 0, 0x0e, 3, 0x20, 1, 0x24, 1, 0x30, 7])) {
+        exercise(AppProto::Enip, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn enip_arbitrary(c in chunks()) {
+        exercise(AppProto::Enip, Transport::Tcp, &c);
+        exercise(AppProto::Enip, Transport::Udp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -1666,4 +1677,118 @@ fn pgsql_truncated_oversized_gap_garbage_tls() {
         3,
     );
     assert_eq!(t.proto(), AppProto::Tls);
+}
+
+/// An ENIP PDU: the 24-byte encapsulation header and `data`.
+fn enip_pdu(cmd: u16, session: u32, data: &[u8]) -> Vec<u8> {
+    let mut p = Vec::new();
+    p.extend_from_slice(&cmd.to_le_bytes());
+    p.extend_from_slice(&(data.len() as u16).to_le_bytes());
+    p.extend_from_slice(&session.to_le_bytes());
+    p.extend_from_slice(&[0; 16]);
+    p.extend_from_slice(data);
+    p
+}
+
+/// ENIP: truncated, oversized, gap-ridden and garbage PDUs; what parses
+/// is kept, bad command data is `invalid_pdu`, a gap resumes at the next
+/// plausible header.
+#[test]
+fn enip_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    // SendRRData, unconnected data: Get Attribute Single class 1.
+    let cip = [0x0e, 3, 0x20, 1, 0x24, 1, 0x30, 7];
+    let mut rr = vec![
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        2,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0xb2,
+        0,
+        cip.len() as u8,
+        0,
+    ];
+    rr.extend_from_slice(&cip);
+    let good = enip_pdu(0x6f, 9, &rr);
+    let mut s = AppLayerState::new(AppProto::Enip, Transport::Tcp);
+    // Truncated: half a PDU, then the stream ends: nothing is made up.
+    assert!(s.feed(ToServer, &good[..30], 1).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    // Oversized: a header claiming 65535 bytes that never come is
+    // buffered (at most 64 KiB + 24) and never parsed.
+    let mut o = AppLayerState::new(AppProto::Enip, Transport::Tcp);
+    let mut big = enip_pdu(0x6f, 9, &[]);
+    big[2..4].copy_from_slice(&u16::MAX.to_le_bytes());
+    o.feed(ToServer, &big, 1);
+    o.feed(ToServer, &[0x41; 60_000], 2);
+    assert!(o.transactions().is_empty());
+    // Garbage command data: an item longer than the PDU.
+    let mut g = AppLayerState::new(AppProto::Enip, Transport::Tcp);
+    let bad = enip_pdu(0x6f, 9, &[0, 0, 0, 0, 0, 0, 1, 0, 0xb2, 0, 0xff, 0]);
+    assert_eq!(names(&g.feed(ToServer, &bad, 1)), ["invalid_pdu"]);
+    assert_eq!(g.transactions().len(), 1);
+    assert_eq!(g.eve(0).unwrap()["request"]["command"], "send_r_r_data");
+    // A path segment of an unknown type is invalid too.
+    let mut rr2 = rr.clone();
+    let n = rr2.len();
+    rr2[n - 6] = 0x7f;
+    assert_eq!(
+        names(&g.feed(ToServer, &enip_pdu(0x6f, 9, &rr2), 2)),
+        ["invalid_pdu"]
+    );
+    // A gap: the rest of the PDU is skipped, the next header resumes.
+    let mut p = AppLayerState::new(AppProto::Enip, Transport::Tcp);
+    p.feed(ToServer, &good[..10], 1);
+    p.on_gap(ToServer, Some(5));
+    p.feed(ToServer, &good[15..], 2);
+    assert!(p.transactions().is_empty());
+    p.feed(ToServer, &good, 3);
+    assert_eq!(p.transactions().len(), 1);
+    assert_eq!(
+        p.eve(0).unwrap()["request"]["cip"]["class_name"],
+        "Identity"
+    );
+    // UDP: a datagram is one PDU; a short one is dropped.
+    let mut u = AppLayerState::new(AppProto::Enip, Transport::Udp);
+    u.feed(ToServer, &good[..20], 1);
+    u.feed(ToServer, &good, 2);
+    assert_eq!(u.transactions().len(), 1);
+}
+
+/// ENIP detection: a plausible header on port 44818, TCP and UDP.
+#[test]
+fn enip_probe() {
+    use Direction::*;
+    let list_identity = enip_pdu(0x63, 0, &[]);
+    assert_eq!(probe(ToServer, &list_identity, 44818), ProbeResult::Enip);
+    assert_eq!(
+        probe(ToServer, &list_identity[..10], 44818),
+        ProbeResult::NeedMore
+    );
+    assert_ne!(probe(ToServer, &list_identity, 80), ProbeResult::Enip);
+    assert_eq!(
+        vigil_applayer::probe_udp(ToServer, &list_identity, 44818),
+        ProbeResult::Enip
+    );
+    // RegisterSession must carry 4 bytes; unknown commands are not ENIP.
+    assert_ne!(
+        probe(ToServer, &enip_pdu(0x65, 0, &[1, 0]), 44818),
+        ProbeResult::Enip
+    );
+    assert_ne!(
+        probe(ToServer, &enip_pdu(0x99, 0, &[]), 44818),
+        ProbeResult::Enip
+    );
 }

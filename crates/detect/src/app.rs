@@ -289,6 +289,9 @@ pub enum TxCheck {
     /// `dhcp.leasetime`, `enip_command` ...), as a multi-integer: a
     /// single-valued field is an array of one.
     Uint(vigil_applayer::UintField, MultiUint),
+    /// `cip_service`: the CIP service (with class and attribute) of the
+    /// ENIP transaction's message in the inspected direction.
+    CipService(vigil_applayer::enip::CipServiceSpec),
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
@@ -723,6 +726,9 @@ impl TxCheck {
                 m if m.eq_ignore_ascii_case("passive") => Ok(TxCheck::FtpMode(false)),
                 m => Err(format!("ftp.mode: invalid value '{m}'")),
             },
+            "cip.service" => {
+                vigil_applayer::enip::CipServiceSpec::parse(v).map(TxCheck::CipService)
+            }
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -810,6 +816,10 @@ impl TxCheck {
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
             ),
+            "enip" => TxCheck::Event(
+                AppProto::Enip,
+                vigil_applayer::EnipEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -831,6 +841,7 @@ impl TxCheck {
             | TxCheck::Http2SizeUpdate(_)
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::Uint(f, _) => f.proto(),
+            TxCheck::CipService(_) => AppProto::Enip,
             TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
@@ -923,6 +934,7 @@ impl TxCheck {
                 )
             }),
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
+            TxCheck::CipService(spec) => tx.app.cip_service(tx.tx, tx.dir, spec),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .dcerpc_view(tx.tx)
@@ -948,13 +960,11 @@ impl TxCheck {
                 .as_smb()
                 .and_then(|s| s.tx(tx.tx))
                 .is_some_and(|t| c.matches(u64::from(t.version))),
-            // SMB events belong to the transaction whatever the
+            // SMB and ENIP events belong to the transaction whatever the
             // direction inspected (Suricata alerts both ways).
-            TxCheck::Event(p, name) => tx
-                .app
-                .tx_events(tx.tx)
-                .iter()
-                .any(|(e, d)| (*d == tx.dir || *p == AppProto::Smb) && e.name() == *name),
+            TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
+                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip)) && e.name() == *name
+            }),
             TxCheck::AppState {
                 to_server,
                 op,
@@ -1098,6 +1108,7 @@ fn side(b: BufferId) -> Side {
         // A frame of either side.
         WebsocketPayload => Side::Both(AppDir::ToServer),
         PgsqlQuery => Side::Request,
+        EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -1148,6 +1159,7 @@ pub(crate) fn spec_directions(
             | AppProto::Ike
             | AppProto::FtpData
             | AppProto::WebSocket
+            | AppProto::Enip
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1446,7 +1458,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 19] = [
+pub(crate) const PROTOS: [AppProto; 20] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1466,6 +1478,7 @@ pub(crate) const PROTOS: [AppProto; 19] = [
     AppProto::FtpData,
     AppProto::WebSocket,
     AppProto::Pgsql,
+    AppProto::Enip,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1495,6 +1508,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::FtpData => 16,
         AppProto::WebSocket => 17,
         AppProto::Pgsql => 18,
+        AppProto::Enip => 19,
     }
 }
 
@@ -1744,6 +1758,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::FtpData => &[AppProto::FtpData],
         AppProto::WebSocket => &[AppProto::WebSocket],
         AppProto::Pgsql => &[AppProto::Pgsql],
+        AppProto::Enip => &[AppProto::Enip],
     }
 }
 

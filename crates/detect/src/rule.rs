@@ -375,6 +375,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "krb5" => (ProtoMatch::TcpUdp, Some(AppProto::Krb5)),
         "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),
         "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
+        "enip" => (ProtoMatch::TcpUdp, Some(AppProto::Enip)),
         _ => return None,
     })
 }
@@ -421,7 +422,8 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "ike.exchtype"
         | "ike.key_exchange_payload_length"
         | "ike.nonce_payload_length"
-        | "ike.chosen_sa_attribute" => check_evaluable(rule, k),
+        | "ike.chosen_sa_attribute"
+        | "cip.service" => check_evaluable(rule, k),
         k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value

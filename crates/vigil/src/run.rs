@@ -1090,6 +1090,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "flow",
             "websocket",
             "pgsql",
+            "enip",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
