@@ -52,6 +52,7 @@ pub mod dns;
 mod events;
 pub mod frames;
 pub mod ftp;
+pub mod files;
 pub mod ftpdata;
 pub mod http;
 pub mod http2;
