@@ -354,7 +354,10 @@ pub fn tx_files(state: &AppLayerState, tx: TxId, dir: Direction) -> Vec<FileView
 }
 
 fn trim_start(v: &[u8]) -> &[u8] {
-    let i = v.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(v.len());
+    let i = v
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(v.len());
     &v[i..]
 }
 
@@ -571,7 +574,10 @@ mod tests {
         assert!(l.contains("44d88612fea8a8f36de82e1278abb02f"));
         assert!(parse_hash_list("abc\n", HashKind::Md5).is_err());
         assert!(parse_hash_list(&"a".repeat(32), HashKind::Sha1).is_err());
-        assert_eq!(HashKind::Md5.digest(b""), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(
+            HashKind::Md5.digest(b""),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
     }
 
     #[test]

@@ -771,6 +771,10 @@ pub struct WorkerConfig {
     pub log_anomaly_decode: bool,
     /// Write an `anomaly` record per stream event of a packet.
     pub log_anomaly_stream: bool,
+    /// `fileinfo` records.
+    pub log_files: bool,
+    /// File-store v2 folder.
+    pub file_store: Option<std::path::PathBuf>,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
     /// Log the flow's and packet's variables with alerts (eve-log
@@ -868,6 +872,8 @@ impl Default for WorkerConfig {
             log_anomaly: false,
             log_anomaly_decode: false,
             log_anomaly_stream: false,
+            log_files: false,
+            file_store: None,
             alert_app: true,
             log_vars: true,
             tls_stop_after_handshake: true,
@@ -2626,6 +2632,31 @@ impl Ctx {
                         });
                         alerts.push(out(rec, false, app.proto_name(), None));
                         self.stats.anomalies_logged += 1;
+                    }
+                }
+            }
+            // The transaction's files (`fileinfo`, file store).
+            if self.cfg.log_files || self.cfg.file_store.is_some() {
+                if let Some(state) = app.state.as_ref() {
+                    let rec = tx_record(app, id);
+                    let files = crate::files::file_records(
+                        state,
+                        id,
+                        eof,
+                        rec.as_deref().map(|r| (r.key, r.json.as_str())),
+                        &self.detect,
+                        app.txd.get(&id),
+                        self.cfg.file_store.as_deref(),
+                    );
+                    if self.cfg.log_files {
+                        for f in files {
+                            let rec = Box::new(AppRecord {
+                                key: "fileinfo",
+                                tx_id: id,
+                                json: f.json,
+                            });
+                            alerts.push(out(rec, f.to_client, app.proto_name(), None));
+                        }
                     }
                 }
             }
