@@ -95,6 +95,9 @@ pub struct TxDetectState {
     pub partial: [bool; 2],
     /// A config rule keeps this transaction out of the transaction log.
     pub no_log: bool,
+    /// The transaction's `fileinfo` records were written (the worker
+    /// writes them once detection is done with it).
+    pub files_logged: bool,
 }
 
 /// A test on the flow's application protocol: a rule header naming

@@ -22,22 +22,24 @@ pub(crate) struct FileRecord {
     pub to_client: bool,
 }
 
-/// Whether a `filestore` rule fired on the transaction in `dir`.
-fn store_wanted(detect: &DetectEngine, txd: Option<&TxDetectState>, dir: AppDir) -> bool {
-    txd.is_some_and(|t| {
-        t.fired.iter().any(|&(r, d)| {
-            (d == dir
-                || detect
-                    .rules
-                    .get(r as usize)
-                    .is_some_and(|r| r.app.as_ref().is_some_and(|a| a.both_dirs)))
-                && detect.rules.get(r as usize).is_some_and(|r| {
-                    r.app
-                        .as_ref()
-                        .is_some_and(|a| a.checks.contains(&TxCheck::FileStore))
-                })
+/// The sids of the `filestore` rules that fired on the transaction in
+/// `dir` (Suricata's `fileinfo.sid`).
+fn store_sids(detect: &DetectEngine, txd: Option<&TxDetectState>, dir: AppDir) -> Vec<u32> {
+    let Some(t) = txd else {
+        return Vec::new();
+    };
+    let mut sids: Vec<u32> = t
+        .fired
+        .iter()
+        .filter_map(|&(r, d)| {
+            let r = detect.rules.get(r as usize)?;
+            let a = r.app.as_ref()?;
+            (a.checks.contains(&TxCheck::FileStore) && (d == dir || a.both_dirs)).then_some(r.sid)
         })
-    })
+        .collect();
+    sids.sort_unstable();
+    sids.dedup();
+    sids
 }
 
 /// Writes a file's data as `<dir>/<sha256[..2]>/<sha256>` (once: a file
@@ -80,14 +82,19 @@ pub(crate) fn file_records(
             Direction::ToServer => AppDir::ToServer,
             Direction::ToClient => AppDir::ToClient,
         };
-        let want_store = store_dir.is_some() && store_wanted(detect, txd, adir);
+        let sids = store_sids(detect, txd, adir);
+        let want_store = store_dir.is_some() && !sids.is_empty();
         for f in &list {
             let t: FileTracker = files::track(f, flags, want_store, complete, eof);
             let stored = match (store_dir, t.stored_data()) {
                 (Some(d), Some(data)) if t.state == files::FileState::Closed => store(d, data),
                 _ => None,
             };
-            let mut json = serde_json::to_string(&t.eve(tx, stored)).unwrap_or_default();
+            let mut obj = t.eve(tx, stored);
+            if let (false, Some(m)) = (sids.is_empty(), obj.as_object_mut()) {
+                m.insert("sid".into(), serde_json::Value::from(sids.clone()));
+            }
+            let mut json = serde_json::to_string(&obj).unwrap_or_default();
             if let Some((key, obj)) = tx_json {
                 json.push_str(",\"");
                 json.push_str(key);

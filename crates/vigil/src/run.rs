@@ -427,7 +427,8 @@ impl AlertSink for Sink {
             icmp_code: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.1),
             sctp: a.sctp.filter(|_| packet_rec),
             igmp: a.igmp.filter(|_| packet_rec),
-            tx_id: (!packet_rec).then_some(rec.tx_id),
+            // Suricata's `fileinfo` has the transaction's id in its object.
+            tx_id: (!packet_rec && rec.key != "fileinfo").then_some(rec.tx_id),
             app: Some((rec.key, rec.json.as_str())),
             app_proto: a.app_proto,
             vars: a.vars.as_deref().map(|v| VarsEvent {
