@@ -581,6 +581,49 @@ mod tests {
     }
 
     #[test]
+    fn http_transaction_files() {
+        use crate::{AppLayerState, Transport};
+        let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+        let body = b"--XX\r\nContent-Disposition: form-data; name=\"f\"; filename=\"up.bin\"\r\n\r\nABC\r\n--XX--\r\n";
+        let head = format!(
+            "POST /u HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=XX\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.feed(Direction::ToServer, head.as_bytes(), 0);
+        s.feed(Direction::ToServer, body, 0);
+        s.feed(
+            Direction::ToClient,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nDONE",
+            0,
+        );
+        let up = tx_files(&s, 0, Direction::ToServer);
+        assert_eq!(up.len(), 1);
+        assert_eq!(up[0].name.as_deref(), Some(&b"up.bin"[..]));
+        assert_eq!(&up[0].data[..], b"ABC");
+        // file.name of the upload is the part's file name.
+        assert_eq!(
+            s.buffer(0, BufferId::FileName, Direction::ToServer),
+            Some(&b"up.bin"[..])
+        );
+        // The response body is a file named by the request path.
+        let down = tx_files(&s, 0, Direction::ToClient);
+        assert_eq!(down.len(), 1);
+        assert_eq!(down[0].name.as_deref(), Some(&b"/u"[..]));
+        assert!(side_complete(&s, 0, Direction::ToClient));
+        // A plain POST body is no file.
+        let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+        s.feed(
+            Direction::ToServer,
+            b"POST /f HTTP/1.1\r\nContent-Length: 3\r\n\r\na=b",
+            0,
+        );
+        assert!(tx_files(&s, 0, Direction::ToServer).is_empty());
+        // Protocols without files list none.
+        let s = AppLayerState::new(AppProto::Dns, Transport::Udp);
+        assert!(tx_files(&s, 0, Direction::ToClient).is_empty());
+    }
+
+    #[test]
     fn multipart_upload_is_a_file() {
         let body = b"--XX\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nfield\r\n\
 --XX\r\nContent-Disposition: form-data; name=\"f\"; filename=\"e.com\"\r\n\

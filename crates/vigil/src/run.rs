@@ -759,6 +759,8 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     vigil("app_layer.events", w.app_events);
     vigil("app_layer.gaps", w.app_gaps);
     vigil("app_layer.bytes", w.app_bytes);
+    // Files cut by the file store's memory cap or a gap.
+    vigil("file_store.truncated", vigil_applayer::files::truncated_count());
     // Suricata splits these by IP version (defrag.ipv4.fragments ...);
     // Vigil counts both together.
     let d = &s.defrag;
