@@ -437,6 +437,11 @@ def main():
         add("yaml_config", "config%d.yaml" % i, y)
 
     add("applayer_http", "get", chunks([(0, HTTP_REQ), (1, HTTP_RESP)]))
+    upload = (b"--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.exe\"\r\n\r\n"
+              b"MZ\x90\x00data\r\n--B--\r\n")
+    add("applayer_http", "multipart_upload", chunks([
+        (0, b"POST /up HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(upload) + upload), (1, HTTP_RESP)]))
     add("applayer_http", "post_chunked", chunks([(0, HTTP_POST), (1, HTTP_RESP)]))
     add("applayer_http", "gzip", chunks([(0, HTTP_REQ2), (1, HTTP_GZIP)]))
     add("applayer_http", "pipelined_gap",

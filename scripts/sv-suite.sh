@@ -58,6 +58,7 @@ python3 "$runner" \
     --source "$source_dir" \
     --cmd "$bin run {config_opt} {pcap_opt} {rules_opt} -l {outdir} {args}" \
     --category "${CATEGORY:-sig-core}" \
+    --features "${FEATURES:-MAGIC}" \
     -j "${JOBS:-2}" \
     "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

@@ -54,6 +54,7 @@ pub mod dhcp;
 pub mod dns;
 pub mod enip;
 mod events;
+pub mod files;
 pub mod frames;
 pub mod ftp;
 pub mod ftpdata;

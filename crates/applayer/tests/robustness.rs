@@ -37,6 +37,14 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
         }
         let _ = s.eve(t.id);
         let _ = s.eve_siblings(t.id);
+        // The files of each side, as detection and the fileinfo log
+        // read them.
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            for f in vigil_applayer::files::tx_files(&s, t.id, dir) {
+                let t = vigil_applayer::files::track(&f, 0xf, true, true, false);
+                let _ = t.eve(0, None);
+            }
+        }
     }
 }
 
@@ -1604,6 +1612,35 @@ fn websocket_upgrade_truncated_oversized_gap_garbage() {
         for dir in [ToServer, ToClient] {
             if let Some(b) = x.buffer(t.id, BufferId::WebsocketPayload, dir) {
                 assert!(b.len() <= 1 << 20);
+            }
+        }
+    }
+}
+
+/// Malformed multipart uploads and bodies: file listing never panics and
+/// keeps only what the parsers hold.
+#[test]
+fn files_of_malformed_http_uploads() {
+    let bodies: [&[u8]; 5] = [
+        b"--B\r\nContent-Disposition: form-data; filename=\"a\"\r\n\r\nxx",
+        b"--B--\r\n",
+        b"garbage without boundaries",
+        b"--B\r\nContent-Disposition: form-data; filename=\r\n\r\n\r\n--B",
+        b"\r\n\r\n--B\r\n\r\n--B\r\n\r\n--B--",
+    ];
+    for body in bodies {
+        let mut s = AppLayerState::new(AppProto::Http, Transport::Tcp);
+        let head = format!(
+            "POST /u HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.feed(Direction::ToServer, head.as_bytes(), 0);
+        s.feed(Direction::ToServer, body, 0);
+        for t in s.transactions() {
+            for f in vigil_applayer::files::tx_files(&s, t.id, Direction::ToServer) {
+                assert!(f.data.len() <= body.len());
+                let tr = vigil_applayer::files::track(&f, 0xf, false, true, false);
+                assert_eq!(tr.size, f.data.len() as u64);
             }
         }
     }

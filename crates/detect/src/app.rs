@@ -95,6 +95,9 @@ pub struct TxDetectState {
     pub partial: [bool; 2],
     /// A config rule keeps this transaction out of the transaction log.
     pub no_log: bool,
+    /// The transaction's `fileinfo` records were written (the worker
+    /// writes them once detection is done with it).
+    pub files_logged: bool,
 }
 
 /// A test on the flow's application protocol: a rule header naming
@@ -219,6 +222,22 @@ fn parse_ssl_version(v: &str) -> Result<TxCheck, String> {
 /// A test on a transaction field that is not a buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TxCheck {
+    /// `filesize`: a file of the inspected side has this size (smaller
+    /// or equal sizes are only known once the file is closed).
+    FileSize(IntCmp),
+    /// `filemd5` / `filesha1` / `filesha256:[!]list`: a closed file's
+    /// hash is (not) in the list.
+    FileHash {
+        kind: vigil_applayer::files::HashKind,
+        list: Arc<std::collections::HashSet<String>>,
+        negated: bool,
+    },
+    /// `filemagic:[!]"text"`: libmagic's type of a file contains (does
+    /// not contain) the text, case-insensitively.
+    FileMagic { text: String, negated: bool },
+    /// `filestore`: the side has a file (the worker stores the files of
+    /// the rule's matches).
+    FileStore,
     /// `tls.version`: the version of the inspected side's hello.
     TlsVersion(u16),
     /// `ssl_version:[!]v1,v2...`: the inspected side's version is one of
@@ -639,6 +658,24 @@ impl TxCheck {
         let v = unquote(value);
         let uint = |max| vigil_rules::parse_uint_cmp(v, max);
         Some(match keyword {
+            "filesize" | "file.size" => uint(u64::MAX).map(TxCheck::FileSize),
+            "filemagic" => {
+                let t = value.trim();
+                let (negated, t) = match t.strip_prefix('!') {
+                    Some(r) => (true, unquote(r.trim())),
+                    None => (false, unquote(t)),
+                };
+                if t.is_empty() {
+                    Err("filemagic: empty value".into())
+                } else {
+                    vigil_applayer::files::enable(vigil_applayer::files::FILE_MAGIC);
+                    Ok(TxCheck::FileMagic {
+                        text: t.to_ascii_lowercase(),
+                        negated,
+                    })
+                }
+            }
+            "filestore" => parse_filestore(v),
             "tls.version" => match v {
                 "1.0" => Ok(TxCheck::TlsVersion(0x0301)),
                 "1.1" => Ok(TxCheck::TlsVersion(0x0302)),
@@ -824,8 +861,25 @@ impl TxCheck {
         })
     }
 
+    /// A file keyword (`filesize`, `filemd5`, `filemagic`, `filestore`):
+    /// it tests the files of any protocol that carries them, as
+    /// `file.data` does.
+    pub fn is_file(&self) -> bool {
+        matches!(
+            self,
+            TxCheck::FileSize(_)
+                | TxCheck::FileHash { .. }
+                | TxCheck::FileMagic { .. }
+                | TxCheck::FileStore
+        )
+    }
+
     pub fn proto(&self) -> AppProto {
         match self {
+            TxCheck::FileSize(_)
+            | TxCheck::FileHash { .. }
+            | TxCheck::FileMagic { .. }
+            | TxCheck::FileStore => AppProto::Http,
             TxCheck::Event(p, _)
             | TxCheck::MsgInt { proto: p, .. }
             | TxCheck::AppState { proto: p, .. } => *p,
@@ -853,6 +907,7 @@ impl TxCheck {
 
     fn side(&self) -> Side {
         match self {
+            c if c.is_file() => Side::Both(AppDir::ToClient),
             TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
             TxCheck::FtpBounce => Side::Request,
             TxCheck::AppState { to_server, .. } => {
@@ -884,6 +939,9 @@ impl TxCheck {
     /// Whether the check holds on `tx`; `client` is the flow's client
     /// address (`ftpbounce`).
     fn matches(&self, tx: &TxInput<'_>, client: Option<std::net::IpAddr>) -> bool {
+        if self.is_file() {
+            return self.file_matches(tx);
+        }
         if let TxCheck::FtpDynamicPort(_)
         | TxCheck::FtpMode(_)
         | TxCheck::FtpReplyReceived(_)
@@ -1036,6 +1094,10 @@ impl TxCheck {
             | TxCheck::FtpMode(_)
             | TxCheck::FtpReplyReceived(_)
             | TxCheck::FtpBounce => false,
+            TxCheck::FileSize(_)
+            | TxCheck::FileHash { .. }
+            | TxCheck::FileMagic { .. }
+            | TxCheck::FileStore => false,
             // Not an HTTP/2 flow.
             TxCheck::Http2FrameType(_)
             | TxCheck::Http2ErrorCode(_)
@@ -1045,6 +1107,117 @@ impl TxCheck {
             | TxCheck::Http2Settings { .. } => false,
         }
     }
+}
+
+impl TxCheck {
+    /// A file keyword on the files of the inspected side. Hashes are
+    /// only known once a file is closed (Suricata matches `filemd5` at
+    /// the file's close); the type once libmagic has enough of the
+    /// file ([`vigil_applayer::files::MAGIC_HEAD`] bytes) or it closed.
+    fn file_matches(&self, tx: &TxInput<'_>) -> bool {
+        use vigil_applayer::files;
+        let list = files::tx_files(tx.app, tx.tx, tx.dir);
+        if list.is_empty() {
+            return false;
+        }
+        let complete = files::side_complete(tx.app, tx.tx, tx.dir);
+        match self {
+            TxCheck::FileSize(c) => list.iter().any(|f| {
+                let n = f.data.len() as u64;
+                c.matches(n) && (complete || matches!(c, IntCmp::Gt(_) | IntCmp::Ge(_)))
+            }),
+            TxCheck::FileHash {
+                kind,
+                list: hashes,
+                negated,
+            } => {
+                complete
+                    && list
+                        .iter()
+                        .any(|f| hashes.contains(&kind.digest(&f.data)) != *negated)
+            }
+            TxCheck::FileMagic { text, negated } => list.iter().any(|f| {
+                if !complete && f.data.len() < files::MAGIC_HEAD {
+                    return false;
+                }
+                files::magic(&f.data)
+                    .is_some_and(|m| m.to_ascii_lowercase().contains(text.as_str()) != *negated)
+            }),
+            TxCheck::FileStore => true,
+            _ => false,
+        }
+    }
+}
+
+/// `filemd5` / `filesha1` / `filesha256:[!]file`: the hash list, read
+/// from the file (relative to the rule file's folder, else to the
+/// working folder, as Suricata resolves rule-relative files).
+pub fn file_hash_check(
+    keyword: &str,
+    value: Option<&str>,
+    rule_file: &str,
+) -> Result<TxCheck, String> {
+    use vigil_applayer::files::{self, HashKind};
+    let kind = match keyword {
+        "filemd5" => HashKind::Md5,
+        "filesha1" => HashKind::Sha1,
+        _ => HashKind::Sha256,
+    };
+    let v = value.map(str::trim).unwrap_or_default();
+    let (negated, name) = match v.strip_prefix('!') {
+        Some(r) => (true, unquote(r.trim())),
+        None => (false, unquote(v)),
+    };
+    if name.is_empty() {
+        return Err(format!("{keyword}: needs a hash list file"));
+    }
+    let path = std::path::Path::new(name);
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::path::Path::new(rule_file)
+            .parent()
+            .map(|d| d.join(path))
+            .filter(|p| p.exists())
+            .unwrap_or_else(|| path.to_path_buf())
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{keyword}: cannot read {}: {e}", path.display()))?;
+    let list = files::parse_hash_list(&text, kind).map_err(|e| format!("{keyword}: {e}"))?;
+    files::enable(kind.flag());
+    Ok(TxCheck::FileHash {
+        kind,
+        list: Arc::new(list),
+        negated,
+    })
+}
+
+/// `filestore[:direction[,scope]]`: direction `request`/`to_server`,
+/// `response`/`to_client` or `both`, scope `file`, `tx`, `ssn`/`flow`
+/// (Suricata's options; Vigil stores the files of the matching
+/// transaction's side).
+fn parse_filestore(v: &str) -> Result<TxCheck, String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(TxCheck::FileStore);
+    }
+    let mut it = v.split(',').map(str::trim);
+    let dir = it.next().unwrap_or_default();
+    if !matches!(
+        dir,
+        "" | "request" | "to_server" | "response" | "to_client" | "both"
+    ) {
+        return Err(format!("filestore: unknown direction '{dir}'"));
+    }
+    if let Some(scope) = it.next() {
+        if !matches!(scope, "file" | "tx" | "ssn" | "flow") {
+            return Err(format!("filestore: unknown scope '{scope}'"));
+        }
+    }
+    if it.next().is_some() {
+        return Err("filestore: too many options".into());
+    }
+    Ok(TxCheck::FileStore)
 }
 
 /// Which side of a transaction a buffer belongs to.

@@ -394,6 +394,8 @@ pub fn tx_buffer(b: &Buffer) -> Option<BufferId> {
 fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
     match k {
         "stream_size" | "urilen" => true,
+        "filemd5" | "filesha1" | "filesha256" | "filestore" => true,
+        "filesize" | "filemagic" => check_evaluable(rule, k),
         "ftpbounce" | "krb5.weak_encryption" => true,
         "tls.version"
         | "ssl_version"
@@ -873,6 +875,21 @@ pub fn compile_rule_with(
                         .map_err(|_| Skip::NotEvaluable("app-layer-protocol".into()))?,
                 );
             }
+            Condition::NotEvaluable { keyword, value }
+                if matches!(keyword.as_str(), "filemd5" | "filesha1" | "filesha256") =>
+            {
+                tx_checks.push(
+                    crate::app::file_hash_check(keyword, value.as_deref(), &rule.origin.file)
+                        .map_err(|message| Skip::Invalid {
+                            keyword: keyword.clone(),
+                            message,
+                        })?,
+                );
+            }
+            Condition::NotEvaluable {
+                keyword,
+                value: None,
+            } if keyword == "filestore" => tx_checks.push(crate::app::TxCheck::FileStore),
             Condition::NotEvaluable {
                 keyword,
                 value: Some(v),
@@ -1114,7 +1131,7 @@ pub fn compile_rule_with(
                 })
                 && tx_checks
                     .iter()
-                    .all(|c| matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
+                    .all(|c| c.is_file() || matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
             // `alert smtp` with file buffers (the mail's MIME parts) and
             // SMTP keywords: SMTP transactions.
             let smtp_rule = header_app == Some(AppProto::Smtp)
@@ -1122,7 +1139,9 @@ pub fn compile_rule_with(
                     matches!(b, BufferId::FileData | BufferId::FileName)
                         || b.proto() == AppProto::Smtp
                 })
-                && tx_checks.iter().all(|c| c.proto() == AppProto::Smtp);
+                && tx_checks
+                    .iter()
+                    .all(|c| c.is_file() || c.proto() == AppProto::Smtp);
             let first = if smb_rule {
                 Some(AppProto::Smb)
             } else if smtp_rule {

@@ -22,6 +22,7 @@ mod batch;
 pub mod detectors;
 mod exception;
 pub mod expect;
+mod files;
 pub mod hosts;
 mod live;
 pub mod steering;
@@ -165,6 +166,11 @@ pub struct EngineConfig {
     /// `anomaly` records for stream (TCP) events (`types.stream`; off by
     /// default).
     pub log_anomaly_stream: bool,
+    /// Write a `fileinfo` record per file of each finished transaction.
+    pub log_files: bool,
+    /// Suricata's file-store v2 folder (`filestore` rules write there);
+    /// `None`: off.
+    pub file_store: Option<std::path::PathBuf>,
     /// The built-in cross-flow detectors (scans, floods); `None`: off.
     pub detectors: Option<detectors::DetectorConfig>,
     /// Sensors sharing host-scoped events (`--slice` with a link).
@@ -216,6 +222,8 @@ impl Default for EngineConfig {
             log_anomaly: false,
             log_anomaly_decode: false,
             log_anomaly_stream: false,
+            log_files: false,
+            file_store: None,
             detectors: Some(detectors::DetectorConfig::default()),
             peers: None,
             slice: None,
@@ -544,6 +552,8 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         log_anomaly: cfg.log_anomaly,
         log_anomaly_decode: cfg.log_anomaly_decode,
         log_anomaly_stream: cfg.log_anomaly_stream,
+        log_files: cfg.log_files,
+        file_store: cfg.file_store.clone(),
         alert_app: cfg.alert_app,
         log_vars: cfg.log_vars,
         xff: cfg.xff.clone(),

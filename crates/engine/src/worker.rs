@@ -771,6 +771,10 @@ pub struct WorkerConfig {
     pub log_anomaly_decode: bool,
     /// Write an `anomaly` record per stream event of a packet.
     pub log_anomaly_stream: bool,
+    /// `fileinfo` records.
+    pub log_files: bool,
+    /// File-store v2 folder.
+    pub file_store: Option<std::path::PathBuf>,
     /// Put the transaction's object in alerts that matched on one.
     pub alert_app: bool,
     /// Log the flow's and packet's variables with alerts (eve-log
@@ -868,6 +872,8 @@ impl Default for WorkerConfig {
             log_anomaly: false,
             log_anomaly_decode: false,
             log_anomaly_stream: false,
+            log_files: false,
+            file_store: None,
             alert_app: true,
             log_vars: true,
             tls_stop_after_handshake: true,
@@ -2656,6 +2662,51 @@ impl Ctx {
                 })
                 .clone();
             alerts.push(out(rec, reply, app.proto_name(), vars));
+        }
+        // The transactions' files (`fileinfo`, file store), once
+        // detection is done with both sides (a `filestore` rule may
+        // still fire), as Suricata logs a file after its detection.
+        if self.cfg.log_files || self.cfg.file_store.is_some() {
+            let ready: Vec<vigil_applayer::TxId> = app
+                .state
+                .as_ref()
+                .map(|s| s.transactions())
+                .unwrap_or_default()
+                .iter()
+                .filter(|t| {
+                    eof || (t.progress.request_complete
+                        && t.progress.response_complete
+                        && t.inspected == [true, true])
+                })
+                .filter(|t| !app.txd.get(&t.id).is_some_and(|d| d.files_logged))
+                .map(|t| t.id)
+                .collect();
+            for id in ready {
+                let Some(state) = app.state.as_ref() else {
+                    break;
+                };
+                let rec = tx_record(app, id);
+                let files = crate::files::file_records(
+                    state,
+                    id,
+                    eof,
+                    rec.as_deref().map(|r| (r.key, r.json.as_str())),
+                    &self.detect,
+                    app.txd.get(&id),
+                    self.cfg.file_store.as_deref(),
+                );
+                app.txd.entry(id).or_default().files_logged = true;
+                if self.cfg.log_files {
+                    for f in files {
+                        let rec = Box::new(AppRecord {
+                            key: "fileinfo",
+                            tx_id: id,
+                            json: f.json,
+                        });
+                        alerts.push(out(rec, f.to_client, app.proto_name(), None));
+                    }
+                }
+            }
         }
         app.prune();
     }

@@ -815,6 +815,13 @@ const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
 /// Canonical names of [`TABLE`] entries that detection evaluates. A test
 /// in crates/detect checks this list against detection.
 const EVALUATED: &[&str] = &[
+    // files (docs/ARCHITECTURE.md, file tracking)
+    "filemagic",
+    "filestore",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesize",
     // SSH identification strings
     "ssh.proto",
     "ssh.software",
@@ -1070,13 +1077,10 @@ const PARSED_REASONS: &[(&str, &str)] = &[
     ("luajit", "Lua scripting is not available"),
     ("luaxform", "Lua scripting is not available"),
     ("casechange", "transform not implemented yet"),
-    ("filemagic", "needs libmagic file type detection"),
-    ("file.magic", "needs libmagic file type detection"),
-    ("filestore", "file extraction not implemented"),
-    ("filemd5", "file hash lists not implemented"),
-    ("filesha1", "file hash lists not implemented"),
-    ("filesha256", "file hash lists not implemented"),
-    ("filesize", "file size tracking not implemented"),
+    (
+        "file.magic",
+        "the file.magic buffer is not provided (filemagic is evaluated)",
+    ),
 ];
 
 /// Canonical-name prefixes of application protocols Vigil does not parse
@@ -1238,11 +1242,8 @@ const LEFT_OUT: &str = "\
   protocol parsers land (a separate issue).
 - **Lua** (`lua`, `luajit`, `luaxform`): no Lua runtime is embedded; rules
   would run arbitrary scripts in the packet path.
-- **External data**: `filemd5` / `filesha1` / `filesha256` need hash
-  lists Vigil has no configuration for (`iprep`, `geoip`, `dataset` and
-  `datarep` are supported: docs/ARCHITECTURE.md).
-- **Files**: `filestore` (extraction), `filemagic` / `file.magic`
-  (libmagic) and `filesize` are not implemented.
+- **Files**: the `file.magic` sticky buffer (the legacy `filemagic`
+  keyword is evaluated).
 - **Active responses**: `resp`, `react`; in IPS mode Vigil drops,
   rejects, (`replace`) rewrites payload bytes or (`nfq_set_mark`, NFQUEUE
   only) sets the accepted packet's netfilter mark.

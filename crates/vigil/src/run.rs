@@ -427,7 +427,8 @@ impl AlertSink for Sink {
             icmp_code: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.1),
             sctp: a.sctp.filter(|_| packet_rec),
             igmp: a.igmp.filter(|_| packet_rec),
-            tx_id: (!packet_rec).then_some(rec.tx_id),
+            // Suricata's `fileinfo` has the transaction's id in its object.
+            tx_id: (!packet_rec && rec.key != "fileinfo").then_some(rec.tx_id),
             app: Some((rec.key, rec.json.as_str())),
             app_proto: a.app_proto,
             vars: a.vars.as_deref().map(|v| VarsEvent {
@@ -758,6 +759,11 @@ pub fn stats_parts(s: &RunStats, report: Option<&BuildReport>) -> (StatsTree, St
     vigil("app_layer.events", w.app_events);
     vigil("app_layer.gaps", w.app_gaps);
     vigil("app_layer.bytes", w.app_bytes);
+    // Files cut by the file store's memory cap or a gap.
+    vigil(
+        "file_store.truncated",
+        vigil_applayer::files::truncated_count(),
+    );
     // Suricata splits these by IP version (defrag.ipv4.fragments ...);
     // Vigil counts both together.
     let d = &s.defrag;
@@ -1094,6 +1100,8 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
+        // Suricata's `files` type writes `fileinfo` records.
+        .chain(cfg.eve_logs_type("files").then_some("fileinfo"))
         .chain(
             (cfg.eve_anomaly_kind("applayer")
                 || cfg.eve_anomaly_kind("decode")
@@ -1203,6 +1211,8 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
         log_vars: cfg.eve_metadata(),
         xff: o.xff.as_ref().map(|x| (x.header.clone(), x.reverse)),
         drop_log: o.drop_log,
+        log_files: o.log_types.contains(&"fileinfo"),
+        file_store: file_settings(cfg, &args.log_dir)?,
         ..EngineConfig::default()
     };
     match cfg
@@ -1879,4 +1889,66 @@ pub fn default_prefilter(asked: Option<&str>, have_rules: bool) -> String {
 
 fn stats_last_ts(s: &RunStats) -> Option<i64> {
     s.last_ts_ns
+}
+
+/// File tracking settings: the `files` eve type's `force-hash` list and
+/// `force-magic`, and the `file-store` output (version 2): its folder
+/// (relative to the log folder), when enabled. Storing files needs their
+/// SHA-256 (their name in the store).
+fn file_settings(cfg: &Config, log_dir: &std::path::Path) -> Result<Option<std::path::PathBuf>> {
+    use serde_yaml::Value;
+    use vigil_applayer::files;
+    if let Some(Value::Sequence(types)) = cfg.output("eve-log").and_then(|e| e.get("types")) {
+        for f in types.iter().filter_map(|t| t.get("files")) {
+            let hashes: Vec<String> = match f.get("force-hash") {
+                Some(Value::Sequence(v)) => v
+                    .iter()
+                    .filter_map(|h| h.as_str().map(str::to_string))
+                    .collect(),
+                Some(Value::String(h)) => h.split(',').map(|h| h.trim().to_string()).collect(),
+                _ => Vec::new(),
+            };
+            for h in hashes {
+                files::enable(match h.to_ascii_lowercase().as_str() {
+                    "md5" => files::FILE_MD5,
+                    "sha1" => files::FILE_SHA1,
+                    "sha256" => files::FILE_SHA256,
+                    other => {
+                        bail!("outputs.eve-log.types.files.force-hash: unknown hash '{other}'")
+                    }
+                });
+            }
+            if f.get("force-magic").is_some_and(|v| match v {
+                Value::Bool(b) => *b,
+                Value::String(t) => truthy(t),
+                _ => false,
+            }) {
+                files::enable(files::FILE_MAGIC);
+            }
+        }
+    }
+    let Some(fs) = cfg.output("file-store") else {
+        return Ok(None);
+    };
+    let enabled = match fs.get("enabled") {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(t)) => truthy(t),
+        _ => false,
+    };
+    if !enabled {
+        return Ok(None);
+    }
+    let dir = fs
+        .get("dir")
+        .and_then(|v| v.as_str())
+        .unwrap_or("filestore");
+    files::enable(files::FILE_SHA256);
+    if let Some(n) = fs
+        .get("stream-depth")
+        .and_then(|v| v.as_u64())
+        .filter(|n| *n > 0)
+    {
+        files::set_store_memcap(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    Ok(Some(log_dir.join(dir)))
 }

@@ -103,6 +103,16 @@ fn check(st: &mut AppLayerState, cfg: &AppLayerConfig) {
         for &f in vigil_applayer::UintField::ALL {
             std::hint::black_box(st.uints(tx.id, f, Direction::ToServer));
         }
+        // Files (HTTP bodies and multipart uploads, SMB, SMTP, FTP data):
+        // listed and tracked (hashes, state) without panicking; a file's
+        // size is the data the parser kept.
+        for dir in [Direction::ToServer, Direction::ToClient] {
+            for f in vigil_applayer::files::tx_files(st, tx.id, dir) {
+                let t = vigil_applayer::files::track(&f, 0x7, false, true, false);
+                assert_eq!(t.size, f.data.len() as u64);
+                std::hint::black_box(t.eve(tx.id, None));
+            }
+        }
         for dir in [Direction::ToServer, Direction::ToClient] {
             if let Some(b) = st.buffer(tx.id, FileData, dir).filter(|_| st.as_smb().is_some()) {
                 let cap = vigil_applayer::smb::MAX_FILE_DATA;

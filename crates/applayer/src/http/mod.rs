@@ -113,6 +113,15 @@ fn disposition_filename(v: &[u8]) -> Option<&[u8]> {
     None
 }
 
+/// The `filename` of the first part header of a multipart body that
+/// has one.
+fn multipart_filename(body: &[u8]) -> Option<&[u8]> {
+    const CD: &[u8] = b"content-disposition:";
+    body.split(|&c| c == b'\n')
+        .filter(|l| l.len() > CD.len() && l[..CD.len()].eq_ignore_ascii_case(CD))
+        .find_map(|l| disposition_filename(uri::trim(&l[CD.len()..])))
+}
+
 fn header_get<'a>(headers: &'a [Header], name: &str) -> Option<&'a [u8]> {
     headers
         .iter()
@@ -142,6 +151,16 @@ impl HttpTx {
             header_get(self.headers(dir), "content-disposition").and_then(disposition_filename)
         {
             return Some(n);
+        }
+        // A `multipart/form-data` upload: the file name of its first
+        // part that has one (Suricata's file of the upload).
+        if dir == Direction::ToServer
+            && header_get(&self.request_headers, "content-type").is_some_and(|ct| {
+                let ct = uri::trim(ct);
+                ct.len() >= 19 && ct[..19].eq_ignore_ascii_case(b"multipart/form-data")
+            })
+        {
+            return multipart_filename(&self.request_body);
         }
         if dir == Direction::ToServer && !self.method.eq_ignore_ascii_case(b"PUT") {
             return None;
