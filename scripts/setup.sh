@@ -24,6 +24,7 @@ command -v clinfo >/dev/null 2>&1 || need_apt+=(clinfo)
 # network tests replay captures with tcpreplay into veth pairs inside
 # network namespaces they create (iproute2).
 [ -e /usr/include/pcap/pcap.h ] || need_apt+=(libpcap-dev)
+[ -e /usr/include/magic.h ] || need_apt+=(libmagic-dev)
 command -v tcpreplay >/dev/null 2>&1 || need_apt+=(tcpreplay)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
