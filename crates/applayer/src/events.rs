@@ -337,6 +337,22 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// QUIC events (Suricata's `rust/src/quic`).
+    QuicEvent {
+        /// An Initial packet that does not decrypt.
+        FailedDecrypt => "FAILED_DECRYPT",
+        /// Frames that do not parse, or CRYPTO data that is no hello.
+        ErrorOnData => "ERROR_ON_DATA",
+        /// A datagram of the flow whose header does not parse.
+        ErrorOnHeader => "ERROR_ON_HEADER",
+        /// CRYPTO data reaching past 65535 bytes.
+        CryptoFragTooLong => "CRYPTO_FRAG_TOO_LONG",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +372,7 @@ pub enum AppLayerEvent {
     Snmp(SnmpEvent, Option<TxId>),
     Ike(IkeEvent, Option<TxId>),
     Smtp(SmtpEvent, Option<TxId>),
+    Quic(QuicEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -376,6 +393,7 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(..) => AppProto::Snmp,
             AppLayerEvent::Ike(..) => AppProto::Ike,
             AppLayerEvent::Smtp(..) => AppProto::Smtp,
+            AppLayerEvent::Quic(..) => AppProto::Quic,
         }
     }
 
@@ -409,6 +427,7 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(e, _) => e.name(),
             AppLayerEvent::Ike(e, _) => e.name(),
             AppLayerEvent::Smtp(e, _) => e.name(),
+            AppLayerEvent::Quic(e, _) => e.name(),
         }
     }
 
@@ -426,7 +445,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Krb5(_, t)
             | AppLayerEvent::Snmp(_, t)
             | AppLayerEvent::Ike(_, t)
-            | AppLayerEvent::Smtp(_, t) => *t,
+            | AppLayerEvent::Smtp(_, t)
+            | AppLayerEvent::Quic(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
         }
     }

@@ -26,6 +26,7 @@
 //! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
 //! | [`dhcp`] | DHCP over UDP: one transaction per message, options |
 //! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
+//! | [`quic`] | QUIC over UDP: headers, Initial packets decrypted (RFC 9001), the TLS hellos in their CRYPTO frames, gQUIC handshake tags |
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
@@ -61,6 +62,7 @@ pub mod mqtt;
 pub mod msg;
 pub mod passive;
 pub mod probe;
+pub mod quic;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
@@ -74,7 +76,7 @@ mod txparser;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    Krb5Event, MqttEvent, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -124,6 +126,7 @@ pub enum AppProto {
     Krb5,
     Snmp,
     Ike,
+    Quic,
     /// An FTP data connection, known from its control channel (never
     /// probed).
     FtpData,
@@ -150,6 +153,7 @@ impl AppProto {
             AppProto::Krb5 => "krb5",
             AppProto::Snmp => "snmp",
             AppProto::Ike => "ike",
+            AppProto::Quic => "quic",
             AppProto::FtpData => "ftp-data",
         }
     }
@@ -397,6 +401,16 @@ pub enum BufferId {
     EmailUrl,
     /// `email.body_md5`: the MD5 of the mail's body, lower-case hex.
     EmailBodyMd5,
+    /// `quic.sni`: the SNI of the client's hello (TLS or gQUIC tag).
+    QuicSni,
+    /// `quic.ua`: gQUIC's `UAID` tag.
+    QuicUa,
+    /// `quic.version`: the four version bytes of a long header.
+    QuicVersion,
+    /// Multi-buffer `quic.cyu.hash`: gQUIC CYU fingerprints' MD5.
+    QuicCyuHash,
+    /// Multi-buffer `quic.cyu.string`.
+    QuicCyuString,
 }
 
 impl BufferId {
@@ -514,6 +528,11 @@ impl BufferId {
         BufferId::EmailReceived,
         BufferId::EmailUrl,
         BufferId::EmailBodyMd5,
+        BufferId::QuicSni,
+        BufferId::QuicUa,
+        BufferId::QuicVersion,
+        BufferId::QuicCyuHash,
+        BufferId::QuicCyuString,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -550,6 +569,7 @@ impl BufferId {
             SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
             | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
             | EmailBodyMd5 => AppProto::Smtp,
+            QuicSni | QuicUa | QuicVersion | QuicCyuHash | QuicCyuString => AppProto::Quic,
             _ => AppProto::Http,
         }
     }
@@ -585,6 +605,8 @@ impl BufferId {
                 | SmtpRcptTo
                 | EmailReceived
                 | EmailUrl
+                | QuicCyuHash
+                | QuicCyuString
         )
     }
 
@@ -704,6 +726,11 @@ impl BufferId {
             "email.received" => EmailReceived,
             "email.url" => EmailUrl,
             "email.body_md5" => EmailBodyMd5,
+            "quic.sni" => QuicSni,
+            "quic.ua" => QuicUa,
+            "quic.version" => QuicVersion,
+            "quic.cyu.hash" => QuicCyuHash,
+            "quic.cyu.string" => QuicCyuString,
             _ => return None,
         })
     }

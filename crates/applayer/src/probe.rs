@@ -30,6 +30,7 @@ pub enum ProbeResult {
     Krb5,
     Snmp,
     Ike,
+    Quic,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -55,6 +56,7 @@ impl ProbeResult {
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
             ProbeResult::Ike => Some(AppProto::Ike),
+            ProbeResult::Quic => Some(AppProto::Quic),
             _ => None,
         }
     }
@@ -584,6 +586,10 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if crate::ike::PORTS.contains(&port_hint) && crate::ike::probe(datagram) {
         return ProbeResult::Ike;
+    }
+    // QUIC on Suricata's ports (443, 80): any datagram whose header parses.
+    if crate::quic::PORTS.contains(&port_hint) && crate::quic::probe(datagram) {
+        return ProbeResult::Quic;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

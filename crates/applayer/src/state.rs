@@ -153,6 +153,11 @@ impl AppLayerState {
                 transport,
                 cfg,
             ))),
+            AppProto::Quic => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::quic::Quic::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
         }

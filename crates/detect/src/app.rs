@@ -802,6 +802,10 @@ impl TxCheck {
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
             ),
+            "quic" => TxCheck::Event(
+                AppProto::Quic,
+                vigil_applayer::QuicEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -1087,6 +1091,9 @@ fn side(b: BufferId) -> Side {
         | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl | EmailBodyMd5 => {
             Side::Request
         }
+        // QUIC: a packet's buffers, in its own direction.
+        QuicSni | QuicVersion => Side::Both(AppDir::ToServer),
+        QuicUa | QuicCyuHash | QuicCyuString => Side::Request,
     }
 }
 
@@ -1135,6 +1142,7 @@ pub(crate) fn spec_directions(
             | AppProto::Krb5
             | AppProto::Snmp
             | AppProto::Ike
+            | AppProto::Quic
             | AppProto::FtpData
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
@@ -1434,7 +1442,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 17] = [
+pub(crate) const PROTOS: [AppProto; 18] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1452,6 +1460,7 @@ pub(crate) const PROTOS: [AppProto; 17] = [
     AppProto::Snmp,
     AppProto::Ike,
     AppProto::FtpData,
+    AppProto::Quic,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1479,6 +1488,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
         AppProto::FtpData => 16,
+        AppProto::Quic => 17,
     }
 }
 
@@ -1726,6 +1736,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Snmp => &[AppProto::Snmp],
         AppProto::Ike => &[AppProto::Ike],
         AppProto::FtpData => &[AppProto::FtpData],
+        AppProto::Quic => &[AppProto::Quic],
     }
 }
 

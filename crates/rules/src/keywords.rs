@@ -924,6 +924,12 @@ const EVALUATED: &[&str] = &[
     "ike.chosen_sa_attribute",
     "ike.key_exchange_payload_length",
     "ike.nonce_payload_length",
+    // QUIC
+    "quic.sni",
+    "quic.ua",
+    "quic.version",
+    "quic.cyu.hash",
+    "quic.cyu.string",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",

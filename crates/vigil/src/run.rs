@@ -1068,7 +1068,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         log_tagged: cfg.eve_logs_type("alert") && cfg.eve_alert_flag_default_on("tagged-packets"),
         log_types: [
             "http", "dns", "tls", "ssh", "dcerpc", "ftp", "sip", "smb", "mqtt", "rfb", "dhcp",
-            "krb5", "snmp", "ike", "smtp", "flow",
+            "krb5", "snmp", "ike", "smtp", "flow", "quic",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
