@@ -498,9 +498,9 @@ fn parse_frames(mut b: &[u8]) -> Option<Vec<Frame<'_>>> {
             }
             0x01 => {}
             0x02 => {
-                for _ in 0..3 {
-                    varint(&mut b)?;
-                }
+                // Largest acknowledged, delay, range count, first range.
+                varint(&mut b)?;
+                varint(&mut b)?;
                 let ranges = varint(&mut b)?;
                 varint(&mut b)?;
                 // Each range is at least two bytes: a count past the
@@ -760,6 +760,24 @@ pub fn extension_name(t: u16) -> Option<&'static str> {
     })
 }
 
+/// A TLS version as Suricata's QUIC logger writes `supported_versions`
+/// values (`tls-parser`'s names: `Tls13`, else `TlsVersion(32540 /
+/// 0x7f1c)`).
+fn tls_version_name(v: u16) -> String {
+    match v {
+        0x0300 => "Ssl30".into(),
+        0x0301 => "Tls10".into(),
+        0x0302 => "Tls11".into(),
+        0x0303 => "Tls12".into(),
+        0x0304 => "Tls13".into(),
+        0x7f12..=0x7f17 => format!("Tls13Draft{}", v & 0xff),
+        0xfeff => "DTls10".into(),
+        0xfefe => "DTls11".into(),
+        0xfefd => "DTls12".into(),
+        _ => format!("TlsVersion({v} / 0x{v:x})"),
+    }
+}
+
 /// The CYU version digits of a gQUIC version (Suricata's table: Q045
 /// counts as 44).
 fn cyu_version(v: u32) -> Option<&'static str> {
@@ -824,6 +842,16 @@ impl Quic {
                 values: match ty {
                     0 => h.sni.iter().cloned().collect(),
                     16 => h.alpns.clone(),
+                    13 => h
+                        .sig_algs
+                        .iter()
+                        .map(|v| v.to_string().into_bytes())
+                        .collect(),
+                    43 => h
+                        .supported_versions
+                        .iter()
+                        .map(|&v| tls_version_name(v).into_bytes())
+                        .collect(),
                     _ => Vec::new(),
                 },
             })
@@ -1126,6 +1154,10 @@ mod tests {
         assert_eq!(eve["extensions"][0]["name"], "server_name");
         assert_eq!(eve["extensions"][0]["values"][0], "example.com");
         assert_eq!(eve["extensions"][6]["name"], "quic_transport_parameters");
+        assert_eq!(eve["extensions"][3]["values"], json!(["1027", "2052"]));
+        assert_eq!(eve["extensions"][4]["values"], json!(["Tls13"]));
+        assert_eq!(tls_version_name(0x7f1c), "TlsVersion(32540 / 0x7f1c)");
+        assert_eq!(tls_version_name(0x7f17), "Tls13Draft23");
         assert_eq!(tx.buffers(BufferId::Ja3Hash).len(), 1);
         assert!(tx.buffers(BufferId::Ja3sString).is_empty());
         assert_eq!(tx.buffers(BufferId::QuicVersion), vec![&[0, 0, 0, 1][..]]);

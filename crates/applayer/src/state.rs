@@ -397,6 +397,8 @@ impl AppLayerState {
         match self {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
             AppLayerState::Ext(s) => s.tx_dir(tx),
+            // QUIC packets are logged from their sender, as Suricata does.
+            AppLayerState::Msg(s) if s.proto() == AppProto::Quic => s.tx_dir(tx),
             _ => None,
         }
     }
