@@ -970,19 +970,9 @@ impl MsgProto for Quic {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
-
-    const ODCID: &str = "8394c8f03e515708";
-
+/// Builders of hellos and frames for tests, fuzz seeds and crafted
+/// captures (with [`seal_initial`]).
+pub mod build {
     fn ext(ty: u16, body: &[u8]) -> Vec<u8> {
         let mut v = ty.to_be_bytes().to_vec();
         v.extend_from_slice(&(body.len() as u16).to_be_bytes());
@@ -1003,7 +993,7 @@ mod tests {
     }
 
     /// A TLS 1.3 ClientHello for `sni` offering h3.
-    pub(crate) fn client_hello(sni: &str) -> Vec<u8> {
+    pub fn client_hello(sni: &str) -> Vec<u8> {
         let mut b = vec![3, 3];
         b.extend_from_slice(&[7u8; 32]);
         b.push(0);
@@ -1025,7 +1015,7 @@ mod tests {
     }
 
     /// A TLS 1.3 ServerHello (TLS_AES_128_GCM_SHA256, x25519).
-    pub(crate) fn server_hello() -> Vec<u8> {
+    pub fn server_hello() -> Vec<u8> {
         let mut b = vec![3, 3];
         b.extend_from_slice(&[5u8; 32]);
         b.push(0);
@@ -1038,13 +1028,66 @@ mod tests {
         handshake(2, &b)
     }
 
-    fn crypto(offset: u64, data: &[u8]) -> Vec<u8> {
+    pub fn crypto(offset: u64, data: &[u8]) -> Vec<u8> {
         let mut v = vec![0x06, 0x80 | (offset >> 24) as u8, (offset >> 16) as u8];
         v.extend_from_slice(&[(offset >> 8) as u8, offset as u8]);
         v.extend_from_slice(&[0x40 | (data.len() >> 8) as u8, data.len() as u8]);
         v.extend_from_slice(data);
         v
     }
+
+    /// A gQUIC Q043 client hello in the clear (public header with
+    /// connection ID and version, STREAM frame on stream 1).
+    pub fn gquic_chlo() -> Vec<u8> {
+        let tags: [(&[u8; 4], &[u8]); 9] = [
+            (b"PAD\0", b"\0\0\0\0"),
+            (b"SNI\0", b"www.example.org"),
+            (b"VER\0", b"Q043"),
+            (b"CCS\0", &[1; 16]),
+            (b"PDMD", b"X509"),
+            (b"ICSL", &[30, 0, 0, 0]),
+            (b"MIDS", &[100, 0, 0, 0]),
+            (b"CFCW", &[0, 0, 0xf0, 0]),
+            (b"SFCW", &[0, 0, 0x60, 0]),
+        ];
+        let mut msg = b"CHLO".to_vec();
+        msg.extend_from_slice(&(tags.len() as u16).to_le_bytes());
+        msg.extend_from_slice(&[0, 0]);
+        let mut end = 0u32;
+        for (t, v) in &tags {
+            end += v.len() as u32;
+            msg.extend_from_slice(&t[..]);
+            msg.extend_from_slice(&end.to_le_bytes());
+        }
+        for (_, v) in &tags {
+            msg.extend_from_slice(v);
+        }
+        let mut p = vec![0x09];
+        p.extend_from_slice(&[0x11; 8]);
+        p.extend_from_slice(b"Q043");
+        p.push(1);
+        p.extend_from_slice(&[0xab; 12]);
+        p.push(0xa0);
+        p.push(1);
+        p.extend_from_slice(&(msg.len() as u16).to_be_bytes());
+        p.extend_from_slice(&msg);
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build::*;
+    use super::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    const ODCID: &str = "8394c8f03e515708";
 
     fn initial(dir: Direction, frames: &[u8], pn: u32) -> Vec<u8> {
         let odcid = unhex(ODCID);
@@ -1265,44 +1308,6 @@ mod tests {
         // A datagram that is no QUIC header.
         let p = feed(&mut q, Direction::ToServer, &[0xc0, 0, 0]);
         assert_eq!(p.events, vec![QuicEvent::ErrorOnHeader]);
-    }
-
-    /// A gQUIC Q043 client hello in the clear (public header with
-    /// connection ID and version, STREAM frame on stream 1).
-    pub(crate) fn gquic_chlo() -> Vec<u8> {
-        let tags: [(&[u8; 4], &[u8]); 9] = [
-            (b"PAD\0", b"\0\0\0\0"),
-            (b"SNI\0", b"www.example.org"),
-            (b"VER\0", b"Q043"),
-            (b"CCS\0", &[1; 16]),
-            (b"PDMD", b"X509"),
-            (b"ICSL", &[30, 0, 0, 0]),
-            (b"MIDS", &[100, 0, 0, 0]),
-            (b"CFCW", &[0, 0, 0xf0, 0]),
-            (b"SFCW", &[0, 0, 0x60, 0]),
-        ];
-        let mut msg = b"CHLO".to_vec();
-        msg.extend_from_slice(&(tags.len() as u16).to_le_bytes());
-        msg.extend_from_slice(&[0, 0]);
-        let mut end = 0u32;
-        for (t, v) in &tags {
-            end += v.len() as u32;
-            msg.extend_from_slice(&t[..]);
-            msg.extend_from_slice(&end.to_le_bytes());
-        }
-        for (_, v) in &tags {
-            msg.extend_from_slice(v);
-        }
-        let mut p = vec![0x09];
-        p.extend_from_slice(&[0x11; 8]);
-        p.extend_from_slice(b"Q043");
-        p.push(1);
-        p.extend_from_slice(&[0xab; 12]);
-        p.push(0xa0);
-        p.push(1);
-        p.extend_from_slice(&(msg.len() as u16).to_be_bytes());
-        p.extend_from_slice(&msg);
-        p
     }
 
     #[test]
