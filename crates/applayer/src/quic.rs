@@ -617,7 +617,7 @@ impl MsgTxData for QuicTx {
         match id {
             BufferId::QuicSni => one(self.sni.as_deref()),
             BufferId::QuicUa => one(self.ua.as_deref()),
-            BufferId::QuicVersion if !self.version_less() => one(Some(&self.header.version_buf)),
+            BufferId::QuicVersion if self.long_header() => one(Some(&self.header.version_buf)),
             BufferId::QuicCyuHash => self.cyu.iter().map(|c| c.hash.as_bytes()).collect(),
             BufferId::QuicCyuString => self.cyu.iter().map(|c| c.string.as_bytes()).collect(),
             BufferId::Ja3Hash if self.client => one(self.ja3_hash.as_deref().map(str::as_bytes)),
@@ -688,8 +688,10 @@ impl MsgTxData for QuicTx {
 }
 
 impl QuicTx {
-    fn version_less(&self) -> bool {
-        self.header.version_buf.is_empty()
+    /// `quic.version` exists for long headers only (not gQUIC's public
+    /// header, as Suricata).
+    fn long_header(&self) -> bool {
+        self.header.first & 0x80 != 0 && !self.header.version_buf.is_empty()
     }
 }
 
@@ -778,6 +780,26 @@ fn tls_version_name(v: u16) -> String {
     }
 }
 
+fn is_grease(v: u16) -> bool {
+    v & 0x0f0f == 0x0a0a && v >> 8 == v & 0xff
+}
+
+/// JA3 of a ClientHello as Suricata's QUIC parser writes it: GREASE
+/// values kept.
+fn ja3_with_grease(h: &crate::tls::Hello) -> String {
+    fn join(v: impl Iterator<Item = u16>) -> String {
+        v.map(|x| x.to_string()).collect::<Vec<_>>().join("-")
+    }
+    format!(
+        "{},{},{},{},{}",
+        h.legacy_version,
+        join(h.ciphers.iter().copied()),
+        join(h.extensions.iter().copied()),
+        join(h.groups.iter().copied()),
+        join(h.point_formats.iter().map(|&v| u16::from(v))),
+    )
+}
+
 /// The CYU version digits of a gQUIC version (Suricata's table: Q045
 /// counts as 44).
 fn cyu_version(v: u32) -> Option<&'static str> {
@@ -822,9 +844,20 @@ impl Quic {
         if ty != if client { 1 } else { 2 } {
             return Err(());
         }
-        let (h, _) = crate::tls::parse_hello(body, client).ok_or(())?;
+        // A hello that does not parse is, to Suricata's TLS parser,
+        // incomplete: no event, and nothing more comes of it.
+        let Some((mut h, _)) = crate::tls::parse_hello(body, client) else {
+            return Ok(());
+        };
+        // Suricata's QUIC JA3 keeps GREASE values, and its TLS parser
+        // names every GREASE extension 0xfafa.
+        for e in &mut h.extensions {
+            if is_grease(*e) {
+                *e = 0xfafa;
+            }
+        }
         let ja3 = if client {
-            crate::tls::ja3_string(&h)
+            ja3_with_grease(&h)
         } else {
             crate::tls::ja3s_string(&h)
         };
@@ -1282,14 +1315,22 @@ mod tests {
         assert_eq!(p.events, vec![QuicEvent::FailedDecrypt]);
         assert_eq!(p.txs.len(), 1);
 
-        // Frames that are no hello.
+        // CRYPTO data that is no hello: an error; a hello that does not
+        // parse: none (Suricata's TLS parser calls it incomplete).
         let mut q = Quic::new();
         let p = feed(
             &mut q,
             Direction::ToServer,
-            &initial(Direction::ToServer, &crypto(0, &[2, 0, 0, 1, 0]), 0),
+            &initial(Direction::ToServer, &crypto(0, &[11, 0, 0, 1, 0]), 0),
         );
         assert_eq!(p.events, vec![QuicEvent::ErrorOnData]);
+        let mut q = Quic::new();
+        let p = feed(
+            &mut q,
+            Direction::ToServer,
+            &initial(Direction::ToServer, &crypto(0, &[1, 0, 0, 1, 0]), 0),
+        );
+        assert!(p.events.is_empty() && p.txs[0].ja3.is_none());
         // A truncated CRYPTO frame.
         let mut q = Quic::new();
         let frames = [0x06, 0x00, 0x44, 0x00, 1, 2];
@@ -1328,6 +1369,8 @@ mod tests {
             }]
         );
         assert_eq!(tx.eve()["version"], "Q043");
+        // No long header: no `quic.version` (as Suricata).
+        assert!(tx.buffers(BufferId::QuicVersion).is_empty());
         assert_eq!(
             tx.eve()["cyu"][0]["hash"],
             "e030dea1f2eea44ac7db5fe4de792acd"
