@@ -611,6 +611,26 @@ def main():
     add("applayer_enip", "register_cip", chunks([(0, enip(0x65, 0, b"\x01\x00\x00\x00")), (1, enip(0x65, 7, b"\x01\x00\x00\x00")),
                                                  (0, enip_rr), (1, enip_rr_resp)]))
     add("applayer_enip", "gap", chunks([(0, enip_rr[:20])]) + GAP(0) + chunks([(0, enip_rr), (1, enip_rr_resp)]) + END(0) + END(1))
+    # QUIC: a gQUIC Q043 CHLO in the clear (one datagram of 7k + 1 bytes),
+    # the start of a real IETF client Initial (crates/applayer/tests/data)
+    # and a short-header datagram.
+    def gquic_chlo(pad):
+        tags = [(b"PAD\0", pad), (b"SNI\0", b"www.example.org"), (b"VER\0", b"Q043"),
+                (b"UAID", b"Chrome/70.0"), (b"CFCW", b"\0\0\xf0\0")]
+        msg = b"CHLO" + struct.pack("<HH", len(tags), 0)
+        end = 0
+        for t, v in tags:
+            end += len(v)
+            msg += t + struct.pack("<I", end)
+        msg += b"".join(v for _, v in tags)
+        return (b"\x09" + b"\x11" * 8 + b"Q043\x01" + b"\xab" * 12 + b"\xa0\x01"
+                + struct.pack(">H", len(msg)) + msg)
+    pad = b""
+    while (len(gquic_chlo(pad)) - 1) % 7:
+        pad += b"\x00"
+    add("applayer_quic", "gquic_chlo", chunks([(0, gquic_chlo(pad))]))
+    with open(os.path.join(ROOT, "crates/applayer/tests/data/quic_client_initial.bin"), "rb") as f:
+        add("applayer_quic", "ietf_initial_head", chunks([(0, f.read()[:442])]) + chunks([(1, b"\x41" + b"\x00" * 6)]))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

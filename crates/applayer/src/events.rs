@@ -369,6 +369,22 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// QUIC events (Suricata's `rust/src/quic`).
+    QuicEvent {
+        /// An Initial packet that does not decrypt.
+        FailedDecrypt => "FAILED_DECRYPT",
+        /// Frames that do not parse, or CRYPTO data that is no hello.
+        ErrorOnData => "ERROR_ON_DATA",
+        /// A datagram of the flow whose header does not parse.
+        ErrorOnHeader => "ERROR_ON_HEADER",
+        /// CRYPTO data reaching past 65535 bytes.
+        CryptoFragTooLong => "CRYPTO_FRAG_TOO_LONG",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -391,6 +407,7 @@ pub enum AppLayerEvent {
     WebSocket(WebSocketEvent, Option<TxId>),
     Pgsql(PgsqlEvent, Option<TxId>),
     Enip(EnipEvent, Option<TxId>),
+    Quic(QuicEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -414,6 +431,7 @@ impl AppLayerEvent {
             AppLayerEvent::WebSocket(..) => AppProto::WebSocket,
             AppLayerEvent::Pgsql(..) => AppProto::Pgsql,
             AppLayerEvent::Enip(..) => AppProto::Enip,
+            AppLayerEvent::Quic(..) => AppProto::Quic,
         }
     }
 
@@ -450,6 +468,7 @@ impl AppLayerEvent {
             AppLayerEvent::WebSocket(e, _) => e.name(),
             AppLayerEvent::Pgsql(e, _) => e.name(),
             AppLayerEvent::Enip(e, _) => e.name(),
+            AppLayerEvent::Quic(e, _) => e.name(),
         }
     }
 
@@ -469,7 +488,8 @@ impl AppLayerEvent {
             | AppLayerEvent::Ike(_, t)
             | AppLayerEvent::Smtp(_, t)
             | AppLayerEvent::WebSocket(_, t)
-            | AppLayerEvent::Pgsql(_, t) => *t,
+            | AppLayerEvent::Pgsql(_, t)
+            | AppLayerEvent::Quic(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
         }

@@ -26,6 +26,7 @@
 //! | [`rfb`] | RFB (VNC) handshake: versions, security types and result, ServerInit |
 //! | [`dhcp`] | DHCP over UDP: one transaction per message, options |
 //! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
+//! | [`quic`] | QUIC over UDP: headers, Initial packets decrypted (RFC 9001), the TLS hellos in their CRYPTO frames, gQUIC handshake tags |
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
@@ -67,6 +68,7 @@ pub mod msg;
 pub mod passive;
 pub mod pgsql;
 pub mod probe;
+pub mod quic;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
@@ -81,8 +83,8 @@ pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, MqttEvent, PgsqlEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent,
-    TlsEvent, WebSocketEvent,
+    IkeEvent, Krb5Event, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent,
+    SnmpEvent, TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -132,6 +134,7 @@ pub enum AppProto {
     Krb5,
     Snmp,
     Ike,
+    Quic,
     /// An FTP data connection, known from its control channel (never
     /// probed).
     FtpData,
@@ -164,6 +167,7 @@ impl AppProto {
             AppProto::Krb5 => "krb5",
             AppProto::Snmp => "snmp",
             AppProto::Ike => "ike",
+            AppProto::Quic => "quic",
             AppProto::FtpData => "ftp-data",
             AppProto::WebSocket => "websocket",
             AppProto::Pgsql => "pgsql",
@@ -422,6 +426,16 @@ pub enum BufferId {
     EnipProductName,
     /// `enip.service_name`: a ListServices response's service name.
     EnipServiceName,
+    /// `quic.sni`: the SNI of the client's hello (TLS or gQUIC tag).
+    QuicSni,
+    /// `quic.ua`: gQUIC's `UAID` tag.
+    QuicUa,
+    /// `quic.version`: the four version bytes of a long header.
+    QuicVersion,
+    /// Multi-buffer `quic.cyu.hash`: gQUIC CYU fingerprints' MD5.
+    QuicCyuHash,
+    /// Multi-buffer `quic.cyu.string`.
+    QuicCyuString,
 }
 
 impl BufferId {
@@ -543,6 +557,11 @@ impl BufferId {
         BufferId::PgsqlQuery,
         BufferId::EnipProductName,
         BufferId::EnipServiceName,
+        BufferId::QuicSni,
+        BufferId::QuicUa,
+        BufferId::QuicVersion,
+        BufferId::QuicCyuHash,
+        BufferId::QuicCyuString,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -582,6 +601,7 @@ impl BufferId {
             WebsocketPayload => AppProto::WebSocket,
             PgsqlQuery => AppProto::Pgsql,
             EnipProductName | EnipServiceName => AppProto::Enip,
+            QuicSni | QuicUa | QuicVersion | QuicCyuHash | QuicCyuString => AppProto::Quic,
             _ => AppProto::Http,
         }
     }
@@ -617,6 +637,8 @@ impl BufferId {
                 | SmtpRcptTo
                 | EmailReceived
                 | EmailUrl
+                | QuicCyuHash
+                | QuicCyuString
         )
     }
 
@@ -740,6 +762,11 @@ impl BufferId {
             "pgsql.query" => PgsqlQuery,
             "enip.product_name" => EnipProductName,
             "enip.service_name" => EnipServiceName,
+            "quic.sni" => QuicSni,
+            "quic.ua" => QuicUa,
+            "quic.version" => QuicVersion,
+            "quic.cyu.hash" => QuicCyuHash,
+            "quic.cyu.string" => QuicCyuString,
             _ => return None,
         })
     }

@@ -32,6 +32,7 @@ pub enum ProbeResult {
     Snmp,
     Ike,
     Pgsql,
+    Quic,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -59,6 +60,7 @@ impl ProbeResult {
             ProbeResult::Snmp => Some(AppProto::Snmp),
             ProbeResult::Ike => Some(AppProto::Ike),
             ProbeResult::Pgsql => Some(AppProto::Pgsql),
+            ProbeResult::Quic => Some(AppProto::Quic),
             _ => None,
         }
     }
@@ -612,6 +614,10 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if port_hint == crate::enip::PORT && crate::enip::probe(datagram) {
         return ProbeResult::Enip;
+    }
+    // QUIC on Suricata's ports (443, 80): any datagram whose header parses.
+    if crate::quic::PORTS.contains(&port_hint) && crate::quic::probe(datagram) {
+        return ProbeResult::Quic;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

@@ -156,6 +156,11 @@ impl AppLayerState {
                 transport,
                 cfg,
             ))),
+            AppProto::Quic => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::quic::Quic::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
             AppProto::WebSocket => {
@@ -445,6 +450,8 @@ impl AppLayerState {
         match self {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
             AppLayerState::Ext(s) => s.tx_dir(tx),
+            // QUIC packets are logged from their sender, as Suricata does.
+            AppLayerState::Msg(s) if s.proto() == AppProto::Quic => s.tx_dir(tx),
             _ => None,
         }
     }

@@ -473,6 +473,12 @@ fn sha256_12(s: &str) -> String {
 
 /// The JA4 fingerprint of a ClientHello over TCP.
 pub fn ja4(h: &Hello) -> String {
+    ja4_for(h, 't')
+}
+
+/// The JA4 fingerprint of a ClientHello, `transport` its first letter
+/// (`t` TCP, `q` QUIC).
+pub fn ja4_for(h: &Hello, transport: char) -> String {
     let version = h
         .supported_versions
         .iter()
@@ -517,7 +523,8 @@ pub fn ja4(h: &Hello) -> String {
         }
     };
     let a = format!(
-        "t{}{}{:02}{:02}{}",
+        "{}{}{}{:02}{:02}{}",
+        transport,
         ver,
         sni,
         ciphers.len().min(99),

@@ -251,6 +251,16 @@ proptest! {
     }
 
     #[test]
+    fn quic_never_panics(c in seeded(&[0xc3, 0, 0, 0, 1, 8, 0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08, 0, 0, 0x41, 0x00])) {
+        exercise(AppProto::Quic, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn quic_arbitrary(c in chunks()) {
+        exercise(AppProto::Quic, Transport::Udp, &c);
+    }
+
+    #[test]
     fn dcerpc_never_panics(c in seeded(&[5, 0, 11, 3, 0x10, 0, 0, 0, 0x48, 0, 0, 0, 1, 0, 0, 0])) {
         exercise(AppProto::Dcerpc, Transport::Tcp, &c);
     }
@@ -1827,5 +1837,66 @@ fn enip_probe() {
     assert_ne!(
         probe(ToServer, &enip_pdu(0x99, 0, &[]), 44818),
         ProbeResult::Enip
+    );
+}
+
+#[test]
+fn quic_real_initials_truncated_garbage() {
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let ci = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/quic_client_initial.bin"
+    ))
+    .unwrap();
+    let si = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/quic_server_initial.bin"
+    ))
+    .unwrap();
+    assert_eq!(probe_udp(Direction::ToServer, &ci, 443), ProbeResult::Quic);
+    // Suricata's ports only.
+    assert_ne!(probe_udp(Direction::ToServer, &ci, 4433), ProbeResult::Quic);
+    let mut u = AppLayerState::new(AppProto::Quic, Transport::Udp);
+    assert!(u.feed(Direction::ToServer, &ci, 1).is_empty());
+    assert!(u.feed(Direction::ToClient, &si, 2).is_empty());
+    assert_eq!(
+        u.buffer(0, BufferId::QuicSni, Direction::ToServer),
+        Some(&b"msquic.net"[..])
+    );
+    assert_eq!(
+        u.buffer(0, BufferId::QuicVersion, Direction::ToServer),
+        Some(&[0, 0, 0, 1][..])
+    );
+    assert_eq!(
+        u.buffer(1, BufferId::Ja3sString, Direction::ToClient),
+        Some(&b"771,4866,43-51-41"[..])
+    );
+    // A packet's buffers exist in its own direction only.
+    assert_eq!(u.buffer(0, BufferId::QuicSni, Direction::ToClient), None);
+    // Truncated: the length field runs past the datagram (not QUIC any
+    // more: a header error); a flipped ciphertext byte fails to decrypt.
+    let mut t = AppLayerState::new(AppProto::Quic, Transport::Udp);
+    assert_eq!(
+        names(&t.feed(Direction::ToServer, &ci[..600], 1)),
+        ["ERROR_ON_HEADER"]
+    );
+    let mut bad = ci.clone();
+    bad[700] ^= 0x55;
+    assert_eq!(
+        names(&t.feed(Direction::ToServer, &bad, 2)),
+        ["FAILED_DECRYPT"]
+    );
+    // Garbage long header; oversized: a datagram over 64 KiB never parses.
+    assert_eq!(
+        names(&t.feed(Direction::ToServer, &[0xff; 40], 3)),
+        ["ERROR_ON_HEADER"]
+    );
+    let mut big = vec![0x40u8];
+    big.resize(70_000, 0);
+    assert_eq!(
+        names(&t.feed(Direction::ToServer, &big, 4)),
+        ["ERROR_ON_HEADER"]
     );
 }

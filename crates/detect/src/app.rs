@@ -857,6 +857,10 @@ impl TxCheck {
                 AppProto::Enip,
                 vigil_applayer::EnipEvent::from_name(name)?.name(),
             ),
+            "quic" => TxCheck::Event(
+                AppProto::Quic,
+                vigil_applayer::QuicEvent::from_name(name)?.name(),
+            ),
             _ => return None,
         })
     }
@@ -1282,6 +1286,9 @@ fn side(b: BufferId) -> Side {
         WebsocketPayload => Side::Both(AppDir::ToServer),
         PgsqlQuery => Side::Request,
         EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
+        // QUIC: a packet's buffers, in its own direction.
+        QuicSni | QuicVersion => Side::Both(AppDir::ToServer),
+        QuicUa | QuicCyuHash | QuicCyuString => Side::Request,
     }
 }
 
@@ -1330,6 +1337,7 @@ pub(crate) fn spec_directions(
             | AppProto::Krb5
             | AppProto::Snmp
             | AppProto::Ike
+            | AppProto::Quic
             | AppProto::FtpData
             | AppProto::WebSocket
             | AppProto::Enip
@@ -1631,7 +1639,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 20] = [
+pub(crate) const PROTOS: [AppProto; 21] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1652,6 +1660,7 @@ pub(crate) const PROTOS: [AppProto; 20] = [
     AppProto::WebSocket,
     AppProto::Pgsql,
     AppProto::Enip,
+    AppProto::Quic,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1682,6 +1691,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::WebSocket => 17,
         AppProto::Pgsql => 18,
         AppProto::Enip => 19,
+        AppProto::Quic => 20,
     }
 }
 
@@ -1932,6 +1942,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::WebSocket => &[AppProto::WebSocket],
         AppProto::Pgsql => &[AppProto::Pgsql],
         AppProto::Enip => &[AppProto::Enip],
+        AppProto::Quic => &[AppProto::Quic],
     }
 }
 

@@ -376,6 +376,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),
         "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
         "enip" => (ProtoMatch::TcpUdp, Some(AppProto::Enip)),
+        "quic" => (ProtoMatch::Number(17), Some(AppProto::Quic)),
         _ => return None,
     })
 }
@@ -1142,10 +1143,26 @@ pub fn compile_rule_with(
                 && tx_checks
                     .iter()
                     .all(|c| c.is_file() || c.proto() == AppProto::Smtp);
+            // `alert quic` with the JA3/JA4 buffers (Suricata registers
+            // them for QUIC too): QUIC transactions.
+            let quic_rule = header_app == Some(AppProto::Quic)
+                && ids.iter().all(|b| {
+                    matches!(
+                        b,
+                        BufferId::Ja3Hash
+                            | BufferId::Ja3String
+                            | BufferId::Ja3sHash
+                            | BufferId::Ja3sString
+                            | BufferId::Ja4Hash
+                    ) || b.proto() == AppProto::Quic
+                })
+                && tx_checks.iter().all(|c| c.proto() == AppProto::Quic);
             let first = if smb_rule {
                 Some(AppProto::Smb)
             } else if smtp_rule {
                 Some(AppProto::Smtp)
+            } else if quic_rule {
+                Some(AppProto::Quic)
             } else {
                 protos.first().copied().or(header_app)
             };
@@ -1155,7 +1172,7 @@ pub fn compile_rule_with(
             if let Some(other) = protos
                 .iter()
                 .find(|p| **p != app_proto)
-                .filter(|_| !smb_rule && !smtp_rule)
+                .filter(|_| !smb_rule && !smtp_rule && !quic_rule)
             {
                 return Err(Skip::Invalid {
                     keyword: "protocol".into(),

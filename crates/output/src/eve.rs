@@ -620,6 +620,7 @@ impl EveFormatter {
                     | "krb5"
                     | "snmp"
                     | "ike"
+                    | "quic"
                     | "ftp_data"
                     | "websocket"
                     | "pgsql"

@@ -951,6 +951,12 @@ const EVALUATED: &[&str] = &[
     "enip.capabilities",
     "enip.product_name",
     "enip.service_name",
+    // QUIC
+    "quic.sni",
+    "quic.ua",
+    "quic.version",
+    "quic.cyu.hash",
+    "quic.cyu.string",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",

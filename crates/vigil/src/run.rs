@@ -1097,6 +1097,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "websocket",
             "pgsql",
             "enip",
+            "quic",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
