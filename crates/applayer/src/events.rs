@@ -96,6 +96,19 @@ event_enum! {
 }
 
 event_enum! {
+    /// LLMNR events (Suricata's `rust/src/llmnr`).
+    LlmnrEvent {
+        MalformedData => "MALFORMED_DATA",
+        NotRequest => "NOT_REQUEST",
+        NotResponse => "NOT_RESPONSE",
+        ZFlagSet => "Z_FLAG_SET",
+        InvalidOpcode => "INVALID_OPCODE",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
+event_enum! {
     /// TLS events (Suricata's `app-layer-ssl.c`).
     TlsEvent {
         InvalidSslv2Header => "INVALID_SSLV2_HEADER",
@@ -356,6 +369,9 @@ pub enum AppLayerEvent {
     Snmp(SnmpEvent, Option<TxId>),
     Ike(IkeEvent, Option<TxId>),
     Smtp(SmtpEvent, Option<TxId>),
+    /// mDNS raises the DNS parser's events under `mdns.`.
+    Mdns(DnsEvent, Option<TxId>),
+    Llmnr(LlmnrEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -376,6 +392,8 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(..) => AppProto::Snmp,
             AppLayerEvent::Ike(..) => AppProto::Ike,
             AppLayerEvent::Smtp(..) => AppProto::Smtp,
+            AppLayerEvent::Mdns(..) => AppProto::Mdns,
+            AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
         }
     }
 
@@ -409,6 +427,8 @@ impl AppLayerEvent {
             AppLayerEvent::Snmp(e, _) => e.name(),
             AppLayerEvent::Ike(e, _) => e.name(),
             AppLayerEvent::Smtp(e, _) => e.name(),
+            AppLayerEvent::Mdns(e, _) => e.name(),
+            AppLayerEvent::Llmnr(e, _) => e.name(),
         }
     }
 
@@ -428,6 +448,7 @@ impl AppLayerEvent {
             | AppLayerEvent::Ike(_, t)
             | AppLayerEvent::Smtp(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
+            AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
         }
     }
 

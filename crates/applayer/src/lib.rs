@@ -13,7 +13,7 @@
 //! |---|---|
 //! | [`probe`](mod@probe) | protocol detection from the first bytes of each direction |
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
-//! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
+//! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection; mDNS and LLMNR as its variants |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`http2`] | HTTP/2 in clear text (h2c): frames, HPACK header blocks, streams as transactions, DoH |
 //! | [`smb`] | SMB 1/2/3 over NBSS: transactions, tree connects, NTLMSSP, files at offsets, DCERPC over named pipes |
@@ -28,6 +28,7 @@
 //! | [`krb5`] | Kerberos 5 over UDP and TCP (record marker): requests, replies, errors (`kerberos-parser`) |
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
+//! | [`mdns`] | mDNS (UDP 5353) and LLMNR (UDP/TCP 5355): DNS messages with their own events, buffers and records |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
@@ -57,6 +58,7 @@ pub mod http;
 pub mod http2;
 pub mod ike;
 pub mod krb5;
+pub mod mdns;
 pub mod mqtt;
 pub mod msg;
 pub mod passive;
@@ -74,7 +76,7 @@ mod txparser;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, FtpEvent, Http2Event, HttpEvent, IkeEvent,
-    Krb5Event, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    Krb5Event, LlmnrEvent, MqttEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -127,6 +129,10 @@ pub enum AppProto {
     /// An FTP data connection, known from its control channel (never
     /// probed).
     FtpData,
+    /// Multicast DNS (UDP 5353), parsed by [`dns`].
+    Mdns,
+    /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
+    Llmnr,
 }
 
 impl AppProto {
@@ -151,6 +157,8 @@ impl AppProto {
             AppProto::Snmp => "snmp",
             AppProto::Ike => "ike",
             AppProto::FtpData => "ftp-data",
+            AppProto::Mdns => "mdns",
+            AppProto::Llmnr => "llmnr",
         }
     }
 }
@@ -260,6 +268,19 @@ pub enum BufferId {
     HttpRequestHeader,
     /// Multi-buffer: one `Name: value` per response header.
     HttpResponseHeader,
+    /// Multi-buffers of mDNS and LLMNR messages (either direction):
+    /// the names of the queries, answers, authorities and additionals,
+    /// and every name of a response (as `dns.response.rrname`).
+    MdnsQueriesRrname,
+    MdnsAnswersRrname,
+    MdnsAuthoritiesRrname,
+    MdnsAdditionalsRrname,
+    MdnsResponseRrname,
+    LlmnrQueriesRrname,
+    LlmnrAnswersRrname,
+    LlmnrAuthoritiesRrname,
+    LlmnrAdditionalsRrname,
+    LlmnrResponseRrname,
     /// `file.data`: the (decompressed) response body to the client, the
     /// request body to the server.
     FileData,
@@ -514,6 +535,16 @@ impl BufferId {
         BufferId::EmailReceived,
         BufferId::EmailUrl,
         BufferId::EmailBodyMd5,
+        BufferId::MdnsQueriesRrname,
+        BufferId::MdnsAnswersRrname,
+        BufferId::MdnsAuthoritiesRrname,
+        BufferId::MdnsAdditionalsRrname,
+        BufferId::MdnsResponseRrname,
+        BufferId::LlmnrQueriesRrname,
+        BufferId::LlmnrAnswersRrname,
+        BufferId::LlmnrAuthoritiesRrname,
+        BufferId::LlmnrAdditionalsRrname,
+        BufferId::LlmnrResponseRrname,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -550,6 +581,16 @@ impl BufferId {
             SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom | EmailTo | EmailCc | EmailSubject
             | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl
             | EmailBodyMd5 => AppProto::Smtp,
+            MdnsQueriesRrname
+            | MdnsAnswersRrname
+            | MdnsAuthoritiesRrname
+            | MdnsAdditionalsRrname
+            | MdnsResponseRrname => AppProto::Mdns,
+            LlmnrQueriesRrname
+            | LlmnrAnswersRrname
+            | LlmnrAuthoritiesRrname
+            | LlmnrAdditionalsRrname
+            | LlmnrResponseRrname => AppProto::Llmnr,
             _ => AppProto::Http,
         }
     }
@@ -585,6 +626,16 @@ impl BufferId {
                 | SmtpRcptTo
                 | EmailReceived
                 | EmailUrl
+                | MdnsQueriesRrname
+                | MdnsAnswersRrname
+                | MdnsAuthoritiesRrname
+                | MdnsAdditionalsRrname
+                | MdnsResponseRrname
+                | LlmnrQueriesRrname
+                | LlmnrAnswersRrname
+                | LlmnrAuthoritiesRrname
+                | LlmnrAdditionalsRrname
+                | LlmnrResponseRrname
         )
     }
 
@@ -704,6 +755,16 @@ impl BufferId {
             "email.received" => EmailReceived,
             "email.url" => EmailUrl,
             "email.body_md5" => EmailBodyMd5,
+            "mdns.queries.rrname" => MdnsQueriesRrname,
+            "mdns.answers.rrname" => MdnsAnswersRrname,
+            "mdns.authorities.rrname" => MdnsAuthoritiesRrname,
+            "mdns.additionals.rrname" => MdnsAdditionalsRrname,
+            "mdns.response.rrname" => MdnsResponseRrname,
+            "llmnr.queries.rrname" => LlmnrQueriesRrname,
+            "llmnr.answers.rrname" => LlmnrAnswersRrname,
+            "llmnr.authorities.rrname" => LlmnrAuthoritiesRrname,
+            "llmnr.additionals.rrname" => LlmnrAdditionalsRrname,
+            "llmnr.response.rrname" => LlmnrResponseRrname,
             _ => return None,
         })
     }

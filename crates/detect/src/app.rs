@@ -798,6 +798,14 @@ impl TxCheck {
                 AppProto::Snmp,
                 vigil_applayer::SnmpEvent::from_name(name)?.name(),
             ),
+            "mdns" => TxCheck::Event(
+                AppProto::Mdns,
+                vigil_applayer::DnsEvent::from_name(name)?.name(),
+            ),
+            "llmnr" => TxCheck::Event(
+                AppProto::Llmnr,
+                vigil_applayer::LlmnrEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1087,6 +1095,17 @@ fn side(b: BufferId) -> Side {
         | EmailDate | EmailMessageId | EmailXMailer | EmailReceived | EmailUrl | EmailBodyMd5 => {
             Side::Request
         }
+        // mDNS and LLMNR: every buffer in the message's own direction.
+        MdnsQueriesRrname
+        | MdnsAnswersRrname
+        | MdnsAuthoritiesRrname
+        | MdnsAdditionalsRrname
+        | MdnsResponseRrname
+        | LlmnrQueriesRrname
+        | LlmnrAnswersRrname
+        | LlmnrAuthoritiesRrname
+        | LlmnrAdditionalsRrname
+        | LlmnrResponseRrname => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -1136,6 +1155,8 @@ pub(crate) fn spec_directions(
             | AppProto::Snmp
             | AppProto::Ike
             | AppProto::FtpData
+            | AppProto::Mdns
+            | AppProto::Llmnr
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1434,7 +1455,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 17] = [
+pub(crate) const PROTOS: [AppProto; 19] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1452,6 +1473,8 @@ pub(crate) const PROTOS: [AppProto; 17] = [
     AppProto::Snmp,
     AppProto::Ike,
     AppProto::FtpData,
+    AppProto::Mdns,
+    AppProto::Llmnr,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1479,6 +1502,8 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Snmp => 14,
         AppProto::Ike => 15,
         AppProto::FtpData => 16,
+        AppProto::Mdns => 17,
+        AppProto::Llmnr => 18,
     }
 }
 
@@ -1726,6 +1751,8 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Snmp => &[AppProto::Snmp],
         AppProto::Ike => &[AppProto::Ike],
         AppProto::FtpData => &[AppProto::FtpData],
+        AppProto::Mdns => &[AppProto::Mdns],
+        AppProto::Llmnr => &[AppProto::Llmnr],
     }
 }
 

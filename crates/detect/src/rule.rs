@@ -373,6 +373,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "krb5" => (ProtoMatch::TcpUdp, Some(AppProto::Krb5)),
         "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),
         "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
+        "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
+        "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
         _ => return None,
     })
 }

@@ -607,8 +607,8 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id, &mut self.text)?;
-        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE and FTP data
-        // loggers write their records without `tx_id`; flow records have
+        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE, FTP data,
+        // mDNS and LLMNR loggers write their records without `tx_id`; flow records have
         // none.
         if let Some(tx) = ev.tx_id.filter(|_| {
             !matches!(
@@ -623,6 +623,8 @@ impl EveFormatter {
                     | "ftp_data"
                     | "flow"
                     | "netflow"
+                    | "mdns"
+                    | "llmnr"
             )
         }) {
             o.uint("tx_id", tx)?;
