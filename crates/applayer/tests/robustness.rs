@@ -352,10 +352,13 @@ fn probing_by_content() {
     ];
     assert_eq!(probe_udp(ToServer, q, 53), ProbeResult::Dns);
     // Over UDP, DNS is DNS on its port only (Suricata's probing parser):
-    // mDNS, LLMNR, NetBIOS and DNSCrypt's port 443 are not.
-    for port in [5353, 5355, 137, 443] {
+    // NetBIOS and DNSCrypt's port 443 are not; mDNS's and LLMNR's ports
+    // are those protocols.
+    for port in [137, 443] {
         assert_eq!(probe_udp(ToServer, q, port), ProbeResult::Unknown, "{port}");
     }
+    assert_eq!(probe_udp(ToServer, q, 5353), ProbeResult::Mdns);
+    assert_eq!(probe_udp(ToServer, q, 5355), ProbeResult::Llmnr);
     assert_eq!(
         probe_udp(ToClient, q, 53),
         ProbeResult::Unknown,
