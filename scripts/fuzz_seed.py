@@ -572,6 +572,33 @@ def main():
 
     add("applayer_snmp", "get_v2c", chunks([(0, one_datagram(snmp_get))]))
     add("applayer_snmp", "trap_v1", chunks([(0, one_datagram(snmp_trap))]))
+    def dns_name(n):
+        return b"".join(bytes([len(label)]) + label.encode() for label in n.split(".")) + b"\0"
+
+    def dns_msg(ident, flags, qs, ans):
+        b = struct.pack(">HHHHHH", ident, flags, len(qs), len(ans), 0, 0)
+        for n, t in qs:
+            b += dns_name(n) + struct.pack(">HH", t, 1)
+        for n, t, ttl, rd in ans:
+            b += dns_name(n) + struct.pack(">HHIH", t, 1, ttl, len(rd)) + rd
+        return b
+
+    def dns_datagram(build):
+        # Grow a label until the message is one data operation (one datagram).
+        pad = "h"
+        while (len(build(pad)) - 1) % 7:
+            pad += "x"
+        return build(pad)
+
+    add("applayer_mdns", "query_announce", chunks([
+        (0, dns_datagram(lambda h: dns_msg(0, 0, [(h + ".local", 12)], []))),
+        (0, dns_datagram(lambda h: dns_msg(0, 0x8400, [], [
+            (h + ".local", 1, 120, b"\x0a\x00\x00\x09"),
+            ("_ipp._tcp.local", 12, 4500, dns_name(h + "._ipp._tcp.local")),
+            (h + "._ipp._tcp.local", 16, 4500, b"\x05txtvy\x04abcd")])))]))
+    add("applayer_llmnr", "query_answer", chunks([
+        (0, dns_datagram(lambda h: dns_msg(0x1234, 0, [(h, 1)], []))),
+        (1, dns_datagram(lambda h: dns_msg(0x1234, 0x8000, [(h, 1)], [(h, 1, 30, b"\x0a\x00\x00\x07")])))]))
     def ike_payload(nxt, body):
         return struct.pack(">BBH", nxt, 0, len(body) + 4) + body
 

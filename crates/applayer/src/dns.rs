@@ -7,6 +7,9 @@
 //! per name, and at most [`AppLayerConfig::dns_max_name`] bytes, longer
 //! names are kept truncated and flagged).
 //!
+//! mDNS and LLMNR are variants of this state ([`crate::mdns`] holds
+//! what differs: their events, buffers and records).
+//!
 //! Not done: EDNS option decoding beyond code and data, DNSSEC record
 //! contents (logged by type only), SVCB/HTTPS parameters.
 
@@ -16,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crate::events::{AppLayerEvent, DnsEvent};
 use crate::state::{TxCommon, TxId, TxProgress};
-use crate::{AppLayerConfig, BufferId, Direction, Timestamp, Transport};
+use crate::{AppLayerConfig, AppProto, BufferId, Direction, Timestamp, Transport};
 
 /// A decompressed name, dotted, without the trailing dot.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -397,6 +400,8 @@ pub struct DnsTx {
     pub(crate) common: TxCommon,
     pub dir: Direction,
     pub message: DnsMessage,
+    /// `Dns`, `Mdns` or `Llmnr`.
+    pub variant: AppProto,
 }
 
 impl DnsTx {
@@ -432,6 +437,9 @@ impl DnsTx {
         if dir != self.dir {
             return Vec::new();
         }
+        if self.variant != AppProto::Dns {
+            return crate::mdns::buffers(self, id);
+        }
         let m = &self.message;
         match id {
             BufferId::DnsQuery if self.is_request() => {
@@ -443,29 +451,36 @@ impl DnsTx {
             BufferId::DnsAnswersRrname => {
                 m.answers.iter().map(|a| a.name.value.as_slice()).collect()
             }
-            BufferId::DnsResponseRrname if !self.is_request() => {
-                let mut out: Vec<&[u8]> =
-                    m.queries.iter().map(|q| q.name.value.as_slice()).collect();
-                for a in m.answers.iter().chain(&m.authorities).chain(&m.additionals) {
-                    out.push(&a.name.value);
-                    match &a.data {
-                        DnsRData::Name(n) => out.push(&n.value),
-                        DnsRData::Soa { mname, rname, .. } => {
-                            out.push(&mname.value);
-                            out.push(&rname.value);
-                        }
-                        DnsRData::Srv { target, .. } => out.push(&target.value),
-                        _ => {}
-                    }
-                }
-                out
-            }
+            BufferId::DnsResponseRrname if !self.is_request() => self.response_names(),
             _ => Vec::new(),
         }
     }
 
+    /// Every name of the message: queries, then each record's name and
+    /// the names inside its data (`dns.response.rrname`).
+    pub(crate) fn response_names(&self) -> Vec<&[u8]> {
+        let m = &self.message;
+        let mut out: Vec<&[u8]> = m.queries.iter().map(|q| q.name.value.as_slice()).collect();
+        for a in m.answers.iter().chain(&m.authorities).chain(&m.additionals) {
+            out.push(&a.name.value);
+            match &a.data {
+                DnsRData::Name(n) => out.push(&n.value),
+                DnsRData::Soa { mname, rname, .. } => {
+                    out.push(&mname.value);
+                    out.push(&rname.value);
+                }
+                DnsRData::Srv { target, .. } => out.push(&target.value),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// The EVE `dns` object in Suricata 8's version 3 format.
     pub fn eve(&self) -> Value {
+        if self.variant != AppProto::Dns {
+            return crate::mdns::eve(self);
+        }
         let m = &self.message;
         let h = &m.header;
         let mut o = Map::new();
@@ -552,11 +567,11 @@ impl DnsTx {
     }
 }
 
-fn lossy(b: &[u8]) -> Value {
+pub(crate) fn lossy(b: &[u8]) -> Value {
     Value::String(String::from_utf8_lossy(b).into_owned())
 }
 
-fn rdata_object(d: &DnsRData) -> Option<Value> {
+pub(crate) fn rdata_object(d: &DnsRData) -> Option<Value> {
     Some(match d {
         DnsRData::Soa {
             mname,
@@ -753,9 +768,14 @@ pub fn rcode_string(rc: u8) -> String {
 /// Per-flow DNS state.
 pub struct DnsState {
     transport: Transport,
-    cfg: AppLayerConfig,
-    txs: VecDeque<DnsTx>,
-    next_id: TxId,
+    pub(crate) cfg: AppLayerConfig,
+    pub(crate) txs: VecDeque<DnsTx>,
+    pub(crate) next_id: TxId,
+    /// `Dns`, or the variant parsed with DNS's parser (`Mdns`, `Llmnr`).
+    variant: AppProto,
+    /// The flow's first packet came from the server (LLMNR found on the
+    /// client's port): requests come the flow's way back.
+    pub(crate) reversed: bool,
     /// TCP: bytes of the message being reassembled, per direction (at most
     /// two length bytes plus 65,535).
     tcp_buf: [Vec<u8>; 2],
@@ -769,7 +789,15 @@ pub struct DnsState {
 
 impl DnsState {
     pub fn new(transport: Transport, cfg: &AppLayerConfig) -> Self {
+        Self::with_variant(AppProto::Dns, transport, cfg)
+    }
+
+    /// The state of a protocol that carries DNS messages: `Dns`, `Mdns`
+    /// or `Llmnr`.
+    pub fn with_variant(variant: AppProto, transport: Transport, cfg: &AppLayerConfig) -> Self {
         DnsState {
+            variant,
+            reversed: false,
             transport,
             cfg: cfg.clone(),
             txs: VecDeque::new(),
@@ -786,6 +814,11 @@ impl DnsState {
     /// with `dns.*` buffers see the message in both places.
     pub fn take_raw_trigger(&mut self, dir: Direction) -> bool {
         std::mem::take(&mut self.raw_trigger[dir.index()])
+    }
+
+    /// The flow's protocol: `Dns`, `Mdns` or `Llmnr`.
+    pub fn proto(&self) -> AppProto {
+        self.variant
     }
 
     pub fn transactions(&self) -> impl Iterator<Item = &DnsTx> {
@@ -859,6 +892,9 @@ impl DnsState {
     }
 
     fn message(&mut self, dir: Direction, msg: &[u8], ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
+        if self.variant != AppProto::Dns {
+            return crate::mdns::message(self, dir, msg, ts, ev);
+        }
         match parse_message(msg, self.cfg.dns_max_name) {
             Ok((m, events)) => {
                 let id = self.next_id;
@@ -890,6 +926,7 @@ impl DnsState {
                     common: TxCommon::new(id, ts),
                     dir,
                     message: m,
+                    variant: AppProto::Dns,
                 });
             }
             Err(e) => ev.push(AppLayerEvent::Dns(e, None)),

@@ -96,6 +96,19 @@ event_enum! {
 }
 
 event_enum! {
+    /// LLMNR events (Suricata's `rust/src/llmnr`).
+    LlmnrEvent {
+        MalformedData => "MALFORMED_DATA",
+        NotRequest => "NOT_REQUEST",
+        NotResponse => "NOT_RESPONSE",
+        ZFlagSet => "Z_FLAG_SET",
+        InvalidOpcode => "INVALID_OPCODE",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
+event_enum! {
     /// TLS events (Suricata's `app-layer-ssl.c`).
     TlsEvent {
         InvalidSslv2Header => "INVALID_SSLV2_HEADER",
@@ -408,6 +421,9 @@ pub enum AppLayerEvent {
     Pgsql(PgsqlEvent, Option<TxId>),
     Enip(EnipEvent, Option<TxId>),
     Quic(QuicEvent, Option<TxId>),
+    /// mDNS raises the DNS parser's events under `mdns.`.
+    Mdns(DnsEvent, Option<TxId>),
+    Llmnr(LlmnrEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -432,6 +448,8 @@ impl AppLayerEvent {
             AppLayerEvent::Pgsql(..) => AppProto::Pgsql,
             AppLayerEvent::Enip(..) => AppProto::Enip,
             AppLayerEvent::Quic(..) => AppProto::Quic,
+            AppLayerEvent::Mdns(..) => AppProto::Mdns,
+            AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
         }
     }
 
@@ -469,6 +487,8 @@ impl AppLayerEvent {
             AppLayerEvent::Pgsql(e, _) => e.name(),
             AppLayerEvent::Enip(e, _) => e.name(),
             AppLayerEvent::Quic(e, _) => e.name(),
+            AppLayerEvent::Mdns(e, _) => e.name(),
+            AppLayerEvent::Llmnr(e, _) => e.name(),
         }
     }
 
@@ -492,6 +512,7 @@ impl AppLayerEvent {
             | AppLayerEvent::Quic(_, t) => *t,
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
+            AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
         }
     }
 

@@ -1129,6 +1129,7 @@ impl DnsTx {
             common: TxCommon::new(0, ts),
             dir,
             message,
+            variant: crate::AppProto::Dns,
         }
     }
 }

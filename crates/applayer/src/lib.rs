@@ -13,7 +13,7 @@
 //! |---|---|
 //! | [`probe`](mod@probe) | protocol detection from the first bytes of each direction |
 //! | [`http`] | HTTP/1.0 and 1.1: pipelining, chunked and length bodies, gzip/deflate, URI normalisation as libhtp |
-//! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection |
+//! | [`dns`] | DNS over UDP and TCP, name decompression with loop protection; mDNS and LLMNR as its variants |
 //! | [`tls`] | TLS record layer, hellos, certificates (X.509), JA3/JA3S/JA4 |
 //! | [`http2`] | HTTP/2 in clear text (h2c): frames, HPACK header blocks, streams as transactions, DoH |
 //! | [`smb`] | SMB 1/2/3 over NBSS: transactions, tree connects, NTLMSSP, files at offsets, DCERPC over named pipes |
@@ -30,6 +30,7 @@
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
+//! | [`mdns`] | mDNS (UDP 5353) and LLMNR (UDP/TCP 5355): DNS messages with their own events, buffers and records |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
@@ -63,6 +64,7 @@ pub mod http;
 pub mod http2;
 pub mod ike;
 pub mod krb5;
+pub mod mdns;
 pub mod mqtt;
 pub mod msg;
 pub mod passive;
@@ -83,8 +85,8 @@ pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent,
-    SnmpEvent, TlsEvent, WebSocketEvent,
+    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
+    SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -144,6 +146,10 @@ pub enum AppProto {
     Pgsql,
     /// EtherNet/IP (CIP over TCP and UDP).
     Enip,
+    /// Multicast DNS (UDP 5353), parsed by [`dns`].
+    Mdns,
+    /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
+    Llmnr,
 }
 
 impl AppProto {
@@ -172,6 +178,8 @@ impl AppProto {
             AppProto::WebSocket => "websocket",
             AppProto::Pgsql => "pgsql",
             AppProto::Enip => "enip",
+            AppProto::Mdns => "mdns",
+            AppProto::Llmnr => "llmnr",
         }
     }
 }
@@ -281,6 +289,19 @@ pub enum BufferId {
     HttpRequestHeader,
     /// Multi-buffer: one `Name: value` per response header.
     HttpResponseHeader,
+    /// Multi-buffers of mDNS and LLMNR messages (either direction):
+    /// the names of the queries, answers, authorities and additionals,
+    /// and every name of a response (as `dns.response.rrname`).
+    MdnsQueriesRrname,
+    MdnsAnswersRrname,
+    MdnsAuthoritiesRrname,
+    MdnsAdditionalsRrname,
+    MdnsResponseRrname,
+    LlmnrQueriesRrname,
+    LlmnrAnswersRrname,
+    LlmnrAuthoritiesRrname,
+    LlmnrAdditionalsRrname,
+    LlmnrResponseRrname,
     /// `file.data`: the (decompressed) response body to the client, the
     /// request body to the server.
     FileData,
@@ -562,6 +583,16 @@ impl BufferId {
         BufferId::QuicVersion,
         BufferId::QuicCyuHash,
         BufferId::QuicCyuString,
+        BufferId::MdnsQueriesRrname,
+        BufferId::MdnsAnswersRrname,
+        BufferId::MdnsAuthoritiesRrname,
+        BufferId::MdnsAdditionalsRrname,
+        BufferId::MdnsResponseRrname,
+        BufferId::LlmnrQueriesRrname,
+        BufferId::LlmnrAnswersRrname,
+        BufferId::LlmnrAuthoritiesRrname,
+        BufferId::LlmnrAdditionalsRrname,
+        BufferId::LlmnrResponseRrname,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -602,6 +633,16 @@ impl BufferId {
             PgsqlQuery => AppProto::Pgsql,
             EnipProductName | EnipServiceName => AppProto::Enip,
             QuicSni | QuicUa | QuicVersion | QuicCyuHash | QuicCyuString => AppProto::Quic,
+            MdnsQueriesRrname
+            | MdnsAnswersRrname
+            | MdnsAuthoritiesRrname
+            | MdnsAdditionalsRrname
+            | MdnsResponseRrname => AppProto::Mdns,
+            LlmnrQueriesRrname
+            | LlmnrAnswersRrname
+            | LlmnrAuthoritiesRrname
+            | LlmnrAdditionalsRrname
+            | LlmnrResponseRrname => AppProto::Llmnr,
             _ => AppProto::Http,
         }
     }
@@ -639,6 +680,16 @@ impl BufferId {
                 | EmailUrl
                 | QuicCyuHash
                 | QuicCyuString
+                | MdnsQueriesRrname
+                | MdnsAnswersRrname
+                | MdnsAuthoritiesRrname
+                | MdnsAdditionalsRrname
+                | MdnsResponseRrname
+                | LlmnrQueriesRrname
+                | LlmnrAnswersRrname
+                | LlmnrAuthoritiesRrname
+                | LlmnrAdditionalsRrname
+                | LlmnrResponseRrname
         )
     }
 
@@ -767,6 +818,16 @@ impl BufferId {
             "quic.version" => QuicVersion,
             "quic.cyu.hash" => QuicCyuHash,
             "quic.cyu.string" => QuicCyuString,
+            "mdns.queries.rrname" => MdnsQueriesRrname,
+            "mdns.answers.rrname" => MdnsAnswersRrname,
+            "mdns.authorities.rrname" => MdnsAuthoritiesRrname,
+            "mdns.additionals.rrname" => MdnsAdditionalsRrname,
+            "mdns.response.rrname" => MdnsResponseRrname,
+            "llmnr.queries.rrname" => LlmnrQueriesRrname,
+            "llmnr.answers.rrname" => LlmnrAnswersRrname,
+            "llmnr.authorities.rrname" => LlmnrAuthoritiesRrname,
+            "llmnr.additionals.rrname" => LlmnrAdditionalsRrname,
+            "llmnr.response.rrname" => LlmnrResponseRrname,
             _ => return None,
         })
     }

@@ -33,6 +33,8 @@ pub enum ProbeResult {
     Ike,
     Pgsql,
     Quic,
+    Mdns,
+    Llmnr,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -61,6 +63,8 @@ impl ProbeResult {
             ProbeResult::Ike => Some(AppProto::Ike),
             ProbeResult::Pgsql => Some(AppProto::Pgsql),
             ProbeResult::Quic => Some(AppProto::Quic),
+            ProbeResult::Mdns => Some(AppProto::Mdns),
+            ProbeResult::Llmnr => Some(AppProto::Llmnr),
             _ => None,
         }
     }
@@ -329,6 +333,29 @@ fn probe_enip(data: &[u8]) -> Option<bool> {
     (data.len() >= crate::enip::HEADER_LEN).then(|| crate::enip::probe(data))
 }
 
+/// LLMNR over TCP: a length-prefixed DNS message (`None` until it is
+/// all there).
+fn probe_llmnr_tcp(data: &[u8]) -> Option<bool> {
+    if data.len() < 2 {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([data[0], data[1]]));
+    if len < 12 {
+        return Some(false);
+    }
+    if data.len() < 2 + len {
+        // Longer than the probing depth: the header alone decides, as
+        // Suricata's probe does on a partial message.
+        if data.len() < PROBE_DEPTH {
+            return None;
+        }
+        return Some(
+            crate::mdns::header(&data[2..]).is_some_and(|h| crate::mdns::header_plausible(&h, len)),
+        );
+    }
+    Some(crate::mdns::probe(&data[2..2 + len]))
+}
+
 /// `Yes` when `data` starts with `p`, `More` while it is a prefix of `p`.
 fn prefix(data: &[u8], p: &[u8]) -> Verdict {
     if data.len() >= p.len() {
@@ -573,6 +600,14 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             on_port(dst_port_hint == crate::enip::PORT, probe_enip(first_bytes)),
             &[crate::enip::PORT],
         ),
+        (
+            ProbeResult::Llmnr,
+            on_port(
+                dst_port_hint == crate::mdns::LLMNR_PORT,
+                probe_llmnr_tcp(first_bytes),
+            ),
+            &[crate::mdns::LLMNR_PORT],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -619,6 +654,14 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     if crate::quic::PORTS.contains(&port_hint) && crate::quic::probe(datagram) {
         return ProbeResult::Quic;
     }
+    // mDNS and LLMNR on their ports (Suricata's defaults), either kind
+    // of message.
+    if port_hint == crate::mdns::MDNS_PORT && crate::mdns::probe(datagram) {
+        return ProbeResult::Mdns;
+    }
+    if port_hint == crate::mdns::LLMNR_PORT && crate::mdns::probe(datagram) {
+        return ProbeResult::Llmnr;
+    }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's
     // DNSCrypt certificate queries on UDP 443 would be DNS here and not
@@ -649,6 +692,13 @@ pub struct ProtocolDetector {
     buf: [Vec<u8>; 2],
     failed: [bool; 2],
     result: Option<Detection>,
+    /// UDP: the client's port, tried as mDNS's and LLMNR's when the
+    /// server port says nothing (a responder's unicast answer opens a
+    /// flow of its own, from port 5353/5355).
+    client_port: u16,
+    /// Detected by the client's port: the first packet was the
+    /// server's (Suricata reverses such a flow).
+    reversed: bool,
 }
 
 impl ProtocolDetector {
@@ -660,7 +710,20 @@ impl ProtocolDetector {
             buf: [Vec::new(), Vec::new()],
             failed: [false, false],
             result: None,
+            client_port: 0,
+            reversed: false,
         }
+    }
+
+    /// The UDP client's port (see [`ProtocolDetector::reversed`]).
+    pub fn set_client_port(&mut self, port: u16) {
+        self.client_port = port;
+    }
+
+    /// Whether the protocol was found on the client's port (mDNS, LLMNR):
+    /// the flow's first packet came from the server.
+    pub fn reversed(&self) -> bool {
+        self.reversed
     }
 
     /// The decision so far.
@@ -678,7 +741,22 @@ impl ProtocolDetector {
             return Detection::Pending;
         }
         let r = match self.transport {
-            Transport::Udp => probe_udp(dir, data, self.port_hint),
+            Transport::Udp => {
+                let r = probe_udp(dir, data, self.port_hint);
+                let by_client = matches!(
+                    self.client_port,
+                    crate::mdns::MDNS_PORT | crate::mdns::LLMNR_PORT
+                ) && self.client_port != self.port_hint;
+                match probe_udp(dir, data, self.client_port) {
+                    r2 @ (ProbeResult::Mdns | ProbeResult::Llmnr)
+                        if r.proto().is_none() && by_client =>
+                    {
+                        self.reversed = true;
+                        r2
+                    }
+                    _ => r,
+                }
+            }
             Transport::Tcp => {
                 let room = PROBE_DEPTH.saturating_sub(self.buf[d].len());
                 self.buf[d].extend_from_slice(&data[..data.len().min(room)]);

@@ -124,6 +124,9 @@ impl AppLayerState {
         match proto {
             AppProto::Http => AppLayerState::Http(Box::new(HttpState::new(cfg))),
             AppProto::Dns => AppLayerState::Dns(Box::new(DnsState::new(transport, cfg))),
+            AppProto::Mdns | AppProto::Llmnr => {
+                AppLayerState::Dns(Box::new(DnsState::with_variant(proto, transport, cfg)))
+            }
             AppProto::Tls => AppLayerState::Tls(Box::new(TlsState::new(cfg))),
             AppProto::Ssh => AppLayerState::Ssh(Box::new(SshState::new())),
             // Connectionless DCERPC (UDP) is not parsed: detected only.
@@ -170,6 +173,15 @@ impl AppLayerState {
         }
     }
 
+    /// The flow's first packet came from the server (mDNS and LLMNR
+    /// found on the client's port): LLMNR then expects requests the
+    /// flow's way back.
+    pub fn set_reversed(&mut self) {
+        if let AppLayerState::Dns(s) = self {
+            s.reversed = true;
+        }
+    }
+
     /// The state of an FTP data connection its control channel announced
     /// (`info`: the command and file name that use it), opened at `ts`.
     pub fn ftp_data(info: Option<crate::ftpdata::FtpDataInfo>, ts: Timestamp) -> Self {
@@ -179,7 +191,7 @@ impl AppLayerState {
     pub fn proto(&self) -> AppProto {
         match self {
             AppLayerState::Http(_) => AppProto::Http,
-            AppLayerState::Dns(_) => AppProto::Dns,
+            AppLayerState::Dns(s) => s.proto(),
             AppLayerState::Tls(_) => AppProto::Tls,
             AppLayerState::Ssh(_) => AppProto::Ssh,
             AppLayerState::Dcerpc(_) => AppProto::Dcerpc,

@@ -401,10 +401,13 @@ fn probing_by_content() {
     ];
     assert_eq!(probe_udp(ToServer, q, 53), ProbeResult::Dns);
     // Over UDP, DNS is DNS on its port only (Suricata's probing parser):
-    // mDNS, LLMNR, NetBIOS and DNSCrypt's port 443 are not.
-    for port in [5353, 5355, 137, 443] {
+    // NetBIOS and DNSCrypt's port 443 are not; mDNS's and LLMNR's ports
+    // are those protocols.
+    for port in [137, 443] {
         assert_eq!(probe_udp(ToServer, q, port), ProbeResult::Unknown, "{port}");
     }
+    assert_eq!(probe_udp(ToServer, q, 5353), ProbeResult::Mdns);
+    assert_eq!(probe_udp(ToServer, q, 5355), ProbeResult::Llmnr);
     assert_eq!(
         probe_udp(ToClient, q, 53),
         ProbeResult::Unknown,
@@ -1899,4 +1902,88 @@ fn quic_real_initials_truncated_garbage() {
         names(&t.feed(Direction::ToServer, &big, 4)),
         ["ERROR_ON_HEADER"]
     );
+}
+
+proptest! {
+    #[test]
+    fn mdns_llmnr_never_panic(c in seeded(&[0x00, 0x00, 0x84, 0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x00, 0x00, 0x01])) {
+        exercise(AppProto::Mdns, Transport::Udp, &c);
+        exercise(AppProto::Llmnr, Transport::Udp, &c);
+        exercise(AppProto::Llmnr, Transport::Tcp, &c);
+    }
+}
+
+/// mDNS and LLMNR: truncated, oversized, garbage and gaps; detection on
+/// their ports and on the responder's source port.
+#[test]
+fn mdns_llmnr_truncated_oversized_gap_garbage() {
+    use vigil_applayer::mdns::build::message;
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<String> {
+        ev.iter().map(|e| e.keyword()).collect()
+    };
+    let q = message(1, 0, &[("host.local", 1)], &[]);
+    let mut m = AppLayerState::new(AppProto::Mdns, Transport::Udp);
+    assert!(m.feed(ToServer, &q, 1).is_empty());
+    // Truncated: malformed, on the newest transaction.
+    assert_eq!(
+        names(&m.feed(ToServer, &q[..q.len() - 3], 2)),
+        ["mdns.malformed_data"]
+    );
+    assert_eq!(m.tx_events(0).len(), 1);
+    // Garbage and short datagrams are not DNS: nothing.
+    assert!(m
+        .feed(ToServer, b"\xff\xff\xff\xff\xff\xff garbage", 3)
+        .is_empty());
+    assert!(m.feed(ToServer, b"\x00", 4).is_empty());
+    // Oversized: a name past the cap is kept truncated and flagged.
+    let long = format!("{}.local", vec!["a".repeat(60); 30].join("."));
+    let big = message(2, 0, &[(long.as_str(), 1)], &[]);
+    assert_eq!(names(&m.feed(ToServer, &big, 5)), ["mdns.name_too_long"]);
+    let e = m.eve(1).unwrap();
+    assert_eq!(e["queries"][0]["rrname_truncated"], true);
+    assert!(e["queries"][0]["rrname"].as_str().unwrap().len() <= 1025);
+    assert_eq!(m.transactions().len(), 2);
+    // LLMNR over TCP: a message split anywhere, a gap resynchronises on
+    // the next plausible message.
+    let mut framed = (q.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(&q);
+    let mut t = AppLayerState::new(AppProto::Llmnr, Transport::Tcp);
+    for b in framed.chunks(3) {
+        assert!(t.feed(ToServer, b, 1).is_empty());
+    }
+    assert_eq!(t.transactions().len(), 1);
+    t.on_gap(ToServer, Some(5));
+    assert!(t.feed(ToServer, &[0xff; 20], 2).is_empty());
+    t.feed(ToServer, &framed, 3);
+    assert_eq!(t.transactions().len(), 2);
+    assert_eq!(
+        t.buffer(1, BufferId::LlmnrQueriesRrname, ToServer),
+        Some(&b"host.local"[..])
+    );
+    // Detection: mDNS and LLMNR on their ports, DNS's own port stays DNS.
+    assert_eq!(probe_udp(ToServer, &q, 5353), ProbeResult::Mdns);
+    assert_eq!(probe_udp(ToServer, &q, 5355), ProbeResult::Llmnr);
+    assert_eq!(probe_udp(ToServer, &q, 53), ProbeResult::Dns);
+    assert_eq!(probe_udp(ToServer, &q[..11], 5353), ProbeResult::Unknown);
+    assert_eq!(probe(ToServer, &framed, 5355), ProbeResult::Llmnr);
+    // A responder's unicast answer opens a flow from port 5355.
+    let r = message(
+        1,
+        0x8000,
+        &[("host", 1)],
+        &[("host", 1, 30, vec![10, 0, 0, 1])],
+    );
+    let mut d = ProtocolDetector::new(Transport::Udp, 50000);
+    d.set_client_port(5355);
+    assert_eq!(d.feed(ToServer, &r), Detection::Detected(AppProto::Llmnr));
+    assert!(d.reversed());
+    let mut s = AppLayerState::new(AppProto::Llmnr, Transport::Udp);
+    s.set_reversed();
+    assert!(s.feed(ToServer, &r, 1).is_empty());
+    assert_eq!(s.eve(0).unwrap()["type"], "response");
+    // Not reversed, the same answer is not a request.
+    let mut n = AppLayerState::new(AppProto::Llmnr, Transport::Udp);
+    n.feed(ToServer, &q, 1);
+    assert_eq!(names(&n.feed(ToServer, &r, 2)), ["llmnr.not_request"]);
 }

@@ -849,6 +849,14 @@ impl TxCheck {
                 AppProto::Pgsql,
                 vigil_applayer::PgsqlEvent::from_name(name)?.name(),
             ),
+            "mdns" => TxCheck::Event(
+                AppProto::Mdns,
+                vigil_applayer::DnsEvent::from_name(name)?.name(),
+            ),
+            "llmnr" => TxCheck::Event(
+                AppProto::Llmnr,
+                vigil_applayer::LlmnrEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1289,6 +1297,17 @@ fn side(b: BufferId) -> Side {
         // QUIC: a packet's buffers, in its own direction.
         QuicSni | QuicVersion => Side::Both(AppDir::ToServer),
         QuicUa | QuicCyuHash | QuicCyuString => Side::Request,
+        // mDNS and LLMNR: every buffer in the message's own direction.
+        MdnsQueriesRrname
+        | MdnsAnswersRrname
+        | MdnsAuthoritiesRrname
+        | MdnsAdditionalsRrname
+        | MdnsResponseRrname
+        | LlmnrQueriesRrname
+        | LlmnrAnswersRrname
+        | LlmnrAuthoritiesRrname
+        | LlmnrAdditionalsRrname
+        | LlmnrResponseRrname => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -1341,6 +1360,8 @@ pub(crate) fn spec_directions(
             | AppProto::FtpData
             | AppProto::WebSocket
             | AppProto::Enip
+            | AppProto::Mdns
+            | AppProto::Llmnr
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1639,7 +1660,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 21] = [
+pub(crate) const PROTOS: [AppProto; 23] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1661,6 +1682,8 @@ pub(crate) const PROTOS: [AppProto; 21] = [
     AppProto::Pgsql,
     AppProto::Enip,
     AppProto::Quic,
+    AppProto::Mdns,
+    AppProto::Llmnr,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1692,6 +1715,8 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Pgsql => 18,
         AppProto::Enip => 19,
         AppProto::Quic => 20,
+        AppProto::Mdns => 21,
+        AppProto::Llmnr => 22,
     }
 }
 
@@ -1943,6 +1968,8 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Pgsql => &[AppProto::Pgsql],
         AppProto::Enip => &[AppProto::Enip],
         AppProto::Quic => &[AppProto::Quic],
+        AppProto::Mdns => &[AppProto::Mdns],
+        AppProto::Llmnr => &[AppProto::Llmnr],
     }
 }
 

@@ -152,7 +152,11 @@ impl AppFlow {
             Detection::Pending => false,
             Detection::Detected(p) => {
                 self.proto = AppProtoState::Detected(p);
-                self.state = Some(AppLayerState::with_config(p, transport, cfg));
+                let mut st = AppLayerState::with_config(p, transport, cfg);
+                if self.detector.as_ref().is_some_and(|d| d.reversed()) {
+                    st.set_reversed();
+                }
+                self.state = Some(st);
                 self.detector = None;
                 true
             }
@@ -171,6 +175,13 @@ impl AppFlow {
     pub fn expect_ftp_data(&mut self, info: &vigil_applayer::ftpdata::FtpDataInfo) {
         if self.detector.is_some() {
             self.ftp_data = Some(Box::new(info.clone()));
+        }
+    }
+
+    /// The UDP client's port, which mDNS and LLMNR detection also tries.
+    pub fn set_client_port(&mut self, port: u16) {
+        if let Some(d) = self.detector.as_mut() {
+            d.set_client_port(port);
         }
     }
 

@@ -2530,6 +2530,11 @@ impl Ctx {
             L4::Udp(_) => {
                 let app = st.app.get_or_insert_with(|| {
                     let mut a = AppFlow::new(vigil_applayer::Transport::Udp, server_port);
+                    a.set_client_port(if to_server {
+                        p.src_port()
+                    } else {
+                        p.dst_port()
+                    });
                     a.want_frames = self.detect.frame_types.clone();
                     Box::new(a)
                 });

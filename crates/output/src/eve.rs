@@ -607,9 +607,10 @@ impl EveFormatter {
         };
         let mut o = Obj::open(out);
         write_header(&mut o, ev, key, self.config.community_id, &mut self.text)?;
-        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE, FTP data,
-        // WebSocket and PostgreSQL loggers write their records without
-        // `tx_id` (PostgreSQL's is in its object); flow records have none.
+        // Suricata's SIP, MQTT, RFB, DHCP, Kerberos, SNMP, IKE, QUIC, FTP data,
+        // WebSocket, PostgreSQL, mDNS and LLMNR loggers write their records
+        // without `tx_id` (PostgreSQL's is in its object); flow records have
+        // none.
         if let Some(tx) = ev.tx_id.filter(|_| {
             !matches!(
                 key,
@@ -626,6 +627,8 @@ impl EveFormatter {
                     | "pgsql"
                     | "flow"
                     | "netflow"
+                    | "mdns"
+                    | "llmnr"
             )
         }) {
             o.uint("tx_id", tx)?;

@@ -72,7 +72,7 @@ impl Proto {
                     Proto::Udp
                 }
                 "dns" | "dcerpc" | "nfs" | "krb5" | "snmp" | "sip" | "enip" | "ldap"
-                | "netbios" | "file" | "arp" | "ether" => Proto::Ip,
+                | "netbios" | "file" | "arp" | "ether" | "llmnr" => Proto::Ip,
                 _ => Proto::Tcp,
             },
             other => other.clone(),

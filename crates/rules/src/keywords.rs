@@ -320,6 +320,17 @@ const TABLE: &[(&str, Kw)] = &[
     ("mdns.authorities.rrname", Sticky("mdns.authorities.rrname")),
     ("mdns.additionals.rrname", Sticky("mdns.additionals.rrname")),
     ("mdns.response.rrname", Sticky("mdns.response.rrname")),
+    ("llmnr.queries.rrname", Sticky("llmnr.queries.rrname")),
+    ("llmnr.answers.rrname", Sticky("llmnr.answers.rrname")),
+    (
+        "llmnr.authorities.rrname",
+        Sticky("llmnr.authorities.rrname"),
+    ),
+    (
+        "llmnr.additionals.rrname",
+        Sticky("llmnr.additionals.rrname"),
+    ),
+    ("llmnr.response.rrname", Sticky("llmnr.response.rrname")),
     ("enip.product_name", Sticky("enip.product_name")),
     ("enip.service_name", Sticky("enip.service_name")),
     // ---- transforms
@@ -784,11 +795,6 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
 
 /// Suricata 9 keywords the parser rejects as unknown.
 const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
-    ("llmnr.additionals.rrname", PROTO_NOT_PARSED),
-    ("llmnr.answers.rrname", PROTO_NOT_PARSED),
-    ("llmnr.authorities.rrname", PROTO_NOT_PARSED),
-    ("llmnr.queries.rrname", PROTO_NOT_PARSED),
-    ("llmnr.response.rrname", PROTO_NOT_PARSED),
     ("ntp.mode", PROTO_NOT_PARSED),
     ("ntp.reference_id", PROTO_NOT_PARSED),
     ("ntp.stratum", PROTO_NOT_PARSED),
@@ -897,6 +903,17 @@ const EVALUATED: &[&str] = &[
     "mqtt.publish.message",
     "mqtt.subscribe.topic",
     "mqtt.unsubscribe.topic",
+    // mDNS and LLMNR
+    "mdns.queries.rrname",
+    "mdns.answers.rrname",
+    "mdns.authorities.rrname",
+    "mdns.additionals.rrname",
+    "mdns.response.rrname",
+    "llmnr.queries.rrname",
+    "llmnr.answers.rrname",
+    "llmnr.authorities.rrname",
+    "llmnr.additionals.rrname",
+    "llmnr.response.rrname",
     // RFB
     "rfb.name",
     "rfb.sectype",
@@ -1357,6 +1374,7 @@ pub(crate) const APP_PROTOS: &[&str] = &[
     "websocket",
     "doh2",
     "mdns",
+    "llmnr",
     "netbios",
     "netbios-ssn",
     "sunrpc",
