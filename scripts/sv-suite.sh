@@ -58,7 +58,7 @@ python3 "$runner" \
     --source "$source_dir" \
     --cmd "$bin run {config_opt} {pcap_opt} {rules_opt} -l {outdir} {args}" \
     --category "${CATEGORY:-sig-core}" \
-    --features "${FEATURES:-MAGIC}" \
+    --features "${FEATURES:-MAGIC,HAVE_JA3}" \
     -j "${JOBS:-2}" \
     "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

@@ -114,6 +114,9 @@ impl Tx for PgsqlTx {
     }
 }
 
+/// The error and notice fields Suricata's EVE schema allows.
+const SCHEMA_FIELDS: &[u8] = b"SVCMFLR";
+
 /// The name Suricata logs an error or notice field under.
 fn field_name(t: u8) -> &'static str {
     match t {
@@ -194,7 +197,10 @@ impl PgsqlTx {
                     o.insert("ssl_accepted".into(), false.into());
                 }
                 Response::Error(f) | Response::Notice(f) => {
-                    for (t, v) in f {
+                    // Suricata also logs the other fields (detail, hint,
+                    // position ...), which its own EVE schema does not
+                    // allow; Vigil keeps to the schema.
+                    for (t, v) in f.iter().filter(|(t, _)| SCHEMA_FIELDS.contains(t)) {
                         o.insert(field_name(*t).into(), suri_str(v));
                     }
                 }
