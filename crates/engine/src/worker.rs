@@ -2690,7 +2690,15 @@ impl Ctx {
                 let Some(state) = app.state.as_ref() else {
                     break;
                 };
-                let rec = tx_record(app, id);
+                // The transaction's own record goes into each of its
+                // `fileinfo` records: built only for transactions with files.
+                let has_files = [
+                    vigil_applayer::Direction::ToServer,
+                    vigil_applayer::Direction::ToClient,
+                ]
+                .into_iter()
+                .any(|d| !vigil_applayer::files::tx_files(state, id, d).is_empty());
+                let rec = if has_files { tx_record(app, id) } else { None };
                 let files = crate::files::file_records(
                     state,
                     id,
