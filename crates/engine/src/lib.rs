@@ -183,7 +183,8 @@ pub struct EngineConfig {
     /// `flow.rate-tracking`: elephant-flow detection (`None`: off, as in
     /// Suricata without the setting).
     pub rate_tracking: Option<vigil_flow::RateConfig>,
-    /// Rebalancing flow steering over the workers (`steering`); `None`:
+    /// Balancing flow steering over the workers (`steering`: each new flow
+    /// to the least loaded worker); `None`:
     /// the static `hash % workers`.
     pub steering: Option<steering::SteeringConfig>,
 }
