@@ -638,6 +638,22 @@ def main():
     add("applayer_enip", "register_cip", chunks([(0, enip(0x65, 0, b"\x01\x00\x00\x00")), (1, enip(0x65, 7, b"\x01\x00\x00\x00")),
                                                  (0, enip_rr), (1, enip_rr_resp)]))
     add("applayer_enip", "gap", chunks([(0, enip_rr[:20])]) + GAP(0) + chunks([(0, enip_rr), (1, enip_rr_resp)]) + END(0) + END(1))
+    # LDAP: a bind, a search answered by an entry and its done, a response
+    # to no request, a gap then a request that resyncs.
+    def ldap_msg(mid, op):
+        return der(0x30, der(2, bytes([mid])) + op)
+    def ldap_result(tag, code, text):
+        return der(tag, der(0x0A, bytes([code])) + der(4, b"") + der(4, text))
+    ldap_bind = ldap_msg(1, der(0x60, der(2, b"\x03") + der(4, b"cn=admin,dc=example,dc=org") + der(0x80, b"secret")))
+    ldap_search = ldap_msg(2, der(0x63, der(4, b"dc=example,dc=org") + der(0x0A, b"\x02") + der(0x0A, b"\x00")
+                                  + der(2, b"\x00") + der(2, b"\x00") + der(1, b"\x00") + der(0x87, b"objectClass")
+                                  + der(0x30, der(4, b"cn") + der(4, b"mail"))))
+    ldap_entry = ldap_msg(2, der(0x64, der(4, b"cn=a,dc=example,dc=org")
+                                 + der(0x30, der(0x30, der(4, b"cn") + der(0x31, der(4, b"a"))))))
+    add("applayer_ldap", "bind_search", chunks([(0, ldap_bind), (1, ldap_msg(1, ldap_result(0x61, 0, b""))), (0, ldap_search),
+                                               (1, ldap_entry + ldap_msg(2, ldap_result(0x65, 0, b"done")))]))
+    add("applayer_ldap", "orphan_gap", chunks([(1, ldap_msg(9, ldap_result(0x6B, 32, b"no such"))), (0, ldap_bind[:9])])
+        + GAP(0) + chunks([(0, ldap_search), (1, ldap_entry)]) + END(0) + END(1))
     # QUIC: a gQUIC Q043 CHLO in the clear (one datagram of 7k + 1 bytes),
     # the start of a real IETF client Initial (crates/applayer/tests/data)
     # and a short-header datagram.

@@ -242,6 +242,16 @@ event_enum! {
 }
 
 event_enum! {
+    /// LDAP events (Suricata's `rust/src/ldap`).
+    LdapEvent {
+        TooManyTransactions => "too_many_transactions",
+        InvalidData => "invalid_data",
+        RequestNotFound => "request_not_found",
+        IncompleteData => "incomplete_data",
+    }
+}
+
+event_enum! {
     /// DHCP events (Suricata's `rust/src/dhcp`).
     DhcpEvent {
         TruncatedOptions => "truncated_options",
@@ -424,6 +434,7 @@ pub enum AppLayerEvent {
     /// mDNS raises the DNS parser's events under `mdns.`.
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
+    Ldap(LdapEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -450,6 +461,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(..) => AppProto::Quic,
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
+            AppLayerEvent::Ldap(..) => AppProto::Ldap,
         }
     }
 
@@ -489,6 +501,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(e, _) => e.name(),
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
+            AppLayerEvent::Ldap(e, _) => e.name(),
         }
     }
 
@@ -513,6 +526,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
+            AppLayerEvent::Ldap(_, t) => *t,
         }
     }
 

@@ -29,6 +29,7 @@
 //! | [`quic`] | QUIC over UDP: headers, Initial packets decrypted (RFC 9001), the TLS hellos in their CRYPTO frames, gQUIC handshake tags |
 //! | [`ike`] | IKEv1 (ISAKMP) and IKEv2 over UDP: SPIs, proposals and chosen transforms, key exchange, nonce, vendor IDs (`ipsec-parser` for v2) |
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
+//! | [`ldap`] | LDAP over TCP and UDP (CLDAP): messages (`ldap-parser`), requests with their responses by message id |
 //! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
 //! | [`mdns`] | mDNS (UDP 5353) and LLMNR (UDP/TCP 5355): DNS messages with their own events, buffers and records |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
@@ -64,6 +65,7 @@ pub mod http;
 pub mod http2;
 pub mod ike;
 pub mod krb5;
+pub mod ldap;
 pub mod mdns;
 pub mod mqtt;
 pub mod msg;
@@ -85,8 +87,8 @@ pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
-    SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
+    IkeEvent, Krb5Event, LdapEvent, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent,
+    SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -150,6 +152,8 @@ pub enum AppProto {
     Mdns,
     /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
     Llmnr,
+    /// LDAP over TCP and UDP (389, 3268).
+    Ldap,
 }
 
 impl AppProto {
@@ -180,6 +184,7 @@ impl AppProto {
             AppProto::Enip => "enip",
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
+            AppProto::Ldap => "ldap",
         }
     }
 }
@@ -302,6 +307,13 @@ pub enum BufferId {
     LlmnrAuthoritiesRrname,
     LlmnrAdditionalsRrname,
     LlmnrResponseRrname,
+    /// LDAP: the request's DN, and the multi-buffers of the responses'
+    /// DNs and messages and of the attribute types of either side.
+    LdapRequestDn,
+    LdapResponsesDn,
+    LdapResponsesMessage,
+    LdapRequestAttributeType,
+    LdapResponsesAttributeType,
     /// `file.data`: the (decompressed) response body to the client, the
     /// request body to the server.
     FileData,
@@ -593,6 +605,11 @@ impl BufferId {
         BufferId::LlmnrAuthoritiesRrname,
         BufferId::LlmnrAdditionalsRrname,
         BufferId::LlmnrResponseRrname,
+        BufferId::LdapRequestDn,
+        BufferId::LdapResponsesDn,
+        BufferId::LdapResponsesMessage,
+        BufferId::LdapRequestAttributeType,
+        BufferId::LdapResponsesAttributeType,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -643,6 +660,11 @@ impl BufferId {
             | LlmnrAuthoritiesRrname
             | LlmnrAdditionalsRrname
             | LlmnrResponseRrname => AppProto::Llmnr,
+            LdapRequestDn
+            | LdapResponsesDn
+            | LdapResponsesMessage
+            | LdapRequestAttributeType
+            | LdapResponsesAttributeType => AppProto::Ldap,
             _ => AppProto::Http,
         }
     }
@@ -690,6 +712,10 @@ impl BufferId {
                 | LlmnrAuthoritiesRrname
                 | LlmnrAdditionalsRrname
                 | LlmnrResponseRrname
+                | LdapResponsesDn
+                | LdapResponsesMessage
+                | LdapRequestAttributeType
+                | LdapResponsesAttributeType
         )
     }
 
@@ -828,6 +854,11 @@ impl BufferId {
             "llmnr.authorities.rrname" => LlmnrAuthoritiesRrname,
             "llmnr.additionals.rrname" => LlmnrAdditionalsRrname,
             "llmnr.response.rrname" => LlmnrResponseRrname,
+            "ldap.request.dn" => LdapRequestDn,
+            "ldap.responses.dn" => LdapResponsesDn,
+            "ldap.responses.message" => LdapResponsesMessage,
+            "ldap.request.attribute_type" => LdapRequestAttributeType,
+            "ldap.responses.attribute_type" => LdapResponsesAttributeType,
             _ => return None,
         })
     }

@@ -35,6 +35,7 @@ pub enum ProbeResult {
     Quic,
     Mdns,
     Llmnr,
+    Ldap,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -65,6 +66,7 @@ impl ProbeResult {
             ProbeResult::Quic => Some(AppProto::Quic),
             ProbeResult::Mdns => Some(AppProto::Mdns),
             ProbeResult::Llmnr => Some(AppProto::Llmnr),
+            ProbeResult::Ldap => Some(AppProto::Ldap),
             _ => None,
         }
     }
@@ -608,6 +610,16 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             ),
             &[crate::mdns::LLMNR_PORT],
         ),
+        // LDAP on its ports (Suricata's `detection-ports`): a message
+        // that decodes, or the start of one.
+        (
+            ProbeResult::Ldap,
+            on_port(
+                crate::ldap::PORTS.contains(&dst_port_hint),
+                crate::ldap::probe(first_bytes),
+            ),
+            &crate::ldap::PORTS[..],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -661,6 +673,10 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if port_hint == crate::mdns::LLMNR_PORT && crate::mdns::probe(datagram) {
         return ProbeResult::Llmnr;
+    }
+    // CLDAP on LDAP's ports: a whole message that decodes.
+    if crate::ldap::PORTS.contains(&port_hint) && crate::ldap::probe_datagram(datagram) {
+        return ProbeResult::Ldap;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

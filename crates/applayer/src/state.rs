@@ -170,6 +170,9 @@ impl AppLayerState {
                 AppLayerState::Ext(Box::new(crate::websocket::WebSocketState::new(cfg)))
             }
             AppProto::Pgsql => AppLayerState::Ext(Box::new(crate::pgsql::PgsqlState::new(cfg))),
+            AppProto::Ldap => {
+                AppLayerState::Ext(Box::new(crate::ldap::LdapState::new(transport, cfg)))
+            }
         }
     }
 

@@ -208,6 +208,13 @@ uint_fields! {
     EnipDeviceType => "enip.device_type", Enip, 65535, NONE;
     EnipVendorId => "enip.vendor_id", Enip, 65535, NONE;
     EnipCapabilities => "enip.capabilities", Enip, 65535, NONE;
+    LdapRequestOperation => "ldap.request.operation", Ldap, 255,
+        Syntax::Enum(crate::ldap::OPERATION_NAMES);
+    LdapResponsesOperation => "ldap.responses.operation", Ldap, 255,
+        Syntax::Enum(crate::ldap::OPERATION_NAMES);
+    LdapResponsesCount => "ldap.responses.count", Ldap, u32::MAX as u64, NONE;
+    LdapResponsesResultCode => "ldap.responses.result_code", Ldap, u32::MAX as u64,
+        Syntax::Enum(crate::ldap::RESULT_CODE_NAMES);
 }
 
 impl UintField {
@@ -218,6 +225,10 @@ impl UintField {
         match self {
             UintField::RfbSectype => Some(Direction::ToServer),
             UintField::RfbSecresult => Some(Direction::ToClient),
+            UintField::LdapRequestOperation => Some(Direction::ToServer),
+            UintField::LdapResponsesOperation
+            | UintField::LdapResponsesCount
+            | UintField::LdapResponsesResultCode => Some(Direction::ToClient),
             _ => None,
         }
     }

@@ -251,6 +251,18 @@ proptest! {
     }
 
     #[test]
+    fn ldap_never_panics(c in seeded(&[0x30, 0x0c, 0x02, 0x01, 0x01, 0x60, 0x07, 0x02, 0x01, 0x03, 0x04, 0x00, 0x80, 0x00])) {
+        exercise(AppProto::Ldap, Transport::Tcp, &c);
+        exercise(AppProto::Ldap, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn ldap_arbitrary(c in chunks()) {
+        exercise(AppProto::Ldap, Transport::Tcp, &c);
+        exercise(AppProto::Ldap, Transport::Udp, &c);
+    }
+
+    #[test]
     fn quic_never_panics(c in seeded(&[0xc3, 0, 0, 0, 1, 8, 0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08, 0, 0, 0x41, 0x00])) {
         exercise(AppProto::Quic, Transport::Udp, &c);
     }
@@ -1986,4 +1998,93 @@ fn mdns_llmnr_truncated_oversized_gap_garbage() {
     let mut n = AppLayerState::new(AppProto::Llmnr, Transport::Udp);
     n.feed(ToServer, &q, 1);
     assert_eq!(names(&n.feed(ToServer, &r, 2)), ["llmnr.not_request"]);
+}
+
+fn ldap_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+    let mut v = vec![tag];
+    if content.len() < 0x80 {
+        v.push(content.len() as u8);
+    } else {
+        v.extend_from_slice(&[0x82, (content.len() >> 8) as u8, content.len() as u8]);
+    }
+    v.extend_from_slice(content);
+    v
+}
+
+fn ldap_bind(id: u8, dn: &[u8]) -> Vec<u8> {
+    let op = ldap_tlv(
+        0x60,
+        &[ldap_tlv(2, &[3]), ldap_tlv(4, dn), ldap_tlv(0x80, b"pw")].concat(),
+    );
+    ldap_tlv(0x30, &[ldap_tlv(2, &[id]), op].concat())
+}
+
+/// LDAP: truncated, oversized, gap-ridden and garbage messages; what was
+/// read is kept, anomalies are Suricata's events, a bad message stops
+/// the parser.
+#[test]
+fn ldap_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let good = ldap_bind(1, b"cn=admin,dc=example,dc=org");
+    // Truncated: half a message, then the stream ends: nothing made up.
+    let mut s = AppLayerState::new(AppProto::Ldap, Transport::Tcp);
+    assert!(s.feed(ToServer, &good[..10], 1).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    // Oversized: a DN of 40,000 bytes in 1000-byte segments is buffered
+    // and parsed; a length past the 1 MiB cap is invalid at once.
+    let mut o = AppLayerState::new(AppProto::Ldap, Transport::Tcp);
+    let big = ldap_bind(2, &[b'a'; 40_000]);
+    for c in big.chunks(1000) {
+        assert!(o.feed(ToServer, c, 1).is_empty());
+    }
+    assert_eq!(o.transactions().len(), 1);
+    let huge = [0x30, 0x84, 0x10, 0, 0, 0, 2, 1, 1];
+    assert_eq!(names(&o.feed(ToClient, &huge, 2)), ["invalid_data"]);
+    assert!(!o.wants_data(ToServer));
+    // Garbage response (an INTEGER where the op should be).
+    let mut g = AppLayerState::new(AppProto::Ldap, Transport::Tcp);
+    g.feed(ToServer, &good, 1);
+    let bad = ldap_tlv(0x30, &[ldap_tlv(2, &[1]), ldap_tlv(2, &[7])].concat());
+    assert_eq!(names(&g.feed(ToClient, &bad, 2)), ["invalid_data"]);
+    assert_eq!(g.eve(0).unwrap()["request"]["operation"], "bind_request");
+    // A gap mid-message: the side resumes on the next whole message.
+    let mut p = AppLayerState::new(AppProto::Ldap, Transport::Tcp);
+    p.feed(ToServer, &good[..12], 1);
+    p.on_gap(ToServer, Some(5));
+    p.feed(ToServer, &ldap_bind(3, b"cn=next"), 2);
+    assert_eq!(p.transactions().len(), 1);
+    assert_eq!(p.eve(0).unwrap()["request"]["message_id"], 3);
+    // UDP: a truncated datagram is incomplete_data.
+    let mut u = AppLayerState::new(AppProto::Ldap, Transport::Udp);
+    assert_eq!(
+        names(&u.feed(ToServer, &good[..20], 1)),
+        ["incomplete_data"]
+    );
+}
+
+/// LDAP detection: a message on 389/3268, TCP and UDP.
+#[test]
+fn ldap_probe() {
+    use Direction::*;
+    let b = ldap_bind(1, b"cn=admin");
+    assert_eq!(probe(ToServer, &b, 389), ProbeResult::Ldap);
+    assert_eq!(probe(ToServer, &b, 3268), ProbeResult::Ldap);
+    assert_eq!(probe(ToServer, &b[..3], 389), ProbeResult::NeedMore);
+    assert_ne!(probe(ToServer, &b, 8080), ProbeResult::Ldap);
+    assert_ne!(
+        probe(ToServer, b"\x30\x03\x04\x01\x01", 389),
+        ProbeResult::Ldap
+    );
+    assert_eq!(
+        vigil_applayer::probe_udp(ToServer, &b, 389),
+        ProbeResult::Ldap
+    );
+    assert_ne!(
+        vigil_applayer::probe_udp(ToServer, &b[..8], 389),
+        ProbeResult::Ldap
+    );
 }

@@ -857,6 +857,10 @@ impl TxCheck {
                 AppProto::Llmnr,
                 vigil_applayer::LlmnrEvent::from_name(name)?.name(),
             ),
+            "ldap" => TxCheck::Event(
+                AppProto::Ldap,
+                vigil_applayer::LdapEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1033,7 +1037,8 @@ impl TxCheck {
             // SMB and ENIP events belong to the transaction whatever the
             // direction inspected (Suricata alerts both ways).
             TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
-                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip)) && e.name() == *name
+                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip | AppProto::Ldap))
+                    && e.name() == *name
             }),
             TxCheck::AppState {
                 to_server,
@@ -1308,6 +1313,9 @@ fn side(b: BufferId) -> Side {
         | LlmnrAuthoritiesRrname
         | LlmnrAdditionalsRrname
         | LlmnrResponseRrname => Side::Both(AppDir::ToServer),
+        // LDAP: the request's, then the responses'.
+        LdapRequestDn | LdapRequestAttributeType => Side::Request,
+        LdapResponsesDn | LdapResponsesMessage | LdapResponsesAttributeType => Side::Response,
     }
 }
 
@@ -1660,7 +1668,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 23] = [
+pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1684,6 +1692,7 @@ pub(crate) const PROTOS: [AppProto; 23] = [
     AppProto::Quic,
     AppProto::Mdns,
     AppProto::Llmnr,
+    AppProto::Ldap,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1717,6 +1726,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Quic => 20,
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
+        AppProto::Ldap => 23,
     }
 }
 
@@ -1970,6 +1980,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Quic => &[AppProto::Quic],
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
+        AppProto::Ldap => &[AppProto::Ldap],
     }
 }
 

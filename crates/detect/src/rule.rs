@@ -379,6 +379,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "quic" => (ProtoMatch::Number(17), Some(AppProto::Quic)),
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
+        "ldap" => (ProtoMatch::TcpUdp, Some(AppProto::Ldap)),
         _ => return None,
     })
 }

@@ -974,6 +974,16 @@ const EVALUATED: &[&str] = &[
     "quic.version",
     "quic.cyu.hash",
     "quic.cyu.string",
+    // LDAP
+    "ldap.request.operation",
+    "ldap.responses.operation",
+    "ldap.responses.count",
+    "ldap.request.dn",
+    "ldap.responses.dn",
+    "ldap.responses.result_code",
+    "ldap.responses.message",
+    "ldap.request.attribute_type",
+    "ldap.responses.attribute_type",
     // packet and header buffers
     "pkt_data",
     "ipv4.hdr",
