@@ -621,7 +621,7 @@ fn app_layer_protocol_keyword() {
     assert!(packet_alerts(&e, &frame, at(AppProtoState::Unknown)).is_empty());
     // Protocols Vigil does not detect stay not evaluable.
     let (_, report) = DetectEngine::build(
-        &parse(&["alert tcp any any -> any any (app-layer-protocol:ldap; sid:9;)"]),
+        &parse(&["alert tcp any any -> any any (app-layer-protocol:s7commplus; sid:9;)"]),
         &ClassificationConfig::default(),
     );
     assert_eq!(
@@ -634,7 +634,7 @@ fn app_layer_protocol_keyword() {
 fn unsupported_app_buffers_stay_not_evaluable() {
     let (e, report) = DetectEngine::build(
         &parse(&[
-            "alert tcp any any -> any any (ldap.request.dn; content:\"x\"; sid:1;)",
+            "alert tcp any any -> any any (dns.query.name; content:\"x\"; sid:1;)",
             "alert http any any -> any any (http.uri; luaxform:x.lua; content:\"x\"; sid:2;)",
             "alert http any any -> any any (http.uri; content:\"x\"; sid:3;)",
         ]),

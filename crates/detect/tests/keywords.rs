@@ -255,7 +255,7 @@ fn xbits_per_transaction_and_app_layer_rules_are_not_evaluable() {
     let vars = Vars::default();
     let rules: Vec<_> = [
         "alert tcp any any -> any any (xbits:isset,a,track tx; sid:1;)",
-        "alert ldap any any -> any any (content:\"a\"; sid:2;)",
+        "alert s7commplus any any -> any any (content:\"a\"; sid:2;)",
         // An xbits test decided after the flow state already changed.
         "alert tcp any any -> any any (xbits:isset,a,track ip_src; flowbits:set,b; sid:3;)",
         "pass tcp any any -> any any (xbits:set,a,track ip_src; sid:4;)",
@@ -278,12 +278,12 @@ fn xbits_per_transaction_and_app_layer_rules_are_not_evaluable() {
     );
     assert_eq!(report.loaded, 1);
     assert_eq!(
-        report.not_evaluable_by_keyword.get("protocol ldap"),
+        report.not_evaluable_by_keyword.get("protocol s7commplus"),
         Some(&1)
     );
     assert_eq!(
         vigil_detect::rule::not_evaluable_keywords(&rules[1]),
-        vec!["protocol ldap".to_string()]
+        vec!["protocol s7commplus".to_string()]
     );
 }
 

@@ -349,7 +349,7 @@ fn bad_rules_are_reported_and_others_still_load() {
     s.handshake().client_send(b"hello world");
     let rules = "alert tcp any any -> any any (msg:\"good\"; content:\"hello\"; sid:30;)\n\
                  alert tcp any any -> any any (msg:\"bad\"; content:\"x\"; nosuchkeyword; sid:31;)\n\
-                 alert tcp any any -> any any (msg:\"app\"; ldap.request.dn; content:\"/\"; sid:32;)\n";
+                 alert tcp any any -> any any (msg:\"app\"; dns.query.name; content:\"/\"; sid:32;)\n";
     let pcap = d.join("in.pcap");
     write_pcap_file(&pcap, s.frames()).unwrap();
     std::fs::write(d.join("r.rules"), rules).unwrap();

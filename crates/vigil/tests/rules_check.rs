@@ -21,7 +21,7 @@ fn vigil(args: &[&str]) -> Output {
 
 const MIXED: &str = "\
 alert tcp any any -> any any (msg:\"ok\"; content:\"a\"; sid:1; rev:1;)
-alert ldap any any -> any any (msg:\"app\"; ldap.request.dn; content:\"/x\"; sid:2;)
+alert gtp any any -> any any (msg:\"app\"; gtp_type:1; sid:2;)
 alert tcp any any -> any any (msg:\"bad pcre\"; pcre:\"/(/\"; sid:3;)
 alert tcp any any -> any any (msg:\"syntax\"; content:\"a\"; depth:0x; sid:4;)
 alert tcp any any -> any any (msg:\"gated\"; content:\"a\"; requires: version >= 99; sid:5;)
@@ -43,7 +43,7 @@ fn text_report_states_and_exit_status() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     let line = |n: usize, rest: &str| format!("{name}:{n}: {rest}");
     for want in [
-        line(2, "sid 2: keyword ldap.request.dn: not yet evaluable: "),
+        line(2, "sid 2: keyword gtp_type: not yet evaluable: "),
         line(3, "sid 3: keyword pcre: "),
         line(4, "sid 4: keyword depth: "),
         line(5, "sid 5: keyword requires: requirement not met"),
@@ -65,8 +65,8 @@ fn text_report_states_and_exit_status() {
         ),
         "{text}"
     );
-    // The ldap rule also needs the ldap parser.
-    assert!(text.contains("also needs protocol ldap"), "{text}");
+    // The gtp rule also needs the gtp parser.
+    assert!(text.contains("also needs protocol gtp"), "{text}");
 
     // Without the syntax error the exit status is 0, whatever else fails.
     let g = d.join("nosyntax.rules");
@@ -104,8 +104,8 @@ fn json_summary() {
     assert_eq!(s["invalid"], 1);
     assert_eq!(s["requires_unmet"], 1);
     assert_eq!(s["duplicates"], 1);
-    assert_eq!(s["not_evaluable_by_keyword"]["ldap.request.dn"], 1);
-    assert_eq!(s["not_evaluable_by_keyword"]["protocol ldap"], 1);
+    assert_eq!(s["not_evaluable_by_keyword"]["gtp_type"], 1);
+    assert_eq!(s["not_evaluable_by_keyword"]["protocol gtp"], 1);
     assert_eq!(s["not_evaluable_by_keyword"]["lua"], 1);
     assert_eq!(s["not_evaluable_only_by_keyword"]["lua"], 1);
     assert_eq!(s["invalid_by_keyword"]["pcre"], 1);
