@@ -327,6 +327,13 @@ fn cldap_udp_search() {
         l["responses"][1]["search_result_done"]["result_code"],
         "success"
     );
+    // Flow counters by transport, as Suricata's (`ldap_udp`).
+    let stats = events
+        .iter()
+        .find(|e| e["event_type"] == "stats")
+        .expect("stats record");
+    assert_eq!(stats["stats"]["app_layer"]["flow"]["ldap_udp"], 1);
+    assert_eq!(stats["stats"]["app_layer"]["flow"]["ldap_tcp"], 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
