@@ -390,3 +390,60 @@ alert ldap any any -> any any (msg:\"bind\"; ldap.request.operation:bind_request
     assert_eq!(recs, 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A capture that lost the client's search request (its segment is not
+/// in it): the request side resumes on the next message, the search's
+/// responses find no request.
+fn gap_capture() -> Vec<TimedFrame> {
+    let mut t = TcpSession::new(
+        "10.9.4.1:40300".parse::<SocketAddr>().unwrap(),
+        "10.9.4.2:389".parse::<SocketAddr>().unwrap(),
+    )
+    .start_at((1_700_000_400, 0));
+    let second_bind = msg(
+        3,
+        tlv(
+            0x60,
+            &cat(&[tlv(0x02, &[3]), octets("cn=second"), tlv(0x80, b"pw")]),
+        ),
+        None,
+    );
+    t.handshake()
+        .client_send(&bind_request())
+        .server_send(&msg(1, tlv(0x61, &result(0, "", "")), None))
+        .client_send(&search_request(2))
+        .server_send(&cat(&[
+            entry(2, "cn=alice,dc=example,dc=org", "alice"),
+            msg(2, tlv(0x65, &result(0, "", "")), None),
+        ]))
+        .client_send(&second_bind)
+        .server_send(&msg(3, tlv(0x61, &result(49, "", "bad password")), None))
+        .close();
+    t.into_frames()
+        .into_iter()
+        .filter(|(_, f)| !f.windows(11).any(|w| w == b"objectClass"))
+        .collect()
+}
+
+#[test]
+fn ldap_gap_resyncs_on_next_message() {
+    let rules = "\
+alert ldap any any -> any any (msg:\"bind\"; ldap.request.operation:bind_request; ldap.request.dn; content:\"cn=second\"; sid:1;)
+alert ldap any any -> any any (msg:\"no request\"; app-layer-event:ldap.request_not_found; sid:2;)
+alert ldap any any -> any any (msg:\"bad password\"; ldap.responses.result_code:invalid_credentials; sid:3;)
+alert ldap any any -> any any (msg:\"never: search\"; ldap.request.operation:search_request; sid:4;)
+";
+    let common::Run { events, dir, .. } = common::run("ldap-gap", &gap_capture(), rules, None);
+    // request_not_found on each orphan response's transaction.
+    assert_eq!(sids(&events), vec![1, 2, 2, 3]);
+    let recs: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event_type"] == "ldap")
+        .map(|e| &e["ldap"])
+        .collect();
+    // The bind, the search's two orphan responses, the second bind.
+    assert_eq!(recs.len(), 4, "{recs:?}");
+    assert_eq!(recs[1]["responses"][0]["message_id"], 2);
+    assert_eq!(recs[3]["request"]["message_id"], 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
