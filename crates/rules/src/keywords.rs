@@ -1268,7 +1268,7 @@ const LEFT_OUT: &str = "\
 
 - **Application protocols Vigil does not parse yet** (SMB, DCERPC, FTP, SSH,
   IMAP/POP3, QUIC, SIP/SDP, Kerberos, IKE, MQTT, SNMP, RFB, NFS,
-  DHCP, LDAP, WebSocket, HTTP/2, NTP, PostgreSQL, DNP3, Modbus, ENIP/CIP,
+  DHCP, WebSocket, HTTP/2, NTP, PostgreSQL, DNP3, Modbus, ENIP/CIP,
   mDNS/LLMNR, TFTP): their keywords are `unsupported` with \"protocol not
   parsed yet\". The parser accepts those it knows, so such rules load as
   *not evaluable* rather than failing; they become evaluable as the
