@@ -572,6 +572,14 @@ def main():
 
     add("applayer_snmp", "get_v2c", chunks([(0, one_datagram(snmp_get))]))
     add("applayer_snmp", "trap_v1", chunks([(0, one_datagram(snmp_trap))]))
+    def ntp_msg(version, mode, stratum, ref_id, auth):
+        # 48 bytes and an authenticator making it one data operation
+        # (7k + 1 bytes), so that over UDP it is one datagram.
+        return (bytes([(version << 3) | mode, stratum, 6, 0xEC]) + b"\0\0\0\x10\0\0\0\x20" + ref_id
+                + b"\0" * 24 + b"\xe9\x3c\x1f\x2a\x12\x34\x56\x78" + auth)
+
+    add("applayer_ntp", "client_server", chunks([(0, ntp_msg(3, 3, 0, b"\0\0\0\0", b"\0\x01")),
+                                                 (1, ntp_msg(3, 4, 2, b"RATE", b"\0\0\0\x01" + b"\xaa" * 12))]))
     def dns_name(n):
         return b"".join(bytes([len(label)]) + label.encode() for label in n.split(".")) + b"\0"
 

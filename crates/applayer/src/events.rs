@@ -398,6 +398,19 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// NTP events (Suricata's `rust/src/ntp`).
+    NtpEvent {
+        UnsolicitedResponse => "UNSOLICITED_RESPONSE",
+        /// A datagram that does not decode as NTP v3 or v4.
+        MalformedData => "MALFORMED_DATA",
+        NotRequest => "NOT_REQUEST",
+        NotResponse => "NOT_RESPONSE",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,6 +437,7 @@ pub enum AppLayerEvent {
     /// mDNS raises the DNS parser's events under `mdns.`.
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
+    Ntp(NtpEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -450,6 +464,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(..) => AppProto::Quic,
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
+            AppLayerEvent::Ntp(..) => AppProto::Ntp,
         }
     }
 
@@ -489,6 +504,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(e, _) => e.name(),
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
+            AppLayerEvent::Ntp(e, _) => e.name(),
         }
     }
 
@@ -513,6 +529,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
+            AppLayerEvent::Ntp(_, t) => *t,
         }
     }
 

@@ -35,6 +35,7 @@
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
+//! | [`ntp`] | NTP v3/v4 over UDP: one transaction per message, version, mode, stratum, reference ID (`ntp-parser`) |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -67,6 +68,7 @@ pub mod krb5;
 pub mod mdns;
 pub mod mqtt;
 pub mod msg;
+pub mod ntp;
 pub mod passive;
 pub mod pgsql;
 pub mod probe;
@@ -85,8 +87,8 @@ pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
-    SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
+    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, NtpEvent, PgsqlEvent, QuicEvent, RfbEvent,
+    SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -150,6 +152,8 @@ pub enum AppProto {
     Mdns,
     /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
     Llmnr,
+    /// NTP (UDP 123).
+    Ntp,
 }
 
 impl AppProto {
@@ -180,6 +184,7 @@ impl AppProto {
             AppProto::Enip => "enip",
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
+            AppProto::Ntp => "ntp",
         }
     }
 }
@@ -302,6 +307,8 @@ pub enum BufferId {
     LlmnrAuthoritiesRrname,
     LlmnrAdditionalsRrname,
     LlmnrResponseRrname,
+    /// `ntp.reference_id`: the 4 bytes of the reference ID.
+    NtpReferenceId,
     /// `file.data`: the (decompressed) response body to the client, the
     /// request body to the server.
     FileData,
@@ -593,6 +600,7 @@ impl BufferId {
         BufferId::LlmnrAuthoritiesRrname,
         BufferId::LlmnrAdditionalsRrname,
         BufferId::LlmnrResponseRrname,
+        BufferId::NtpReferenceId,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -643,6 +651,7 @@ impl BufferId {
             | LlmnrAuthoritiesRrname
             | LlmnrAdditionalsRrname
             | LlmnrResponseRrname => AppProto::Llmnr,
+            NtpReferenceId => AppProto::Ntp,
             _ => AppProto::Http,
         }
     }
@@ -828,6 +837,7 @@ impl BufferId {
             "llmnr.authorities.rrname" => LlmnrAuthoritiesRrname,
             "llmnr.additionals.rrname" => LlmnrAdditionalsRrname,
             "llmnr.response.rrname" => LlmnrResponseRrname,
+            "ntp.reference_id" => NtpReferenceId,
             _ => return None,
         })
     }

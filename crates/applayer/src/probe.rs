@@ -30,6 +30,7 @@ pub enum ProbeResult {
     Dhcp,
     Krb5,
     Snmp,
+    Ntp,
     Ike,
     Pgsql,
     Quic,
@@ -60,6 +61,7 @@ impl ProbeResult {
             ProbeResult::Dhcp => Some(AppProto::Dhcp),
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
+            ProbeResult::Ntp => Some(AppProto::Ntp),
             ProbeResult::Ike => Some(AppProto::Ike),
             ProbeResult::Pgsql => Some(AppProto::Pgsql),
             ProbeResult::Quic => Some(AppProto::Quic),
@@ -661,6 +663,10 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if port_hint == crate::mdns::LLMNR_PORT && crate::mdns::probe(datagram) {
         return ProbeResult::Llmnr;
+    }
+    // NTP on its port (Suricata's probing parser): a v3 or v4 message.
+    if port_hint == crate::ntp::PORT && crate::ntp::probe(datagram) {
+        return ProbeResult::Ntp;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

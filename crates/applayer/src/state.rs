@@ -164,6 +164,11 @@ impl AppLayerState {
                 transport,
                 cfg,
             ))),
+            AppProto::Ntp => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::ntp::Ntp::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
             AppProto::WebSocket => {
@@ -462,8 +467,11 @@ impl AppLayerState {
         match self {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
             AppLayerState::Ext(s) => s.tx_dir(tx),
-            // QUIC packets are logged from their sender, as Suricata does.
-            AppLayerState::Msg(s) if s.proto() == AppProto::Quic => s.tx_dir(tx),
+            // QUIC and NTP packets are logged from their sender, as
+            // Suricata does.
+            AppLayerState::Msg(s) if matches!(s.proto(), AppProto::Quic | AppProto::Ntp) => {
+                s.tx_dir(tx)
+            }
             _ => None,
         }
     }
@@ -739,6 +747,11 @@ impl AppLayerState {
         match self {
             AppLayerState::Ftp(s) => s.tx(tx).is_some_and(|t| t.side_started(dir)),
             AppLayerState::Ext(s) => s.tx_dir(tx).map_or(true, |d| d == dir),
+            // An NTP message is inspected in its own direction only
+            // (Suricata's unidirectional transactions).
+            AppLayerState::Msg(s) if s.proto() == AppProto::Ntp => {
+                s.tx_dir(tx).map_or(true, |d| d == dir)
+            }
             _ => true,
         }
     }

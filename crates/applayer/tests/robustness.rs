@@ -1987,3 +1987,57 @@ fn mdns_llmnr_truncated_oversized_gap_garbage() {
     n.feed(ToServer, &q, 1);
     assert_eq!(names(&n.feed(ToServer, &r, 2)), ["llmnr.not_request"]);
 }
+
+proptest! {
+    #[test]
+    fn ntp_never_panics(c in seeded(&[0x23, 0x02, 0x06, 0xec, 0, 0, 0, 0x10, 0, 0, 0, 0x20, b'R', b'A', b'T', b'E'])) {
+        exercise(AppProto::Ntp, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn ntp_arbitrary(c in chunks()) {
+        exercise(AppProto::Ntp, Transport::Udp, &c);
+    }
+}
+
+/// NTP: truncated, oversized (extension fields and a MAC past the
+/// header), garbage datagrams; each is one message or a malformed one.
+#[test]
+fn ntp_truncated_oversized_garbage() {
+    use vigil_applayer::ntp::build::message;
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Ntp, Transport::Udp);
+    let m = message(4, 3, 0, [0; 4], 1);
+    let ev = s.feed(ToServer, &m[..40], 1);
+    assert_eq!(ev[0].name(), "MALFORMED_DATA");
+    assert!(s.transactions().is_empty());
+    // A v4 message with a trailing MAC (key id and 16 bytes).
+    let mut big = message(4, 4, 1, *b"GPS\0", 2);
+    big.extend([0, 0, 0, 7]);
+    big.extend([0x5a; 16]);
+    assert!(s.feed(ToClient, &big, 2).is_empty());
+    assert_eq!(s.transactions().len(), 1);
+    let id = s.transactions()[0].id;
+    assert_eq!(s.eve(id).unwrap()["reference_id"], "47:50:53:00");
+    // 64 KiB of garbage, then a gap (nothing to lose in UDP).
+    let ev = s.feed(ToServer, &[0xff; 65_000], 3);
+    assert_eq!(ev[0].name(), "MALFORMED_DATA");
+    s.on_gap(ToServer, Some(10));
+    assert!(s.feed(ToServer, &m, 4).is_empty());
+    assert_eq!(s.transactions().len(), 2);
+}
+
+/// NTP detection: a v3/v4 message on port 123 from either side.
+#[test]
+fn ntp_probe() {
+    use vigil_applayer::ntp::build::message;
+    use Direction::*;
+    let m = message(4, 3, 0, [0; 4], 1);
+    assert_eq!(probe_udp(ToServer, &m, 123), ProbeResult::Ntp);
+    assert_eq!(
+        probe_udp(ToClient, &message(3, 4, 2, [10, 0, 0, 1], 1), 123),
+        ProbeResult::Ntp
+    );
+    assert_ne!(probe_udp(ToServer, &m, 4000), ProbeResult::Ntp);
+    assert_ne!(probe_udp(ToServer, &m[..20], 123), ProbeResult::Ntp);
+}

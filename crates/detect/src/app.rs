@@ -745,6 +745,14 @@ impl TxCheck {
             "snmp.trap_type" => parse_named_uint(v, AppProto::Snmp, "snmp.trap_type", 255, |n| {
                 vigil_applayer::snmp::trap_type_by_name(n).map(u64::from)
             }),
+            "ntp.version" | "ntp.stratum" => uint(255).map(|cmp| TxCheck::MsgInt {
+                proto: AppProto::Ntp,
+                key: keyword.into(),
+                cmp,
+            }),
+            "ntp.mode" => parse_named_uint(v, AppProto::Ntp, "ntp.mode", 255, |n| {
+                vigil_applayer::ntp::mode_by_name(n).map(u64::from)
+            }),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "http2.frametype" => vigil_applayer::http2::frame_type_code(v.trim())
                 .or_else(|| v.trim().parse().ok())
@@ -856,6 +864,10 @@ impl TxCheck {
             "llmnr" => TxCheck::Event(
                 AppProto::Llmnr,
                 vigil_applayer::LlmnrEvent::from_name(name)?.name(),
+            ),
+            "ntp" => TxCheck::Event(
+                AppProto::Ntp,
+                vigil_applayer::NtpEvent::from_name(name)?.name(),
             ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
@@ -1308,6 +1320,7 @@ fn side(b: BufferId) -> Side {
         | LlmnrAuthoritiesRrname
         | LlmnrAdditionalsRrname
         | LlmnrResponseRrname => Side::Both(AppDir::ToServer),
+        NtpReferenceId => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -1362,6 +1375,7 @@ pub(crate) fn spec_directions(
             | AppProto::Enip
             | AppProto::Mdns
             | AppProto::Llmnr
+            | AppProto::Ntp
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1660,7 +1674,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 23] = [
+pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1684,6 +1698,7 @@ pub(crate) const PROTOS: [AppProto; 23] = [
     AppProto::Quic,
     AppProto::Mdns,
     AppProto::Llmnr,
+    AppProto::Ntp,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1717,6 +1732,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Quic => 20,
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
+        AppProto::Ntp => 23,
     }
 }
 
@@ -1970,6 +1986,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Quic => &[AppProto::Quic],
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
+        AppProto::Ntp => &[AppProto::Ntp],
     }
 }
 

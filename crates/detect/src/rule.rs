@@ -379,6 +379,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "quic" => (ProtoMatch::Number(17), Some(AppProto::Quic)),
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
+        "ntp" => (ProtoMatch::Number(17), Some(AppProto::Ntp)),
         _ => return None,
     })
 }
@@ -424,6 +425,9 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "snmp.version"
         | "snmp.pdu_type"
         | "snmp.trap_type"
+        | "ntp.version"
+        | "ntp.mode"
+        | "ntp.stratum"
         | "ike.exchtype"
         | "ike.key_exchange_payload_length"
         | "ike.nonce_payload_length"
@@ -1075,7 +1079,9 @@ pub fn compile_rule_with(
     // A rule that names DHCP and nothing of it is still inspected per
     // transaction, as Suricata does since its issue 8621: each datagram
     // alerts once, in its own direction.
-    let per_tx = header_app == Some(AppProto::Dhcp);
+    // NTP likewise: Suricata 9 alerts on each message with its `ntp`
+    // object.
+    let per_tx = matches!(header_app, Some(AppProto::Dhcp | AppProto::Ntp));
     if let Some(f) = &frame {
         // As Suricata: a frame rule inspects its frame and nothing else of
         // the payload or the application layer.

@@ -629,6 +629,7 @@ impl EveFormatter {
                     | "netflow"
                     | "mdns"
                     | "llmnr"
+                    | "ntp"
             )
         }) {
             o.uint("tx_id", tx)?;
