@@ -578,6 +578,10 @@ def main():
         return (bytes([(version << 3) | mode, stratum, 6, 0xEC]) + b"\0\0\0\x10\0\0\0\x20" + ref_id
                 + b"\0" * 24 + b"\xe9\x3c\x1f\x2a\x12\x34\x56\x78" + auth)
 
+    add("applayer_telnet", "login", chunks([(1, b"\xff\xfd\x18\xff\xfb\x01"), (0, b"\xff\xfb\x18"),
+                                            (0, b"\xff\xfa\x18\x00xterm\xff\xf0"), (1, b"login: "),
+                                            (0, b"root\r\n"), (1, b"Password: ")]) + GAP(0)
+        + chunks([(0, b"toor\r\n"), (1, b"# ")]) + END(0) + END(1))
     add("applayer_ntp", "client_server", chunks([(0, ntp_msg(3, 3, 0, b"\0\0\0\0", b"\0\x01")),
                                                  (1, ntp_msg(3, 4, 2, b"RATE", b"\0\0\0\x01" + b"\xaa" * 12))]))
     def dns_name(n):

@@ -35,6 +35,7 @@
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
+//! | [`telnet`] | Telnet on TCP 23: IAC commands, option negotiation and subnegotiation, lines; no transactions (as Suricata) |
 //! | [`ntp`] | NTP v3/v4 over UDP: one transaction per message, version, mode, stratum, reference ID (`ntp-parser`) |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
@@ -80,6 +81,7 @@ pub mod smtp;
 pub mod snmp;
 pub mod ssh;
 mod state;
+pub mod telnet;
 pub mod tls;
 pub mod transforms;
 mod txparser;
@@ -154,6 +156,8 @@ pub enum AppProto {
     Llmnr,
     /// NTP (UDP 123).
     Ntp,
+    /// Telnet (TCP 23): detected and parsed, no transactions.
+    Telnet,
 }
 
 impl AppProto {
@@ -185,6 +189,7 @@ impl AppProto {
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
             AppProto::Ntp => "ntp",
+            AppProto::Telnet => "telnet",
         }
     }
 }

@@ -31,6 +31,7 @@ pub enum ProbeResult {
     Krb5,
     Snmp,
     Ntp,
+    Telnet,
     Ike,
     Pgsql,
     Quic,
@@ -62,6 +63,7 @@ impl ProbeResult {
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
             ProbeResult::Ntp => Some(AppProto::Ntp),
+            ProbeResult::Telnet => Some(AppProto::Telnet),
             ProbeResult::Ike => Some(AppProto::Ike),
             ProbeResult::Pgsql => Some(AppProto::Pgsql),
             ProbeResult::Quic => Some(AppProto::Quic),
@@ -620,6 +622,11 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
     }
     if let Some(c) = candidates.iter().find(|c| c.1 == Verdict::Yes) {
         return c.0;
+    }
+    // Telnet: Suricata's probing parser on port 23 takes any two bytes,
+    // once no protocol recognised by its content has claimed them.
+    if dst_port_hint == crate::telnet::PORT && crate::telnet::probe(first_bytes) == Some(true) {
+        return ProbeResult::Telnet;
     }
     if candidates.iter().any(|c| c.1 == Verdict::More) && first_bytes.len() < PROBE_DEPTH {
         return ProbeResult::NeedMore;

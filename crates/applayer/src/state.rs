@@ -169,6 +169,7 @@ impl AppLayerState {
                 transport,
                 cfg,
             ))),
+            AppProto::Telnet => AppLayerState::Ext(Box::new(crate::telnet::TelnetState::new())),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
             AppProto::WebSocket => {

@@ -2041,3 +2041,34 @@ fn ntp_probe() {
     assert_ne!(probe_udp(ToServer, &m, 4000), ProbeResult::Ntp);
     assert_ne!(probe_udp(ToServer, &m[..20], 123), ProbeResult::Ntp);
 }
+
+proptest! {
+    #[test]
+    fn telnet_never_panics(c in seeded(&[0xff, 0xfd, 0x18, 0xff, 0xfa, 0x18, 0x00])) {
+        exercise(AppProto::Telnet, Transport::Tcp, &c);
+    }
+}
+
+/// Telnet detection: any two bytes on port 23 that no protocol
+/// recognised by content claims; elsewhere nothing.
+#[test]
+fn telnet_probe() {
+    use Direction::*;
+    assert_eq!(probe(ToClient, b"\xff\xfd\x18", 23), ProbeResult::Telnet);
+    assert_eq!(probe(ToServer, b"root\r\n", 23), ProbeResult::Telnet);
+    assert_ne!(probe(ToServer, b"\xff\xfd\x18", 2323), ProbeResult::Telnet);
+    assert_eq!(
+        probe(ToServer, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", 23),
+        ProbeResult::Http
+    );
+    // Truncated, oversized, gap-ridden, garbage: no transactions, no
+    // events, data still wanted.
+    let mut s = AppLayerState::new(AppProto::Telnet, Transport::Tcp);
+    assert!(s.feed(ToServer, &[0xff, 0xfa, 0x18], 1).is_empty());
+    s.on_gap(ToServer, Some(100));
+    assert!(s.feed(ToServer, &[0xff; 70_000], 2).is_empty());
+    assert!(s.feed(ToClient, &[0u8; 70_000], 3).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    assert!(s.wants_data(ToClient));
+}

@@ -1674,7 +1674,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 24] = [
+pub(crate) const PROTOS: [AppProto; 25] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1699,6 +1699,7 @@ pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Mdns,
     AppProto::Llmnr,
     AppProto::Ntp,
+    AppProto::Telnet,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1733,6 +1734,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
         AppProto::Ntp => 23,
+        AppProto::Telnet => 24,
     }
 }
 
@@ -1987,6 +1989,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
         AppProto::Ntp => &[AppProto::Ntp],
+        AppProto::Telnet => &[AppProto::Telnet],
     }
 }
 

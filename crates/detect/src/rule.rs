@@ -380,6 +380,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
         "ntp" => (ProtoMatch::Number(17), Some(AppProto::Ntp)),
+        "telnet" => (ProtoMatch::Number(6), Some(AppProto::Telnet)),
         _ => return None,
     })
 }
