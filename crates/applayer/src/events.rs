@@ -411,6 +411,16 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// BitTorrent DHT events (Suricata's `rust/src/bittorrent_dht`).
+    BittorrentDhtEvent {
+        /// A datagram that does not decode as a KRPC message.
+        MalformedPacket => "MALFORMED_PACKET",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -438,6 +448,7 @@ pub enum AppLayerEvent {
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
     Ntp(NtpEvent, Option<TxId>),
+    BittorrentDht(BittorrentDhtEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -465,6 +476,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
             AppLayerEvent::Ntp(..) => AppProto::Ntp,
+            AppLayerEvent::BittorrentDht(..) => AppProto::BittorrentDht,
         }
     }
 
@@ -505,6 +517,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
             AppLayerEvent::Ntp(e, _) => e.name(),
+            AppLayerEvent::BittorrentDht(e, _) => e.name(),
         }
     }
 
@@ -529,7 +542,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
-            AppLayerEvent::Ntp(_, t) => *t,
+            AppLayerEvent::Ntp(_, t) | AppLayerEvent::BittorrentDht(_, t) => *t,
         }
     }
 

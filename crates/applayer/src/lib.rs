@@ -36,6 +36,7 @@
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
 //! | [`telnet`] | Telnet on TCP 23: IAC commands, option negotiation and subnegotiation, lines; no transactions (as Suricata) |
+//! | [`bittorrent_dht`] | BitTorrent DHT (KRPC over UDP): queries, responses with nodes and peers, errors (`bendy`) |
 //! | [`ntp`] | NTP v3/v4 over UDP: one transaction per message, version, mode, stratum, reference ID (`ntp-parser`) |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
@@ -53,6 +54,7 @@
 //! EVE lines: it builds the protocol objects (`http`, `dns`, `tls`) that the
 //! output crate places in events. It never panics on any input.
 
+pub mod bittorrent_dht;
 pub mod dcerpc;
 pub mod dhcp;
 pub mod dns;
@@ -88,9 +90,9 @@ mod txparser;
 pub mod websocket;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, NtpEvent, PgsqlEvent, QuicEvent, RfbEvent,
-    SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
+    AppLayerEvent, BittorrentDhtEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent,
+    Http2Event, HttpEvent, IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, NtpEvent, PgsqlEvent,
+    QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -158,6 +160,8 @@ pub enum AppProto {
     Ntp,
     /// Telnet (TCP 23): detected and parsed, no transactions.
     Telnet,
+    /// BitTorrent DHT (UDP).
+    BittorrentDht,
 }
 
 impl AppProto {
@@ -190,6 +194,7 @@ impl AppProto {
             AppProto::Llmnr => "llmnr",
             AppProto::Ntp => "ntp",
             AppProto::Telnet => "telnet",
+            AppProto::BittorrentDht => "bittorrent-dht",
         }
     }
 }

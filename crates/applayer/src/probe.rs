@@ -32,6 +32,7 @@ pub enum ProbeResult {
     Snmp,
     Ntp,
     Telnet,
+    BittorrentDht,
     Ike,
     Pgsql,
     Quic,
@@ -64,6 +65,7 @@ impl ProbeResult {
             ProbeResult::Snmp => Some(AppProto::Snmp),
             ProbeResult::Ntp => Some(AppProto::Ntp),
             ProbeResult::Telnet => Some(AppProto::Telnet),
+            ProbeResult::BittorrentDht => Some(AppProto::BittorrentDht),
             ProbeResult::Ike => Some(AppProto::Ike),
             ProbeResult::Pgsql => Some(AppProto::Pgsql),
             ProbeResult::Quic => Some(AppProto::Quic),
@@ -670,6 +672,11 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if port_hint == crate::mdns::LLMNR_PORT && crate::mdns::probe(datagram) {
         return ProbeResult::Llmnr;
+    }
+    // BitTorrent DHT on ports 1024-65535 (Suricata's probing ports): a
+    // query's prefix.
+    if port_hint >= 1024 && crate::bittorrent_dht::probe(datagram) {
+        return ProbeResult::BittorrentDht;
     }
     // NTP on its port (Suricata's probing parser): a v3 or v4 message.
     if port_hint == crate::ntp::PORT && crate::ntp::probe(datagram) {

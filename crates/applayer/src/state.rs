@@ -170,6 +170,11 @@ impl AppLayerState {
                 cfg,
             ))),
             AppProto::Telnet => AppLayerState::Ext(Box::new(crate::telnet::TelnetState::new())),
+            AppProto::BittorrentDht => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::bittorrent_dht::BittorrentDht::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
             AppProto::WebSocket => {
@@ -470,7 +475,12 @@ impl AppLayerState {
             AppLayerState::Ext(s) => s.tx_dir(tx),
             // QUIC and NTP packets are logged from their sender, as
             // Suricata does.
-            AppLayerState::Msg(s) if matches!(s.proto(), AppProto::Quic | AppProto::Ntp) => {
+            AppLayerState::Msg(s)
+                if matches!(
+                    s.proto(),
+                    AppProto::Quic | AppProto::Ntp | AppProto::BittorrentDht
+                ) =>
+            {
                 s.tx_dir(tx)
             }
             _ => None,
@@ -679,6 +689,7 @@ impl AppLayerState {
             AppLayerState::Http2(_) => "http",
             // Suricata's record and alert object for `ftp-data` flows.
             AppLayerState::Ext(s) if s.proto() == AppProto::FtpData => "ftp_data",
+            AppLayerState::Msg(s) if s.proto() == AppProto::BittorrentDht => "bittorrent_dht",
             s => s.proto().name(),
         }
     }
@@ -750,7 +761,9 @@ impl AppLayerState {
             AppLayerState::Ext(s) => s.tx_dir(tx).map_or(true, |d| d == dir),
             // An NTP message is inspected in its own direction only
             // (Suricata's unidirectional transactions).
-            AppLayerState::Msg(s) if s.proto() == AppProto::Ntp => {
+            AppLayerState::Msg(s)
+                if matches!(s.proto(), AppProto::Ntp | AppProto::BittorrentDht) =>
+            {
                 s.tx_dir(tx).map_or(true, |d| d == dir)
             }
             _ => true,

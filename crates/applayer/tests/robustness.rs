@@ -2072,3 +2072,58 @@ fn telnet_probe() {
     assert!(s.transactions().is_empty());
     assert!(s.wants_data(ToClient));
 }
+
+proptest! {
+    #[test]
+    fn bittorrent_dht_never_panics(c in seeded(b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:aa1:y1:qe")) {
+        exercise(AppProto::BittorrentDht, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn bittorrent_dht_arbitrary(c in chunks()) {
+        exercise(AppProto::BittorrentDht, Transport::Udp, &c);
+    }
+}
+
+/// BitTorrent DHT: detection by a query's prefix on ports from 1024;
+/// truncated, oversized (a response with thousands of nodes, capped),
+/// deeply nested and garbage datagrams.
+#[test]
+fn bittorrent_dht_probe_and_limits() {
+    use vigil_applayer::bittorrent_dht::{build::bstr, MAX_ITEMS};
+    use Direction::*;
+    let q = b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:aa1:y1:qe";
+    assert_eq!(probe_udp(ToServer, q, 6881), ProbeResult::BittorrentDht);
+    assert_eq!(probe_udp(ToClient, q, 51413), ProbeResult::BittorrentDht);
+    assert_ne!(probe_udp(ToServer, q, 1023), ProbeResult::BittorrentDht);
+    assert_ne!(
+        probe_udp(
+            ToServer,
+            b"d1:rd2:id20:abcdefghij0123456789e1:t2:aa1:y1:re",
+            6881
+        ),
+        ProbeResult::BittorrentDht
+    );
+    let mut s = AppLayerState::new(AppProto::BittorrentDht, Transport::Udp);
+    assert!(s.feed(ToServer, q, 1).is_empty());
+    let ev = s.feed(ToServer, &q[..20], 2);
+    assert_eq!(ev[0].name(), "MALFORMED_PACKET");
+    let nodes = vec![7u8; 26 * 5000];
+    let big = [
+        &b"d1:rd2:id20:mnopqrstuvwxyz1234565:nodes"[..],
+        &bstr(&nodes),
+        b"e1:t2:aa1:y1:re",
+    ]
+    .concat();
+    assert!(s.feed(ToClient, &big, 3).is_empty());
+    let deep = [&b"d1:ad2:id"[..], &[b'l'; 5000], &[b'e'; 5000], b"ee"].concat();
+    assert_eq!(s.feed(ToServer, &deep, 4)[0].name(), "MALFORMED_PACKET");
+    let txs = s.transactions();
+    assert_eq!(txs.len(), 4);
+    let rec = s.eve(txs[2].id).unwrap();
+    assert_eq!(
+        rec["response"]["nodes"].as_array().unwrap().len(),
+        MAX_ITEMS
+    );
+    assert_eq!(s.eve(txs[1].id).unwrap()["transaction_id"], "");
+}

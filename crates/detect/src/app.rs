@@ -869,6 +869,10 @@ impl TxCheck {
                 AppProto::Ntp,
                 vigil_applayer::NtpEvent::from_name(name)?.name(),
             ),
+            "bittorrent-dht" => TxCheck::Event(
+                AppProto::BittorrentDht,
+                vigil_applayer::BittorrentDhtEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1376,6 +1380,7 @@ pub(crate) fn spec_directions(
             | AppProto::Mdns
             | AppProto::Llmnr
             | AppProto::Ntp
+            | AppProto::BittorrentDht
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1674,7 +1679,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 25] = [
+pub(crate) const PROTOS: [AppProto; 26] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1700,6 +1705,7 @@ pub(crate) const PROTOS: [AppProto; 25] = [
     AppProto::Llmnr,
     AppProto::Ntp,
     AppProto::Telnet,
+    AppProto::BittorrentDht,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1735,6 +1741,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Llmnr => 22,
         AppProto::Ntp => 23,
         AppProto::Telnet => 24,
+        AppProto::BittorrentDht => 25,
     }
 }
 
@@ -1990,6 +1997,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Llmnr => &[AppProto::Llmnr],
         AppProto::Ntp => &[AppProto::Ntp],
         AppProto::Telnet => &[AppProto::Telnet],
+        AppProto::BittorrentDht => &[AppProto::BittorrentDht],
     }
 }
 

@@ -381,6 +381,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
         "ntp" => (ProtoMatch::Number(17), Some(AppProto::Ntp)),
         "telnet" => (ProtoMatch::Number(6), Some(AppProto::Telnet)),
+        "bittorrent-dht" => (ProtoMatch::Number(17), Some(AppProto::BittorrentDht)),
         _ => return None,
     })
 }
@@ -1082,7 +1083,10 @@ pub fn compile_rule_with(
     // alerts once, in its own direction.
     // NTP likewise: Suricata 9 alerts on each message with its `ntp`
     // object.
-    let per_tx = matches!(header_app, Some(AppProto::Dhcp | AppProto::Ntp));
+    let per_tx = matches!(
+        header_app,
+        Some(AppProto::Dhcp | AppProto::Ntp | AppProto::BittorrentDht)
+    );
     if let Some(f) = &frame {
         // As Suricata: a frame rule inspects its frame and nothing else of
         // the payload or the application layer.

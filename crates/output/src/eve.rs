@@ -630,6 +630,7 @@ impl EveFormatter {
                     | "mdns"
                     | "llmnr"
                     | "ntp"
+                    | "bittorrent_dht"
             )
         }) {
             o.uint("tx_id", tx)?;

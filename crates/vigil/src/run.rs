@@ -1104,6 +1104,11 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
+        // Suricata's `bittorrent-dht` type writes `bittorrent_dht` records.
+        .chain(
+            cfg.eve_logs_type("bittorrent-dht")
+                .then_some("bittorrent_dht"),
+        )
         // Suricata's `files` type writes `fileinfo` records.
         .chain(cfg.eve_logs_type("files").then_some("fileinfo"))
         .chain(
