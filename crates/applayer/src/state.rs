@@ -636,6 +636,12 @@ impl AppLayerState {
     pub fn eve_siblings(&self, tx: TxId) -> Vec<(&'static str, Value)> {
         match self {
             AppLayerState::Ext(s) => s.eve_siblings(tx),
+            // DNS over HTTP/2: the DNS message beside `http`.
+            AppLayerState::Http2(s) => s
+                .tx(tx)
+                .and_then(|t| t.dns_eve())
+                .map(|d| vec![("dns", d)])
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
