@@ -1196,6 +1196,17 @@ pub fn compile_rule_with(
                     ),
                 });
             }
+            // Suricata 9 switches an HTTP/2 flow carrying DNS to `doh2`:
+            // an `alert http2` rule with `dns.*` keywords is invalid there
+            // ("can't set rule app proto").
+            if app_proto == AppProto::Dns
+                && matches!(&rule.header.proto, Proto::App(n) if n == "http2")
+            {
+                return Err(Skip::Invalid {
+                    keyword: "protocol".into(),
+                    message: "dns keywords in an http2 rule (DNS over HTTP/2 is doh2)".into(),
+                });
+            }
             // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
             // those buffers on HTTP/2 flows only.
             let http2_only = header_app == Some(AppProto::Http2)

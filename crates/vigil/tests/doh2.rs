@@ -117,7 +117,9 @@ fn doh2_dns_keywords_and_alert_dns_object() {
         "alert doh2 any any -> any any (msg:\"doh query\"; dns.query; content:\"evil.example\"; sid:1;)\n\
          alert dns any any -> any any (msg:\"dns rule\"; dns.query; content:\"evil\"; sid:3;)\n\
          alert doh2 any any -> any any (msg:\"doh answer\"; dns.answers.rrname; content:\"post.example\"; sid:4;)\n\
-         alert doh2 any any -> any any (msg:\"never: not queried\"; dns.query; content:\"example.org\"; sid:5;)\n",
+         alert doh2 any any -> any any (msg:\"never: not queried\"; dns.query; content:\"example.org\"; sid:5;)\n\
+         alert http2 any any -> any any (msg:\"invalid: dns in http2\"; dns.query; content:\"post\"; sid:6;)\n\
+         alert http2 any any -> any any (msg:\"http2 header\"; http.request_header; content:\"authority|3a 20|doh.test\"; sid:7;)\n",
         Some(&["alert"]),
     );
     let alerts: Vec<&serde_json::Value> = events
@@ -129,7 +131,8 @@ fn doh2_dns_keywords_and_alert_dns_object() {
         .map(|e| e["alert"]["signature_id"].as_u64().unwrap())
         .collect();
     sids.sort();
-    assert_eq!(sids, vec![1, 3, 4], "{eve}");
+    // sid 6 is rejected, as by the peer; sid 7: both streams.
+    assert_eq!(sids, vec![1, 3, 4, 7, 7], "{eve}");
     // The GET's answer, as the Suricata 9 peer logs it beside `http`.
     let a = alerts
         .iter()
