@@ -572,6 +572,31 @@ def main():
 
     add("applayer_snmp", "get_v2c", chunks([(0, one_datagram(snmp_get))]))
     add("applayer_snmp", "trap_v1", chunks([(0, one_datagram(snmp_trap))]))
+    def ntp_msg(version, mode, stratum, ref_id, auth):
+        # 48 bytes and an authenticator making it one data operation
+        # (7k + 1 bytes), so that over UDP it is one datagram.
+        return (bytes([(version << 3) | mode, stratum, 6, 0xEC]) + b"\0\0\0\x10\0\0\0\x20" + ref_id
+                + b"\0" * 24 + b"\xe9\x3c\x1f\x2a\x12\x34\x56\x78" + auth)
+
+    add("applayer_telnet", "login", chunks([(1, b"\xff\xfd\x18\xff\xfb\x01"), (0, b"\xff\xfb\x18"),
+                                            (0, b"\xff\xfa\x18\x00xterm\xff\xf0"), (1, b"login: "),
+                                            (0, b"root\r\n"), (1, b"Password: ")]) + GAP(0)
+        + chunks([(0, b"toor\r\n"), (1, b"# ")]) + END(0) + END(1))
+    def dht_datagram(build):
+        # Grow the transaction id until the message is one data operation.
+        t = b"a"
+        while (len(build(t)) - 1) % 7:
+            t += b"a"
+        return build(t)
+
+    dht_id = b"abcdefghij0123456789"
+    add("applayer_bittorrent_dht", "get_peers_reply", chunks([
+        (0, dht_datagram(lambda t: b"d1:ad2:id20:" + dht_id + b"9:info_hash20:" + b"\x11" * 20 + b"e1:q9:get_peers1:t%d:" % len(t) + t + b"1:y1:qe")),
+        (1, dht_datagram(lambda t: b"d1:rd2:id20:" + dht_id + b"5:nodes26:" + b"N" * 20 + b"\x0a\x07\x00\x09\x1a\xe1"
+                         + b"5:token8:aoeusnth6:valuesl6:\x0a\x07\x00\x08\x1a\xe2ee1:t%d:" % len(t) + t + b"1:y1:re")),
+        (0, dht_datagram(lambda t: b"d1:eli201e5:Errore1:t%d:" % len(t) + t + b"1:y1:ee"))]))
+    add("applayer_ntp", "client_server", chunks([(0, ntp_msg(3, 3, 0, b"\0\0\0\0", b"\0\x01")),
+                                                 (1, ntp_msg(3, 4, 2, b"RATE", b"\0\0\0\x01" + b"\xaa" * 12))]))
     def dns_name(n):
         return b"".join(bytes([len(label)]) + label.encode() for label in n.split(".")) + b"\0"
 

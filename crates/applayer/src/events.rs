@@ -408,6 +408,29 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// NTP events (Suricata's `rust/src/ntp`).
+    NtpEvent {
+        UnsolicitedResponse => "UNSOLICITED_RESPONSE",
+        /// A datagram that does not decode as NTP v3 or v4.
+        MalformedData => "MALFORMED_DATA",
+        NotRequest => "NOT_REQUEST",
+        NotResponse => "NOT_RESPONSE",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
+event_enum! {
+    /// BitTorrent DHT events (Suricata's `rust/src/bittorrent_dht`).
+    BittorrentDhtEvent {
+        /// A datagram that does not decode as a KRPC message.
+        MalformedPacket => "MALFORMED_PACKET",
+        /// (Vigil) more transactions than `max_transactions`.
+        TooManyTransactions => "TOO_MANY_TRANSACTIONS",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -435,6 +458,8 @@ pub enum AppLayerEvent {
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
     Ldap(LdapEvent, Option<TxId>),
+    Ntp(NtpEvent, Option<TxId>),
+    BittorrentDht(BittorrentDhtEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -462,6 +487,8 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
             AppLayerEvent::Ldap(..) => AppProto::Ldap,
+            AppLayerEvent::Ntp(..) => AppProto::Ntp,
+            AppLayerEvent::BittorrentDht(..) => AppProto::BittorrentDht,
         }
     }
 
@@ -502,6 +529,8 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
             AppLayerEvent::Ldap(e, _) => e.name(),
+            AppLayerEvent::Ntp(e, _) => e.name(),
+            AppLayerEvent::BittorrentDht(e, _) => e.name(),
         }
     }
 
@@ -527,6 +556,7 @@ impl AppLayerEvent {
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
             AppLayerEvent::Ldap(_, t) => *t,
+            AppLayerEvent::Ntp(_, t) | AppLayerEvent::BittorrentDht(_, t) => *t,
         }
     }
 

@@ -405,13 +405,21 @@ impl Http2Tx {
         Value::Object(o)
     }
 
-    /// The DNS object of a DoH transaction (request, else response), for
-    /// EVE.
+    /// The DNS object of a DoH transaction (response, else request), for
+    /// EVE: Suricata 9's doh2 alerts carry it beside `http`.
     pub fn dns_eve(&self) -> Option<Value> {
         self.sides
             .iter()
+            .rev()
             .find_map(|s| s.doh.as_ref())
-            .map(|t| t.eve())
+            .map(|t| {
+                // Suricata's doh2 object has no `grouped` answers.
+                let mut v = t.eve();
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("grouped");
+                }
+                v
+            })
     }
 }
 

@@ -36,6 +36,9 @@
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
+//! | [`telnet`] | Telnet on TCP 23: IAC commands, option negotiation and subnegotiation, lines; no transactions (as Suricata) |
+//! | [`bittorrent_dht`] | BitTorrent DHT (KRPC over UDP): queries, responses with nodes and peers, errors (`bendy`) |
+//! | [`ntp`] | NTP v3/v4 over UDP: one transaction per message, version, mode, stratum, reference ID (`ntp-parser`) |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -52,6 +55,7 @@
 //! EVE lines: it builds the protocol objects (`http`, `dns`, `tls`) that the
 //! output crate places in events. It never panics on any input.
 
+pub mod bittorrent_dht;
 pub mod dcerpc;
 pub mod dhcp;
 pub mod dns;
@@ -69,6 +73,7 @@ pub mod ldap;
 pub mod mdns;
 pub mod mqtt;
 pub mod msg;
+pub mod ntp;
 pub mod passive;
 pub mod pgsql;
 pub mod probe;
@@ -80,15 +85,17 @@ pub mod smtp;
 pub mod snmp;
 pub mod ssh;
 mod state;
+pub mod telnet;
 pub mod tls;
 pub mod transforms;
 mod txparser;
 pub mod websocket;
 
 pub use events::{
-    AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, LdapEvent, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent,
-    SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
+    AppLayerEvent, BittorrentDhtEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent,
+    Http2Event, HttpEvent, IkeEvent, Krb5Event, LdapEvent, LlmnrEvent, MqttEvent, NtpEvent,
+    PgsqlEvent, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -154,6 +161,12 @@ pub enum AppProto {
     Llmnr,
     /// LDAP over TCP and UDP (389, 3268).
     Ldap,
+    /// NTP (UDP 123).
+    Ntp,
+    /// Telnet (TCP 23): detected and parsed, no transactions.
+    Telnet,
+    /// BitTorrent DHT (UDP).
+    BittorrentDht,
 }
 
 impl AppProto {
@@ -185,6 +198,9 @@ impl AppProto {
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
             AppProto::Ldap => "ldap",
+            AppProto::Ntp => "ntp",
+            AppProto::Telnet => "telnet",
+            AppProto::BittorrentDht => "bittorrent-dht",
         }
     }
 }
@@ -314,6 +330,8 @@ pub enum BufferId {
     LdapResponsesMessage,
     LdapRequestAttributeType,
     LdapResponsesAttributeType,
+    /// `ntp.reference_id`: the 4 bytes of the reference ID.
+    NtpReferenceId,
     /// `file.data`: the (decompressed) response body to the client, the
     /// request body to the server.
     FileData,
@@ -610,6 +628,7 @@ impl BufferId {
         BufferId::LdapResponsesMessage,
         BufferId::LdapRequestAttributeType,
         BufferId::LdapResponsesAttributeType,
+        BufferId::NtpReferenceId,
     ];
 
     /// The protocol whose transactions carry this buffer.
@@ -665,6 +684,7 @@ impl BufferId {
             | LdapResponsesMessage
             | LdapRequestAttributeType
             | LdapResponsesAttributeType => AppProto::Ldap,
+            NtpReferenceId => AppProto::Ntp,
             _ => AppProto::Http,
         }
     }
@@ -859,6 +879,7 @@ impl BufferId {
             "ldap.responses.message" => LdapResponsesMessage,
             "ldap.request.attribute_type" => LdapRequestAttributeType,
             "ldap.responses.attribute_type" => LdapResponsesAttributeType,
+            "ntp.reference_id" => NtpReferenceId,
             _ => return None,
         })
     }

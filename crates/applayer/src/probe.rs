@@ -30,6 +30,9 @@ pub enum ProbeResult {
     Dhcp,
     Krb5,
     Snmp,
+    Ntp,
+    Telnet,
+    BittorrentDht,
     Ike,
     Pgsql,
     Quic,
@@ -61,6 +64,9 @@ impl ProbeResult {
             ProbeResult::Dhcp => Some(AppProto::Dhcp),
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
+            ProbeResult::Ntp => Some(AppProto::Ntp),
+            ProbeResult::Telnet => Some(AppProto::Telnet),
+            ProbeResult::BittorrentDht => Some(AppProto::BittorrentDht),
             ProbeResult::Ike => Some(AppProto::Ike),
             ProbeResult::Pgsql => Some(AppProto::Pgsql),
             ProbeResult::Quic => Some(AppProto::Quic),
@@ -631,6 +637,11 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
     if let Some(c) = candidates.iter().find(|c| c.1 == Verdict::Yes) {
         return c.0;
     }
+    // Telnet: Suricata's probing parser on port 23 takes any two bytes,
+    // once no protocol recognised by its content has claimed them.
+    if dst_port_hint == crate::telnet::PORT && crate::telnet::probe(first_bytes) == Some(true) {
+        return ProbeResult::Telnet;
+    }
     if candidates.iter().any(|c| c.1 == Verdict::More) && first_bytes.len() < PROBE_DEPTH {
         return ProbeResult::NeedMore;
     }
@@ -677,6 +688,15 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     // CLDAP on LDAP's ports: a whole message that decodes.
     if crate::ldap::PORTS.contains(&port_hint) && crate::ldap::probe_datagram(datagram) {
         return ProbeResult::Ldap;
+    }
+    // BitTorrent DHT on ports 1024-65535 (Suricata's probing ports): a
+    // query's prefix.
+    if port_hint >= 1024 && crate::bittorrent_dht::probe(datagram) {
+        return ProbeResult::BittorrentDht;
+    }
+    // NTP on its port (Suricata's probing parser): a v3 or v4 message.
+    if port_hint == crate::ntp::PORT && crate::ntp::probe(datagram) {
+        return ProbeResult::Ntp;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

@@ -164,6 +164,17 @@ impl AppLayerState {
                 transport,
                 cfg,
             ))),
+            AppProto::Ntp => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::ntp::Ntp::new(),
+                transport,
+                cfg,
+            ))),
+            AppProto::Telnet => AppLayerState::Ext(Box::new(crate::telnet::TelnetState::new())),
+            AppProto::BittorrentDht => AppLayerState::Msg(Box::new(MsgState::new(
+                crate::bittorrent_dht::BittorrentDht::new(),
+                transport,
+                cfg,
+            ))),
             AppProto::Smtp => AppLayerState::Ext(Box::new(crate::smtp::SmtpState::new(cfg))),
             AppProto::Dcerpc => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
             AppProto::WebSocket => {
@@ -465,8 +476,16 @@ impl AppLayerState {
         match self {
             AppLayerState::Sip(s) => s.tx(tx).map(|t| t.dir),
             AppLayerState::Ext(s) => s.tx_dir(tx),
-            // QUIC packets are logged from their sender, as Suricata does.
-            AppLayerState::Msg(s) if s.proto() == AppProto::Quic => s.tx_dir(tx),
+            // QUIC and NTP packets are logged from their sender, as
+            // Suricata does.
+            AppLayerState::Msg(s)
+                if matches!(
+                    s.proto(),
+                    AppProto::Quic | AppProto::Ntp | AppProto::BittorrentDht
+                ) =>
+            {
+                s.tx_dir(tx)
+            }
             _ => None,
         }
     }
@@ -620,6 +639,12 @@ impl AppLayerState {
     pub fn eve_siblings(&self, tx: TxId) -> Vec<(&'static str, Value)> {
         match self {
             AppLayerState::Ext(s) => s.eve_siblings(tx),
+            // DNS over HTTP/2: the DNS message beside `http`.
+            AppLayerState::Http2(s) => s
+                .tx(tx)
+                .and_then(|t| t.dns_eve())
+                .map(|d| vec![("dns", d)])
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -673,6 +698,7 @@ impl AppLayerState {
             AppLayerState::Http2(_) => "http",
             // Suricata's record and alert object for `ftp-data` flows.
             AppLayerState::Ext(s) if s.proto() == AppProto::FtpData => "ftp_data",
+            AppLayerState::Msg(s) if s.proto() == AppProto::BittorrentDht => "bittorrent_dht",
             s => s.proto().name(),
         }
     }
@@ -742,6 +768,13 @@ impl AppLayerState {
         match self {
             AppLayerState::Ftp(s) => s.tx(tx).is_some_and(|t| t.side_started(dir)),
             AppLayerState::Ext(s) => s.tx_dir(tx).map_or(true, |d| d == dir),
+            // An NTP message is inspected in its own direction only
+            // (Suricata's unidirectional transactions).
+            AppLayerState::Msg(s)
+                if matches!(s.proto(), AppProto::Ntp | AppProto::BittorrentDht) =>
+            {
+                s.tx_dir(tx).map_or(true, |d| d == dir)
+            }
             _ => true,
         }
     }

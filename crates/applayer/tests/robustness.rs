@@ -2088,3 +2088,143 @@ fn ldap_probe() {
         ProbeResult::Ldap
     );
 }
+
+proptest! {
+    #[test]
+    fn ntp_never_panics(c in seeded(&[0x23, 0x02, 0x06, 0xec, 0, 0, 0, 0x10, 0, 0, 0, 0x20, b'R', b'A', b'T', b'E'])) {
+        exercise(AppProto::Ntp, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn ntp_arbitrary(c in chunks()) {
+        exercise(AppProto::Ntp, Transport::Udp, &c);
+    }
+}
+
+/// NTP: truncated, oversized (extension fields and a MAC past the
+/// header), garbage datagrams; each is one message or a malformed one.
+#[test]
+fn ntp_truncated_oversized_garbage() {
+    use vigil_applayer::ntp::build::message;
+    use Direction::*;
+    let mut s = AppLayerState::new(AppProto::Ntp, Transport::Udp);
+    let m = message(4, 3, 0, [0; 4], 1);
+    let ev = s.feed(ToServer, &m[..40], 1);
+    assert_eq!(ev[0].name(), "MALFORMED_DATA");
+    assert!(s.transactions().is_empty());
+    // A v4 message with a trailing MAC (key id and 16 bytes).
+    let mut big = message(4, 4, 1, *b"GPS\0", 2);
+    big.extend([0, 0, 0, 7]);
+    big.extend([0x5a; 16]);
+    assert!(s.feed(ToClient, &big, 2).is_empty());
+    assert_eq!(s.transactions().len(), 1);
+    let id = s.transactions()[0].id;
+    assert_eq!(s.eve(id).unwrap()["reference_id"], "47:50:53:00");
+    // 64 KiB of garbage, then a gap (nothing to lose in UDP).
+    let ev = s.feed(ToServer, &[0xff; 65_000], 3);
+    assert_eq!(ev[0].name(), "MALFORMED_DATA");
+    s.on_gap(ToServer, Some(10));
+    assert!(s.feed(ToServer, &m, 4).is_empty());
+    assert_eq!(s.transactions().len(), 2);
+}
+
+/// NTP detection: a v3/v4 message on port 123 from either side.
+#[test]
+fn ntp_probe() {
+    use vigil_applayer::ntp::build::message;
+    use Direction::*;
+    let m = message(4, 3, 0, [0; 4], 1);
+    assert_eq!(probe_udp(ToServer, &m, 123), ProbeResult::Ntp);
+    assert_eq!(
+        probe_udp(ToClient, &message(3, 4, 2, [10, 0, 0, 1], 1), 123),
+        ProbeResult::Ntp
+    );
+    assert_ne!(probe_udp(ToServer, &m, 4000), ProbeResult::Ntp);
+    assert_ne!(probe_udp(ToServer, &m[..20], 123), ProbeResult::Ntp);
+}
+
+proptest! {
+    #[test]
+    fn telnet_never_panics(c in seeded(&[0xff, 0xfd, 0x18, 0xff, 0xfa, 0x18, 0x00])) {
+        exercise(AppProto::Telnet, Transport::Tcp, &c);
+    }
+}
+
+/// Telnet detection: any two bytes on port 23 that no protocol
+/// recognised by content claims; elsewhere nothing.
+#[test]
+fn telnet_probe() {
+    use Direction::*;
+    assert_eq!(probe(ToClient, b"\xff\xfd\x18", 23), ProbeResult::Telnet);
+    assert_eq!(probe(ToServer, b"root\r\n", 23), ProbeResult::Telnet);
+    assert_ne!(probe(ToServer, b"\xff\xfd\x18", 2323), ProbeResult::Telnet);
+    assert_eq!(
+        probe(ToServer, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", 23),
+        ProbeResult::Http
+    );
+    // Truncated, oversized, gap-ridden, garbage: no transactions, no
+    // events, data still wanted.
+    let mut s = AppLayerState::new(AppProto::Telnet, Transport::Tcp);
+    assert!(s.feed(ToServer, &[0xff, 0xfa, 0x18], 1).is_empty());
+    s.on_gap(ToServer, Some(100));
+    assert!(s.feed(ToServer, &[0xff; 70_000], 2).is_empty());
+    assert!(s.feed(ToClient, &[0u8; 70_000], 3).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    assert!(s.wants_data(ToClient));
+}
+
+proptest! {
+    #[test]
+    fn bittorrent_dht_never_panics(c in seeded(b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:aa1:y1:qe")) {
+        exercise(AppProto::BittorrentDht, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn bittorrent_dht_arbitrary(c in chunks()) {
+        exercise(AppProto::BittorrentDht, Transport::Udp, &c);
+    }
+}
+
+/// BitTorrent DHT: detection by a query's prefix on ports from 1024;
+/// truncated, oversized (a response with thousands of nodes, capped),
+/// deeply nested and garbage datagrams.
+#[test]
+fn bittorrent_dht_probe_and_limits() {
+    use vigil_applayer::bittorrent_dht::{build::bstr, MAX_ITEMS};
+    use Direction::*;
+    let q = b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:aa1:y1:qe";
+    assert_eq!(probe_udp(ToServer, q, 6881), ProbeResult::BittorrentDht);
+    assert_eq!(probe_udp(ToClient, q, 51413), ProbeResult::BittorrentDht);
+    assert_ne!(probe_udp(ToServer, q, 1023), ProbeResult::BittorrentDht);
+    assert_ne!(
+        probe_udp(
+            ToServer,
+            b"d1:rd2:id20:abcdefghij0123456789e1:t2:aa1:y1:re",
+            6881
+        ),
+        ProbeResult::BittorrentDht
+    );
+    let mut s = AppLayerState::new(AppProto::BittorrentDht, Transport::Udp);
+    assert!(s.feed(ToServer, q, 1).is_empty());
+    let ev = s.feed(ToServer, &q[..20], 2);
+    assert_eq!(ev[0].name(), "MALFORMED_PACKET");
+    let nodes = vec![7u8; 26 * 5000];
+    let big = [
+        &b"d1:rd2:id20:mnopqrstuvwxyz1234565:nodes"[..],
+        &bstr(&nodes),
+        b"e1:t2:aa1:y1:re",
+    ]
+    .concat();
+    assert!(s.feed(ToClient, &big, 3).is_empty());
+    let deep = [&b"d1:ad2:id"[..], &[b'l'; 5000], &[b'e'; 5000], b"ee"].concat();
+    assert_eq!(s.feed(ToServer, &deep, 4)[0].name(), "MALFORMED_PACKET");
+    let txs = s.transactions();
+    assert_eq!(txs.len(), 4);
+    let rec = s.eve(txs[2].id).unwrap();
+    assert_eq!(
+        rec["response"]["nodes"].as_array().unwrap().len(),
+        MAX_ITEMS
+    );
+    assert_eq!(s.eve(txs[1].id).unwrap()["transaction_id"], "");
+}

@@ -745,6 +745,14 @@ impl TxCheck {
             "snmp.trap_type" => parse_named_uint(v, AppProto::Snmp, "snmp.trap_type", 255, |n| {
                 vigil_applayer::snmp::trap_type_by_name(n).map(u64::from)
             }),
+            "ntp.version" | "ntp.stratum" => uint(255).map(|cmp| TxCheck::MsgInt {
+                proto: AppProto::Ntp,
+                key: keyword.into(),
+                cmp,
+            }),
+            "ntp.mode" => parse_named_uint(v, AppProto::Ntp, "ntp.mode", 255, |n| {
+                vigil_applayer::ntp::mode_by_name(n).map(u64::from)
+            }),
             "ftp.dynamic_port" => uint(65535).map(TxCheck::FtpDynamicPort),
             "http2.frametype" => vigil_applayer::http2::frame_type_code(v.trim())
                 .or_else(|| v.trim().parse().ok())
@@ -860,6 +868,14 @@ impl TxCheck {
             "ldap" => TxCheck::Event(
                 AppProto::Ldap,
                 vigil_applayer::LdapEvent::from_name(name)?.name(),
+            ),
+            "ntp" => TxCheck::Event(
+                AppProto::Ntp,
+                vigil_applayer::NtpEvent::from_name(name)?.name(),
+            ),
+            "bittorrent-dht" => TxCheck::Event(
+                AppProto::BittorrentDht,
+                vigil_applayer::BittorrentDhtEvent::from_name(name)?.name(),
             ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
@@ -1316,6 +1332,7 @@ fn side(b: BufferId) -> Side {
         // LDAP: the request's, then the responses'.
         LdapRequestDn | LdapRequestAttributeType => Side::Request,
         LdapResponsesDn | LdapResponsesMessage | LdapResponsesAttributeType => Side::Response,
+        NtpReferenceId => Side::Both(AppDir::ToServer),
     }
 }
 
@@ -1370,6 +1387,8 @@ pub(crate) fn spec_directions(
             | AppProto::Enip
             | AppProto::Mdns
             | AppProto::Llmnr
+            | AppProto::Ntp
+            | AppProto::BittorrentDht
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1668,7 +1687,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 24] = [
+pub(crate) const PROTOS: [AppProto; 27] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1693,6 +1712,9 @@ pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Mdns,
     AppProto::Llmnr,
     AppProto::Ldap,
+    AppProto::Ntp,
+    AppProto::Telnet,
+    AppProto::BittorrentDht,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1727,6 +1749,9 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
         AppProto::Ldap => 23,
+        AppProto::Ntp => 24,
+        AppProto::Telnet => 25,
+        AppProto::BittorrentDht => 26,
     }
 }
 
@@ -1981,6 +2006,9 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
         AppProto::Ldap => &[AppProto::Ldap],
+        AppProto::Ntp => &[AppProto::Ntp],
+        AppProto::Telnet => &[AppProto::Telnet],
+        AppProto::BittorrentDht => &[AppProto::BittorrentDht],
     }
 }
 

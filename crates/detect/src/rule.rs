@@ -380,6 +380,9 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
         "ldap" => (ProtoMatch::TcpUdp, Some(AppProto::Ldap)),
+        "ntp" => (ProtoMatch::Number(17), Some(AppProto::Ntp)),
+        "telnet" => (ProtoMatch::Number(6), Some(AppProto::Telnet)),
+        "bittorrent-dht" => (ProtoMatch::Number(17), Some(AppProto::BittorrentDht)),
         _ => return None,
     })
 }
@@ -425,6 +428,9 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "snmp.version"
         | "snmp.pdu_type"
         | "snmp.trap_type"
+        | "ntp.version"
+        | "ntp.mode"
+        | "ntp.stratum"
         | "ike.exchtype"
         | "ike.key_exchange_payload_length"
         | "ike.nonce_payload_length"
@@ -1076,7 +1082,12 @@ pub fn compile_rule_with(
     // A rule that names DHCP and nothing of it is still inspected per
     // transaction, as Suricata does since its issue 8621: each datagram
     // alerts once, in its own direction.
-    let per_tx = header_app == Some(AppProto::Dhcp);
+    // NTP likewise: Suricata 9 alerts on each message with its `ntp`
+    // object.
+    let per_tx = matches!(
+        header_app,
+        Some(AppProto::Dhcp | AppProto::Ntp | AppProto::BittorrentDht)
+    );
     if let Some(f) = &frame {
         // As Suricata: a frame rule inspects its frame and nothing else of
         // the payload or the application layer.
@@ -1184,6 +1195,17 @@ pub fn compile_rule_with(
                         app_proto.name(),
                         other.name()
                     ),
+                });
+            }
+            // Suricata 9 switches an HTTP/2 flow carrying DNS to `doh2`:
+            // an `alert http2` rule with `dns.*` keywords is invalid there
+            // ("can't set rule app proto").
+            if app_proto == AppProto::Dns
+                && matches!(&rule.header.proto, Proto::App(n) if n == "http2")
+            {
+                return Err(Skip::Invalid {
+                    keyword: "protocol".into(),
+                    message: "dns keywords in an http2 rule (DNS over HTTP/2 is doh2)".into(),
                 });
             }
             // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:

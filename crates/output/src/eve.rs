@@ -630,6 +630,8 @@ impl EveFormatter {
                     | "mdns"
                     | "llmnr"
                     | "ldap"
+                    | "ntp"
+                    | "bittorrent_dht"
             )
         }) {
             o.uint("tx_id", tx)?;

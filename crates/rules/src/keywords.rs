@@ -331,6 +331,11 @@ const TABLE: &[(&str, Kw)] = &[
         Sticky("llmnr.additionals.rrname"),
     ),
     ("llmnr.response.rrname", Sticky("llmnr.response.rrname")),
+    // ---- NTP
+    ("ntp.reference_id", Sticky("ntp.reference_id")),
+    ("ntp.version", Other("ntp.version")),
+    ("ntp.mode", Other("ntp.mode")),
+    ("ntp.stratum", Other("ntp.stratum")),
     ("enip.product_name", Sticky("enip.product_name")),
     ("enip.service_name", Sticky("enip.service_name")),
     // ---- transforms
@@ -795,10 +800,6 @@ pub(crate) const PARSER_KEYWORDS: &[(&str, KeywordStatus)] = &[
 
 /// Suricata 9 keywords the parser rejects as unknown.
 const UNKNOWN_KEYWORDS: &[(&str, KeywordStatus)] = &[
-    ("ntp.mode", PROTO_NOT_PARSED),
-    ("ntp.reference_id", PROTO_NOT_PARSED),
-    ("ntp.stratum", PROTO_NOT_PARSED),
-    ("ntp.version", PROTO_NOT_PARSED),
     ("sdp.attribute", PROTO_NOT_PARSED),
     ("sdp.bandwidth", PROTO_NOT_PARSED),
     ("sdp.connection_data", PROTO_NOT_PARSED),
@@ -914,6 +915,11 @@ const EVALUATED: &[&str] = &[
     "llmnr.authorities.rrname",
     "llmnr.additionals.rrname",
     "llmnr.response.rrname",
+    // NTP
+    "ntp.reference_id",
+    "ntp.version",
+    "ntp.mode",
+    "ntp.stratum",
     // RFB
     "rfb.name",
     "rfb.sectype",

@@ -1101,9 +1101,15 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "mdns",
             "llmnr",
             "ldap",
+            "ntp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
+        // Suricata's `bittorrent-dht` type writes `bittorrent_dht` records.
+        .chain(
+            cfg.eve_logs_type("bittorrent-dht")
+                .then_some("bittorrent_dht"),
+        )
         // Suricata's `files` type writes `fileinfo` records.
         .chain(cfg.eve_logs_type("files").then_some("fileinfo"))
         .chain(

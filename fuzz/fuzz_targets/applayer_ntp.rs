@@ -1,0 +1,15 @@
+//! The NTP parser (crates/applayer) over UDP (one message per
+//! datagram, `ntp-parser`), fed in both directions; see
+//! `common/applayer.rs` for the input layout and the invariants.
+#![no_main]
+
+mod common {
+    pub mod applayer;
+}
+
+use libfuzzer_sys::fuzz_target;
+use vigil_applayer::{AppProto, Transport};
+
+fuzz_target!(|data: &[u8]| {
+    common::applayer::run(AppProto::Ntp, Transport::Udp, 123, data);
+});
