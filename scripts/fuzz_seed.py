@@ -638,6 +638,17 @@ def main():
     add("applayer_enip", "register_cip", chunks([(0, enip(0x65, 0, b"\x01\x00\x00\x00")), (1, enip(0x65, 7, b"\x01\x00\x00\x00")),
                                                  (0, enip_rr), (1, enip_rr_resp)]))
     add("applayer_enip", "gap", chunks([(0, enip_rr[:20])]) + GAP(0) + chunks([(0, enip_rr), (1, enip_rr_resp)]) + END(0) + END(1))
+    def modbus(tid, unit, pdu, proto=0):
+        return struct.pack(">HHHB", tid, proto, len(pdu) + 1, unit) + pdu
+    add("applayer_modbus", "read_write", chunks([(0, modbus(1, 1, b"\x03\x00\x10\x00\x02")),
+                                                (1, modbus(1, 1, b"\x03\x04\x12\x34\x56\x78")),
+                                                (0, modbus(2, 1, b"\x10\x00\x09\x00\x03\x06\x00\x01\x00\x02\x00\x03")),
+                                                (1, modbus(2, 1, b"\x10\x00\x09\x00\x03")),
+                                                (0, modbus(3, 1, b"\x08\x00\x01\xff\x00")),
+                                                (1, modbus(3, 1, b"\x81\x02"))]))
+    add("applayer_modbus", "gap_unsolicited", chunks([(0, modbus(4, 7, b"\x2b\x0e\x01\x00")[:5])]) + GAP(0)
+        + chunks([(1, modbus(9, 1, b"\x03\x02\x00\x01")), (0, modbus(5, 1, b"\x06\x00\x04\x00\x10", proto=3))])
+        + END(0) + END(1))
     # QUIC: a gQUIC Q043 CHLO in the clear (one datagram of 7k + 1 bytes),
     # the start of a real IETF client Initial (crates/applayer/tests/data)
     # and a short-header datagram.

@@ -242,6 +242,20 @@ event_enum! {
 }
 
 event_enum! {
+    /// Modbus events (Suricata's `rust/src/modbus`).
+    ModbusEvent {
+        UnsolicitedResponse => "unsolicited_response",
+        InvalidFunctionCode => "invalid_function_code",
+        InvalidLength => "invalid_length",
+        InvalidValue => "invalid_value",
+        InvalidExceptionCode => "invalid_exception_code",
+        ValueMismatch => "value_mismatch",
+        Flooded => "flooded",
+        InvalidProtocolId => "invalid_protocol_id",
+    }
+}
+
+event_enum! {
     /// DHCP events (Suricata's `rust/src/dhcp`).
     DhcpEvent {
         TruncatedOptions => "truncated_options",
@@ -424,6 +438,7 @@ pub enum AppLayerEvent {
     /// mDNS raises the DNS parser's events under `mdns.`.
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
+    Modbus(ModbusEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -450,6 +465,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(..) => AppProto::Quic,
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
+            AppLayerEvent::Modbus(..) => AppProto::Modbus,
         }
     }
 
@@ -489,6 +505,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(e, _) => e.name(),
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
+            AppLayerEvent::Modbus(e, _) => e.name(),
         }
     }
 
@@ -513,6 +530,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
+            AppLayerEvent::Modbus(_, t) => *t,
         }
     }
 

@@ -31,6 +31,7 @@
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
 //! | [`mdns`] | mDNS (UDP 5353) and LLMNR (UDP/TCP 5355): DNS messages with their own events, buffers and records |
+//! | [`modbus`] | Modbus/TCP: MBAP and PDUs of every public function (`sawp-modbus`), requests and responses by transaction id |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
@@ -65,6 +66,7 @@ pub mod http2;
 pub mod ike;
 pub mod krb5;
 pub mod mdns;
+pub mod modbus;
 pub mod mqtt;
 pub mod msg;
 pub mod passive;
@@ -83,6 +85,7 @@ pub mod transforms;
 mod txparser;
 pub mod websocket;
 
+pub use events::ModbusEvent;
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
     IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
@@ -150,6 +153,8 @@ pub enum AppProto {
     Mdns,
     /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
     Llmnr,
+    /// Modbus/TCP (port 502).
+    Modbus,
 }
 
 impl AppProto {
@@ -180,6 +185,7 @@ impl AppProto {
             AppProto::Enip => "enip",
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
+            AppProto::Modbus => "modbus",
         }
     }
 }

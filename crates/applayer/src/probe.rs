@@ -27,6 +27,7 @@ pub enum ProbeResult {
     Mqtt,
     Rfb,
     Enip,
+    Modbus,
     Dhcp,
     Krb5,
     Snmp,
@@ -57,6 +58,7 @@ impl ProbeResult {
             ProbeResult::Mqtt => Some(AppProto::Mqtt),
             ProbeResult::Rfb => Some(AppProto::Rfb),
             ProbeResult::Enip => Some(AppProto::Enip),
+            ProbeResult::Modbus => Some(AppProto::Modbus),
             ProbeResult::Dhcp => Some(AppProto::Dhcp),
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
@@ -607,6 +609,16 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
                 probe_llmnr_tcp(first_bytes),
             ),
             &[crate::mdns::LLMNR_PORT],
+        ),
+        // Modbus on its port (Suricata's `detection-ports`), a whole
+        // message without error flags either way.
+        (
+            ProbeResult::Modbus,
+            on_port(
+                dst_port_hint == crate::modbus::PORT,
+                crate::modbus::probe(first_bytes),
+            ),
+            &[crate::modbus::PORT],
         ),
     ];
     // The protocol the port suggests wins when it accepts.

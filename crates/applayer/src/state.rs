@@ -143,6 +143,7 @@ impl AppLayerState {
             AppProto::Enip => {
                 AppLayerState::Ext(Box::new(crate::enip::EnipState::new(transport, cfg)))
             }
+            AppProto::Modbus => AppLayerState::Ext(Box::new(crate::modbus::ModbusState::new(cfg))),
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
@@ -761,6 +762,14 @@ impl AppLayerState {
     ) -> bool {
         match self {
             AppLayerState::Ext(s) => s.cip_service(tx, dir, spec),
+            _ => false,
+        }
+    }
+
+    /// The `modbus` keyword on a transaction.
+    pub fn modbus_match(&self, tx: TxId, spec: &crate::modbus::ModbusSpec) -> bool {
+        match self {
+            AppLayerState::Ext(s) => s.modbus_match(tx, spec),
             _ => false,
         }
     }

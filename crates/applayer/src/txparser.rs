@@ -47,6 +47,10 @@ pub(crate) trait TxParser: Send + Sync {
     fn cip_service(&self, _tx: TxId, _dir: Direction, _spec: &crate::enip::CipServiceSpec) -> bool {
         false
     }
+    /// The `modbus` keyword on a transaction.
+    fn modbus_match(&self, _tx: TxId, _spec: &crate::modbus::ModbusSpec) -> bool {
+        false
+    }
 }
 
 /// A transaction as [`TxList`] needs it.

@@ -1987,3 +1987,89 @@ fn mdns_llmnr_truncated_oversized_gap_garbage() {
     n.feed(ToServer, &q, 1);
     assert_eq!(names(&n.feed(ToServer, &r, 2)), ["llmnr.not_request"]);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn modbus_never_panics(c in seeded(&[0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 2])) {
+        exercise(AppProto::Modbus, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn modbus_arbitrary(c in chunks()) {
+        exercise(AppProto::Modbus, Transport::Tcp, &c);
+    }
+}
+
+/// A Modbus/TCP message: MBAP header and PDU.
+fn modbus_msg(tid: u16, unit: u8, pdu: &[u8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(&tid.to_be_bytes());
+    m.extend_from_slice(&[0, 0]);
+    m.extend_from_slice(&((pdu.len() + 1) as u16).to_be_bytes());
+    m.push(unit);
+    m.extend_from_slice(pdu);
+    m
+}
+
+/// Modbus: truncated, oversized, gap-ridden and garbage messages; a
+/// truncated message makes nothing up, an oversized length is
+/// `invalid_length` and its bytes are skipped, garbage raises events on
+/// what it decodes to, a gap ends the parsing of its direction.
+#[test]
+fn modbus_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let good = modbus_msg(1, 1, &[3, 0, 0, 0, 2]);
+    // Truncated: half a message, then the stream ends.
+    let mut s = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    assert!(s.feed(ToServer, &good[..7], 1).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    // Oversized: a length of 65535 is one invalid message whose bytes
+    // (here all that came) are skipped; the next message parses.
+    let mut o = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    let mut big = modbus_msg(2, 1, &[3, 0, 0, 0, 2]);
+    big[4..6].copy_from_slice(&u16::MAX.to_be_bytes());
+    assert_eq!(names(&o.feed(ToServer, &big, 1)), ["invalid_length"]);
+    assert!(o.feed(ToServer, &good, 2).is_empty());
+    assert_eq!(o.transactions().len(), 2);
+    assert_eq!(o.eve(1).unwrap()["request"]["transaction_id"], 1);
+    // Garbage: text decodes as a message with a bad protocol id and length.
+    let mut g = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    let ev = g.feed(ToServer, b"GET / HTTP/1.1\r\n\r\n", 1);
+    assert!(names(&ev).contains(&"invalid_protocol_id"));
+    assert!(names(&ev).contains(&"invalid_length"));
+    // A gap: the direction is no longer parsed, the other one is.
+    let mut p = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    p.feed(ToServer, &good[..4], 1);
+    p.on_gap(ToServer, Some(2));
+    assert!(p.feed(ToServer, &good, 3).is_empty());
+    assert!(p.transactions().is_empty());
+    let ev = p.feed(ToClient, &modbus_msg(1, 1, &[3, 2, 0, 7]), 4);
+    assert_eq!(names(&ev), ["unsolicited_response"]);
+    assert_eq!(p.transactions().len(), 1);
+}
+
+/// Modbus is detected on port 502 by a whole message without error
+/// flags, either way, as Suricata's probe.
+#[test]
+fn modbus_detected_on_its_port() {
+    let m = modbus_msg(1, 1, &[3, 0, 0, 0, 2]);
+    assert_eq!(probe(Direction::ToServer, &m, 502), ProbeResult::Modbus);
+    assert_eq!(
+        probe(Direction::ToClient, &modbus_msg(1, 1, &[3, 2, 0, 1]), 502),
+        ProbeResult::Modbus
+    );
+    assert_ne!(probe(Direction::ToServer, &m, 503), ProbeResult::Modbus);
+    assert_eq!(
+        probe(Direction::ToServer, &m[..5], 502),
+        ProbeResult::NeedMore
+    );
+    let mut bad = m.clone();
+    bad[3] = 1;
+    assert_ne!(probe(Direction::ToServer, &bad, 502), ProbeResult::Modbus);
+}

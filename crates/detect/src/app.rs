@@ -311,6 +311,9 @@ pub enum TxCheck {
     /// `cip_service`: the CIP service (with class and attribute) of the
     /// ENIP transaction's message in the inspected direction.
     CipService(vigil_applayer::enip::CipServiceSpec),
+    /// `modbus`: function, access, address/value or unit of a Modbus
+    /// transaction's request (its response when it has none).
+    Modbus(vigil_applayer::modbus::ModbusSpec),
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
@@ -766,6 +769,7 @@ impl TxCheck {
             "cip.service" => {
                 vigil_applayer::enip::CipServiceSpec::parse(v).map(TxCheck::CipService)
             }
+            "modbus" => vigil_applayer::modbus::ModbusSpec::parse(v).map(TxCheck::Modbus),
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -865,6 +869,10 @@ impl TxCheck {
                 AppProto::Enip,
                 vigil_applayer::EnipEvent::from_name(name)?.name(),
             ),
+            "modbus" => TxCheck::Event(
+                AppProto::Modbus,
+                vigil_applayer::ModbusEvent::from_name(name)?.name(),
+            ),
             "quic" => TxCheck::Event(
                 AppProto::Quic,
                 vigil_applayer::QuicEvent::from_name(name)?.name(),
@@ -908,6 +916,7 @@ impl TxCheck {
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::Uint(f, _) => f.proto(),
             TxCheck::CipService(_) => AppProto::Enip,
+            TxCheck::Modbus(_) => AppProto::Modbus,
             TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
@@ -922,6 +931,8 @@ impl TxCheck {
             c if c.is_file() => Side::Both(AppDir::ToClient),
             TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
             TxCheck::FtpBounce => Side::Request,
+            // Suricata registers `modbus` to the server only.
+            TxCheck::Modbus(_) => Side::Request,
             TxCheck::AppState { to_server, .. } => {
                 if *to_server {
                     Side::Request
@@ -1005,6 +1016,7 @@ impl TxCheck {
             }),
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::CipService(spec) => tx.app.cip_service(tx.tx, tx.dir, spec),
+            TxCheck::Modbus(spec) => tx.app.modbus_match(tx.tx, spec),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .dcerpc_view(tx.tx)
@@ -1033,7 +1045,8 @@ impl TxCheck {
             // SMB and ENIP events belong to the transaction whatever the
             // direction inspected (Suricata alerts both ways).
             TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
-                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip)) && e.name() == *name
+                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip | AppProto::Modbus))
+                    && e.name() == *name
             }),
             TxCheck::AppState {
                 to_server,
@@ -1362,6 +1375,7 @@ pub(crate) fn spec_directions(
             | AppProto::Enip
             | AppProto::Mdns
             | AppProto::Llmnr
+            | AppProto::Modbus
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1660,7 +1674,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 23] = [
+pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1684,6 +1698,7 @@ pub(crate) const PROTOS: [AppProto; 23] = [
     AppProto::Quic,
     AppProto::Mdns,
     AppProto::Llmnr,
+    AppProto::Modbus,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1717,6 +1732,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Quic => 20,
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
+        AppProto::Modbus => 23,
     }
 }
 
@@ -1970,6 +1986,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Quic => &[AppProto::Quic],
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
+        AppProto::Modbus => &[AppProto::Modbus],
     }
 }
 

@@ -968,6 +968,8 @@ const EVALUATED: &[&str] = &[
     "enip.capabilities",
     "enip.product_name",
     "enip.service_name",
+    // Modbus
+    "modbus",
     // QUIC
     "quic.sni",
     "quic.ua",
