@@ -167,3 +167,116 @@ fn modbus_to_alerts_and_records() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Malformed and inconsistent messages, one per event.
+fn malformed_capture() -> Vec<TimedFrame> {
+    let mut t = TcpSession::new(
+        "10.5.0.3:50200".parse::<SocketAddr>().unwrap(),
+        "10.5.0.4:502".parse::<SocketAddr>().unwrap(),
+    )
+    .start_at((1_700_000_100, 0));
+    // A length of 1 (below the minimum): its byte is skipped.
+    let mut short = msg(6, 1, &[]);
+    short.push(0x2a);
+    t.handshake()
+        // A clean first message, for detection.
+        .client_send(&msg(10, 1, &[3, 0, 0, 0, 1]))
+        .server_send(&msg(10, 1, &[3, 2, 0, 1]))
+        // 1: read holding registers, quantity 0.
+        .client_send(&msg(1, 1, &[3, 0, 0, 0, 0]))
+        // 2: function code 0.
+        .client_send(&msg(2, 1, &[0, 1, 2]))
+        // 3: read coils answered by an unknown exception code.
+        .client_send(&msg(3, 1, &[1, 0, 0, 0, 8]))
+        .server_send(&msg(3, 1, &[0x81, 9]))
+        // 4: write single register answered with another value.
+        .client_send(&msg(4, 1, &[6, 0, 1, 0, 5]))
+        .server_send(&msg(4, 1, &[6, 0, 1, 0, 6]))
+        // 5: a diagnostic request with extra data.
+        .client_send(&msg(5, 1, &[8, 0, 0, 1, 2, 3, 4]))
+        .client_send(&short)
+        // 7: write single coil with a value other than 0 or 0xff00.
+        .client_send(&msg(7, 1, &[5, 0, 3, 0x12, 0x34]))
+        .close();
+    t.into_frames()
+}
+
+const EVENT_RULES: &str = "\
+alert modbus any any -> any any (msg:\"invalid value\"; app-layer-event:modbus.invalid_value; sid:1;)\n\
+alert modbus any any -> any any (msg:\"invalid function\"; app-layer-event:modbus.invalid_function_code; sid:2;)\n\
+alert modbus any any -> any any (msg:\"invalid exception\"; app-layer-event:modbus.invalid_exception_code; sid:3;)\n\
+alert modbus any any -> any any (msg:\"mismatch\"; app-layer-event:modbus.value_mismatch; sid:4;)\n\
+alert modbus any any -> any any (msg:\"invalid length\"; app-layer-event:modbus.invalid_length; sid:5;)\n\
+alert modbus any any -> any any (msg:\"never: unsolicited\"; app-layer-event:modbus.unsolicited_response; sid:6;)\n\
+alert modbus any any -> any any (msg:\"never: protocol id\"; app-layer-event:modbus.invalid_protocol_id; sid:7;)\n\
+alert modbus any any -> any any (msg:\"coil write\"; modbus:access write coils, address 4, value 1; sid:8;)\n";
+
+#[test]
+fn modbus_events() {
+    let common::Run { events, dir, .. } =
+        common::run("modbus-events", &malformed_capture(), EVENT_RULES, None);
+    let got: Vec<(u64, String, u64)> = events
+        .iter()
+        .filter(|e| e["event_type"] == "alert")
+        .map(|e| {
+            (
+                e["alert"]["signature_id"].as_u64().unwrap(),
+                e["direction"].as_str().unwrap().to_string(),
+                e["modbus"]["id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut got = got;
+    got.sort();
+    // What Suricata 9 alerts on the same capture (sorted: the engine
+    // inspects the two directions at other packets than Suricata, so the
+    // order within a few packets differs). The length-1 message loses the
+    // framing, as in Suricata: what follows decodes as garbage
+    // (transactions 8 and 9, bad length and protocol id).
+    let want: Vec<(u64, String, u64)> = [
+        (1, "to_client", 2),
+        (1, "to_server", 2),
+        (2, "to_client", 3),
+        (2, "to_server", 3),
+        (3, "to_client", 4),
+        (3, "to_server", 4),
+        (4, "to_client", 1),
+        (4, "to_client", 5),
+        (4, "to_server", 1),
+        (4, "to_server", 5),
+        (5, "to_client", 6),
+        (5, "to_client", 7),
+        (5, "to_client", 8),
+        (5, "to_client", 9),
+        (5, "to_server", 6),
+        (5, "to_server", 7),
+        (5, "to_server", 8),
+        (5, "to_server", 9),
+        (7, "to_client", 8),
+        (7, "to_client", 9),
+        (7, "to_server", 8),
+        (7, "to_server", 9),
+    ]
+    .iter()
+    .map(|(s, d, t)| (*s, d.to_string(), *t))
+    .collect();
+    assert_eq!(got, want);
+    let recs: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event_type"] == "modbus")
+        .map(|e| &e["modbus"])
+        .collect();
+    let ids: Vec<u64> = recs.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    assert_eq!(ids, [1, 4, 5, 2, 3, 6, 7, 8, 9]);
+    assert_eq!(recs[1]["response"]["exception"]["code"], "Unknown");
+    assert_eq!(recs[1]["response"]["error_flags"], "EXC_CODE");
+    assert_eq!(recs[2]["response"]["error_flags"], "DATA_VALUE");
+    assert_eq!(recs[3]["request"]["read"]["quantity"], 0);
+    assert_eq!(recs[4]["request"]["error_flags"], "FUNC_CODE");
+    assert_eq!(recs[5]["request"]["error_flags"], "DATA_LENGTH");
+    assert_eq!(recs[6]["request"]["transaction_id"], 6);
+    assert_eq!(recs[7]["request"]["error_flags"], "DATA_LENGTH | PROTO_ID");
+    if std::env::var_os("VIGIL_E2E_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
