@@ -59,12 +59,15 @@ pub const MAX_MESSAGE: usize = 6 + 254;
 const PARSER: sawp_modbus::Modbus = sawp_modbus::Modbus {
     probe_strict: false,
 };
+/// The detection probe is strict, as the Suricata 9 peer's: a function
+/// code the crate does not know (Schneider's UMAS, 90) is not Modbus.
+const STRICT: sawp_modbus::Modbus = sawp_modbus::Modbus { probe_strict: true };
 
 /// Whether a side's first bytes are Modbus (`None`: more bytes needed), as
 /// Suricata's probe: a whole message of either direction without error
-/// flags.
+/// flags and with a known function code.
 pub fn probe(b: &[u8]) -> Option<bool> {
-    match PARSER.probe(b, SawpDir::Unknown) {
+    match STRICT.probe(b, SawpDir::Unknown) {
         Status::Recognized => Some(true),
         Status::Incomplete => None,
         Status::Unrecognized => Some(false),
@@ -757,6 +760,8 @@ mod tests {
         bad[3] = 1; // protocol id 1
         assert_eq!(probe(&bad), Some(false));
         assert_eq!(probe(b"GET / HTTP/1.1\r\n"), Some(false));
+        // An unknown function code (UMAS, 90) is not detected.
+        assert_eq!(probe(&msg(1, 0, &[0x5a, 0, 2])), Some(false));
     }
 
     #[test]
