@@ -256,6 +256,18 @@ event_enum! {
 }
 
 event_enum! {
+    /// DNP3 events (Suricata's `app-layer-dnp3.c`).
+    Dnp3Event {
+        Flooded => "flooded",
+        LenTooSmall => "len_too_small",
+        BadLinkCrc => "bad_link_crc",
+        BadTransportCrc => "bad_transport_crc",
+        Malformed => "malformed",
+        UnknownObject => "unknown_object",
+    }
+}
+
+event_enum! {
     /// DHCP events (Suricata's `rust/src/dhcp`).
     DhcpEvent {
         TruncatedOptions => "truncated_options",
@@ -439,6 +451,7 @@ pub enum AppLayerEvent {
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
     Modbus(ModbusEvent, Option<TxId>),
+    Dnp3(Dnp3Event, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -466,6 +479,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
             AppLayerEvent::Modbus(..) => AppProto::Modbus,
+            AppLayerEvent::Dnp3(..) => AppProto::Dnp3,
         }
     }
 
@@ -506,6 +520,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
             AppLayerEvent::Modbus(e, _) => e.name(),
+            AppLayerEvent::Dnp3(e, _) => e.name(),
         }
     }
 
@@ -531,6 +546,7 @@ impl AppLayerEvent {
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
             AppLayerEvent::Modbus(_, t) => *t,
+            AppLayerEvent::Dnp3(_, t) => *t,
         }
     }
 

@@ -31,6 +31,7 @@
 //! | [`snmp`] | SNMP v1, v2c, v3 over UDP: communities, USM users, PDUs, v1 traps (`snmp-parser`) |
 //! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
 //! | [`mdns`] | mDNS (UDP 5353) and LLMNR (UDP/TCP 5355): DNS messages with their own events, buffers and records |
+//! | [`dnp3`] | DNP3 over TCP: link layer with CRCs, transport reassembly, application header, IIN and object headers |
 //! | [`modbus`] | Modbus/TCP: MBAP and PDUs of every public function (`sawp-modbus`), requests and responses by transaction id |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
@@ -54,6 +55,7 @@
 
 pub mod dcerpc;
 pub mod dhcp;
+pub mod dnp3;
 pub mod dns;
 pub mod enip;
 mod events;
@@ -85,12 +87,12 @@ pub mod transforms;
 mod txparser;
 pub mod websocket;
 
-pub use events::ModbusEvent;
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
     IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
     SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
 };
+pub use events::{Dnp3Event, ModbusEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 pub use txparser::UintField;
@@ -155,6 +157,8 @@ pub enum AppProto {
     Llmnr,
     /// Modbus/TCP (port 502).
     Modbus,
+    /// DNP3 over TCP (port 20000).
+    Dnp3,
 }
 
 impl AppProto {
@@ -186,6 +190,7 @@ impl AppProto {
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
             AppProto::Modbus => "modbus",
+            AppProto::Dnp3 => "dnp3",
         }
     }
 }
@@ -453,6 +458,8 @@ pub enum BufferId {
     EnipProductName,
     /// `enip.service_name`: a ListServices response's service name.
     EnipServiceName,
+    /// `dnp3.data`: a DNP3 application message, reassembled.
+    Dnp3Data,
     /// `quic.sni`: the SNI of the client's hello (TLS or gQUIC tag).
     QuicSni,
     /// `quic.ua`: gQUIC's `UAID` tag.
@@ -584,6 +591,7 @@ impl BufferId {
         BufferId::PgsqlQuery,
         BufferId::EnipProductName,
         BufferId::EnipServiceName,
+        BufferId::Dnp3Data,
         BufferId::QuicSni,
         BufferId::QuicUa,
         BufferId::QuicVersion,
@@ -638,6 +646,7 @@ impl BufferId {
             WebsocketPayload => AppProto::WebSocket,
             PgsqlQuery => AppProto::Pgsql,
             EnipProductName | EnipServiceName => AppProto::Enip,
+            Dnp3Data => AppProto::Dnp3,
             QuicSni | QuicUa | QuicVersion | QuicCyuHash | QuicCyuString => AppProto::Quic,
             MdnsQueriesRrname
             | MdnsAnswersRrname
@@ -819,6 +828,7 @@ impl BufferId {
             "pgsql.query" => PgsqlQuery,
             "enip.product_name" => EnipProductName,
             "enip.service_name" => EnipServiceName,
+            "dnp3.data" => Dnp3Data,
             "quic.sni" => QuicSni,
             "quic.ua" => QuicUa,
             "quic.version" => QuicVersion,

@@ -144,6 +144,7 @@ impl AppLayerState {
                 AppLayerState::Ext(Box::new(crate::enip::EnipState::new(transport, cfg)))
             }
             AppProto::Modbus => AppLayerState::Ext(Box::new(crate::modbus::ModbusState::new(cfg))),
+            AppProto::Dnp3 => AppLayerState::Ext(Box::new(crate::dnp3::Dnp3State::new(cfg))),
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),

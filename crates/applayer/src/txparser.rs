@@ -197,6 +197,9 @@ uint_fields! {
         Syntax::Flags(crate::websocket::FLAG_NAMES);
     WebsocketMask => "websocket.mask", WebSocket, u32::MAX as u64, NONE;
     EnipCommand => "enip.command", Enip, 65535, Syntax::Enum(crate::enip::COMMAND_NAMES);
+    Dnp3Func => "dnp3.func", Dnp3, 255, Syntax::Enum(crate::dnp3::FUNC_NAMES);
+    Dnp3Ind => "dnp3.ind", Dnp3, 65535, Syntax::Flags(crate::dnp3::IND_NAMES);
+    Dnp3Obj => "dnp3.obj", Dnp3, 65535, NONE;
     EnipStatus => "enip.status", Enip, u32::MAX as u64, Syntax::Enum(crate::enip::STATUS_NAMES);
     EnipProtocolVersion => "enip.protocol_version", Enip, 65535, NONE;
     EnipCipAttribute => "enip.cip_attribute", Enip, u32::MAX as u64, NONE;

@@ -2073,3 +2073,71 @@ fn modbus_detected_on_its_port() {
     bad[3] = 1;
     assert_ne!(probe(Direction::ToServer, &bad, 502), ProbeResult::Modbus);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn dnp3_never_panics(c in seeded(Box::leak(vigil_applayer::dnp3::frame(0xc4, 10, 1, &[0xc0, 0xc0, 0x01, 60, 1, 0x06, 30, 2, 0x00, 0, 1]).into_boxed_slice()))) {
+        exercise(AppProto::Dnp3, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn dnp3_arbitrary(c in chunks()) {
+        exercise(AppProto::Dnp3, Transport::Tcp, &c);
+    }
+}
+
+/// DNP3: truncated frames wait, an oversized message is `malformed`,
+/// garbage and a gap stop the direction, a bad block CRC skips its frame.
+#[test]
+fn dnp3_truncated_oversized_gap_garbage() {
+    use vigil_applayer::dnp3::frame;
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let read = frame(0xc4, 10, 1, &[0xc0, 0xc0, 0x01, 60, 1, 0x06]);
+    // Truncated: a partial frame makes nothing up.
+    let mut s = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    assert!(s.feed(ToServer, &read[..12], 1).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    // Oversized: segments without FIN past 64 KiB are malformed.
+    let mut o = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    let mut ev = Vec::new();
+    for i in 0..300u32 {
+        let th = if i == 0 { 0x40 } else { (i % 64) as u8 };
+        let mut ud = vec![th];
+        ud.extend_from_slice(&[0xc0, 0x02]);
+        ud.extend(std::iter::repeat_n(0x41, 247));
+        ev.extend(o.feed(ToServer, &frame(0xc4, 10, 1, &ud), u64::from(i)));
+    }
+    assert_eq!(names(&ev), ["malformed"]);
+    assert_eq!(o.transactions().len(), 1);
+    // Garbage: not a link header, the direction stops.
+    let mut g = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    assert!(g.feed(ToServer, b"GET / HTTP/1.1\r\n\r\n", 1).is_empty());
+    assert!(g.feed(ToServer, &read, 2).is_empty());
+    assert!(g.transactions().is_empty());
+    // A gap stops the direction; the other goes on.
+    let mut p = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    p.feed(ToServer, &read[..5], 1);
+    p.on_gap(ToServer, Some(2));
+    assert!(p.feed(ToServer, &read, 3).is_empty());
+    assert!(p.transactions().is_empty());
+    p.feed(ToClient, &frame(0x44, 1, 10, &[0xc0, 0xc0, 0x81, 0, 0]), 4);
+    assert_eq!(p.transactions().len(), 1);
+}
+
+/// DNP3 is detected on port 20000 by a link header, either way.
+#[test]
+fn dnp3_detected_on_its_port() {
+    let f = vigil_applayer::dnp3::frame(0xc4, 10, 1, &[0xc0, 0xc0, 0x01]);
+    assert_eq!(probe(Direction::ToServer, &f, 20000), ProbeResult::Dnp3);
+    assert_ne!(probe(Direction::ToServer, &f, 20001), ProbeResult::Dnp3);
+    assert_eq!(
+        probe(Direction::ToServer, &f[..4], 20000),
+        ProbeResult::NeedMore
+    );
+}

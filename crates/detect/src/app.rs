@@ -770,6 +770,37 @@ impl TxCheck {
                 vigil_applayer::enip::CipServiceSpec::parse(v).map(TxCheck::CipService)
             }
             "modbus" => vigil_applayer::modbus::ModbusSpec::parse(v).map(TxCheck::Modbus),
+            // Flag names: any of them set (Suricata 9 and the peer); a
+            // number or `&mask=value` is the integer syntax.
+            "dnp3.ind"
+                if !v.trim().starts_with('&')
+                    && !v.trim().starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                let mut mask = 0u64;
+                for name in v.trim().trim_matches('"').split(',').map(str::trim) {
+                    match vigil_applayer::dnp3::IND_NAMES
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                    {
+                        Some((_, b)) => mask |= b,
+                        None => return Some(Err(format!("dnp3_ind: unknown indicator '{name}'"))),
+                    }
+                }
+                MultiUint::parse(&format!("&{mask}!=0"), 65535)
+                    .map(|m| TxCheck::Uint(vigil_applayer::UintField::Dnp3Ind, m))
+            }
+            // `group,variation`: one of the message's object headers.
+            "dnp3.obj" => v
+                .trim()
+                .split_once(',')
+                .and_then(|(g, var)| {
+                    Some((g.trim().parse::<u8>().ok()?, var.trim().parse::<u8>().ok()?))
+                })
+                .ok_or_else(|| format!("dnp3_obj: invalid value '{v}'"))
+                .and_then(|(g, var)| {
+                    MultiUint::parse(&(u64::from(g) << 8 | u64::from(var)).to_string(), 65535)
+                })
+                .map(|m| TxCheck::Uint(vigil_applayer::UintField::Dnp3Obj, m)),
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -872,6 +903,10 @@ impl TxCheck {
             "modbus" => TxCheck::Event(
                 AppProto::Modbus,
                 vigil_applayer::ModbusEvent::from_name(name)?.name(),
+            ),
+            "dnp3" => TxCheck::Event(
+                AppProto::Dnp3,
+                vigil_applayer::Dnp3Event::from_name(name)?.name(),
             ),
             "quic" => TxCheck::Event(
                 AppProto::Quic,
@@ -1307,6 +1342,8 @@ fn side(b: BufferId) -> Side {
         WebsocketPayload => Side::Both(AppDir::ToServer),
         PgsqlQuery => Side::Request,
         EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
+        // DNP3: each message in its own direction.
+        Dnp3Data => Side::Both(AppDir::ToServer),
         // QUIC: a packet's buffers, in its own direction.
         QuicSni | QuicVersion => Side::Both(AppDir::ToServer),
         QuicUa | QuicCyuHash | QuicCyuString => Side::Request,
@@ -1376,6 +1413,7 @@ pub(crate) fn spec_directions(
             | AppProto::Mdns
             | AppProto::Llmnr
             | AppProto::Modbus
+            | AppProto::Dnp3
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1674,7 +1712,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 24] = [
+pub(crate) const PROTOS: [AppProto; 25] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1699,6 +1737,7 @@ pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Mdns,
     AppProto::Llmnr,
     AppProto::Modbus,
+    AppProto::Dnp3,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1733,6 +1772,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
         AppProto::Modbus => 23,
+        AppProto::Dnp3 => 24,
     }
 }
 
@@ -1987,6 +2027,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
         AppProto::Modbus => &[AppProto::Modbus],
+        AppProto::Dnp3 => &[AppProto::Dnp3],
     }
 }
 

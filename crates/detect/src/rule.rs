@@ -377,6 +377,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
         "enip" => (ProtoMatch::TcpUdp, Some(AppProto::Enip)),
         "modbus" => (ProtoMatch::Number(6), Some(AppProto::Modbus)),
+        "dnp3" => (ProtoMatch::Number(6), Some(AppProto::Dnp3)),
         "quic" => (ProtoMatch::Number(17), Some(AppProto::Quic)),
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),

@@ -24,6 +24,7 @@ fn sample_value(name: &str) -> Option<&'static str> {
         "tag" => "session,10,packets",
         "target" => "src_ip",
         "modbus" => "function 3",
+        "dnp3_obj" | "dnp3.obj" => "1,2",
         _ => return None,
     })
 }

@@ -970,6 +970,11 @@ const EVALUATED: &[&str] = &[
     "enip.service_name",
     // Modbus
     "modbus",
+    // DNP3
+    "dnp3.func",
+    "dnp3.ind",
+    "dnp3.obj",
+    "dnp3.data",
     // QUIC
     "quic.sni",
     "quic.ua",
