@@ -675,8 +675,10 @@ impl TxParser for Dnp3State {
     fn uints(&self, tx: TxId, field: UintField, _dir: Direction) -> Vec<u64> {
         self.txs.get(tx).map(|t| t.uints(field)).unwrap_or_default()
     }
+    /// Only whole messages are logged (the peer logs no record for a
+    /// message whose last segment never came, even at the flow's end).
     fn eve(&self, tx: TxId) -> Option<Value> {
-        self.txs.get(tx).map(|t| t.eve())
+        self.txs.get(tx).filter(|t| t.done).map(|t| t.eve())
     }
     fn tx_dir(&self, tx: TxId) -> Option<Direction> {
         self.txs.get(tx).map(|t| t.dir)
@@ -780,7 +782,10 @@ mod tests {
         let b = frame(0xc4, 10, 1, &[&[0x82][..], &app[10..]].concat());
         let mut both = a.clone();
         both.extend_from_slice(&b);
-        // Split inside a frame too.
+        // Split inside a frame too; no record before the last segment.
+        assert!(feed(&mut s, Direction::ToServer, &a).is_empty());
+        assert!(TxParser::eve(&s, 0).is_none());
+        let mut s = state();
         assert!(feed(&mut s, Direction::ToServer, &both[..7]).is_empty());
         assert!(feed(&mut s, Direction::ToServer, &both[7..]).is_empty());
         assert_eq!(s.transactions().count(), 1);
