@@ -680,6 +680,19 @@ impl TxParser for Dnp3State {
     fn eve(&self, tx: TxId) -> Option<Value> {
         self.txs.get(tx).filter(|t| t.done).map(|t| t.eve())
     }
+    /// Suricata's alert object: the record under `request` or
+    /// `response`, empty while the message is incomplete.
+    fn eve_alert(&self, tx: TxId) -> Option<Value> {
+        let t = self.txs.get(tx)?;
+        if !t.done {
+            return Some(json!({}));
+        }
+        let key = match t.dir {
+            Direction::ToServer => "request",
+            Direction::ToClient => "response",
+        };
+        Some(json!({ key: t.eve() }))
+    }
     fn tx_dir(&self, tx: TxId) -> Option<Direction> {
         self.txs.get(tx).map(|t| t.dir)
     }

@@ -597,6 +597,15 @@ impl AppLayerState {
 
     /// The EVE object for a transaction (`http`, `dns`, `tls`, `ssh`, `dcerpc` or `ftp`, named by
     /// [`AppProto::name`]).
+    /// The object an alert on a transaction carries (the record's but
+    /// for DNP3, whose alert object holds it under its direction).
+    pub fn eve_alert(&self, tx: TxId) -> Option<Value> {
+        match self {
+            AppLayerState::Ext(s) => s.eve_alert(tx),
+            _ => self.eve(tx),
+        }
+    }
+
     pub fn eve(&self, tx: TxId) -> Option<Value> {
         match self {
             AppLayerState::Http(s) => s.tx(tx).map(|t| t.eve()),

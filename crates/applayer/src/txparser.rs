@@ -25,6 +25,11 @@ pub(crate) trait TxParser: Send + Sync {
     /// inspected (empty: absent).
     fn uints(&self, tx: TxId, field: UintField, dir: Direction) -> Vec<u64>;
     fn eve(&self, tx: TxId) -> Option<Value>;
+    /// The object an alert on the transaction carries, when it is not the
+    /// record's (DNP3 wraps it by direction).
+    fn eve_alert(&self, tx: TxId) -> Option<Value> {
+        self.eve(tx)
+    }
     /// Objects logged beside the protocol's own (SMTP's `email`).
     fn eve_siblings(&self, _tx: TxId) -> Vec<(&'static str, Value)> {
         Vec::new()

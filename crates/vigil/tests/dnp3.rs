@@ -120,6 +120,19 @@ fn dnp3_to_alerts_and_records() {
     .map(|(s, d, p)| (*s, d.to_string(), *p))
     .collect();
     assert_eq!(got, want);
+    // Alert objects: the record under its direction, empty for the
+    // first segment of a message (as the peer's).
+    for e in events.iter().filter(|e| e["event_type"] == "alert") {
+        let d = &e["dnp3"];
+        match e["pcap_cnt"].as_u64().unwrap() {
+            21 => assert_eq!(d, &serde_json::json!({})),
+            _ if e["direction"] == "to_server" => assert_eq!(d["request"]["type"], "request"),
+            _ => assert!(d["response"]["type"]
+                .as_str()
+                .unwrap()
+                .ends_with("response")),
+        }
+    }
     let recs: Vec<(u64, &serde_json::Value)> = events
         .iter()
         .filter(|e| e["event_type"] == "dnp3")
