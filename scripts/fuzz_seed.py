@@ -679,6 +679,37 @@ def main():
                                                (1, ldap_entry + ldap_msg(2, ldap_result(0x65, 0, b"done")))]))
     add("applayer_ldap", "orphan_gap", chunks([(1, ldap_msg(9, ldap_result(0x6B, 32, b"no such"))), (0, ldap_bind[:9])])
         + GAP(0) + chunks([(0, ldap_search), (1, ldap_entry)]) + END(0) + END(1))
+    def modbus(tid, unit, pdu, proto=0):
+        return struct.pack(">HHHB", tid, proto, len(pdu) + 1, unit) + pdu
+    add("applayer_modbus", "read_write", chunks([(0, modbus(1, 1, b"\x03\x00\x10\x00\x02")),
+                                                (1, modbus(1, 1, b"\x03\x04\x12\x34\x56\x78")),
+                                                (0, modbus(2, 1, b"\x10\x00\x09\x00\x03\x06\x00\x01\x00\x02\x00\x03")),
+                                                (1, modbus(2, 1, b"\x10\x00\x09\x00\x03")),
+                                                (0, modbus(3, 1, b"\x08\x00\x01\xff\x00")),
+                                                (1, modbus(3, 1, b"\x81\x02"))]))
+    add("applayer_modbus", "gap_unsolicited", chunks([(0, modbus(4, 7, b"\x2b\x0e\x01\x00")[:5])]) + GAP(0)
+        + chunks([(1, modbus(9, 1, b"\x03\x02\x00\x01")), (0, modbus(5, 1, b"\x06\x00\x04\x00\x10", proto=3))])
+        + END(0) + END(1))
+    def dnp3_crc(b):
+        crc = 0
+        for x in b:
+            crc ^= x
+            for _ in range(8):
+                crc = (crc >> 1) ^ 0xA6BC if crc & 1 else crc >> 1
+        return struct.pack("<H", ~crc & 0xFFFF)
+    def dnp3(control, dst, src, ud):
+        h = bytes([0x05, 0x64, 5 + len(ud), control]) + struct.pack("<HH", dst, src)
+        f = h + dnp3_crc(h)
+        for i in range(0, len(ud), 16):
+            f += ud[i:i + 16] + dnp3_crc(ud[i:i + 16])
+        return f
+    add("applayer_dnp3", "read_response", chunks([(0, dnp3(0xc4, 10, 1, b"\xc0\xc0\x01\x3c\x01\x06")),
+                                               (1, dnp3(0x44, 1, 10, b"\xc0\xc0\x81\x80\x00\x1e\x02\x00\x00\x01\x01\x05\x00\x01\x06\x00"
+                                                        b"\x01\x02\x00\x00\x02\x01\x01\x81"))]))
+    add("applayer_dnp3", "segments_gap", chunks([(0, dnp3(0xc4, 10, 1, b"\x42\xc2\x05\x0c\x01\x28\x01\x00\x03")),
+                                               (0, dnp3(0xc4, 10, 1, b"\x83\x00\x41\x01\xe8\x03\x00\x00\xd0\x07\x00\x00\x00")),
+                                               (1, dnp3(0x44, 1, 10, b"\xc3\xf0\x82\x02\x00\x02\x01\x17\x01\x00\x81"))])
+        + GAP(0) + chunks([(0, dnp3(0xc4, 10, 1, b"\xc4\xc4\x01\x63\x09\x00\x00\x00"))]) + END(0) + END(1))
     # QUIC: a gQUIC Q043 CHLO in the clear (one datagram of 7k + 1 bytes),
     # the start of a real IETF client Initial (crates/applayer/tests/data)
     # and a short-header datagram.

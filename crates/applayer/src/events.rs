@@ -252,6 +252,32 @@ event_enum! {
 }
 
 event_enum! {
+    /// Modbus events (Suricata's `rust/src/modbus`).
+    ModbusEvent {
+        UnsolicitedResponse => "unsolicited_response",
+        InvalidFunctionCode => "invalid_function_code",
+        InvalidLength => "invalid_length",
+        InvalidValue => "invalid_value",
+        InvalidExceptionCode => "invalid_exception_code",
+        ValueMismatch => "value_mismatch",
+        Flooded => "flooded",
+        InvalidProtocolId => "invalid_protocol_id",
+    }
+}
+
+event_enum! {
+    /// DNP3 events (Suricata's `app-layer-dnp3.c`).
+    Dnp3Event {
+        Flooded => "flooded",
+        LenTooSmall => "len_too_small",
+        BadLinkCrc => "bad_link_crc",
+        BadTransportCrc => "bad_transport_crc",
+        Malformed => "malformed",
+        UnknownObject => "unknown_object",
+    }
+}
+
+event_enum! {
     /// DHCP events (Suricata's `rust/src/dhcp`).
     DhcpEvent {
         TruncatedOptions => "truncated_options",
@@ -460,6 +486,8 @@ pub enum AppLayerEvent {
     Ldap(LdapEvent, Option<TxId>),
     Ntp(NtpEvent, Option<TxId>),
     BittorrentDht(BittorrentDhtEvent, Option<TxId>),
+    Modbus(ModbusEvent, Option<TxId>),
+    Dnp3(Dnp3Event, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -489,6 +517,8 @@ impl AppLayerEvent {
             AppLayerEvent::Ldap(..) => AppProto::Ldap,
             AppLayerEvent::Ntp(..) => AppProto::Ntp,
             AppLayerEvent::BittorrentDht(..) => AppProto::BittorrentDht,
+            AppLayerEvent::Modbus(..) => AppProto::Modbus,
+            AppLayerEvent::Dnp3(..) => AppProto::Dnp3,
         }
     }
 
@@ -531,6 +561,8 @@ impl AppLayerEvent {
             AppLayerEvent::Ldap(e, _) => e.name(),
             AppLayerEvent::Ntp(e, _) => e.name(),
             AppLayerEvent::BittorrentDht(e, _) => e.name(),
+            AppLayerEvent::Modbus(e, _) => e.name(),
+            AppLayerEvent::Dnp3(e, _) => e.name(),
         }
     }
 
@@ -557,6 +589,8 @@ impl AppLayerEvent {
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
             AppLayerEvent::Ldap(_, t) => *t,
             AppLayerEvent::Ntp(_, t) | AppLayerEvent::BittorrentDht(_, t) => *t,
+            AppLayerEvent::Modbus(_, t) => *t,
+            AppLayerEvent::Dnp3(_, t) => *t,
         }
     }
 

@@ -32,6 +32,8 @@
 //! | [`ldap`] | LDAP over TCP and UDP (CLDAP): messages (`ldap-parser`), requests with their responses by message id |
 //! | [`enip`] | EtherNet/IP over TCP and UDP: encapsulation, CIP requests and responses, identity, services |
 //! | [`mdns`] | mDNS (UDP 5353) and LLMNR (UDP/TCP 5355): DNS messages with their own events, buffers and records |
+//! | [`dnp3`] | DNP3 over TCP: link layer with CRCs, transport reassembly, application header, IIN and object headers |
+//! | [`modbus`] | Modbus/TCP: MBAP and PDUs of every public function (`sawp-modbus`), requests and responses by transaction id |
 //! | [`msg`] | the framing and transactions of protocols parsed a whole message at a time |
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
@@ -58,6 +60,7 @@
 pub mod bittorrent_dht;
 pub mod dcerpc;
 pub mod dhcp;
+pub mod dnp3;
 pub mod dns;
 pub mod enip;
 mod events;
@@ -71,6 +74,7 @@ pub mod ike;
 pub mod krb5;
 pub mod ldap;
 pub mod mdns;
+pub mod modbus;
 pub mod mqtt;
 pub mod msg;
 pub mod ntp;
@@ -97,6 +101,7 @@ pub use events::{
     PgsqlEvent, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
     WebSocketEvent,
 };
+pub use events::{Dnp3Event, ModbusEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
 pub use txparser::UintField;
@@ -167,6 +172,10 @@ pub enum AppProto {
     Telnet,
     /// BitTorrent DHT (UDP).
     BittorrentDht,
+    /// Modbus/TCP (port 502).
+    Modbus,
+    /// DNP3 over TCP (port 20000).
+    Dnp3,
 }
 
 impl AppProto {
@@ -201,6 +210,8 @@ impl AppProto {
             AppProto::Ntp => "ntp",
             AppProto::Telnet => "telnet",
             AppProto::BittorrentDht => "bittorrent-dht",
+            AppProto::Modbus => "modbus",
+            AppProto::Dnp3 => "dnp3",
         }
     }
 }
@@ -477,6 +488,8 @@ pub enum BufferId {
     EnipProductName,
     /// `enip.service_name`: a ListServices response's service name.
     EnipServiceName,
+    /// `dnp3.data`: a DNP3 application message, reassembled.
+    Dnp3Data,
     /// `quic.sni`: the SNI of the client's hello (TLS or gQUIC tag).
     QuicSni,
     /// `quic.ua`: gQUIC's `UAID` tag.
@@ -608,6 +621,7 @@ impl BufferId {
         BufferId::PgsqlQuery,
         BufferId::EnipProductName,
         BufferId::EnipServiceName,
+        BufferId::Dnp3Data,
         BufferId::QuicSni,
         BufferId::QuicUa,
         BufferId::QuicVersion,
@@ -668,6 +682,7 @@ impl BufferId {
             WebsocketPayload => AppProto::WebSocket,
             PgsqlQuery => AppProto::Pgsql,
             EnipProductName | EnipServiceName => AppProto::Enip,
+            Dnp3Data => AppProto::Dnp3,
             QuicSni | QuicUa | QuicVersion | QuicCyuHash | QuicCyuString => AppProto::Quic,
             MdnsQueriesRrname
             | MdnsAnswersRrname
@@ -859,6 +874,7 @@ impl BufferId {
             "pgsql.query" => PgsqlQuery,
             "enip.product_name" => EnipProductName,
             "enip.service_name" => EnipServiceName,
+            "dnp3.data" => Dnp3Data,
             "quic.sni" => QuicSni,
             "quic.ua" => QuicUa,
             "quic.version" => QuicVersion,

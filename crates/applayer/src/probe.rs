@@ -27,6 +27,8 @@ pub enum ProbeResult {
     Mqtt,
     Rfb,
     Enip,
+    Modbus,
+    Dnp3,
     Dhcp,
     Krb5,
     Snmp,
@@ -61,6 +63,8 @@ impl ProbeResult {
             ProbeResult::Mqtt => Some(AppProto::Mqtt),
             ProbeResult::Rfb => Some(AppProto::Rfb),
             ProbeResult::Enip => Some(AppProto::Enip),
+            ProbeResult::Modbus => Some(AppProto::Modbus),
+            ProbeResult::Dnp3 => Some(AppProto::Dnp3),
             ProbeResult::Dhcp => Some(AppProto::Dhcp),
             ProbeResult::Krb5 => Some(AppProto::Krb5),
             ProbeResult::Snmp => Some(AppProto::Snmp),
@@ -625,6 +629,26 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
                 crate::ldap::probe(first_bytes),
             ),
             &crate::ldap::PORTS[..],
+        ),
+        // Modbus on its port (Suricata's `detection-ports`), a whole
+        // message without error flags either way.
+        (
+            ProbeResult::Modbus,
+            on_port(
+                dst_port_hint == crate::modbus::PORT,
+                crate::modbus::probe(first_bytes),
+            ),
+            &[crate::modbus::PORT],
+        ),
+        // DNP3 on its port (Suricata's `detection-ports`): a link header
+        // (start bytes, length of at least 5) or a banner.
+        (
+            ProbeResult::Dnp3,
+            on_port(
+                dst_port_hint == crate::dnp3::PORT,
+                crate::dnp3::probe(first_bytes),
+            ),
+            &[crate::dnp3::PORT],
         ),
     ];
     // The protocol the port suggests wins when it accepts.

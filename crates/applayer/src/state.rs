@@ -143,6 +143,8 @@ impl AppLayerState {
             AppProto::Enip => {
                 AppLayerState::Ext(Box::new(crate::enip::EnipState::new(transport, cfg)))
             }
+            AppProto::Modbus => AppLayerState::Ext(Box::new(crate::modbus::ModbusState::new(cfg))),
+            AppProto::Dnp3 => AppLayerState::Ext(Box::new(crate::dnp3::Dnp3State::new(cfg))),
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
@@ -617,6 +619,15 @@ impl AppLayerState {
 
     /// The EVE object for a transaction (`http`, `dns`, `tls`, `ssh`, `dcerpc` or `ftp`, named by
     /// [`AppProto::name`]).
+    /// The object an alert on a transaction carries (the record's but
+    /// for DNP3, whose alert object holds it under its direction).
+    pub fn eve_alert(&self, tx: TxId) -> Option<Value> {
+        match self {
+            AppLayerState::Ext(s) => s.eve_alert(tx),
+            _ => self.eve(tx),
+        }
+    }
+
     pub fn eve(&self, tx: TxId) -> Option<Value> {
         match self {
             AppLayerState::Http(s) => s.tx(tx).map(|t| t.eve()),
@@ -797,6 +808,14 @@ impl AppLayerState {
     ) -> bool {
         match self {
             AppLayerState::Ext(s) => s.cip_service(tx, dir, spec),
+            _ => false,
+        }
+    }
+
+    /// The `modbus` keyword on a transaction.
+    pub fn modbus_match(&self, tx: TxId, spec: &crate::modbus::ModbusSpec) -> bool {
+        match self {
+            AppLayerState::Ext(s) => s.modbus_match(tx, spec),
             _ => false,
         }
     }

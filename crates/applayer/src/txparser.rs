@@ -25,6 +25,11 @@ pub(crate) trait TxParser: Send + Sync {
     /// inspected (empty: absent).
     fn uints(&self, tx: TxId, field: UintField, dir: Direction) -> Vec<u64>;
     fn eve(&self, tx: TxId) -> Option<Value>;
+    /// The object an alert on the transaction carries, when it is not the
+    /// record's (DNP3 wraps it by direction).
+    fn eve_alert(&self, tx: TxId) -> Option<Value> {
+        self.eve(tx)
+    }
     /// Objects logged beside the protocol's own (SMTP's `email`).
     fn eve_siblings(&self, _tx: TxId) -> Vec<(&'static str, Value)> {
         Vec::new()
@@ -45,6 +50,10 @@ pub(crate) trait TxParser: Send + Sync {
 
     /// ENIP's `cip_service` on a transaction's direction.
     fn cip_service(&self, _tx: TxId, _dir: Direction, _spec: &crate::enip::CipServiceSpec) -> bool {
+        false
+    }
+    /// The `modbus` keyword on a transaction.
+    fn modbus_match(&self, _tx: TxId, _spec: &crate::modbus::ModbusSpec) -> bool {
         false
     }
 }
@@ -193,6 +202,9 @@ uint_fields! {
         Syntax::Flags(crate::websocket::FLAG_NAMES);
     WebsocketMask => "websocket.mask", WebSocket, u32::MAX as u64, NONE;
     EnipCommand => "enip.command", Enip, 65535, Syntax::Enum(crate::enip::COMMAND_NAMES);
+    Dnp3Func => "dnp3.func", Dnp3, 255, Syntax::Enum(crate::dnp3::FUNC_NAMES);
+    Dnp3Ind => "dnp3.ind", Dnp3, 65535, Syntax::Flags(crate::dnp3::IND_NAMES);
+    Dnp3Obj => "dnp3.obj", Dnp3, 65535, NONE;
     EnipStatus => "enip.status", Enip, u32::MAX as u64, Syntax::Enum(crate::enip::STATUS_NAMES);
     EnipProtocolVersion => "enip.protocol_version", Enip, 65535, NONE;
     EnipCipAttribute => "enip.cip_attribute", Enip, u32::MAX as u64, NONE;

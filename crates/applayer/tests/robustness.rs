@@ -2228,3 +2228,157 @@ fn bittorrent_dht_probe_and_limits() {
     );
     assert_eq!(s.eve(txs[1].id).unwrap()["transaction_id"], "");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn modbus_never_panics(c in seeded(&[0, 1, 0, 0, 0, 6, 1, 3, 0, 0, 0, 2])) {
+        exercise(AppProto::Modbus, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn modbus_arbitrary(c in chunks()) {
+        exercise(AppProto::Modbus, Transport::Tcp, &c);
+    }
+}
+
+/// A Modbus/TCP message: MBAP header and PDU.
+fn modbus_msg(tid: u16, unit: u8, pdu: &[u8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend_from_slice(&tid.to_be_bytes());
+    m.extend_from_slice(&[0, 0]);
+    m.extend_from_slice(&((pdu.len() + 1) as u16).to_be_bytes());
+    m.push(unit);
+    m.extend_from_slice(pdu);
+    m
+}
+
+/// Modbus: truncated, oversized, gap-ridden and garbage messages; a
+/// truncated message makes nothing up, an oversized length is
+/// `invalid_length` and its bytes are skipped, garbage raises events on
+/// what it decodes to, a gap ends the parsing of its direction.
+#[test]
+fn modbus_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let good = modbus_msg(1, 1, &[3, 0, 0, 0, 2]);
+    // Truncated: half a message, then the stream ends.
+    let mut s = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    assert!(s.feed(ToServer, &good[..7], 1).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    // Oversized: a length of 65535 is one invalid message whose bytes
+    // (here all that came) are skipped; the next message parses.
+    let mut o = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    let mut big = modbus_msg(2, 1, &[3, 0, 0, 0, 2]);
+    big[4..6].copy_from_slice(&u16::MAX.to_be_bytes());
+    assert_eq!(names(&o.feed(ToServer, &big, 1)), ["invalid_length"]);
+    assert!(o.feed(ToServer, &good, 2).is_empty());
+    assert_eq!(o.transactions().len(), 2);
+    assert_eq!(o.eve(1).unwrap()["request"]["transaction_id"], 1);
+    // Garbage: text decodes as a message with a bad protocol id and length.
+    let mut g = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    let ev = g.feed(ToServer, b"GET / HTTP/1.1\r\n\r\n", 1);
+    assert!(names(&ev).contains(&"invalid_protocol_id"));
+    assert!(names(&ev).contains(&"invalid_length"));
+    // A gap: the direction is no longer parsed, the other one is.
+    let mut p = AppLayerState::new(AppProto::Modbus, Transport::Tcp);
+    p.feed(ToServer, &good[..4], 1);
+    p.on_gap(ToServer, Some(2));
+    assert!(p.feed(ToServer, &good, 3).is_empty());
+    assert!(p.transactions().is_empty());
+    let ev = p.feed(ToClient, &modbus_msg(1, 1, &[3, 2, 0, 7]), 4);
+    assert_eq!(names(&ev), ["unsolicited_response"]);
+    assert_eq!(p.transactions().len(), 1);
+}
+
+/// Modbus is detected on port 502 by a whole message without error
+/// flags, either way, as Suricata's probe.
+#[test]
+fn modbus_detected_on_its_port() {
+    let m = modbus_msg(1, 1, &[3, 0, 0, 0, 2]);
+    assert_eq!(probe(Direction::ToServer, &m, 502), ProbeResult::Modbus);
+    assert_eq!(
+        probe(Direction::ToClient, &modbus_msg(1, 1, &[3, 2, 0, 1]), 502),
+        ProbeResult::Modbus
+    );
+    assert_ne!(probe(Direction::ToServer, &m, 503), ProbeResult::Modbus);
+    assert_eq!(
+        probe(Direction::ToServer, &m[..5], 502),
+        ProbeResult::NeedMore
+    );
+    let mut bad = m.clone();
+    bad[3] = 1;
+    assert_ne!(probe(Direction::ToServer, &bad, 502), ProbeResult::Modbus);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn dnp3_never_panics(c in seeded(Box::leak(vigil_applayer::dnp3::frame(0xc4, 10, 1, &[0xc0, 0xc0, 0x01, 60, 1, 0x06, 30, 2, 0x00, 0, 1]).into_boxed_slice()))) {
+        exercise(AppProto::Dnp3, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn dnp3_arbitrary(c in chunks()) {
+        exercise(AppProto::Dnp3, Transport::Tcp, &c);
+    }
+}
+
+/// DNP3: truncated frames wait, an oversized message is `malformed`,
+/// garbage and a gap stop the direction, a bad block CRC skips its frame.
+#[test]
+fn dnp3_truncated_oversized_gap_garbage() {
+    use vigil_applayer::dnp3::frame;
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<&str> {
+        ev.iter().map(|e| e.name()).collect()
+    };
+    let read = frame(0xc4, 10, 1, &[0xc0, 0xc0, 0x01, 60, 1, 0x06]);
+    // Truncated: a partial frame makes nothing up.
+    let mut s = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    assert!(s.feed(ToServer, &read[..12], 1).is_empty());
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    // Oversized: segments without FIN past 64 KiB are malformed.
+    let mut o = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    let mut ev = Vec::new();
+    for i in 0..300u32 {
+        let th = if i == 0 { 0x40 } else { (i % 64) as u8 };
+        let mut ud = vec![th];
+        ud.extend_from_slice(&[0xc0, 0x02]);
+        ud.extend(std::iter::repeat_n(0x41, 247));
+        ev.extend(o.feed(ToServer, &frame(0xc4, 10, 1, &ud), u64::from(i)));
+    }
+    assert_eq!(names(&ev), ["malformed"]);
+    assert_eq!(o.transactions().len(), 1);
+    // Garbage: not a link header, the direction stops.
+    let mut g = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    assert!(g.feed(ToServer, b"GET / HTTP/1.1\r\n\r\n", 1).is_empty());
+    assert!(g.feed(ToServer, &read, 2).is_empty());
+    assert!(g.transactions().is_empty());
+    // A gap stops the direction; the other goes on.
+    let mut p = AppLayerState::new(AppProto::Dnp3, Transport::Tcp);
+    p.feed(ToServer, &read[..5], 1);
+    p.on_gap(ToServer, Some(2));
+    assert!(p.feed(ToServer, &read, 3).is_empty());
+    assert!(p.transactions().is_empty());
+    p.feed(ToClient, &frame(0x44, 1, 10, &[0xc0, 0xc0, 0x81, 0, 0]), 4);
+    assert_eq!(p.transactions().len(), 1);
+}
+
+/// DNP3 is detected on port 20000 by a link header, either way.
+#[test]
+fn dnp3_detected_on_its_port() {
+    let f = vigil_applayer::dnp3::frame(0xc4, 10, 1, &[0xc0, 0xc0, 0x01]);
+    assert_eq!(probe(Direction::ToServer, &f, 20000), ProbeResult::Dnp3);
+    assert_ne!(probe(Direction::ToServer, &f, 20001), ProbeResult::Dnp3);
+    assert_eq!(
+        probe(Direction::ToServer, &f[..4], 20000),
+        ProbeResult::NeedMore
+    );
+}

@@ -311,6 +311,9 @@ pub enum TxCheck {
     /// `cip_service`: the CIP service (with class and attribute) of the
     /// ENIP transaction's message in the inspected direction.
     CipService(vigil_applayer::enip::CipServiceSpec),
+    /// `modbus`: function, access, address/value or unit of a Modbus
+    /// transaction's request (its response when it has none).
+    Modbus(vigil_applayer::modbus::ModbusSpec),
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
@@ -774,6 +777,38 @@ impl TxCheck {
             "cip.service" => {
                 vigil_applayer::enip::CipServiceSpec::parse(v).map(TxCheck::CipService)
             }
+            "modbus" => vigil_applayer::modbus::ModbusSpec::parse(v).map(TxCheck::Modbus),
+            // Flag names: any of them set (Suricata 9 and the peer); a
+            // number or `&mask=value` is the integer syntax.
+            "dnp3.ind"
+                if !v.trim().starts_with('&')
+                    && !v.trim().starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                let mut mask = 0u64;
+                for name in v.trim().trim_matches('"').split(',').map(str::trim) {
+                    match vigil_applayer::dnp3::IND_NAMES
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                    {
+                        Some((_, b)) => mask |= b,
+                        None => return Some(Err(format!("dnp3_ind: unknown indicator '{name}'"))),
+                    }
+                }
+                MultiUint::parse(&format!("&{mask}!=0"), 65535)
+                    .map(|m| TxCheck::Uint(vigil_applayer::UintField::Dnp3Ind, m))
+            }
+            // `group,variation`: one of the message's object headers.
+            "dnp3.obj" => v
+                .trim()
+                .split_once(',')
+                .and_then(|(g, var)| {
+                    Some((g.trim().parse::<u8>().ok()?, var.trim().parse::<u8>().ok()?))
+                })
+                .ok_or_else(|| format!("dnp3_obj: invalid value '{v}'"))
+                .and_then(|(g, var)| {
+                    MultiUint::parse(&(u64::from(g) << 8 | u64::from(var)).to_string(), 65535)
+                })
+                .map(|m| TxCheck::Uint(vigil_applayer::UintField::Dnp3Obj, m)),
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -885,6 +920,14 @@ impl TxCheck {
                 AppProto::Enip,
                 vigil_applayer::EnipEvent::from_name(name)?.name(),
             ),
+            "modbus" => TxCheck::Event(
+                AppProto::Modbus,
+                vigil_applayer::ModbusEvent::from_name(name)?.name(),
+            ),
+            "dnp3" => TxCheck::Event(
+                AppProto::Dnp3,
+                vigil_applayer::Dnp3Event::from_name(name)?.name(),
+            ),
             "quic" => TxCheck::Event(
                 AppProto::Quic,
                 vigil_applayer::QuicEvent::from_name(name)?.name(),
@@ -928,6 +971,7 @@ impl TxCheck {
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::Uint(f, _) => f.proto(),
             TxCheck::CipService(_) => AppProto::Enip,
+            TxCheck::Modbus(_) => AppProto::Modbus,
             TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
@@ -942,6 +986,8 @@ impl TxCheck {
             c if c.is_file() => Side::Both(AppDir::ToClient),
             TxCheck::TlsFingerprint { .. } | TxCheck::FtpReplyReceived(_) => Side::Response,
             TxCheck::FtpBounce => Side::Request,
+            // Suricata registers `modbus` to the server only.
+            TxCheck::Modbus(_) => Side::Request,
             TxCheck::AppState { to_server, .. } => {
                 if *to_server {
                     Side::Request
@@ -1025,6 +1071,7 @@ impl TxCheck {
             }),
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::CipService(spec) => tx.app.cip_service(tx.tx, tx.dir, spec),
+            TxCheck::Modbus(spec) => tx.app.modbus_match(tx.tx, spec),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .dcerpc_view(tx.tx)
@@ -1050,10 +1097,14 @@ impl TxCheck {
                 .as_smb()
                 .and_then(|s| s.tx(tx.tx))
                 .is_some_and(|t| c.matches(u64::from(t.version))),
-            // SMB and ENIP events belong to the transaction whatever the
+            // SMB, ENIP, LDAP and Modbus events belong to the transaction whatever the
             // direction inspected (Suricata alerts both ways).
             TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
-                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip | AppProto::Ldap))
+                (*d == tx.dir
+                    || matches!(
+                        p,
+                        AppProto::Smb | AppProto::Enip | AppProto::Ldap | AppProto::Modbus
+                    ))
                     && e.name() == *name
             }),
             TxCheck::AppState {
@@ -1315,6 +1366,8 @@ fn side(b: BufferId) -> Side {
         WebsocketPayload => Side::Both(AppDir::ToServer),
         PgsqlQuery => Side::Request,
         EnipProductName | EnipServiceName => Side::Both(AppDir::ToServer),
+        // DNP3: each message in its own direction.
+        Dnp3Data => Side::Both(AppDir::ToServer),
         // QUIC: a packet's buffers, in its own direction.
         QuicSni | QuicVersion => Side::Both(AppDir::ToServer),
         QuicUa | QuicCyuHash | QuicCyuString => Side::Request,
@@ -1389,6 +1442,8 @@ pub(crate) fn spec_directions(
             | AppProto::Llmnr
             | AppProto::Ntp
             | AppProto::BittorrentDht
+            | AppProto::Modbus
+            | AppProto::Dnp3
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1687,7 +1742,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 27] = [
+pub(crate) const PROTOS: [AppProto; 29] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1715,6 +1770,8 @@ pub(crate) const PROTOS: [AppProto; 27] = [
     AppProto::Ntp,
     AppProto::Telnet,
     AppProto::BittorrentDht,
+    AppProto::Modbus,
+    AppProto::Dnp3,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1752,6 +1809,8 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Ntp => 24,
         AppProto::Telnet => 25,
         AppProto::BittorrentDht => 26,
+        AppProto::Modbus => 27,
+        AppProto::Dnp3 => 28,
     }
 }
 
@@ -2009,6 +2068,8 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Ntp => &[AppProto::Ntp],
         AppProto::Telnet => &[AppProto::Telnet],
         AppProto::BittorrentDht => &[AppProto::BittorrentDht],
+        AppProto::Modbus => &[AppProto::Modbus],
+        AppProto::Dnp3 => &[AppProto::Dnp3],
     }
 }
 

@@ -376,6 +376,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "snmp" => (ProtoMatch::Number(17), Some(AppProto::Snmp)),
         "ike" | "ikev2" => (ProtoMatch::Number(17), Some(AppProto::Ike)),
         "enip" => (ProtoMatch::TcpUdp, Some(AppProto::Enip)),
+        "modbus" => (ProtoMatch::Number(6), Some(AppProto::Modbus)),
+        "dnp3" => (ProtoMatch::Number(6), Some(AppProto::Dnp3)),
         "quic" => (ProtoMatch::Number(17), Some(AppProto::Quic)),
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
@@ -435,7 +437,8 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "ike.key_exchange_payload_length"
         | "ike.nonce_payload_length"
         | "ike.chosen_sa_attribute"
-        | "cip.service" => check_evaluable(rule, k),
+        | "cip.service"
+        | "modbus" => check_evaluable(rule, k),
         k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value

@@ -23,6 +23,8 @@ fn sample_value(name: &str) -> Option<&'static str> {
         "xbits" => "set,x,track ip_src",
         "tag" => "session,10,packets",
         "target" => "src_ip",
+        "modbus" => "function 3",
+        "dnp3_obj" | "dnp3.obj" => "1,2",
         _ => return None,
     })
 }

@@ -2955,7 +2955,7 @@ impl Ctx {
                 },
                 app_proto,
                 app: match h.tx {
-                    Some(tx) if self.cfg.alert_app => app.and_then(|a| tx_record(a, tx)),
+                    Some(tx) if self.cfg.alert_app => app.and_then(|a| tx_alert_record(a, tx)),
                     _ => None,
                 },
                 kind: if h.deferred {
@@ -3119,8 +3119,21 @@ fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome, udp: bool)
 
 /// A transaction's EVE object.
 fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
+    tx_record_of(app, tx, false)
+}
+
+/// A transaction's object in an alert.
+fn tx_alert_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
+    tx_record_of(app, tx, true)
+}
+
+fn tx_record_of(app: &AppFlow, tx: vigil_applayer::TxId, alert: bool) -> Option<Box<AppRecord>> {
     let st = app.state.as_ref()?;
-    let v = st.eve(tx)?;
+    let v = if alert {
+        st.eve_alert(tx)?
+    } else {
+        st.eve(tx)?
+    };
     // The same text as `Display`, written straight into a buffer (without
     // `Display`'s formatter indirection per write).
     let mut json = serde_json::to_string(&v).unwrap_or_default();

@@ -974,6 +974,13 @@ const EVALUATED: &[&str] = &[
     "enip.capabilities",
     "enip.product_name",
     "enip.service_name",
+    // Modbus
+    "modbus",
+    // DNP3
+    "dnp3.func",
+    "dnp3.ind",
+    "dnp3.obj",
+    "dnp3.data",
     // QUIC
     "quic.sni",
     "quic.ua",

@@ -1102,6 +1102,8 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "llmnr",
             "ldap",
             "ntp",
+            "modbus",
+            "dnp3",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
