@@ -658,6 +658,16 @@ def main():
     add("applayer_quic", "gquic_chlo", chunks([(0, gquic_chlo(pad))]))
     with open(os.path.join(ROOT, "crates/applayer/tests/data/quic_client_initial.bin"), "rb") as f:
         add("applayer_quic", "ietf_initial_head", chunks([(0, f.read()[:442])]) + chunks([(1, b"\x41" + b"\x00" * 6)]))
+    pop3_mail = (b"Subject: hi\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n--B\r\n"
+                 b"Content-Disposition: attachment; filename=\"a.exe\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                 b"TVpQAAIA\r\n..x\r\n--B--\r\n.\r\n")
+    add("applayer_pop3", "session", chunks([(1, b"+OK ready\r\n"), (0, b"CAPA\r\n"), (1, b"+OK\r\nTOP\r\nUIDL\r\n.\r\n"),
+                                            (0, b"USER a\r\nPASS b\r\nLIST\r\n"), (1, b"+OK\r\n+OK\r\n+OK\r\n1 10\r\n.\r\n"),
+                                            (0, b"RETR 1\r\n"), (1, b"+OK 99 octets\r\n" + pop3_mail),
+                                            (0, b"AUTH PLAIN\r\n"), (1, b"+ \r\n"), (0, b"AGFsaWNl\r\n"), (1, b"+OK\r\n"),
+                                            (0, b"STLS\r\n"), (1, b"+OK go\r\n\x16\x03\x01")]))
+    add("applayer_pop3", "gap", chunks([(0, b"RETR 1\r\n"), (1, b"+OK\r\n" + pop3_mail[:40])]) + GAP(1)
+        + chunks([(1, pop3_mail[60:] + b"+OK\r\n"), (0, b"FROB 1 2\r\nDELE 1 2\r\n")]) + END(0) + END(1))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

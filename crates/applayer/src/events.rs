@@ -398,6 +398,17 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// POP3 events (Suricata's `rust/src/pop3`).
+    Pop3Event {
+        TooManyTransactions => "too_many_transactions",
+        RequestTooLong => "request_too_long",
+        IncorrectArgumentCount => "incorrect_argument_count",
+        UnknownCommand => "unknown_command",
+        ResponseTooLong => "response_too_long",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,6 +435,7 @@ pub enum AppLayerEvent {
     /// mDNS raises the DNS parser's events under `mdns.`.
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
+    Pop3(Pop3Event, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -450,6 +462,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(..) => AppProto::Quic,
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
+            AppLayerEvent::Pop3(..) => AppProto::Pop3,
         }
     }
 
@@ -489,6 +502,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(e, _) => e.name(),
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
+            AppLayerEvent::Pop3(e, _) => e.name(),
         }
     }
 
@@ -513,6 +527,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
+            AppLayerEvent::Pop3(_, t) => *t,
         }
     }
 

@@ -63,14 +63,17 @@ pub mod ftpdata;
 pub mod http;
 pub mod http2;
 pub mod ike;
+pub mod imap;
 pub mod krb5;
 pub mod mdns;
 pub mod mqtt;
 pub mod msg;
 pub mod passive;
 pub mod pgsql;
+pub mod pop3;
 pub mod probe;
 pub mod quic;
+pub mod rdp;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
@@ -85,8 +88,8 @@ pub mod websocket;
 
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
-    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
-    SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
+    IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, Pop3Event, QuicEvent, RfbEvent,
+    SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent, WebSocketEvent,
 };
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
 pub use state::{AppLayerState, TxId, TxProgress};
@@ -150,6 +153,12 @@ pub enum AppProto {
     Mdns,
     /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
     Llmnr,
+    /// POP3 (TCP 110), parsed by [`pop3`].
+    Pop3,
+    /// IMAP (TCP 143): detected only, as Suricata's `detection-only`.
+    Imap,
+    /// RDP (TCP 3389).
+    Rdp,
 }
 
 impl AppProto {
@@ -180,6 +189,9 @@ impl AppProto {
             AppProto::Enip => "enip",
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
+            AppProto::Pop3 => "pop3",
+            AppProto::Imap => "imap",
+            AppProto::Rdp => "rdp",
         }
     }
 }

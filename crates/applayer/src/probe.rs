@@ -35,6 +35,9 @@ pub enum ProbeResult {
     Quic,
     Mdns,
     Llmnr,
+    Pop3,
+    Imap,
+    Rdp,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -65,6 +68,9 @@ impl ProbeResult {
             ProbeResult::Quic => Some(AppProto::Quic),
             ProbeResult::Mdns => Some(AppProto::Mdns),
             ProbeResult::Llmnr => Some(AppProto::Llmnr),
+            ProbeResult::Pop3 => Some(AppProto::Pop3),
+            ProbeResult::Imap => Some(AppProto::Imap),
+            ProbeResult::Rdp => Some(AppProto::Rdp),
             _ => None,
         }
     }
@@ -607,6 +613,30 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
                 probe_llmnr_tcp(first_bytes),
             ),
             &[crate::mdns::LLMNR_PORT],
+        ),
+        // POP3 on its port (Suricata's probing parser is registered there).
+        (
+            ProbeResult::Pop3,
+            on_port(
+                dst_port_hint == crate::pop3::PORT,
+                crate::pop3::probe(dir, first_bytes),
+            ),
+            &[crate::pop3::PORT],
+        ),
+        // RDP on its port (Suricata's probing parser is registered there).
+        (
+            ProbeResult::Rdp,
+            on_port(
+                dst_port_hint == crate::rdp::PORT,
+                crate::rdp::probe(dir, first_bytes),
+            ),
+            &[crate::rdp::PORT],
+        ),
+        // IMAP by Suricata's patterns, on any port.
+        (
+            ProbeResult::Imap,
+            on_port(true, crate::imap::probe(dir, first_bytes)),
+            &[crate::imap::PORT],
         ),
     ];
     // The protocol the port suggests wins when it accepts.

@@ -170,6 +170,9 @@ impl AppLayerState {
                 AppLayerState::Ext(Box::new(crate::websocket::WebSocketState::new(cfg)))
             }
             AppProto::Pgsql => AppLayerState::Ext(Box::new(crate::pgsql::PgsqlState::new(cfg))),
+            AppProto::Pop3 => AppLayerState::Ext(Box::new(crate::pop3::Pop3State::new(cfg))),
+            AppProto::Imap => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
+            AppProto::Rdp => AppLayerState::Ext(Box::new(crate::rdp::RdpState::new(cfg))),
         }
     }
 
@@ -618,6 +621,14 @@ impl AppLayerState {
         match self {
             AppLayerState::Ext(s) => s.eve_siblings(tx),
             _ => Vec::new(),
+        }
+    }
+
+    /// The decoded mail of a transaction (SMTP, POP3).
+    pub fn mime(&self, tx: TxId) -> Option<&crate::smtp::mime::Mime> {
+        match self {
+            AppLayerState::Ext(s) => s.mime(tx),
+            _ => None,
         }
     }
 

@@ -29,6 +29,11 @@ pub(crate) trait TxParser: Send + Sync {
     fn eve_siblings(&self, _tx: TxId) -> Vec<(&'static str, Value)> {
         Vec::new()
     }
+    /// The decoded mail a transaction carries (SMTP's DATA, POP3's
+    /// RETR): its parts are its files.
+    fn mime(&self, _tx: TxId) -> Option<&crate::smtp::mime::Mime> {
+        None
+    }
     /// The direction of a transaction that is one message of one side
     /// (DHCP): it is inspected and logged in that direction only.
     fn tx_dir(&self, _tx: TxId) -> Option<Direction> {

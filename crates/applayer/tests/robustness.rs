@@ -176,6 +176,16 @@ proptest! {
     }
 
     #[test]
+    fn pop3_never_panics(c in seeded(b"RETR 1\r\n+OK\r\nSubject: x\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n")) {
+        exercise(AppProto::Pop3, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn pop3_arbitrary(c in chunks()) {
+        exercise(AppProto::Pop3, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn websocket_never_panics(c in seeded(b"\x81\xfe\x00\x10\x01\x02\x03\x04")) {
         exercise(AppProto::WebSocket, Transport::Tcp, &c);
     }
@@ -1986,4 +1996,87 @@ fn mdns_llmnr_truncated_oversized_gap_garbage() {
     let mut n = AppLayerState::new(AppProto::Llmnr, Transport::Udp);
     n.feed(ToServer, &q, 1);
     assert_eq!(names(&n.feed(ToServer, &r, 2)), ["llmnr.not_request"]);
+}
+
+/// POP3: truncated, oversized, gap-ridden and garbage sessions; what was
+/// read is kept, anomalies are Suricata's events, lines are capped.
+#[test]
+fn pop3_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<String> {
+        ev.iter().map(|e| e.keyword()).collect()
+    };
+    // Truncated: a RETR whose mail stops mid-way, then the flow ends.
+    let mut s = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    s.feed(ToServer, b"RETR 1\r\n", 1);
+    s.feed(ToClient, b"+OK\r\nSubject: cut\r\n\r\nhalf a li", 2);
+    s.finish(ToClient);
+    assert!(s.transactions()[0].progress.response_complete);
+    assert_eq!(
+        s.buffer(0, BufferId::EmailSubject, ToClient),
+        Some(&b"cut"[..])
+    );
+    assert_eq!(s.eve_siblings(0)[0].1["status"], "PARSE_DONE");
+    // Oversized: a 1 MiB command line and a 1 MiB multi-line response in
+    // 16 KiB pieces: one event each, what is kept stays capped.
+    let mut o = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    let mut ev = o.feed(ToServer, b"USER ", 1);
+    for _ in 0..64 {
+        ev.extend(o.feed(ToServer, &[b'u'; 16 * 1024], 2));
+    }
+    ev.extend(o.feed(ToServer, b"\r\nLIST\r\n", 3));
+    assert_eq!(names(&ev), ["pop3.request_too_long"]);
+    let mut ev = o.feed(ToClient, b"+OK\r\n+OK\r\n", 4);
+    for _ in 0..64 {
+        ev.extend(o.feed(ToClient, &[b"x".repeat(1023), b"\r\n".to_vec()].concat(), 5));
+        ev.extend(o.feed(ToClient, &[b'y'; 16 * 1024], 5));
+        ev.extend(o.feed(ToClient, b"\r\n", 5));
+    }
+    o.feed(ToClient, b".\r\n", 6);
+    assert!(ev.is_empty());
+    let list = o.eve(1).unwrap();
+    let data = list["response"]["data"].as_array().unwrap();
+    let kept: usize = data.iter().map(|d| d.as_str().unwrap().len()).sum();
+    assert!(kept <= 64 * 1024, "{kept}");
+    assert!(o.transactions()[1].progress.response_complete);
+    // A gap in a multi-line response ends it; parsing resumes at the
+    // next status line.
+    let mut g = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    g.feed(ToServer, b"UIDL\r\nNOOP\r\n", 1);
+    g.feed(ToClient, b"+OK\r\n1 a\r\n", 2);
+    g.on_gap(ToClient, Some(100));
+    g.feed(ToClient, b"9 z\r\n.\r\n+OK noop\r\n", 3);
+    assert_eq!(
+        g.eve(0).unwrap()["response"]["data"],
+        serde_json::json!(["1 a"])
+    );
+    assert_eq!(g.eve(1).unwrap()["response"]["header"], "noop");
+    // Garbage: server lines that are no status, binary commands.
+    let mut b = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    b.feed(ToClient, b"HTTP/1.1 200 OK\r\n\x00\xff\r\n", 1);
+    assert!(b.transactions().is_empty());
+    let ev = b.feed(ToServer, b"\x00\x01\x02\r\n", 2);
+    assert_eq!(names(&ev), ["pop3.unknown_command"]);
+}
+
+/// POP3 detection: the server's status or a client command, on port 110.
+#[test]
+fn pop3_probe() {
+    use Direction::*;
+    assert_eq!(
+        probe(ToClient, b"+OK POP3 ready\r\n", 110),
+        ProbeResult::Pop3
+    );
+    assert_eq!(probe(ToServer, b"CAPA\r\n", 110), ProbeResult::Pop3);
+    assert_eq!(probe(ToClient, b"+O", 110), ProbeResult::NeedMore);
+    assert_ne!(
+        probe(ToClient, b"+OK POP3 ready\r\n", 8110),
+        ProbeResult::Pop3
+    );
+    assert_eq!(probe(ToClient, b"220 ftp ready\r\n", 21), ProbeResult::Ftp);
+    let mut d = ProtocolDetector::new(Transport::Tcp, 110);
+    assert_eq!(
+        d.feed(ToClient, b"+OK ready\r\n"),
+        Detection::Detected(AppProto::Pop3)
+    );
 }

@@ -857,6 +857,10 @@ impl TxCheck {
                 AppProto::Llmnr,
                 vigil_applayer::LlmnrEvent::from_name(name)?.name(),
             ),
+            "pop3" => TxCheck::Event(
+                AppProto::Pop3,
+                vigil_applayer::Pop3Event::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1337,6 +1341,8 @@ pub(crate) fn spec_directions(
         .map(|&b| match (proto, b) {
             // SMTP's files are the mail's parts, sent to the server.
             (AppProto::Smtp, BufferId::FileData | BufferId::FileName) => Side::Request,
+            // POP3's mail (RETR) comes from the server.
+            (AppProto::Pop3, _) => Side::Response,
             _ => side(b),
         })
         .collect();
@@ -1362,6 +1368,7 @@ pub(crate) fn spec_directions(
             | AppProto::Enip
             | AppProto::Mdns
             | AppProto::Llmnr
+            | AppProto::Pop3
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1660,7 +1667,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 23] = [
+pub(crate) const PROTOS: [AppProto; 26] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1684,6 +1691,9 @@ pub(crate) const PROTOS: [AppProto; 23] = [
     AppProto::Quic,
     AppProto::Mdns,
     AppProto::Llmnr,
+    AppProto::Pop3,
+    AppProto::Imap,
+    AppProto::Rdp,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1717,6 +1727,9 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Quic => 20,
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
+        AppProto::Pop3 => 23,
+        AppProto::Imap => 24,
+        AppProto::Rdp => 25,
     }
 }
 
@@ -1970,6 +1983,9 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Quic => &[AppProto::Quic],
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
+        AppProto::Pop3 => &[AppProto::Pop3],
+        AppProto::Imap => &[AppProto::Imap],
+        AppProto::Rdp => &[AppProto::Rdp],
     }
 }
 

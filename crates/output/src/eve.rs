@@ -629,6 +629,8 @@ impl EveFormatter {
                     | "netflow"
                     | "mdns"
                     | "llmnr"
+                    | "pop3"
+                    | "rdp"
             )
         }) {
             o.uint("tx_id", tx)?;

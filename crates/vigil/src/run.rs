@@ -1100,6 +1100,8 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "quic",
             "mdns",
             "llmnr",
+            "pop3",
+            "rdp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
