@@ -188,7 +188,13 @@ pub struct Pop3State {
     sasl_next: bool,
     /// `+OK` to STLS: the flow is TLS from here.
     tls: bool,
+    /// What each side sent after the `+OK` to STLS, for the TLS parser
+    /// (at most [`MAX_PENDING`] bytes).
+    pending: [Vec<u8>; 2],
 }
+
+/// Most bytes held per side between STLS's `+OK` and the hand-over.
+pub const MAX_PENDING: usize = 64 * 1024;
 
 /// Whether `line` starts with a POP3 command keyword (probing, resync).
 fn starts_with_keyword(line: &[u8]) -> bool {
@@ -255,6 +261,7 @@ impl Pop3State {
             multi: None,
             sasl_next: false,
             tls: false,
+            pending: Default::default(),
         }
     }
 
@@ -330,6 +337,11 @@ impl Pop3State {
                 Direction::ToServer => self.client_line(text, len, ts, ev),
                 Direction::ToClient => self.server_line(text, len, ts, ev),
             }
+        }
+        if self.tls {
+            let p = &mut self.pending[dir.index()];
+            let room = MAX_PENDING.saturating_sub(p.len());
+            p.extend_from_slice(&data[..data.len().min(room)]);
         }
     }
 
@@ -565,8 +577,11 @@ impl TxParser for Pop3State {
             .map(|m| vec![("email", crate::smtp::email_eve(m))])
             .unwrap_or_default()
     }
-    fn wants_data(&self, _dir: Direction) -> bool {
-        !self.tls
+    fn wants_data(&self, dir: Direction) -> bool {
+        !self.tls || self.pending[dir.index()].len() < MAX_PENDING
+    }
+    fn take_pending(&mut self) -> [Vec<u8>; 2] {
+        std::mem::take(&mut self.pending)
     }
     fn mime(&self, tx: TxId) -> Option<&Mime> {
         self.txs.get(tx).and_then(|t| t.mime.as_deref())
@@ -691,8 +706,13 @@ mod tests {
         assert!(s.upgrade().is_none());
         feed_all(&mut s, ToClient, b"+OK go\r\n\x16\x03\x01");
         assert!(matches!(s.upgrade(), Some((AppProto::Tls, _))));
-        assert!(!TxParser::wants_data(&s, ToServer));
+        feed_all(&mut s, ToServer, b"\x16\x03\x01\x00");
         assert_eq!(s.transactions().count(), 3);
+        // The bytes after the `+OK` wait for the TLS parser.
+        assert_eq!(
+            s.take_pending(),
+            [b"\x16\x03\x01\x00".to_vec(), b"\x16\x03\x01".to_vec()]
+        );
     }
 
     #[test]

@@ -13,10 +13,12 @@
 //! Each direction is read as TPKT records (version 3, big-endian length,
 //! at most 64 KiB), buffered until whole. Once the server confirms a
 //! security protocol other than standard RDP security (TLS, CredSSP),
-//! the rest of the flow is TLS: Suricata's RDP parser then looks for the
-//! server's certificates in it; Vigil stops parsing there (the flow stays
-//! `rdp`, as in Suricata). Bytes that are not a TPKT record end the
-//! parsing of their direction.
+//! the rest of the flow is TLS, and the flow stays `rdp` (as in
+//! Suricata): the server's handshake records are read for its
+//! Certificate message, logged as a `tls_handshake` transaction with the
+//! certificates' serial numbers (`x509_serials`); the first record that
+//! is not a handshake one (or 64 KiB of handshake) ends the parsing.
+//! Bytes that are not a TPKT record end the parsing of their direction.
 //!
 //! The strings of the client core data (version, build, keyboard layout
 //! and type, connection hint, capabilities) are Suricata's, as its
@@ -50,6 +52,11 @@ pub enum RdpItem {
         channels: Vec<Vec<u8>>,
     },
     ConnectResponse,
+    /// The server's certificates in the TLS handshake that follows a
+    /// TLS-based protocol: their serial numbers, lower-case hex.
+    TlsHandshake {
+        serials: Vec<String>,
+    },
 }
 
 /// The server's answer to the negotiation request.
@@ -590,6 +597,10 @@ impl RdpTx {
             RdpItem::ConnectResponse => {
                 m.insert("event_type".into(), json!("connect_response"));
             }
+            RdpItem::TlsHandshake { serials } => {
+                m.insert("event_type".into(), json!("tls_handshake"));
+                m.insert("x509_serials".into(), json!(serials));
+            }
         }
         Value::Object(m)
     }
@@ -602,9 +613,32 @@ pub struct RdpState {
     bufs: [Vec<u8>; 2],
     /// The direction left the protocol (not TPKT, a gap).
     lost: [bool; 2],
-    /// The negotiated security protocol is TLS-based: nothing more is
-    /// parsed.
+    /// The negotiated security protocol is TLS-based: only the
+    /// server's TLS handshake is read, for its certificates.
     tls: bool,
+    /// The server's TLS records and handshake messages, while looking
+    /// for its certificates.
+    tls_rec: Vec<u8>,
+    tls_hs: Vec<u8>,
+    /// The certificates were found, or the handshake is over or broken.
+    tls_done: bool,
+}
+
+/// Most bytes of the server's TLS handshake read for its certificates.
+const MAX_TLS_HANDSHAKE: usize = 64 * 1024;
+
+/// A certificate's serial number as Suricata's RDP logger writes it
+/// (hex, lower case, no leading zeros).
+fn serial_hex(der: &[u8]) -> Option<String> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    let hex: String = cert
+        .tbs_certificate
+        .raw_serial()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let t = hex.trim_start_matches('0');
+    Some(if t.is_empty() { "0".into() } else { t.into() })
 }
 
 impl RdpState {
@@ -614,6 +648,9 @@ impl RdpState {
             bufs: Default::default(),
             lost: [false; 2],
             tls: false,
+            tls_rec: Vec::new(),
+            tls_hs: Vec::new(),
+            tls_done: false,
         }
     }
 
@@ -630,7 +667,13 @@ impl RdpState {
 
     pub fn feed(&mut self, dir: Direction, data: &[u8], ts: Timestamp) {
         let d = dir.index();
-        if self.tls || self.lost[d] {
+        if self.tls {
+            if dir == Direction::ToClient {
+                self.tls_bytes(data, ts);
+            }
+            return;
+        }
+        if self.lost[d] {
             return;
         }
         self.bufs[d].extend_from_slice(data);
@@ -656,9 +699,76 @@ impl RdpState {
             let rec: Vec<u8> = self.bufs[d].drain(..len).collect();
             self.record(dir, &rec[4..], ts);
             if self.tls {
+                let rest = std::mem::take(&mut self.bufs[1]);
                 self.bufs = Default::default();
+                self.tls_bytes(&rest, ts);
                 break;
             }
+        }
+    }
+
+    /// The server's bytes after a TLS-based protocol was confirmed: TLS
+    /// records, whose handshake messages are searched for the
+    /// Certificate.
+    fn tls_bytes(&mut self, data: &[u8], ts: Timestamp) {
+        if self.tls_done {
+            return;
+        }
+        self.tls_rec.extend_from_slice(data);
+        while self.tls_rec.len() >= 5 && !self.tls_done {
+            let ty = self.tls_rec[0];
+            let len = usize::from(u16::from_be_bytes([self.tls_rec[3], self.tls_rec[4]]));
+            if !(20..=23).contains(&ty) || self.tls_rec[1] != 3 || len > 16384 + 2048 {
+                self.tls_done = true;
+                break;
+            }
+            if self.tls_rec.len() < 5 + len {
+                break;
+            }
+            let rec: Vec<u8> = self.tls_rec.drain(..5 + len).collect();
+            if ty != 22 {
+                // ChangeCipherSpec, alert, data: the clear handshake is over.
+                self.tls_done = true;
+                break;
+            }
+            self.tls_hs.extend_from_slice(&rec[5..]);
+            if self.tls_hs.len() > MAX_TLS_HANDSHAKE {
+                self.tls_done = true;
+                break;
+            }
+            self.handshake_messages(ts);
+        }
+        if self.tls_done {
+            self.tls_rec = Vec::new();
+            self.tls_hs = Vec::new();
+        }
+    }
+
+    fn handshake_messages(&mut self, ts: Timestamp) {
+        while self.tls_hs.len() >= 4 {
+            let h = &self.tls_hs;
+            let len = usize::from(h[1]) << 16 | usize::from(h[2]) << 8 | usize::from(h[3]);
+            if h.len() < 4 + len {
+                return;
+            }
+            let msg: Vec<u8> = self.tls_hs.drain(..4 + len).collect();
+            if msg[0] != 11 {
+                continue;
+            }
+            // Certificate: a 3-byte list length, then 3-byte-length DER
+            // certificates.
+            let mut list = msg.get(7..).unwrap_or(&[]);
+            let mut serials = Vec::new();
+            while list.len() >= 3 {
+                let n =
+                    usize::from(list[0]) << 16 | usize::from(list[1]) << 8 | usize::from(list[2]);
+                let Some(der) = list.get(3..3 + n) else { break };
+                serials.extend(serial_hex(der));
+                list = &list[3 + n..];
+            }
+            self.push(RdpItem::TlsHandshake { serials }, ts);
+            self.tls_done = true;
+            return;
         }
     }
 
@@ -722,7 +832,10 @@ impl TxParser for RdpState {
         self.txs.get(tx).map(|t| t.eve())
     }
     fn wants_data(&self, dir: Direction) -> bool {
-        !self.tls && !self.lost[dir.index()]
+        if self.tls {
+            return dir == Direction::ToClient && !self.tls_done;
+        }
+        !self.lost[dir.index()]
     }
 }
 
@@ -947,6 +1060,35 @@ pub(crate) mod tests {
         cut[3] = n[1];
         t.feed(ToServer, &cut, 1);
         assert!(t.transactions().count() <= 1);
+    }
+
+    #[test]
+    fn tls_certificate_serials() {
+        let mut s = state();
+        s.feed(
+            ToServer,
+            &x224(0xe0, b"\x01\x00\x08\x00\x01\x00\x00\x00"),
+            1,
+        );
+        let mut cc = x224(0xd0, b"\x02\x00\x08\x00\x01\x00\x00\x00");
+        let server = include_bytes!("../tests/data/tls12_server.bin");
+        // The confirm and the start of the handshake in one piece, the
+        // rest byte by byte.
+        cc.extend_from_slice(&server[..10]);
+        s.feed(ToClient, &cc, 2);
+        for b in &server[10..] {
+            s.feed(ToClient, std::slice::from_ref(b), 3);
+        }
+        let e = s.transactions().nth(2).unwrap().eve();
+        assert_eq!(
+            e,
+            json!({"tx_id": 3, "event_type": "tls_handshake", "x509_serials": ["c0ffee1234"]})
+        );
+        assert!(!TxParser::wants_data(&s, ToClient));
+        assert_eq!(
+            serial_hex(include_bytes!("../tests/data/selfsigned.der")).as_deref(),
+            Some("c0ffee1234")
+        );
     }
 
     #[test]

@@ -211,8 +211,9 @@ impl AppLayerState {
     /// Feeds the next bytes of one direction (stream data in order, or one
     /// UDP payload) and returns the events raised.
     pub fn feed(&mut self, dir: Direction, data: &[u8], ts: Timestamp) -> Vec<AppLayerEvent> {
-        self.switch_upgrade();
-        let mut ev = self.switch_websocket(ts);
+        let mut ev = Vec::new();
+        self.switch_upgrade(ts, &mut ev);
+        ev.extend(self.switch_websocket(ts));
         match self {
             AppLayerState::Http(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
@@ -235,7 +236,7 @@ impl AppLayerState {
     /// A parser that hands the flow over (PostgreSQL after an accepted
     /// SSLRequest: TLS, as Suricata's `AppLayerRequestProtocolTLSUpgrade`)
     /// is replaced once its transactions are logged.
-    fn switch_upgrade(&mut self) {
+    fn switch_upgrade(&mut self, ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
         let AppLayerState::Ext(s) = self else {
             return;
         };
@@ -245,7 +246,20 @@ impl AppLayerState {
         if s.infos().iter().any(|(c, _)| !c.logged) {
             return;
         }
-        *self = AppLayerState::Tls(Box::new(TlsState::new(cfg)));
+        let mut t = TlsState::new(cfg);
+        // What each side sent after the hand-over, held until now
+        // (POP3's STLS: the client's hello comes with the packet that
+        // acknowledges the `+OK`, before that transaction is logged).
+        let [to_server, to_client] = s.take_pending();
+        for (dir, data) in [
+            (Direction::ToServer, to_server),
+            (Direction::ToClient, to_client),
+        ] {
+            if !data.is_empty() {
+                t.feed(dir, &data, ts, ev);
+            }
+        }
+        *self = AppLayerState::Tls(Box::new(t));
     }
 
     /// An HTTP/1 flow whose `Upgrade: websocket` was accepted (`101`)

@@ -47,6 +47,13 @@ pub(crate) trait TxParser: Send + Sync {
     fn upgrade(&self) -> Option<(AppProto, &crate::AppLayerConfig)> {
         None
     }
+    /// The bytes each side sent after the hand-over to [`upgrade`]'s
+    /// protocol, for its parser (to the server, to the client).
+    ///
+    /// [`upgrade`]: TxParser::upgrade
+    fn take_pending(&mut self) -> [Vec<u8>; 2] {
+        Default::default()
+    }
 
     /// ENIP's `cip_service` on a transaction's direction.
     fn cip_service(&self, _tx: TxId, _dir: Direction, _spec: &crate::enip::CipServiceSpec) -> bool {

@@ -186,6 +186,16 @@ proptest! {
     }
 
     #[test]
+    fn rdp_never_panics(c in seeded(b"\x03\x00\x00\x13\x0e\xe0\x00\x00\x00\x00\x00\x01\x00\x08\x00\x03\x00\x00\x00")) {
+        exercise(AppProto::Rdp, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn rdp_arbitrary(c in chunks()) {
+        exercise(AppProto::Rdp, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn websocket_never_panics(c in seeded(b"\x81\xfe\x00\x10\x01\x02\x03\x04")) {
         exercise(AppProto::WebSocket, Transport::Tcp, &c);
     }
@@ -2078,5 +2088,68 @@ fn pop3_probe() {
     assert_eq!(
         d.feed(ToClient, b"+OK ready\r\n"),
         Detection::Detected(AppProto::Pop3)
+    );
+}
+
+/// RDP: truncated, oversized, gap-ridden and garbage setups; records
+/// are reassembled, what does not parse is dropped, the direction is let
+/// go on garbage and gaps.
+#[test]
+fn rdp_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let cr = b"\x03\x00\x00\x21\x1c\xe0\x00\x00\x00\x00\x00Cookie: mstshash=eve\r\n";
+    // Truncated: the request never completes.
+    let mut s = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    s.feed(ToServer, &cr[..20], 1);
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    s.feed(ToServer, &cr[20..], 2);
+    assert_eq!(s.eve(0).unwrap()["cookie"], "eve");
+    // Oversized: a TPKT record announcing 65535 bytes of an unknown TPDU,
+    // fed in pieces: held until whole, then dropped.
+    let mut o = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    o.feed(ToServer, b"\x03\x00\xff\xff\x02\xf0\x80", 1);
+    for _ in 0..3 {
+        o.feed(ToServer, &[0x41; 16 * 1024], 2);
+    }
+    o.feed(ToServer, &[0x41; 65535 - 7 - 3 * 16 * 1024], 2);
+    o.feed(ToServer, cr, 3);
+    assert_eq!(o.transactions().len(), 1);
+    // A gap: the direction is no longer parsed.
+    let mut g = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    g.on_gap(ToServer, Some(10));
+    g.feed(ToServer, cr, 1);
+    assert!(g.transactions().is_empty());
+    assert!(!g.wants_data(ToServer));
+    // Garbage: not TPKT.
+    let mut b = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    b.feed(ToClient, b"SSH-2.0-x\r\n", 1);
+    b.feed(ToClient, b"\x03\x00\x00\x0b\x06\xd0\x00\x00\x12\x34\x00", 2);
+    assert!(b.transactions().is_empty());
+}
+
+/// RDP on its port, IMAP by content on any port.
+#[test]
+fn rdp_imap_probe() {
+    use Direction::*;
+    let cr = b"\x03\x00\x00\x0b\x06\xe0\x00\x00\x00\x00\x00";
+    assert_eq!(probe(ToServer, cr, 3389), ProbeResult::Rdp);
+    assert_ne!(probe(ToServer, cr, 102), ProbeResult::Rdp);
+    assert_eq!(
+        probe(ToClient, b"* OK IMAP4rev1\r\n", 143),
+        ProbeResult::Imap
+    );
+    assert_eq!(
+        probe(ToClient, b"* OK IMAP4rev1\r\n", 9143),
+        ProbeResult::Imap
+    );
+    assert_eq!(
+        probe(ToServer, b"a1 CAPABILITY\r\n", 9143),
+        ProbeResult::Imap
+    );
+    let mut d = ProtocolDetector::new(Transport::Tcp, 143);
+    assert_eq!(
+        d.feed(ToClient, b"* OK ready\r\n"),
+        Detection::Detected(AppProto::Imap)
     );
 }
