@@ -1034,10 +1034,11 @@ impl TxCheck {
                 .as_smb()
                 .and_then(|s| s.tx(tx.tx))
                 .is_some_and(|t| c.matches(u64::from(t.version))),
-            // SMB and ENIP events belong to the transaction whatever the
-            // direction inspected (Suricata alerts both ways).
+            // SMB, ENIP and POP3 events belong to the transaction whatever
+            // the direction inspected (Suricata alerts both ways).
             TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
-                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip)) && e.name() == *name
+                (*d == tx.dir || matches!(p, AppProto::Smb | AppProto::Enip | AppProto::Pop3))
+                    && e.name() == *name
             }),
             TxCheck::AppState {
                 to_server,

@@ -140,6 +140,16 @@ fn pop3_to_alerts_records_email_and_files() {
         assert_eq!(a[0]["pop3"]["request"]["command"], "RETR");
         assert_eq!(a[0]["email"]["attachment"], json!(["report.exe"]));
     }
+    // An event belongs to its transaction: alerted in both directions,
+    // as Suricata does.
+    for sid in [5, 6] {
+        let mut dirs: Vec<&str> = alerts(sid)
+            .iter()
+            .map(|a| a["direction"].as_str().unwrap())
+            .collect();
+        dirs.sort();
+        assert_eq!(dirs, ["to_client", "to_server"], "sid {sid}");
+    }
     assert_eq!(alerts(5)[0]["pop3"]["request"]["command"], "FROB");
     assert_eq!(alerts(6)[0]["pop3"]["request"]["args"], json!(["1", "2"]));
 
