@@ -85,7 +85,7 @@ const KEYWORDS: &[(&str, usize, usize)] = &[
 /// The command of a transaction.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// The keyword, upper case when POP3 defines it.
+    /// The keyword as sent.
     pub command: Vec<u8>,
     pub args: Vec<Vec<u8>>,
 }
@@ -129,8 +129,11 @@ impl Tx for Pop3Tx {
 }
 
 impl Pop3Tx {
-    fn keyword(&self) -> Option<&[u8]> {
-        self.request.as_ref().map(|r| &r.command[..])
+    /// The command keyword, upper case.
+    fn keyword(&self) -> Option<Vec<u8>> {
+        self.request
+            .as_ref()
+            .map(|r| r.command.to_ascii_uppercase())
     }
 
     /// The `pop3` object (Suricata's `pop3` logger).
@@ -372,12 +375,9 @@ impl Pop3State {
         let known = KEYWORDS
             .iter()
             .find(|(k, _, _)| word.eq_ignore_ascii_case(k.as_bytes()));
-        let command = match known {
-            Some((k, _, _)) => k.as_bytes().to_vec(),
-            None => word.to_vec(),
-        };
         let req = Request {
-            command,
+            // As sent: Suricata logs the keyword's case.
+            command: word.to_vec(),
             args: args.iter().take(MAX_ARGS).map(|a| a.to_vec()).collect(),
         };
         let id = self.push(ts, Some(req), ev);
@@ -441,7 +441,7 @@ impl Pop3State {
             header: header.to_vec(),
             data: Vec::new(),
         });
-        let kw = t.keyword().map(<[u8]>::to_vec);
+        let kw = t.keyword();
         let no_args = t.request.as_ref().is_some_and(|r| r.args.is_empty());
         let multi = success
             && !continuation
@@ -635,7 +635,7 @@ mod tests {
             feed_all(&mut s, ToClient, std::slice::from_ref(b));
         }
         let txs: Vec<&Pop3Tx> = s.transactions().collect();
-        assert_eq!(txs[0].eve()["request"]["command"], "LIST");
+        assert_eq!(txs[0].eve()["request"]["command"], "list");
         assert_eq!(txs[0].eve()["response"]["data"], json!(["1 120", "2 200"]));
         assert_eq!(txs[1].eve()["response"]["header"], "1 120");
         assert_eq!(txs[1].eve()["response"]["data"], json!([]));

@@ -288,11 +288,17 @@ fn parse_core(d: &[u8]) -> Option<ClientCore> {
         c.connection_type = Some(r.u8()?);
         r.u8()?; // pad
         r.u32()?; // serverSelectedProtocol
-        c.physical_width = Some(r.u32()?);
-        c.physical_height = Some(r.u32()?);
-        c.orientation = Some(r.u16()?);
-        c.scale_factor = Some(r.u32()?);
-        c.device_scale_factor = Some(r.u32()?);
+                  // Values out of their ranges (MS-RDPBCGR 2.2.1.3.2) end the
+                  // optional fields, as in Suricata (a client sending zeros).
+        c.physical_width = Some(r.u32()?).filter(|v| (10..=10000).contains(v));
+        c.physical_width?;
+        c.physical_height = Some(r.u32()?).filter(|v| (10..=10000).contains(v));
+        c.physical_height?;
+        c.orientation = Some(r.u16()?).filter(|v| matches!(v, 0 | 90 | 180 | 270));
+        c.orientation?;
+        c.scale_factor = Some(r.u32()?).filter(|v| (100..=500).contains(v));
+        c.scale_factor?;
+        c.device_scale_factor = Some(r.u32()?).filter(|v| matches!(v, 100 | 140 | 180));
         Some(())
     })();
     Some(c)
