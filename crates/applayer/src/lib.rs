@@ -35,6 +35,9 @@
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
+//! | [`pop3`] | POP3 commands and responses (multi-line, AUTH, STLS to TLS), RETR mail through the SMTP MIME decoder |
+//! | [`imap`] | IMAP detection by Suricata's patterns (detection-only, as Suricata 9) |
+//! | [`rdp`] | RDP connection setup: X.224 negotiation, MCS Connect Initial client data and channels, server certificates after TLS |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
