@@ -730,6 +730,35 @@ def main():
     add("applayer_quic", "gquic_chlo", chunks([(0, gquic_chlo(pad))]))
     with open(os.path.join(ROOT, "crates/applayer/tests/data/quic_client_initial.bin"), "rb") as f:
         add("applayer_quic", "ietf_initial_head", chunks([(0, f.read()[:442])]) + chunks([(1, b"\x41" + b"\x00" * 6)]))
+    pop3_mail = (b"Subject: hi\r\nContent-Type: multipart/mixed; boundary=\"B\"\r\n\r\n--B\r\n"
+                 b"Content-Disposition: attachment; filename=\"a.exe\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+                 b"TVpQAAIA\r\n..x\r\n--B--\r\n.\r\n")
+    add("applayer_pop3", "session", chunks([(1, b"+OK ready\r\n"), (0, b"CAPA\r\n"), (1, b"+OK\r\nTOP\r\nUIDL\r\n.\r\n"),
+                                            (0, b"USER a\r\nPASS b\r\nLIST\r\n"), (1, b"+OK\r\n+OK\r\n+OK\r\n1 10\r\n.\r\n"),
+                                            (0, b"RETR 1\r\n"), (1, b"+OK 99 octets\r\n" + pop3_mail),
+                                            (0, b"AUTH PLAIN\r\n"), (1, b"+ \r\n"), (0, b"AGFsaWNl\r\n"), (1, b"+OK\r\n"),
+                                            (0, b"STLS\r\n"), (1, b"+OK go\r\n\x16\x03\x01")]))
+    add("applayer_pop3", "gap", chunks([(0, b"RETR 1\r\n"), (1, b"+OK\r\n" + pop3_mail[:40])]) + GAP(1)
+        + chunks([(1, pop3_mail[60:] + b"+OK\r\n"), (0, b"FROB 1 2\r\nDELE 1 2\r\n")]) + END(0) + END(1))
+    def tpkt(b):
+        return b"\x03\x00" + struct.pack(">H", len(b) + 4) + b
+
+    def x224(code, var):
+        body = bytes([code]) + b"\x00\x00\x12\x34\x00" + var
+        return tpkt(bytes([len(body)]) + body)
+    rdp_core = (struct.pack("<IHHHHII", 0x80004, 1280, 1024, 0xCA01, 0xAA03, 0x409, 7601) + "WS".encode("utf-16-le").ljust(32, b"\0")
+                + struct.pack("<III", 4, 0, 12) + b"\0" * 64 + struct.pack("<HHIHHH", 0xCA01, 1, 0, 24, 15, 3) + b"\0" * 64 + b"\x06\0\0\0\0\0")
+    rdp_ud = struct.pack("<HH", 0xC001, len(rdp_core) + 4) + rdp_core + struct.pack("<HHI", 0xC003, 20, 1) + b"rdpdr\0\0\0" + b"\0\0\x80\x80"
+    rdp_ccr = b"\x00\x08\x00\x10\x00\x01\xc0\x00Duca" + struct.pack(">H", 0x8000 | len(rdp_ud)) + rdp_ud
+    rdp_gcc = b"\x00\x05\x00\x14\x7c\x00\x01" + struct.pack(">H", 0x8000 | len(rdp_ccr)) + rdp_ccr
+    rdp_params = b"\x30\x18" + b"".join(b"\x02\x01" + bytes([v]) for v in [34, 2, 0, 1, 0, 1, 255, 2])
+    rdp_ci_body = b"\x04\x01\x01\x04\x01\x01\x01\x01\xff" + rdp_params * 3 + b"\x04\x82" + struct.pack(">H", len(rdp_gcc)) + rdp_gcc
+    rdp_ci = tpkt(b"\x02\xf0\x80\x7f\x65\x82" + struct.pack(">H", len(rdp_ci_body)) + rdp_ci_body)
+    add("applayer_rdp", "setup", chunks([(0, x224(0xE0, b"Cookie: mstshash=alice\r\n\x01\x00\x08\x00\x00\x00\x00\x00")),
+                                        (1, x224(0xD0, b"\x02\x1f\x08\x00\x00\x00\x00\x00")), (0, rdp_ci),
+                                        (1, tpkt(b"\x02\xf0\x80\x7f\x66\x03\x0a\x01\x00"))]))
+    add("applayer_rdp", "tls_gap", chunks([(0, x224(0xE0, b"\x01\x08\x08\x00\x03\x00\x00\x00")), (0, rdp_ci[:50])]) + GAP(0)
+        + chunks([(1, x224(0xD0, b"\x02\x00\x08\x00\x01\x00\x00\x00")), (0, b"\x16\x03\x01\x00\x01\x01")]) + END(0) + END(1))
     tls = tls_records()
     add("applayer_tls", "tls12", chunks([(0, tls["tls12_client.bin"]), (1, tls["tls12_server.bin"])]))
     add("applayer_tls", "tls13_client", chunks([(0, tls["tls13_client.bin"])]))

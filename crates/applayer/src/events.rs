@@ -457,6 +457,17 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// POP3 events (Suricata's `rust/src/pop3`).
+    Pop3Event {
+        TooManyTransactions => "too_many_transactions",
+        RequestTooLong => "request_too_long",
+        IncorrectArgumentCount => "incorrect_argument_count",
+        UnknownCommand => "unknown_command",
+        ResponseTooLong => "response_too_long",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -488,6 +499,7 @@ pub enum AppLayerEvent {
     BittorrentDht(BittorrentDhtEvent, Option<TxId>),
     Modbus(ModbusEvent, Option<TxId>),
     Dnp3(Dnp3Event, Option<TxId>),
+    Pop3(Pop3Event, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -519,6 +531,7 @@ impl AppLayerEvent {
             AppLayerEvent::BittorrentDht(..) => AppProto::BittorrentDht,
             AppLayerEvent::Modbus(..) => AppProto::Modbus,
             AppLayerEvent::Dnp3(..) => AppProto::Dnp3,
+            AppLayerEvent::Pop3(..) => AppProto::Pop3,
         }
     }
 
@@ -563,6 +576,7 @@ impl AppLayerEvent {
             AppLayerEvent::BittorrentDht(e, _) => e.name(),
             AppLayerEvent::Modbus(e, _) => e.name(),
             AppLayerEvent::Dnp3(e, _) => e.name(),
+            AppLayerEvent::Pop3(e, _) => e.name(),
         }
     }
 
@@ -591,6 +605,7 @@ impl AppLayerEvent {
             AppLayerEvent::Ntp(_, t) | AppLayerEvent::BittorrentDht(_, t) => *t,
             AppLayerEvent::Modbus(_, t) => *t,
             AppLayerEvent::Dnp3(_, t) => *t,
+            AppLayerEvent::Pop3(_, t) => *t,
         }
     }
 

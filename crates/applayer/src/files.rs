@@ -319,7 +319,7 @@ pub fn tx_files(state: &AppLayerState, tx: TxId, dir: Direction) -> Vec<FileView
     use std::borrow::Cow;
     if !matches!(
         state.proto(),
-        AppProto::Http | AppProto::Smb | AppProto::FtpData | AppProto::Smtp
+        AppProto::Http | AppProto::Smb | AppProto::FtpData | AppProto::Smtp | AppProto::Pop3
     ) {
         return Vec::new();
     }
@@ -333,6 +333,27 @@ pub fn tx_files(state: &AppLayerState, tx: TxId, dir: Direction) -> Vec<FileView
         {
             return multipart_files(ct, &t.request_body);
         }
+    }
+    // A mail's files: its parts, each with its own name (a text part
+    // has none), in the direction the mail goes.
+    let mail_dir = match state.proto() {
+        AppProto::Smtp => Some(Direction::ToServer),
+        AppProto::Pop3 => Some(Direction::ToClient),
+        _ => None,
+    };
+    if let Some(d) = mail_dir {
+        let Some(m) = state.mime(tx).filter(|_| d == dir) else {
+            return Vec::new();
+        };
+        return m
+            .parts
+            .iter()
+            .filter(|p| !p.data.is_empty())
+            .map(|p| FileView {
+                name: p.filename.as_deref().map(Cow::Borrowed),
+                data: Cow::Borrowed(&p.data[..]),
+            })
+            .collect();
     }
     let names: Vec<&[u8]> = state.buffers(tx, BufferId::FileName, dir).collect();
     state

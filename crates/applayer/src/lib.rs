@@ -41,6 +41,9 @@
 //! | [`telnet`] | Telnet on TCP 23: IAC commands, option negotiation and subnegotiation, lines; no transactions (as Suricata) |
 //! | [`bittorrent_dht`] | BitTorrent DHT (KRPC over UDP): queries, responses with nodes and peers, errors (`bendy`) |
 //! | [`ntp`] | NTP v3/v4 over UDP: one transaction per message, version, mode, stratum, reference ID (`ntp-parser`) |
+//! | [`pop3`] | POP3 commands and responses (multi-line, AUTH, STLS to TLS), RETR mail through the SMTP MIME decoder |
+//! | [`imap`] | IMAP detection by Suricata's patterns (detection-only, as Suricata 9) |
+//! | [`rdp`] | RDP connection setup: X.224 negotiation, MCS Connect Initial client data and channels, server certificates after TLS |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -71,6 +74,7 @@ pub mod ftpdata;
 pub mod http;
 pub mod http2;
 pub mod ike;
+pub mod imap;
 pub mod krb5;
 pub mod ldap;
 pub mod mdns;
@@ -80,8 +84,10 @@ pub mod msg;
 pub mod ntp;
 pub mod passive;
 pub mod pgsql;
+pub mod pop3;
 pub mod probe;
 pub mod quic;
+pub mod rdp;
 pub mod rfb;
 pub mod sip;
 pub mod smb;
@@ -98,7 +104,7 @@ pub mod websocket;
 pub use events::{
     AppLayerEvent, BittorrentDhtEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent,
     Http2Event, HttpEvent, IkeEvent, Krb5Event, LdapEvent, LlmnrEvent, MqttEvent, NtpEvent,
-    PgsqlEvent, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
+    PgsqlEvent, Pop3Event, QuicEvent, RfbEvent, SipEvent, SmbEvent, SmtpEvent, SnmpEvent, TlsEvent,
     WebSocketEvent,
 };
 pub use events::{Dnp3Event, ModbusEvent};
@@ -176,6 +182,12 @@ pub enum AppProto {
     Modbus,
     /// DNP3 over TCP (port 20000).
     Dnp3,
+    /// POP3 (TCP 110), parsed by [`pop3`].
+    Pop3,
+    /// IMAP (TCP 143): detected only, as Suricata's `detection-only`.
+    Imap,
+    /// RDP (TCP 3389).
+    Rdp,
 }
 
 impl AppProto {
@@ -212,6 +224,9 @@ impl AppProto {
             AppProto::BittorrentDht => "bittorrent-dht",
             AppProto::Modbus => "modbus",
             AppProto::Dnp3 => "dnp3",
+            AppProto::Pop3 => "pop3",
+            AppProto::Imap => "imap",
+            AppProto::Rdp => "rdp",
         }
     }
 }

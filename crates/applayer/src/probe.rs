@@ -41,6 +41,9 @@ pub enum ProbeResult {
     Mdns,
     Llmnr,
     Ldap,
+    Pop3,
+    Imap,
+    Rdp,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -77,6 +80,9 @@ impl ProbeResult {
             ProbeResult::Mdns => Some(AppProto::Mdns),
             ProbeResult::Llmnr => Some(AppProto::Llmnr),
             ProbeResult::Ldap => Some(AppProto::Ldap),
+            ProbeResult::Pop3 => Some(AppProto::Pop3),
+            ProbeResult::Imap => Some(AppProto::Imap),
+            ProbeResult::Rdp => Some(AppProto::Rdp),
             _ => None,
         }
     }
@@ -649,6 +655,30 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
                 crate::dnp3::probe(first_bytes),
             ),
             &[crate::dnp3::PORT],
+        ),
+        // POP3 on its port (Suricata's probing parser is registered there).
+        (
+            ProbeResult::Pop3,
+            on_port(
+                dst_port_hint == crate::pop3::PORT,
+                crate::pop3::probe(dir, first_bytes),
+            ),
+            &[crate::pop3::PORT],
+        ),
+        // RDP on its port (Suricata's probing parser is registered there).
+        (
+            ProbeResult::Rdp,
+            on_port(
+                dst_port_hint == crate::rdp::PORT,
+                crate::rdp::probe(dir, first_bytes),
+            ),
+            &[crate::rdp::PORT],
+        ),
+        // IMAP by Suricata's patterns, on any port.
+        (
+            ProbeResult::Imap,
+            on_port(true, crate::imap::probe(dir, first_bytes)),
+            &[crate::imap::PORT],
         ),
     ];
     // The protocol the port suggests wins when it accepts.

@@ -186,6 +186,9 @@ impl AppLayerState {
             AppProto::Ldap => {
                 AppLayerState::Ext(Box::new(crate::ldap::LdapState::new(transport, cfg)))
             }
+            AppProto::Pop3 => AppLayerState::Ext(Box::new(crate::pop3::Pop3State::new(cfg))),
+            AppProto::Imap => AppLayerState::Passive(Box::new(PassiveState::new(proto))),
+            AppProto::Rdp => AppLayerState::Ext(Box::new(crate::rdp::RdpState::new(cfg))),
         }
     }
 
@@ -224,8 +227,9 @@ impl AppLayerState {
     /// Feeds the next bytes of one direction (stream data in order, or one
     /// UDP payload) and returns the events raised.
     pub fn feed(&mut self, dir: Direction, data: &[u8], ts: Timestamp) -> Vec<AppLayerEvent> {
-        self.switch_upgrade();
-        let mut ev = self.switch_websocket(ts);
+        let mut ev = Vec::new();
+        self.switch_upgrade(ts, &mut ev);
+        ev.extend(self.switch_websocket(ts));
         match self {
             AppLayerState::Http(s) => s.feed(dir, data, ts, &mut ev),
             AppLayerState::Dns(s) => s.feed(dir, data, ts, &mut ev),
@@ -248,7 +252,7 @@ impl AppLayerState {
     /// A parser that hands the flow over (PostgreSQL after an accepted
     /// SSLRequest: TLS, as Suricata's `AppLayerRequestProtocolTLSUpgrade`)
     /// is replaced once its transactions are logged.
-    fn switch_upgrade(&mut self) {
+    fn switch_upgrade(&mut self, ts: Timestamp, ev: &mut Vec<AppLayerEvent>) {
         let AppLayerState::Ext(s) = self else {
             return;
         };
@@ -258,7 +262,20 @@ impl AppLayerState {
         if s.infos().iter().any(|(c, _)| !c.logged) {
             return;
         }
-        *self = AppLayerState::Tls(Box::new(TlsState::new(cfg)));
+        let mut t = TlsState::new(cfg);
+        // What each side sent after the hand-over, held until now
+        // (POP3's STLS: the client's hello comes with the packet that
+        // acknowledges the `+OK`, before that transaction is logged).
+        let [to_server, to_client] = s.take_pending();
+        for (dir, data) in [
+            (Direction::ToServer, to_server),
+            (Direction::ToClient, to_client),
+        ] {
+            if !data.is_empty() {
+                t.feed(dir, &data, ts, ev);
+            }
+        }
+        *self = AppLayerState::Tls(Box::new(t));
     }
 
     /// An HTTP/1 flow whose `Upgrade: websocket` was accepted (`101`)
@@ -657,6 +674,14 @@ impl AppLayerState {
                 .map(|d| vec![("dns", d)])
                 .unwrap_or_default(),
             _ => Vec::new(),
+        }
+    }
+
+    /// The decoded mail of a transaction (SMTP, POP3).
+    pub fn mime(&self, tx: TxId) -> Option<&crate::smtp::mime::Mime> {
+        match self {
+            AppLayerState::Ext(s) => s.mime(tx),
+            _ => None,
         }
     }
 

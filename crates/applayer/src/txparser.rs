@@ -34,6 +34,11 @@ pub(crate) trait TxParser: Send + Sync {
     fn eve_siblings(&self, _tx: TxId) -> Vec<(&'static str, Value)> {
         Vec::new()
     }
+    /// The decoded mail a transaction carries (SMTP's DATA, POP3's
+    /// RETR): its parts are its files.
+    fn mime(&self, _tx: TxId) -> Option<&crate::smtp::mime::Mime> {
+        None
+    }
     /// The direction of a transaction that is one message of one side
     /// (DHCP): it is inspected and logged in that direction only.
     fn tx_dir(&self, _tx: TxId) -> Option<Direction> {
@@ -46,6 +51,13 @@ pub(crate) trait TxParser: Send + Sync {
     /// (PostgreSQL's accepted SSLRequest: TLS).
     fn upgrade(&self) -> Option<(AppProto, &crate::AppLayerConfig)> {
         None
+    }
+    /// The bytes each side sent after the hand-over to [`upgrade`]'s
+    /// protocol, for its parser (to the server, to the client).
+    ///
+    /// [`upgrade`]: TxParser::upgrade
+    fn take_pending(&mut self) -> [Vec<u8>; 2] {
+        Default::default()
     }
 
     /// ENIP's `cip_service` on a transaction's direction.

@@ -176,6 +176,26 @@ proptest! {
     }
 
     #[test]
+    fn pop3_never_panics(c in seeded(b"RETR 1\r\n+OK\r\nSubject: x\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n")) {
+        exercise(AppProto::Pop3, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn pop3_arbitrary(c in chunks()) {
+        exercise(AppProto::Pop3, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn rdp_never_panics(c in seeded(b"\x03\x00\x00\x13\x0e\xe0\x00\x00\x00\x00\x00\x01\x00\x08\x00\x03\x00\x00\x00")) {
+        exercise(AppProto::Rdp, Transport::Tcp, &c);
+    }
+
+    #[test]
+    fn rdp_arbitrary(c in chunks()) {
+        exercise(AppProto::Rdp, Transport::Tcp, &c);
+    }
+
+    #[test]
     fn websocket_never_panics(c in seeded(b"\x81\xfe\x00\x10\x01\x02\x03\x04")) {
         exercise(AppProto::WebSocket, Transport::Tcp, &c);
     }
@@ -2380,5 +2400,151 @@ fn dnp3_detected_on_its_port() {
     assert_eq!(
         probe(Direction::ToServer, &f[..4], 20000),
         ProbeResult::NeedMore
+    );
+}
+
+/// POP3: truncated, oversized, gap-ridden and garbage sessions; what was
+/// read is kept, anomalies are Suricata's events, lines are capped.
+#[test]
+fn pop3_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<String> {
+        ev.iter().map(|e| e.keyword()).collect()
+    };
+    // Truncated: a RETR whose mail stops mid-way, then the flow ends.
+    let mut s = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    s.feed(ToServer, b"RETR 1\r\n", 1);
+    s.feed(ToClient, b"+OK\r\nSubject: cut\r\n\r\nhalf a li", 2);
+    s.finish(ToClient);
+    assert!(s.transactions()[0].progress.response_complete);
+    assert_eq!(
+        s.buffer(0, BufferId::EmailSubject, ToClient),
+        Some(&b"cut"[..])
+    );
+    assert_eq!(s.eve_siblings(0)[0].1["status"], "PARSE_DONE");
+    // Oversized: a 1 MiB command line and a 1 MiB multi-line response in
+    // 16 KiB pieces: one event each, what is kept stays capped.
+    let mut o = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    let mut ev = o.feed(ToServer, b"USER ", 1);
+    for _ in 0..64 {
+        ev.extend(o.feed(ToServer, &[b'u'; 16 * 1024], 2));
+    }
+    ev.extend(o.feed(ToServer, b"\r\nLIST\r\n", 3));
+    assert_eq!(names(&ev), ["pop3.request_too_long"]);
+    let mut ev = o.feed(ToClient, b"+OK\r\n+OK\r\n", 4);
+    for _ in 0..64 {
+        ev.extend(o.feed(ToClient, &[b"x".repeat(1023), b"\r\n".to_vec()].concat(), 5));
+        ev.extend(o.feed(ToClient, &[b'y'; 16 * 1024], 5));
+        ev.extend(o.feed(ToClient, b"\r\n", 5));
+    }
+    o.feed(ToClient, b".\r\n", 6);
+    assert!(ev.is_empty());
+    let list = o.eve(1).unwrap();
+    let data = list["response"]["data"].as_array().unwrap();
+    let kept: usize = data.iter().map(|d| d.as_str().unwrap().len()).sum();
+    assert!(kept <= 64 * 1024, "{kept}");
+    assert!(o.transactions()[1].progress.response_complete);
+    // A gap in a multi-line response ends it; parsing resumes at the
+    // next status line.
+    let mut g = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    g.feed(ToServer, b"UIDL\r\nNOOP\r\n", 1);
+    g.feed(ToClient, b"+OK\r\n1 a\r\n", 2);
+    g.on_gap(ToClient, Some(100));
+    g.feed(ToClient, b"9 z\r\n.\r\n+OK noop\r\n", 3);
+    assert_eq!(
+        g.eve(0).unwrap()["response"]["data"],
+        serde_json::json!(["1 a"])
+    );
+    assert_eq!(g.eve(1).unwrap()["response"]["header"], "noop");
+    // Garbage: server lines that are no status, binary commands.
+    let mut b = AppLayerState::new(AppProto::Pop3, Transport::Tcp);
+    b.feed(ToClient, b"HTTP/1.1 200 OK\r\n\x00\xff\r\n", 1);
+    assert!(b.transactions().is_empty());
+    let ev = b.feed(ToServer, b"\x00\x01\x02\r\n", 2);
+    assert_eq!(names(&ev), ["pop3.unknown_command"]);
+}
+
+/// POP3 detection: the server's status or a client command, on port 110.
+#[test]
+fn pop3_probe() {
+    use Direction::*;
+    assert_eq!(
+        probe(ToClient, b"+OK POP3 ready\r\n", 110),
+        ProbeResult::Pop3
+    );
+    assert_eq!(probe(ToServer, b"CAPA\r\n", 110), ProbeResult::Pop3);
+    assert_eq!(probe(ToClient, b"+O", 110), ProbeResult::NeedMore);
+    assert_ne!(
+        probe(ToClient, b"+OK POP3 ready\r\n", 8110),
+        ProbeResult::Pop3
+    );
+    assert_eq!(probe(ToClient, b"220 ftp ready\r\n", 21), ProbeResult::Ftp);
+    let mut d = ProtocolDetector::new(Transport::Tcp, 110);
+    assert_eq!(
+        d.feed(ToClient, b"+OK ready\r\n"),
+        Detection::Detected(AppProto::Pop3)
+    );
+}
+
+/// RDP: truncated, oversized, gap-ridden and garbage setups; records
+/// are reassembled, what does not parse is dropped, the direction is let
+/// go on garbage and gaps.
+#[test]
+fn rdp_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let cr = b"\x03\x00\x00\x21\x1c\xe0\x00\x00\x00\x00\x00Cookie: mstshash=eve\r\n";
+    // Truncated: the request never completes.
+    let mut s = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    s.feed(ToServer, &cr[..20], 1);
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    s.feed(ToServer, &cr[20..], 2);
+    assert_eq!(s.eve(0).unwrap()["cookie"], "eve");
+    // Oversized: a TPKT record announcing 65535 bytes of an unknown TPDU,
+    // fed in pieces: held until whole, then dropped.
+    let mut o = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    o.feed(ToServer, b"\x03\x00\xff\xff\x02\xf0\x80", 1);
+    for _ in 0..3 {
+        o.feed(ToServer, &[0x41; 16 * 1024], 2);
+    }
+    o.feed(ToServer, &[0x41; 65535 - 7 - 3 * 16 * 1024], 2);
+    o.feed(ToServer, cr, 3);
+    assert_eq!(o.transactions().len(), 1);
+    // A gap: the direction is no longer parsed.
+    let mut g = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    g.on_gap(ToServer, Some(10));
+    g.feed(ToServer, cr, 1);
+    assert!(g.transactions().is_empty());
+    assert!(!g.wants_data(ToServer));
+    // Garbage: not TPKT.
+    let mut b = AppLayerState::new(AppProto::Rdp, Transport::Tcp);
+    b.feed(ToClient, b"SSH-2.0-x\r\n", 1);
+    b.feed(ToClient, b"\x03\x00\x00\x0b\x06\xd0\x00\x00\x12\x34\x00", 2);
+    assert!(b.transactions().is_empty());
+}
+
+/// RDP on its port, IMAP by content on any port.
+#[test]
+fn rdp_imap_probe() {
+    use Direction::*;
+    let cr = b"\x03\x00\x00\x0b\x06\xe0\x00\x00\x00\x00\x00";
+    assert_eq!(probe(ToServer, cr, 3389), ProbeResult::Rdp);
+    assert_ne!(probe(ToServer, cr, 102), ProbeResult::Rdp);
+    assert_eq!(
+        probe(ToClient, b"* OK IMAP4rev1\r\n", 143),
+        ProbeResult::Imap
+    );
+    assert_eq!(
+        probe(ToClient, b"* OK IMAP4rev1\r\n", 9143),
+        ProbeResult::Imap
+    );
+    assert_eq!(
+        probe(ToServer, b"a1 CAPABILITY\r\n", 9143),
+        ProbeResult::Imap
+    );
+    let mut d = ProtocolDetector::new(Transport::Tcp, 143);
+    assert_eq!(
+        d.feed(ToClient, b"* OK ready\r\n"),
+        Detection::Detected(AppProto::Imap)
     );
 }

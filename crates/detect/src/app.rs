@@ -912,6 +912,10 @@ impl TxCheck {
                 AppProto::BittorrentDht,
                 vigil_applayer::BittorrentDhtEvent::from_name(name)?.name(),
             ),
+            "pop3" => TxCheck::Event(
+                AppProto::Pop3,
+                vigil_applayer::Pop3Event::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -1097,13 +1101,18 @@ impl TxCheck {
                 .as_smb()
                 .and_then(|s| s.tx(tx.tx))
                 .is_some_and(|t| c.matches(u64::from(t.version))),
-            // SMB, ENIP, LDAP and Modbus events belong to the transaction whatever the
-            // direction inspected (Suricata alerts both ways).
+            // SMB, ENIP, LDAP, Modbus and POP3 events belong to the
+            // transaction whatever the direction inspected (Suricata
+            // alerts both ways).
             TxCheck::Event(p, name) => tx.app.tx_events(tx.tx).iter().any(|(e, d)| {
                 (*d == tx.dir
                     || matches!(
                         p,
-                        AppProto::Smb | AppProto::Enip | AppProto::Ldap | AppProto::Modbus
+                        AppProto::Smb
+                            | AppProto::Enip
+                            | AppProto::Ldap
+                            | AppProto::Modbus
+                            | AppProto::Pop3
                     ))
                     && e.name() == *name
             }),
@@ -1415,6 +1424,8 @@ pub(crate) fn spec_directions(
         .map(|&b| match (proto, b) {
             // SMTP's files are the mail's parts, sent to the server.
             (AppProto::Smtp, BufferId::FileData | BufferId::FileName) => Side::Request,
+            // POP3's mail (RETR) comes from the server.
+            (AppProto::Pop3, _) => Side::Response,
             _ => side(b),
         })
         .collect();
@@ -1444,6 +1455,7 @@ pub(crate) fn spec_directions(
             | AppProto::BittorrentDht
             | AppProto::Modbus
             | AppProto::Dnp3
+            | AppProto::Pop3
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1742,7 +1754,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 29] = [
+pub(crate) const PROTOS: [AppProto; 32] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1772,6 +1784,9 @@ pub(crate) const PROTOS: [AppProto; 29] = [
     AppProto::BittorrentDht,
     AppProto::Modbus,
     AppProto::Dnp3,
+    AppProto::Pop3,
+    AppProto::Imap,
+    AppProto::Rdp,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1811,6 +1826,9 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::BittorrentDht => 26,
         AppProto::Modbus => 27,
         AppProto::Dnp3 => 28,
+        AppProto::Pop3 => 29,
+        AppProto::Imap => 30,
+        AppProto::Rdp => 31,
     }
 }
 
@@ -2070,6 +2088,9 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::BittorrentDht => &[AppProto::BittorrentDht],
         AppProto::Modbus => &[AppProto::Modbus],
         AppProto::Dnp3 => &[AppProto::Dnp3],
+        AppProto::Pop3 => &[AppProto::Pop3],
+        AppProto::Imap => &[AppProto::Imap],
+        AppProto::Rdp => &[AppProto::Rdp],
     }
 }
 

@@ -385,6 +385,9 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "ntp" => (ProtoMatch::Number(17), Some(AppProto::Ntp)),
         "telnet" => (ProtoMatch::Number(6), Some(AppProto::Telnet)),
         "bittorrent-dht" => (ProtoMatch::Number(17), Some(AppProto::BittorrentDht)),
+        "pop3" => (ProtoMatch::Number(6), Some(AppProto::Pop3)),
+        "imap" => (ProtoMatch::Number(6), Some(AppProto::Imap)),
+        "rdp" => (ProtoMatch::Number(6), Some(AppProto::Rdp)),
         _ => return None,
     })
 }
@@ -1174,12 +1177,27 @@ pub fn compile_rule_with(
                     ) || b.proto() == AppProto::Quic
                 })
                 && tx_checks.iter().all(|c| c.proto() == AppProto::Quic);
+            // `alert pop3` with the mail's buffers (`email.*`, `file.*`
+            // of RETR): POP3 transactions (a Vigil extension).
+            let pop3_rule = header_app == Some(AppProto::Pop3)
+                && ids.iter().all(|b| {
+                    !matches!(
+                        b,
+                        BufferId::SmtpHelo | BufferId::SmtpMailFrom | BufferId::SmtpRcptTo
+                    ) && (matches!(b, BufferId::FileData | BufferId::FileName)
+                        || b.proto() == AppProto::Smtp)
+                })
+                && tx_checks
+                    .iter()
+                    .all(|c| c.is_file() || c.proto() == AppProto::Pop3);
             let first = if smb_rule {
                 Some(AppProto::Smb)
             } else if smtp_rule {
                 Some(AppProto::Smtp)
             } else if quic_rule {
                 Some(AppProto::Quic)
+            } else if pop3_rule {
+                Some(AppProto::Pop3)
             } else {
                 protos.first().copied().or(header_app)
             };
@@ -1189,7 +1207,7 @@ pub fn compile_rule_with(
             if let Some(other) = protos
                 .iter()
                 .find(|p| **p != app_proto)
-                .filter(|_| !smb_rule && !smtp_rule && !quic_rule)
+                .filter(|_| !smb_rule && !smtp_rule && !quic_rule && !pop3_rule)
             {
                 return Err(Skip::Invalid {
                     keyword: "protocol".into(),

@@ -632,6 +632,8 @@ impl EveFormatter {
                     | "ldap"
                     | "ntp"
                     | "bittorrent_dht"
+                    | "pop3"
+                    | "rdp"
             )
         }) {
             o.uint("tx_id", tx)?;

@@ -1127,6 +1127,20 @@ const PARSED_REASONS: &[(&str, &str)] = &[
         "file.magic",
         "the file.magic buffer is not provided (filemagic is evaluated)",
     ),
+    // POP3 is parsed; these buffers are not Suricata 9's (its POP3
+    // parser registers no keyword) and are not provided.
+    (
+        "pop3.command",
+        "POP3 is parsed; this buffer is not provided yet",
+    ),
+    (
+        "pop3.args",
+        "POP3 is parsed; this buffer is not provided yet",
+    ),
+    (
+        "pop3.response",
+        "POP3 is parsed; this buffer is not provided yet",
+    ),
 ];
 
 /// Canonical-name prefixes of application protocols Vigil does not parse

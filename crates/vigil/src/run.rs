@@ -1104,6 +1104,8 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "ntp",
             "modbus",
             "dnp3",
+            "pop3",
+            "rdp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))

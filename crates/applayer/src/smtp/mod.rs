@@ -138,45 +138,11 @@ impl SmtpTx {
         fn one(v: Option<&[u8]>) -> Vec<&[u8]> {
             v.into_iter().collect()
         }
-        let hdr = |n: &[u8]| one(self.mime.as_ref().and_then(|m| m.header(n)));
         match id {
             SmtpHelo => one(self.helo.as_deref()),
             SmtpMailFrom => one(self.mail_from.as_deref()),
             SmtpRcptTo => self.rcpt_to.iter().map(|r| &r[..]).collect(),
-            EmailFrom => hdr(b"from"),
-            EmailTo => hdr(b"to"),
-            EmailCc => hdr(b"cc"),
-            EmailSubject => hdr(b"subject"),
-            EmailDate => hdr(b"date"),
-            EmailMessageId => hdr(b"message-id"),
-            EmailXMailer => hdr(b"x-mailer"),
-            EmailBodyMd5 => one(self.mime.as_ref().and_then(|m| m.body_md5.as_deref())),
-            EmailReceived => self
-                .mime
-                .as_ref()
-                .map(|m| m.headers_named(b"received").collect())
-                .unwrap_or_default(),
-            EmailUrl => self
-                .mime
-                .as_ref()
-                .map(|m| m.urls.iter().map(|u| &u[..]).collect())
-                .unwrap_or_default(),
-            FileData => self
-                .mime
-                .as_ref()
-                .map(|m| m.parts.iter().map(|p| &p.data[..]).collect())
-                .unwrap_or_default(),
-            FileName => self
-                .mime
-                .as_ref()
-                .map(|m| {
-                    m.parts
-                        .iter()
-                        .filter_map(|p| p.filename.as_deref())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            _ => Vec::new(),
+            _ => mime_buffers(self.mime.as_deref(), id),
         }
     }
 
@@ -199,63 +165,106 @@ impl SmtpTx {
     /// The `email` object: the message's headers, attachments and URLs
     /// (`None` before any data).
     pub fn email_eve(&self) -> Option<Value> {
-        let mime = self.mime.as_ref()?;
-        let mut m = Map::new();
-        let status = if mime.done {
-            "PARSE_DONE"
-        } else if mime.body_started {
-            "BODY_STARTED"
-        } else {
-            "HEADERS_STARTED"
-        };
-        m.insert("status".into(), json!(status));
-        let list = |v: &[u8]| -> Vec<Value> {
-            v.split(|&c| c == b',')
-                .map(trim)
-                .filter(|s| !s.is_empty())
-                .map(suri_str)
-                .collect()
-        };
-        if let Some(v) = mime.header(b"from") {
-            m.insert("from".into(), suri_str(trim(v)));
-        }
-        for (key, name) in [("to", &b"to"[..]), ("cc", b"cc")] {
-            if let Some(v) = mime.header(name) {
-                let l = list(v);
-                if !l.is_empty() {
-                    m.insert(key.into(), Value::Array(l));
-                }
-            }
-        }
-        for (key, name) in [
-            ("subject", &b"subject"[..]),
-            ("date", b"date"),
-            ("message_id", b"message-id"),
-            ("x_mailer", b"x-mailer"),
-        ] {
-            if let Some(v) = mime.header(name) {
-                m.insert(key.into(), suri_str(v));
-            }
-        }
-        let received: Vec<Value> = mime.headers_named(b"received").map(suri_str).collect();
-        if !received.is_empty() {
-            m.insert("received".into(), Value::Array(received));
-        }
-        let att: Vec<Value> = mime
-            .parts
-            .iter()
-            .filter_map(|p| p.filename.as_deref())
-            .map(suri_str)
-            .collect();
-        if !att.is_empty() {
-            m.insert("attachment".into(), Value::Array(att));
-        }
-        if !mime.urls.is_empty() {
-            let u: Vec<Value> = mime.urls.iter().map(|u| suri_str(u)).collect();
-            m.insert("url".into(), Value::Array(u));
-        }
-        Some(Value::Object(m))
+        self.mime.as_deref().map(email_eve)
     }
+}
+
+/// The `email.*`, `file.data` and `file.name` buffers of a decoded mail
+/// (SMTP's DATA, POP3's RETR).
+pub(crate) fn mime_buffers(mime: Option<&Mime>, id: BufferId) -> Vec<&[u8]> {
+    use BufferId::*;
+    fn one(v: Option<&[u8]>) -> Vec<&[u8]> {
+        v.into_iter().collect()
+    }
+    let hdr = |n: &[u8]| one(mime.and_then(|m| m.header(n)));
+    match id {
+        EmailFrom => hdr(b"from"),
+        EmailTo => hdr(b"to"),
+        EmailCc => hdr(b"cc"),
+        EmailSubject => hdr(b"subject"),
+        EmailDate => hdr(b"date"),
+        EmailMessageId => hdr(b"message-id"),
+        EmailXMailer => hdr(b"x-mailer"),
+        EmailBodyMd5 => one(mime.and_then(|m| m.body_md5.as_deref())),
+        EmailReceived => mime
+            .map(|m| m.headers_named(b"received").collect())
+            .unwrap_or_default(),
+        EmailUrl => mime
+            .map(|m| m.urls.iter().map(|u| &u[..]).collect())
+            .unwrap_or_default(),
+        FileData => mime
+            .map(|m| m.parts.iter().map(|p| &p.data[..]).collect())
+            .unwrap_or_default(),
+        FileName => mime
+            .map(|m| {
+                m.parts
+                    .iter()
+                    .filter_map(|p| p.filename.as_deref())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `email` object of a decoded mail: its headers, attachments and
+/// URLs.
+pub(crate) fn email_eve(mime: &Mime) -> Value {
+    let mut m = Map::new();
+    let status = if mime.done {
+        "PARSE_DONE"
+    } else if mime.body_started {
+        "BODY_STARTED"
+    } else {
+        "HEADERS_STARTED"
+    };
+    m.insert("status".into(), json!(status));
+    let list = |v: &[u8]| -> Vec<Value> {
+        v.split(|&c| c == b',')
+            .map(trim)
+            .filter(|s| !s.is_empty())
+            .map(suri_str)
+            .collect()
+    };
+    if let Some(v) = mime.header(b"from") {
+        m.insert("from".into(), suri_str(trim(v)));
+    }
+    for (key, name) in [("to", &b"to"[..]), ("cc", b"cc")] {
+        if let Some(v) = mime.header(name) {
+            let l = list(v);
+            if !l.is_empty() {
+                m.insert(key.into(), Value::Array(l));
+            }
+        }
+    }
+    for (key, name) in [
+        ("subject", &b"subject"[..]),
+        ("date", b"date"),
+        ("message_id", b"message-id"),
+        ("x_mailer", b"x-mailer"),
+    ] {
+        if let Some(v) = mime.header(name) {
+            m.insert(key.into(), suri_str(v));
+        }
+    }
+    let received: Vec<Value> = mime.headers_named(b"received").map(suri_str).collect();
+    if !received.is_empty() {
+        m.insert("received".into(), Value::Array(received));
+    }
+    let att: Vec<Value> = mime
+        .parts
+        .iter()
+        .filter_map(|p| p.filename.as_deref())
+        .map(suri_str)
+        .collect();
+    if !att.is_empty() {
+        m.insert("attachment".into(), Value::Array(att));
+    }
+    if !mime.urls.is_empty() {
+        let u: Vec<Value> = mime.urls.iter().map(|u| suri_str(u)).collect();
+        m.insert("url".into(), Value::Array(u));
+    }
+    Value::Object(m)
 }
 
 /// What the client's bytes are.
@@ -846,6 +855,9 @@ impl TxParser for SmtpState {
     }
     fn wants_data(&self, _dir: Direction) -> bool {
         !self.tls
+    }
+    fn mime(&self, tx: TxId) -> Option<&Mime> {
+        self.txs.get(tx).and_then(|t| t.mime.as_deref())
     }
 }
 
