@@ -398,6 +398,16 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// NFS events (Suricata's `rust/src/nfs`).
+    NfsEvent {
+        MalformedData => "malformed_data",
+        NonExistingVersion => "non_existing_version",
+        UnsupportedVersion => "unsupported_version",
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,6 +434,7 @@ pub enum AppLayerEvent {
     /// mDNS raises the DNS parser's events under `mdns.`.
     Mdns(DnsEvent, Option<TxId>),
     Llmnr(LlmnrEvent, Option<TxId>),
+    Nfs(NfsEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -450,6 +461,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(..) => AppProto::Quic,
             AppLayerEvent::Mdns(..) => AppProto::Mdns,
             AppLayerEvent::Llmnr(..) => AppProto::Llmnr,
+            AppLayerEvent::Nfs(..) => AppProto::Nfs,
         }
     }
 
@@ -489,6 +501,7 @@ impl AppLayerEvent {
             AppLayerEvent::Quic(e, _) => e.name(),
             AppLayerEvent::Mdns(e, _) => e.name(),
             AppLayerEvent::Llmnr(e, _) => e.name(),
+            AppLayerEvent::Nfs(e, _) => e.name(),
         }
     }
 
@@ -513,6 +526,7 @@ impl AppLayerEvent {
             AppLayerEvent::Mqtt(_, t) | AppLayerEvent::Rfb(_, t) | AppLayerEvent::Dhcp(_, t) => *t,
             AppLayerEvent::Enip(_, t) => *t,
             AppLayerEvent::Mdns(_, t) | AppLayerEvent::Llmnr(_, t) => *t,
+            AppLayerEvent::Nfs(_, t) => *t,
         }
     }
 

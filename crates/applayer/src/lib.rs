@@ -35,6 +35,7 @@
 //! | [`smtp`] | SMTP commands and replies (pipelining, BDAT, STARTTLS), one transaction per mail, its MIME content decoded (headers, nested multiparts, base64/QP parts, attachment names, URLs) |
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
+//! | [`nfs`] | NFS v2/v3/v4 over ONC RPC (TCP record marking, UDP): calls and replies by XID, v4 COMPOUND ops, READ/WRITE data as files |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -67,6 +68,7 @@ pub mod krb5;
 pub mod mdns;
 pub mod mqtt;
 pub mod msg;
+pub mod nfs;
 pub mod passive;
 pub mod pgsql;
 pub mod probe;
@@ -83,6 +85,7 @@ pub mod transforms;
 mod txparser;
 pub mod websocket;
 
+pub use events::NfsEvent;
 pub use events::{
     AppLayerEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent, Http2Event, HttpEvent,
     IkeEvent, Krb5Event, LlmnrEvent, MqttEvent, PgsqlEvent, QuicEvent, RfbEvent, SipEvent,
@@ -150,6 +153,8 @@ pub enum AppProto {
     Mdns,
     /// LLMNR (UDP and TCP 5355), parsed by [`dns`].
     Llmnr,
+    /// NFS over ONC RPC (TCP and UDP 2049).
+    Nfs,
 }
 
 impl AppProto {
@@ -180,6 +185,7 @@ impl AppProto {
             AppProto::Enip => "enip",
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
+            AppProto::Nfs => "nfs",
         }
     }
 }

@@ -35,6 +35,7 @@ pub enum ProbeResult {
     Quic,
     Mdns,
     Llmnr,
+    Nfs,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -65,6 +66,7 @@ impl ProbeResult {
             ProbeResult::Quic => Some(AppProto::Quic),
             ProbeResult::Mdns => Some(AppProto::Mdns),
             ProbeResult::Llmnr => Some(AppProto::Llmnr),
+            ProbeResult::Nfs => Some(AppProto::Nfs),
             _ => None,
         }
     }
@@ -608,6 +610,16 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             ),
             &[crate::mdns::LLMNR_PORT],
         ),
+        // NFS: a call to program 100003 on any port, a reply on 2049.
+        (
+            ProbeResult::Nfs,
+            match crate::nfs::probe_tcp(dir, first_bytes, dst_port_hint) {
+                Some(true) => Verdict::Yes,
+                Some(false) => Verdict::No,
+                None => Verdict::More,
+            },
+            &[crate::nfs::PORT],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -661,6 +673,9 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if port_hint == crate::mdns::LLMNR_PORT && crate::mdns::probe(datagram) {
         return ProbeResult::Llmnr;
+    }
+    if crate::nfs::probe_udp(dir, datagram, port_hint) {
+        return ProbeResult::Nfs;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

@@ -144,6 +144,9 @@ impl AppLayerState {
                 AppLayerState::Ext(Box::new(crate::enip::EnipState::new(transport, cfg)))
             }
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
+            AppProto::Nfs => {
+                AppLayerState::Ext(Box::new(crate::nfs::NfsState::new(transport, cfg)))
+            }
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
                 transport,
@@ -618,6 +621,15 @@ impl AppLayerState {
         match self {
             AppLayerState::Ext(s) => s.eve_siblings(tx),
             _ => Vec::new(),
+        }
+    }
+
+    /// Whether a transaction stays out of the transaction log (Suricata's
+    /// per-protocol logging filter: NFSv2/3 GETATTR).
+    pub fn tx_log_filtered(&self, tx: TxId) -> bool {
+        match self {
+            AppLayerState::Ext(s) => s.log_filtered(tx),
+            _ => false,
         }
     }
 

@@ -43,6 +43,12 @@ pub(crate) trait TxParser: Send + Sync {
         None
     }
 
+    /// Whether the transaction stays out of the transaction log (NFS's
+    /// GETATTR).
+    fn log_filtered(&self, _tx: TxId) -> bool {
+        false
+    }
+
     /// ENIP's `cip_service` on a transaction's direction.
     fn cip_service(&self, _tx: TxId, _dir: Direction, _spec: &crate::enip::CipServiceSpec) -> bool {
         false
@@ -208,6 +214,8 @@ uint_fields! {
     EnipDeviceType => "enip.device_type", Enip, 65535, NONE;
     EnipVendorId => "enip.vendor_id", Enip, 65535, NONE;
     EnipCapabilities => "enip.capabilities", Enip, 65535, NONE;
+    NfsProcedure => "nfs_procedure", Nfs, u32::MAX as u64, NONE;
+    NfsVersion => "nfs.version", Nfs, u32::MAX as u64, NONE;
 }
 
 impl UintField {
@@ -218,6 +226,7 @@ impl UintField {
         match self {
             UintField::RfbSectype => Some(Direction::ToServer),
             UintField::RfbSecresult => Some(Direction::ToClient),
+            UintField::NfsProcedure | UintField::NfsVersion => Some(Direction::ToServer),
             _ => None,
         }
     }

@@ -311,6 +311,11 @@ pub enum TxCheck {
     /// `cip_service`: the CIP service (with class and attribute) of the
     /// ENIP transaction's message in the inspected direction.
     CipService(vigil_applayer::enip::CipServiceSpec),
+    /// `nfs_procedure`: a number compares with the transaction's
+    /// procedures whatever its NFS version; a name is the procedure of
+    /// that name in the transaction's version (`WRITE`: 8 in v2, 7 in
+    /// v3, 38 in v4), as Suricata's `DetectNfsProcedureData`.
+    NfsProcedure(NfsProcedureSpec),
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
@@ -377,6 +382,52 @@ fn parse_named_uint(
             cmp,
         })
         .map_err(|e| format!("invalid {key} '{v}': {e}"))
+}
+
+/// `nfs_procedure`'s value: a number (Suricata's integer syntax), or a
+/// procedure name (optionally negated) looked up per NFS version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NfsProcedureSpec {
+    Num(IntCmp),
+    /// The comparison in NFSv2, v3 and v4 (`None`: no such name there).
+    Names([Option<IntCmp>; 3]),
+}
+
+impl NfsProcedureSpec {
+    pub fn parse(v: &str) -> Result<Self, String> {
+        let t = unquote(v.trim());
+        let max = u64::from(u32::MAX);
+        if let Ok(cmp) = vigil_rules::parse_uint_cmp(t, max) {
+            return Ok(NfsProcedureSpec::Num(cmp));
+        }
+        let (neg, name) = match t.strip_prefix('!') {
+            Some(n) => ("!", n.trim()),
+            None => ("", t),
+        };
+        let per = [2, 3, 4].map(|ver| {
+            vigil_applayer::nfs::procedure_by_name(ver, name)
+                .and_then(|n| vigil_rules::parse_uint_cmp(&format!("{neg}{n}"), max).ok())
+        });
+        if per.iter().all(Option::is_none) {
+            return Err(format!("nfs_procedure: invalid value '{v}'"));
+        }
+        Ok(NfsProcedureSpec::Names(per))
+    }
+
+    /// Whether any of a transaction's procedures passes, its version
+    /// choosing the table a name is looked up in.
+    pub fn matches(&self, version: &[u64], procs: &[u64]) -> bool {
+        let cmp = match self {
+            NfsProcedureSpec::Num(c) => Some(*c),
+            NfsProcedureSpec::Names(per) => match version.first() {
+                Some(2) => per[0],
+                Some(3) => per[1],
+                Some(_) => per[2],
+                None => None,
+            },
+        };
+        cmp.is_some_and(|c| procs.iter().any(|&p| c.matches(p)))
+    }
 }
 
 /// `krb5_msg_type`: a number or a name (`AS_REQ` ...), with Suricata's
@@ -766,6 +817,7 @@ impl TxCheck {
             "cip.service" => {
                 vigil_applayer::enip::CipServiceSpec::parse(v).map(TxCheck::CipService)
             }
+            "nfs_procedure" => NfsProcedureSpec::parse(v).map(TxCheck::NfsProcedure),
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -857,6 +909,10 @@ impl TxCheck {
                 AppProto::Llmnr,
                 vigil_applayer::LlmnrEvent::from_name(name)?.name(),
             ),
+            "nfs" => TxCheck::Event(
+                AppProto::Nfs,
+                vigil_applayer::NfsEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -908,6 +964,7 @@ impl TxCheck {
             | TxCheck::Http2Settings { .. } => AppProto::Http2,
             TxCheck::Uint(f, _) => f.proto(),
             TxCheck::CipService(_) => AppProto::Enip,
+            TxCheck::NfsProcedure(_) => AppProto::Nfs,
             TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
@@ -929,6 +986,7 @@ impl TxCheck {
                     Side::Response
                 }
             }
+            TxCheck::NfsProcedure(_) => Side::Request,
             TxCheck::Uint(f, _) => match f.direction() {
                 Some(AppDir::ToServer) => Side::Request,
                 Some(AppDir::ToClient) => Side::Response,
@@ -1005,6 +1063,12 @@ impl TxCheck {
             }),
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::CipService(spec) => tx.app.cip_service(tx.tx, tx.dir, spec),
+            TxCheck::NfsProcedure(spec) => spec.matches(
+                &tx.app
+                    .uints(tx.tx, vigil_applayer::UintField::NfsVersion, tx.dir),
+                &tx.app
+                    .uints(tx.tx, vigil_applayer::UintField::NfsProcedure, tx.dir),
+            ),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .dcerpc_view(tx.tx)
@@ -1362,6 +1426,7 @@ pub(crate) fn spec_directions(
             | AppProto::Enip
             | AppProto::Mdns
             | AppProto::Llmnr
+            | AppProto::Nfs
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1660,7 +1725,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 23] = [
+pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1684,6 +1749,7 @@ pub(crate) const PROTOS: [AppProto; 23] = [
     AppProto::Quic,
     AppProto::Mdns,
     AppProto::Llmnr,
+    AppProto::Nfs,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1717,6 +1783,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Quic => 20,
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
+        AppProto::Nfs => 23,
     }
 }
 
@@ -1970,6 +2037,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Quic => &[AppProto::Quic],
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
+        AppProto::Nfs => &[AppProto::Nfs],
     }
 }
 

@@ -379,6 +379,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "quic" => (ProtoMatch::Number(17), Some(AppProto::Quic)),
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
+        "nfs" => (ProtoMatch::TcpUdp, Some(AppProto::Nfs)),
         _ => return None,
     })
 }
@@ -428,7 +429,8 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "ike.key_exchange_payload_length"
         | "ike.nonce_payload_length"
         | "ike.chosen_sa_attribute"
-        | "cip.service" => check_evaluable(rule, k),
+        | "cip.service"
+        | "nfs_procedure" => check_evaluable(rule, k),
         k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
@@ -1145,6 +1147,16 @@ pub fn compile_rule_with(
                 && tx_checks
                     .iter()
                     .all(|c| c.is_file() || c.proto() == AppProto::Smtp);
+            // `alert nfs` with file buffers (READ and WRITE data) and NFS
+            // keywords: NFS transactions.
+            let nfs_rule = header_app == Some(AppProto::Nfs)
+                && ids.iter().all(|b| {
+                    matches!(b, BufferId::FileData | BufferId::FileName)
+                        || b.proto() == AppProto::Nfs
+                })
+                && tx_checks
+                    .iter()
+                    .all(|c| c.is_file() || c.proto() == AppProto::Nfs);
             // `alert quic` with the JA3/JA4 buffers (Suricata registers
             // them for QUIC too): QUIC transactions.
             let quic_rule = header_app == Some(AppProto::Quic)
@@ -1165,6 +1177,8 @@ pub fn compile_rule_with(
                 Some(AppProto::Smtp)
             } else if quic_rule {
                 Some(AppProto::Quic)
+            } else if nfs_rule {
+                Some(AppProto::Nfs)
             } else {
                 protos.first().copied().or(header_app)
             };
@@ -1174,7 +1188,7 @@ pub fn compile_rule_with(
             if let Some(other) = protos
                 .iter()
                 .find(|p| **p != app_proto)
-                .filter(|_| !smb_rule && !smtp_rule && !quic_rule)
+                .filter(|_| !smb_rule && !smtp_rule && !quic_rule && !nfs_rule)
             {
                 return Err(Skip::Invalid {
                     keyword: "protocol".into(),

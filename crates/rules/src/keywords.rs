@@ -914,6 +914,9 @@ const EVALUATED: &[&str] = &[
     "llmnr.authorities.rrname",
     "llmnr.additionals.rrname",
     "llmnr.response.rrname",
+    // NFS
+    "nfs_procedure",
+    "nfs.version",
     // RFB
     "rfb.name",
     "rfb.sectype",

@@ -1100,6 +1100,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "quic",
             "mdns",
             "llmnr",
+            "nfs",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
