@@ -495,20 +495,40 @@ pub fn parse_reply(b: &[u8]) -> Option<Reply<'_>> {
 /// Whether `b` (after any record marker) starts an NFS call: RPC
 /// version 2, program 100003, versions 2 to 4. `None`: too short.
 pub fn probe_call(b: &[u8]) -> Option<bool> {
-    if b.len() < 24 {
-        return None;
+    // Each word present must fit: a mismatch is known before the whole
+    // header is there.
+    let w = |i: usize| {
+        b.get(i..i + 4)
+            .map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+    };
+    type Check = (usize, fn(u32) -> bool);
+    let checks: [Check; 4] = [
+        (4, |v| v == 0),
+        (8, |v| v == 2),
+        (12, |v| v == PROGRAM),
+        (16, |v| (2..=4).contains(&v)),
+    ];
+    for (at, ok) in checks {
+        match w(at) {
+            Some(v) if !ok(v) => return Some(false),
+            Some(_) => {}
+            None => return None,
+        }
     }
-    let w = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-    Some(w(4) == 0 && w(8) == 2 && w(12) == PROGRAM && (2..=4).contains(&w(16)))
+    Some(true)
 }
 
 /// Whether `b` starts a plausible RPC reply (accepted or denied).
 pub fn probe_reply(b: &[u8]) -> Option<bool> {
-    if b.len() < 12 {
-        return None;
+    let w = |i: usize| {
+        b.get(i..i + 4)
+            .map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+    };
+    match (w(4), w(8)) {
+        (Some(t), _) if t != 1 => Some(false),
+        (Some(_), Some(s)) => Some(s <= 1),
+        _ => None,
     }
-    let w = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-    Some(w(4) == 1 && w(8) <= 1)
 }
 
 /// TCP: a record marker and a call to NFS (toward the server), or a
@@ -519,7 +539,7 @@ pub fn probe_tcp(dir: Direction, b: &[u8], port: u16) -> Option<bool> {
         return None;
     }
     let len = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff;
-    if len < 12 {
+    if len < 12 || len as usize > MAX_MESSAGE {
         return Some(false);
     }
     match dir {
@@ -1967,6 +1987,12 @@ pub(crate) mod tests {
         assert_eq!(p.creds.unix, Some((b"client".to_vec(), 1000, 100)));
         assert_eq!(probe_call(&c), Some(true));
         assert_eq!(probe_call(&c[..10]), None);
+        // A mismatch is known early.
+        assert_eq!(probe_call(b"GET / HTTP/1.1"), Some(false));
+        assert_eq!(
+            probe_tcp(Direction::ToServer, b"GETX / HTTP", 2049),
+            Some(false)
+        );
         let r = reply(0x11, &[0, 0, 0, 0]);
         let p = parse_reply(&r).unwrap();
         assert_eq!((p.xid, p.reply_state, p.accept_state), (0x11, 0, 0));
