@@ -36,6 +36,7 @@
 //! | [`websocket`] | WebSocket after an HTTP/1 upgrade: one transaction per frame, unmasked, fragmented messages gathered, `permessage-deflate` inflated |
 //! | [`pgsql`] | PostgreSQL (protocol 3): startup, authentication (password, SASL), simple queries and their results, SSL request |
 //! | [`nfs`] | NFS v2/v3/v4 over ONC RPC (TCP record marking, UDP): calls and replies by XID, v4 COMPOUND ops, READ/WRITE data as files |
+//! | [`tftp`] | TFTP read and write requests (UDP 69): file name and mode |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -80,6 +81,7 @@ pub mod smtp;
 pub mod snmp;
 pub mod ssh;
 mod state;
+pub mod tftp;
 pub mod tls;
 pub mod transforms;
 mod txparser;
@@ -155,6 +157,8 @@ pub enum AppProto {
     Llmnr,
     /// NFS over ONC RPC (TCP and UDP 2049).
     Nfs,
+    /// TFTP (UDP 69).
+    Tftp,
 }
 
 impl AppProto {
@@ -186,6 +190,7 @@ impl AppProto {
             AppProto::Mdns => "mdns",
             AppProto::Llmnr => "llmnr",
             AppProto::Nfs => "nfs",
+            AppProto::Tftp => "tftp",
         }
     }
 }

@@ -36,6 +36,7 @@ pub enum ProbeResult {
     Mdns,
     Llmnr,
     Nfs,
+    Tftp,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -67,6 +68,7 @@ impl ProbeResult {
             ProbeResult::Mdns => Some(AppProto::Mdns),
             ProbeResult::Llmnr => Some(AppProto::Llmnr),
             ProbeResult::Nfs => Some(AppProto::Nfs),
+            ProbeResult::Tftp => Some(AppProto::Tftp),
             _ => None,
         }
     }
@@ -676,6 +678,11 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     }
     if crate::nfs::probe_udp(dir, datagram, port_hint) {
         return ProbeResult::Nfs;
+    }
+    // TFTP: a read or write request to port 69.
+    if port_hint == crate::tftp::PORT && dir == Direction::ToServer && crate::tftp::probe(datagram)
+    {
+        return ProbeResult::Tftp;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

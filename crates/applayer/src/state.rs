@@ -144,6 +144,7 @@ impl AppLayerState {
                 AppLayerState::Ext(Box::new(crate::enip::EnipState::new(transport, cfg)))
             }
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
+            AppProto::Tftp => AppLayerState::Ext(Box::new(crate::tftp::TftpState::new(cfg))),
             AppProto::Nfs => {
                 AppLayerState::Ext(Box::new(crate::nfs::NfsState::new(transport, cfg)))
             }

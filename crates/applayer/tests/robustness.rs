@@ -258,6 +258,11 @@ proptest! {
     }
 
     #[test]
+    fn tftp_never_panics(c in seeded(b"\x00\x01file\x00octet\x00")) {
+        exercise(AppProto::Tftp, Transport::Udp, &c);
+    }
+
+    #[test]
     fn nfs_arbitrary(c in chunks()) {
         exercise(AppProto::Nfs, Transport::Tcp, &c);
         exercise(AppProto::Nfs, Transport::Udp, &c);

@@ -1427,6 +1427,7 @@ pub(crate) fn spec_directions(
             | AppProto::Mdns
             | AppProto::Llmnr
             | AppProto::Nfs
+            | AppProto::Tftp
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1725,7 +1726,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 24] = [
+pub(crate) const PROTOS: [AppProto; 25] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1750,6 +1751,7 @@ pub(crate) const PROTOS: [AppProto; 24] = [
     AppProto::Mdns,
     AppProto::Llmnr,
     AppProto::Nfs,
+    AppProto::Tftp,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1784,6 +1786,7 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Mdns => 21,
         AppProto::Llmnr => 22,
         AppProto::Nfs => 23,
+        AppProto::Tftp => 24,
     }
 }
 
@@ -2038,6 +2041,7 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Mdns => &[AppProto::Mdns],
         AppProto::Llmnr => &[AppProto::Llmnr],
         AppProto::Nfs => &[AppProto::Nfs],
+        AppProto::Tftp => &[AppProto::Tftp],
     }
 }
 

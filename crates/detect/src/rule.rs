@@ -380,6 +380,7 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "mdns" => (ProtoMatch::Number(17), Some(AppProto::Mdns)),
         "llmnr" => (ProtoMatch::TcpUdp, Some(AppProto::Llmnr)),
         "nfs" => (ProtoMatch::TcpUdp, Some(AppProto::Nfs)),
+        "tftp" => (ProtoMatch::Number(17), Some(AppProto::Tftp)),
         _ => return None,
     })
 }

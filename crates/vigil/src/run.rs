@@ -1101,6 +1101,7 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "mdns",
             "llmnr",
             "nfs",
+            "tftp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
