@@ -668,6 +668,9 @@ def main():
         + chunks([(0, rm(rpc_call(10, 4, 1, v4_read))),
                   (1, rm(rpc_reply(10, struct.pack(">I", 0) + xo(b"") + struct.pack(">IIIII", 2, 22, 0, 25, 0)
                                    + struct.pack(">I", 1) + xo(b"v4 data"))))]) + END(0) + END(1))
+    # TFTP: a read and a write request (each one datagram of 7k + 1 bytes).
+    add("applayer_tftp", "rrq_wrq", chunks([(0, b"\x00\x01pxelinux.0\x00octet\x00\x00"),
+                                           (0, b"\x00\x02cfg\x00netascii\x00\x00\x00\x00\x00\x00")]))
     # QUIC: a gQUIC Q043 CHLO in the clear (one datagram of 7k + 1 bytes),
     # the start of a real IETF client Initial (crates/applayer/tests/data)
     # and a short-header datagram.
