@@ -710,6 +710,39 @@ def main():
                                                (0, dnp3(0xc4, 10, 1, b"\x83\x00\x41\x01\xe8\x03\x00\x00\xd0\x07\x00\x00\x00")),
                                                (1, dnp3(0x44, 1, 10, b"\xc3\xf0\x82\x02\x00\x02\x01\x17\x01\x00\x81"))])
         + GAP(0) + chunks([(0, dnp3(0xc4, 10, 1, b"\xc4\xc4\x01\x63\x09\x00\x00\x00"))]) + END(0) + END(1))
+    # NFS: ONC RPC records (TCP record marking) of an NFSv3 session (LOOKUP,
+    # READ with data, WRITE FILE_SYNC) and an NFSv4 COMPOUND (PUTFH, READ)
+    # cut by a gap.
+    def xo(b):
+        return struct.pack(">I", len(b)) + b + b"\0" * ((4 - len(b) % 4) % 4)
+
+    def rpc_call(xid, vers, proc, args):
+        body = struct.pack(">I", 0) + xo(b"client01") + struct.pack(">III", 1000, 1000, 0)
+        return (struct.pack(">IIIIII", xid, 0, 2, 100003, vers, proc) + struct.pack(">I", 1) + xo(body)
+                + struct.pack(">II", 0, 0) + args)
+
+    def rpc_reply(xid, results):
+        return struct.pack(">IIIIII", xid, 1, 0, 0, 0, 0) + results
+
+    def rm(m):
+        return struct.pack(">I", len(m) | 0x80000000) + m
+    nfs_fh = xo(b"file-handle-0001")
+    add("applayer_nfs", "v3_read_write", chunks([
+        (0, rm(rpc_call(1, 3, 3, xo(b"dir-handle") + xo(b"a.txt")))),
+        (1, rm(rpc_reply(1, struct.pack(">I", 0) + nfs_fh + struct.pack(">II", 0, 0)))),
+        (0, rm(rpc_call(2, 3, 6, nfs_fh + struct.pack(">QI", 0, 4096)))),
+        (1, rm(rpc_reply(2, struct.pack(">II", 0, 1) + bytes(84) + struct.pack(">II", 5, 1) + xo(b"hello")))),
+        (0, rm(rpc_call(3, 3, 7, nfs_fh + struct.pack(">QII", 0, 3, 2) + xo(b"abc")))),
+        (1, rm(rpc_reply(3, struct.pack(">III", 0, 0, 0) + struct.pack(">II", 3, 2) + b"verifier")))]))
+    v4_read = (xo(b"") + struct.pack(">II", 0, 2) + struct.pack(">I", 22) + nfs_fh + struct.pack(">I", 25)
+               + bytes(16) + struct.pack(">QI", 0, 100))
+    add("applayer_nfs", "v4_gap", chunks([(0, rm(rpc_call(9, 4, 1, v4_read))[:30])]) + GAP(0)
+        + chunks([(0, rm(rpc_call(10, 4, 1, v4_read))),
+                  (1, rm(rpc_reply(10, struct.pack(">I", 0) + xo(b"") + struct.pack(">IIIII", 2, 22, 0, 25, 0)
+                                   + struct.pack(">I", 1) + xo(b"v4 data"))))]) + END(0) + END(1))
+    # TFTP: a read and a write request (each one datagram of 7k + 1 bytes).
+    add("applayer_tftp", "rrq_wrq", chunks([(0, b"\x00\x01pxelinux.0\x00octet\x00\x00"),
+                                           (0, b"\x00\x02cfg\x00netascii\x00\x00\x00\x00\x00\x00")]))
     # QUIC: a gQUIC Q043 CHLO in the clear (one datagram of 7k + 1 bytes),
     # the start of a real IETF client Initial (crates/applayer/tests/data)
     # and a short-header datagram.

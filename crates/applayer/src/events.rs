@@ -468,6 +468,16 @@ event_enum! {
     }
 }
 
+event_enum! {
+    /// NFS events (Suricata's `rust/src/nfs`).
+    NfsEvent {
+        MalformedData => "malformed_data",
+        NonExistingVersion => "non_existing_version",
+        UnsupportedVersion => "unsupported_version",
+        TooManyTransactions => "too_many_transactions",
+    }
+}
+
 /// One event raised while parsing, with the transaction it belongs to when
 /// there is one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -500,6 +510,7 @@ pub enum AppLayerEvent {
     Modbus(ModbusEvent, Option<TxId>),
     Dnp3(Dnp3Event, Option<TxId>),
     Pop3(Pop3Event, Option<TxId>),
+    Nfs(NfsEvent, Option<TxId>),
 }
 
 impl AppLayerEvent {
@@ -532,6 +543,7 @@ impl AppLayerEvent {
             AppLayerEvent::Modbus(..) => AppProto::Modbus,
             AppLayerEvent::Dnp3(..) => AppProto::Dnp3,
             AppLayerEvent::Pop3(..) => AppProto::Pop3,
+            AppLayerEvent::Nfs(..) => AppProto::Nfs,
         }
     }
 
@@ -577,6 +589,7 @@ impl AppLayerEvent {
             AppLayerEvent::Modbus(e, _) => e.name(),
             AppLayerEvent::Dnp3(e, _) => e.name(),
             AppLayerEvent::Pop3(e, _) => e.name(),
+            AppLayerEvent::Nfs(e, _) => e.name(),
         }
     }
 
@@ -606,6 +619,7 @@ impl AppLayerEvent {
             AppLayerEvent::Modbus(_, t) => *t,
             AppLayerEvent::Dnp3(_, t) => *t,
             AppLayerEvent::Pop3(_, t) => *t,
+            AppLayerEvent::Nfs(_, t) => *t,
         }
     }
 

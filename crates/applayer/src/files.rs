@@ -319,7 +319,12 @@ pub fn tx_files(state: &AppLayerState, tx: TxId, dir: Direction) -> Vec<FileView
     use std::borrow::Cow;
     if !matches!(
         state.proto(),
-        AppProto::Http | AppProto::Smb | AppProto::FtpData | AppProto::Smtp | AppProto::Pop3
+        AppProto::Http
+            | AppProto::Smb
+            | AppProto::FtpData
+            | AppProto::Smtp
+            | AppProto::Pop3
+            | AppProto::Nfs
     ) {
         return Vec::new();
     }

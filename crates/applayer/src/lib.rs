@@ -44,6 +44,8 @@
 //! | [`pop3`] | POP3 commands and responses (multi-line, AUTH, STLS to TLS), RETR mail through the SMTP MIME decoder |
 //! | [`imap`] | IMAP detection by Suricata's patterns (detection-only, as Suricata 9) |
 //! | [`rdp`] | RDP connection setup: X.224 negotiation, MCS Connect Initial client data and channels, server certificates after TLS |
+//! | [`nfs`] | NFS v2/v3/v4 over ONC RPC (TCP record marking, UDP): calls and replies by XID, v4 COMPOUND ops, READ/WRITE data as files |
+//! | [`tftp`] | TFTP read and write requests (UDP 69): file name and mode |
 //! | [`passive`] | DCERPC over UDP: detected, inspected as raw stream, no transactions yet |
 //! | [`transforms`] | the rule transforms ET Open uses (`dotprefix`, `to_md5`, ...) |
 //!
@@ -81,6 +83,7 @@ pub mod mdns;
 pub mod modbus;
 pub mod mqtt;
 pub mod msg;
+pub mod nfs;
 pub mod ntp;
 pub mod passive;
 pub mod pgsql;
@@ -96,11 +99,13 @@ pub mod snmp;
 pub mod ssh;
 mod state;
 pub mod telnet;
+pub mod tftp;
 pub mod tls;
 pub mod transforms;
 mod txparser;
 pub mod websocket;
 
+pub use events::NfsEvent;
 pub use events::{
     AppLayerEvent, BittorrentDhtEvent, DcerpcEvent, DhcpEvent, DnsEvent, EnipEvent, FtpEvent,
     Http2Event, HttpEvent, IkeEvent, Krb5Event, LdapEvent, LlmnrEvent, MqttEvent, NtpEvent,
@@ -188,6 +193,10 @@ pub enum AppProto {
     Imap,
     /// RDP (TCP 3389).
     Rdp,
+    /// NFS over ONC RPC (TCP and UDP 2049).
+    Nfs,
+    /// TFTP (UDP 69).
+    Tftp,
 }
 
 impl AppProto {
@@ -227,6 +236,8 @@ impl AppProto {
             AppProto::Pop3 => "pop3",
             AppProto::Imap => "imap",
             AppProto::Rdp => "rdp",
+            AppProto::Nfs => "nfs",
+            AppProto::Tftp => "tftp",
         }
     }
 }

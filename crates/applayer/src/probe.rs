@@ -44,6 +44,8 @@ pub enum ProbeResult {
     Pop3,
     Imap,
     Rdp,
+    Nfs,
+    Tftp,
     /// No parser accepts these bytes (Suricata's `failed`).
     Unknown,
     /// A parser could still accept them with more bytes.
@@ -83,6 +85,8 @@ impl ProbeResult {
             ProbeResult::Pop3 => Some(AppProto::Pop3),
             ProbeResult::Imap => Some(AppProto::Imap),
             ProbeResult::Rdp => Some(AppProto::Rdp),
+            ProbeResult::Nfs => Some(AppProto::Nfs),
+            ProbeResult::Tftp => Some(AppProto::Tftp),
             _ => None,
         }
     }
@@ -680,6 +684,16 @@ pub fn probe(dir: Direction, first_bytes: &[u8], dst_port_hint: u16) -> ProbeRes
             on_port(true, crate::imap::probe(dir, first_bytes)),
             &[crate::imap::PORT],
         ),
+        // NFS: a call to program 100003 on any port, a reply on 2049.
+        (
+            ProbeResult::Nfs,
+            match crate::nfs::probe_tcp(dir, first_bytes, dst_port_hint) {
+                Some(true) => Verdict::Yes,
+                Some(false) => Verdict::No,
+                None => Verdict::More,
+            },
+            &[crate::nfs::PORT],
+        ),
     ];
     // The protocol the port suggests wins when it accepts.
     if let Some(c) = candidates
@@ -751,6 +765,14 @@ pub fn probe_udp(dir: Direction, datagram: &[u8], port_hint: u16) -> ProbeResult
     // NTP on its port (Suricata's probing parser): a v3 or v4 message.
     if port_hint == crate::ntp::PORT && crate::ntp::probe(datagram) {
         return ProbeResult::Ntp;
+    }
+    if crate::nfs::probe_udp(dir, datagram, port_hint) {
+        return ProbeResult::Nfs;
+    }
+    // TFTP: a read or write request to port 69.
+    if port_hint == crate::tftp::PORT && dir == Direction::ToServer && crate::tftp::probe(datagram)
+    {
+        return ProbeResult::Tftp;
     }
     // DNS on its port only, as Suricata's probing parser (its default
     // `dns.udp.detection-ports`): by content on any port, dev-mix's

@@ -146,6 +146,10 @@ impl AppLayerState {
             AppProto::Modbus => AppLayerState::Ext(Box::new(crate::modbus::ModbusState::new(cfg))),
             AppProto::Dnp3 => AppLayerState::Ext(Box::new(crate::dnp3::Dnp3State::new(cfg))),
             AppProto::Smb => AppLayerState::Smb(Box::new(SmbState::new(cfg))),
+            AppProto::Tftp => AppLayerState::Ext(Box::new(crate::tftp::TftpState::new(cfg))),
+            AppProto::Nfs => {
+                AppLayerState::Ext(Box::new(crate::nfs::NfsState::new(transport, cfg)))
+            }
             AppProto::Krb5 => AppLayerState::Msg(Box::new(MsgState::new(
                 crate::krb5::Krb5::new(),
                 transport,
@@ -682,6 +686,15 @@ impl AppLayerState {
         match self {
             AppLayerState::Ext(s) => s.mime(tx),
             _ => None,
+        }
+    }
+
+    /// Whether a transaction stays out of the transaction log (Suricata's
+    /// per-protocol logging filter: NFSv2/3 GETATTR).
+    pub fn tx_log_filtered(&self, tx: TxId) -> bool {
+        match self {
+            AppLayerState::Ext(s) => s.log_filtered(tx),
+            _ => false,
         }
     }
 

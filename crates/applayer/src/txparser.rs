@@ -60,6 +60,12 @@ pub(crate) trait TxParser: Send + Sync {
         Default::default()
     }
 
+    /// Whether the transaction stays out of the transaction log (NFS's
+    /// GETATTR).
+    fn log_filtered(&self, _tx: TxId) -> bool {
+        false
+    }
+
     /// ENIP's `cip_service` on a transaction's direction.
     fn cip_service(&self, _tx: TxId, _dir: Direction, _spec: &crate::enip::CipServiceSpec) -> bool {
         false
@@ -239,6 +245,8 @@ uint_fields! {
     LdapResponsesCount => "ldap.responses.count", Ldap, u32::MAX as u64, NONE;
     LdapResponsesResultCode => "ldap.responses.result_code", Ldap, u32::MAX as u64,
         Syntax::Enum(crate::ldap::RESULT_CODE_NAMES);
+    NfsProcedure => "nfs_procedure", Nfs, u32::MAX as u64, NONE;
+    NfsVersion => "nfs.version", Nfs, u32::MAX as u64, NONE;
 }
 
 impl UintField {
@@ -253,6 +261,7 @@ impl UintField {
             UintField::LdapResponsesOperation
             | UintField::LdapResponsesCount
             | UintField::LdapResponsesResultCode => Some(Direction::ToClient),
+            UintField::NfsProcedure | UintField::NfsVersion => Some(Direction::ToServer),
             _ => None,
         }
     }

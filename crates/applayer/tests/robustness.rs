@@ -283,6 +283,24 @@ proptest! {
     }
 
     #[test]
+    fn nfs_never_panics(c in seeded(&[0x80, 0, 0, 0x60, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 0x86, 0xa3, 0, 0, 0, 3, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0])) {
+        exercise(AppProto::Nfs, Transport::Tcp, &c);
+        let udp: Vec<(bool, Vec<u8>)> = c.iter().map(|(d, b)| (*d, b.get(4..).unwrap_or_default().to_vec())).collect();
+        exercise(AppProto::Nfs, Transport::Udp, &udp);
+    }
+
+    #[test]
+    fn tftp_never_panics(c in seeded(b"\x00\x01file\x00octet\x00")) {
+        exercise(AppProto::Tftp, Transport::Udp, &c);
+    }
+
+    #[test]
+    fn nfs_arbitrary(c in chunks()) {
+        exercise(AppProto::Nfs, Transport::Tcp, &c);
+        exercise(AppProto::Nfs, Transport::Udp, &c);
+    }
+
+    #[test]
     fn quic_never_panics(c in seeded(&[0xc3, 0, 0, 0, 1, 8, 0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08, 0, 0, 0x41, 0x00])) {
         exercise(AppProto::Quic, Transport::Udp, &c);
     }
@@ -2546,5 +2564,111 @@ fn rdp_imap_probe() {
     assert_eq!(
         d.feed(ToClient, b"* OK ready\r\n"),
         Detection::Detected(AppProto::Imap)
+    );
+}
+
+/// An ONC RPC call to NFS (AUTH_NULL) and an accepted reply.
+fn nfs_call(xid: u32, vers: u32, procedure: u32, args: &[u8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    for w in [xid, 0, 2, 100003, vers, procedure, 0, 0, 0, 0] {
+        m.extend_from_slice(&w.to_be_bytes());
+    }
+    m.extend_from_slice(args);
+    m
+}
+
+fn nfs_reply(xid: u32, results: &[u8]) -> Vec<u8> {
+    let mut m = Vec::new();
+    for w in [xid, 1, 0, 0, 0, 0] {
+        m.extend_from_slice(&w.to_be_bytes());
+    }
+    m.extend_from_slice(results);
+    m
+}
+
+fn rpc_record(m: &[u8]) -> Vec<u8> {
+    let mut v = (m.len() as u32 | 0x8000_0000).to_be_bytes().to_vec();
+    v.extend_from_slice(m);
+    v
+}
+
+#[test]
+fn nfs_truncated_oversized_gap_garbage() {
+    use Direction::*;
+    let fh = [0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8];
+    let names = |ev: &[vigil_applayer::AppLayerEvent]| -> Vec<String> {
+        ev.iter()
+            .map(|e| format!("{}.{}", e.proto().name(), e.name()))
+            .collect()
+    };
+    // Truncated: a record cut by the end of the stream is not parsed; a
+    // whole record whose arguments are cut is malformed_data.
+    let mut s = AppLayerState::new(AppProto::Nfs, Transport::Tcp);
+    let getattr = rpc_record(&nfs_call(1, 3, 1, &fh));
+    s.feed(ToServer, &getattr[..20], 1);
+    s.finish(ToServer);
+    assert!(s.transactions().is_empty());
+    let mut s = AppLayerState::new(AppProto::Nfs, Transport::Tcp);
+    let ev = s.feed(ToServer, &rpc_record(&nfs_call(2, 3, 3, &[0, 0, 0, 40])), 1);
+    assert_eq!(names(&ev), ["nfs.malformed_data"]);
+    // Oversized: a 1 GiB record announced and sent in part is skipped
+    // (one event), and the record after it parses.
+    let mut o = AppLayerState::new(AppProto::Nfs, Transport::Tcp);
+    let mut ev = o.feed(ToServer, &(0x8000_0000u32 | 1 << 30).to_be_bytes(), 1);
+    for _ in 0..64 {
+        ev.extend(o.feed(ToServer, &[0x55; 16 * 1024], 2));
+    }
+    assert_eq!(names(&ev), ["nfs.malformed_data"]);
+    assert!(o.transactions().is_empty());
+    // Fragments: a call in two record fragments is one message.
+    let call = nfs_call(3, 3, 1, &fh);
+    let mut f = AppLayerState::new(AppProto::Nfs, Transport::Tcp);
+    let mut frag = (10u32).to_be_bytes().to_vec();
+    frag.extend_from_slice(&call[..10]);
+    let mut last = ((call.len() - 10) as u32 | 0x8000_0000)
+        .to_be_bytes()
+        .to_vec();
+    last.extend_from_slice(&call[10..]);
+    f.feed(ToServer, &frag, 1);
+    assert!(f.transactions().is_empty());
+    f.feed(ToServer, &last, 2);
+    assert_eq!(f.transactions().len(), 1);
+    // Gap: garbage after it is dropped until a record starts a segment.
+    let mut g = AppLayerState::new(AppProto::Nfs, Transport::Tcp);
+    g.feed(ToServer, &getattr, 1);
+    g.on_gap(ToServer, Some(100));
+    assert!(g
+        .feed(ToServer, b"\x00\x01 not a record at all", 2)
+        .is_empty());
+    g.feed(ToServer, &rpc_record(&nfs_call(4, 3, 4, &fh)), 3);
+    assert_eq!(g.transactions().len(), 2);
+    // A reply to nothing asked is ignored; one to the call completes it.
+    g.feed(ToClient, &rpc_record(&nfs_reply(99, &[0; 4])), 4);
+    g.feed(ToClient, &rpc_record(&nfs_reply(4, &[0; 4])), 5);
+    assert!(g.transactions()[1].progress.response_complete);
+    // Garbage on UDP: a datagram that is no RPC message.
+    let mut u = AppLayerState::new(AppProto::Nfs, Transport::Udp);
+    assert_eq!(
+        names(&u.feed(ToServer, b"garbage", 1)),
+        ["nfs.malformed_data"]
+    );
+    u.feed(ToServer, &nfs_call(5, 2, 0, &[]), 2);
+    assert_eq!(u.transactions().len(), 1);
+    // Detection: a call to NFS on any port by content, a reply on 2049.
+    assert_eq!(
+        probe(ToServer, &rpc_record(&nfs_call(6, 3, 0, &[])), 999),
+        ProbeResult::Nfs
+    );
+    assert_eq!(
+        probe_udp(ToServer, &nfs_call(6, 4, 0, &[]), 999),
+        ProbeResult::Nfs
+    );
+    assert_eq!(
+        probe_udp(ToClient, &nfs_reply(6, &[]), 2049),
+        ProbeResult::Nfs
+    );
+    assert_ne!(
+        probe_udp(ToClient, &nfs_reply(6, &[]), 999),
+        ProbeResult::Nfs
     );
 }

@@ -314,6 +314,11 @@ pub enum TxCheck {
     /// `modbus`: function, access, address/value or unit of a Modbus
     /// transaction's request (its response when it has none).
     Modbus(vigil_applayer::modbus::ModbusSpec),
+    /// `nfs_procedure`: a number compares with the transaction's
+    /// procedures whatever its NFS version; a name is the procedure of
+    /// that name in the transaction's version (`WRITE`: 8 in v2, 7 in
+    /// v3, 38 in v4), as Suricata's `DetectNfsProcedureData`.
+    NfsProcedure(NfsProcedureSpec),
     /// `smb.version`: the SMB version of the transaction's request (1,
     /// or 2 for SMB2/3).
     SmbVersion(IntCmp),
@@ -380,6 +385,52 @@ fn parse_named_uint(
             cmp,
         })
         .map_err(|e| format!("invalid {key} '{v}': {e}"))
+}
+
+/// `nfs_procedure`'s value: a number (Suricata's integer syntax), or a
+/// procedure name (optionally negated) looked up per NFS version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NfsProcedureSpec {
+    Num(IntCmp),
+    /// The comparison in NFSv2, v3 and v4 (`None`: no such name there).
+    Names([Option<IntCmp>; 3]),
+}
+
+impl NfsProcedureSpec {
+    pub fn parse(v: &str) -> Result<Self, String> {
+        let t = unquote(v.trim());
+        let max = u64::from(u32::MAX);
+        if let Ok(cmp) = vigil_rules::parse_uint_cmp(t, max) {
+            return Ok(NfsProcedureSpec::Num(cmp));
+        }
+        let (neg, name) = match t.strip_prefix('!') {
+            Some(n) => ("!", n.trim()),
+            None => ("", t),
+        };
+        let per = [2, 3, 4].map(|ver| {
+            vigil_applayer::nfs::procedure_by_name(ver, name)
+                .and_then(|n| vigil_rules::parse_uint_cmp(&format!("{neg}{n}"), max).ok())
+        });
+        if per.iter().all(Option::is_none) {
+            return Err(format!("nfs_procedure: invalid value '{v}'"));
+        }
+        Ok(NfsProcedureSpec::Names(per))
+    }
+
+    /// Whether any of a transaction's procedures passes, its version
+    /// choosing the table a name is looked up in.
+    pub fn matches(&self, version: &[u64], procs: &[u64]) -> bool {
+        let cmp = match self {
+            NfsProcedureSpec::Num(c) => Some(*c),
+            NfsProcedureSpec::Names(per) => match version.first() {
+                Some(2) => per[0],
+                Some(3) => per[1],
+                Some(_) => per[2],
+                None => None,
+            },
+        };
+        cmp.is_some_and(|c| procs.iter().any(|&p| c.matches(p)))
+    }
 }
 
 /// `krb5_msg_type`: a number or a name (`AS_REQ` ...), with Suricata's
@@ -809,6 +860,7 @@ impl TxCheck {
                     MultiUint::parse(&(u64::from(g) << 8 | u64::from(var)).to_string(), 65535)
                 })
                 .map(|m| TxCheck::Uint(vigil_applayer::UintField::Dnp3Obj, m)),
+            "nfs_procedure" => NfsProcedureSpec::parse(v).map(TxCheck::NfsProcedure),
             "ftp.reply_received" => match v.trim().to_ascii_lowercase().as_str() {
                 "yes" | "on" | "true" | "1" => Ok(TxCheck::FtpReplyReceived(true)),
                 "no" | "off" | "false" | "0" => Ok(TxCheck::FtpReplyReceived(false)),
@@ -916,6 +968,10 @@ impl TxCheck {
                 AppProto::Pop3,
                 vigil_applayer::Pop3Event::from_name(name)?.name(),
             ),
+            "nfs" => TxCheck::Event(
+                AppProto::Nfs,
+                vigil_applayer::NfsEvent::from_name(name)?.name(),
+            ),
             "smtp" => TxCheck::Event(
                 AppProto::Smtp,
                 vigil_applayer::SmtpEvent::from_name(name)?.name(),
@@ -976,6 +1032,7 @@ impl TxCheck {
             TxCheck::Uint(f, _) => f.proto(),
             TxCheck::CipService(_) => AppProto::Enip,
             TxCheck::Modbus(_) => AppProto::Modbus,
+            TxCheck::NfsProcedure(_) => AppProto::Nfs,
             TxCheck::SmbVersion(_) => AppProto::Smb,
             TxCheck::FtpDynamicPort(_)
             | TxCheck::FtpMode(_)
@@ -999,6 +1056,7 @@ impl TxCheck {
                     Side::Response
                 }
             }
+            TxCheck::NfsProcedure(_) => Side::Request,
             TxCheck::Uint(f, _) => match f.direction() {
                 Some(AppDir::ToServer) => Side::Request,
                 Some(AppDir::ToClient) => Side::Response,
@@ -1076,6 +1134,12 @@ impl TxCheck {
             TxCheck::Uint(f, m) => m.matches(&tx.app.uints(tx.tx, *f, tx.dir)),
             TxCheck::CipService(spec) => tx.app.cip_service(tx.tx, tx.dir, spec),
             TxCheck::Modbus(spec) => tx.app.modbus_match(tx.tx, spec),
+            TxCheck::NfsProcedure(spec) => spec.matches(
+                &tx.app
+                    .uints(tx.tx, vigil_applayer::UintField::NfsVersion, tx.dir),
+                &tx.app
+                    .uints(tx.tx, vigil_applayer::UintField::NfsProcedure, tx.dir),
+            ),
             TxCheck::DcerpcOpnum(o) => tx
                 .app
                 .dcerpc_view(tx.tx)
@@ -1456,6 +1520,8 @@ pub(crate) fn spec_directions(
             | AppProto::Modbus
             | AppProto::Dnp3
             | AppProto::Pop3
+            | AppProto::Nfs
+            | AppProto::Tftp
     ) && flow.to_client == flow.to_server
         && sides.iter().all(|s| matches!(s, Side::Both(_)));
     (direction_of(&sides, flow), both)
@@ -1754,7 +1820,7 @@ pub struct TxGroups {
 type PendingList = (u32, Vec<Pattern>, Vec<u32>);
 
 /// Every application protocol, in [`proto_index`] order.
-pub(crate) const PROTOS: [AppProto; 32] = [
+pub(crate) const PROTOS: [AppProto; 34] = [
     AppProto::Http,
     AppProto::Dns,
     AppProto::Tls,
@@ -1787,6 +1853,8 @@ pub(crate) const PROTOS: [AppProto; 32] = [
     AppProto::Pop3,
     AppProto::Imap,
     AppProto::Rdp,
+    AppProto::Nfs,
+    AppProto::Tftp,
 ];
 
 fn group_index(proto: AppProto, dir: AppDir) -> usize {
@@ -1829,6 +1897,8 @@ pub(crate) fn proto_index(proto: AppProto) -> usize {
         AppProto::Pop3 => 29,
         AppProto::Imap => 30,
         AppProto::Rdp => 31,
+        AppProto::Nfs => 32,
+        AppProto::Tftp => 33,
     }
 }
 
@@ -2091,6 +2161,8 @@ fn tx_group_protos(proto: AppProto) -> &'static [AppProto] {
         AppProto::Pop3 => &[AppProto::Pop3],
         AppProto::Imap => &[AppProto::Imap],
         AppProto::Rdp => &[AppProto::Rdp],
+        AppProto::Nfs => &[AppProto::Nfs],
+        AppProto::Tftp => &[AppProto::Tftp],
     }
 }
 

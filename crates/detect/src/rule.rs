@@ -388,6 +388,8 @@ fn header_app_proto(name: &str) -> Option<(ProtoMatch, Option<AppProto>)> {
         "pop3" => (ProtoMatch::Number(6), Some(AppProto::Pop3)),
         "imap" => (ProtoMatch::Number(6), Some(AppProto::Imap)),
         "rdp" => (ProtoMatch::Number(6), Some(AppProto::Rdp)),
+        "nfs" => (ProtoMatch::TcpUdp, Some(AppProto::Nfs)),
+        "tftp" => (ProtoMatch::Number(17), Some(AppProto::Tftp)),
         _ => return None,
     })
 }
@@ -441,7 +443,8 @@ fn keyword_evaluable(rule: &Rule, k: &str) -> bool {
         | "ike.nonce_payload_length"
         | "ike.chosen_sa_attribute"
         | "cip.service"
-        | "modbus" => check_evaluable(rule, k),
+        | "modbus"
+        | "nfs_procedure" => check_evaluable(rule, k),
         k if vigil_applayer::UintField::from_keyword(k).is_some() => check_evaluable(rule, k),
         "app-layer-protocol" => rule.conditions.iter().all(|c| match c {
             Condition::NotEvaluable { keyword, value } if keyword == "app-layer-protocol" => value
@@ -1113,172 +1116,184 @@ pub fn compile_rule_with(
             });
         }
     }
-    let (app, fast_pattern) =
-        if lists.is_empty() && urilen.is_none() && tx_checks.is_empty() && !per_tx {
-            // A packet rule whose header names an application protocol only
-            // matches once the flow is known to carry it.
-            if let Some(p) = header_app {
-                app_tests.insert(
-                    0,
-                    AppTest {
-                        want: AppProtoState::Detected(p),
-                        negated: false,
-                    },
-                );
-            }
-            (None, choose_fast_pattern(&rule.buffers))
-        } else {
-            let mut ids: Vec<BufferId> = lists.iter().map(|l| l.buffer).collect();
-            if let Some((_, raw)) = urilen {
-                ids.push(if raw {
-                    BufferId::HttpUriRaw
-                } else {
-                    BufferId::HttpUri
-                });
-            }
-            let protos: Vec<AppProto> = ids
-                .iter()
-                .map(|b| b.proto())
-                .chain(tx_checks.iter().map(|c| c.proto()))
-                .collect();
-            // `alert smb` with DCERPC keywords (named pipes) or file
-            // buffers: SMB transactions.
-            let smb_rule = header_app == Some(AppProto::Smb)
-                && ids.iter().all(|b| {
-                    matches!(
-                        b,
-                        BufferId::FileData | BufferId::FileName | BufferId::DcerpcStubData
-                    ) || b.proto() == AppProto::Smb
-                })
-                && tx_checks
-                    .iter()
-                    .all(|c| c.is_file() || matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
-            // `alert smtp` with file buffers (the mail's MIME parts) and
-            // SMTP keywords: SMTP transactions.
-            let smtp_rule = header_app == Some(AppProto::Smtp)
-                && ids.iter().all(|b| {
-                    matches!(b, BufferId::FileData | BufferId::FileName)
-                        || b.proto() == AppProto::Smtp
-                })
-                && tx_checks
-                    .iter()
-                    .all(|c| c.is_file() || c.proto() == AppProto::Smtp);
-            // `alert quic` with the JA3/JA4 buffers (Suricata registers
-            // them for QUIC too): QUIC transactions.
-            let quic_rule = header_app == Some(AppProto::Quic)
-                && ids.iter().all(|b| {
-                    matches!(
-                        b,
-                        BufferId::Ja3Hash
-                            | BufferId::Ja3String
-                            | BufferId::Ja3sHash
-                            | BufferId::Ja3sString
-                            | BufferId::Ja4Hash
-                    ) || b.proto() == AppProto::Quic
-                })
-                && tx_checks.iter().all(|c| c.proto() == AppProto::Quic);
-            // `alert pop3` with the mail's buffers (`email.*`, `file.*`
-            // of RETR): POP3 transactions (a Vigil extension).
-            let pop3_rule = header_app == Some(AppProto::Pop3)
-                && ids.iter().all(|b| {
-                    !matches!(
-                        b,
-                        BufferId::SmtpHelo | BufferId::SmtpMailFrom | BufferId::SmtpRcptTo
-                    ) && (matches!(b, BufferId::FileData | BufferId::FileName)
-                        || b.proto() == AppProto::Smtp)
-                })
-                && tx_checks
-                    .iter()
-                    .all(|c| c.is_file() || c.proto() == AppProto::Pop3);
-            let first = if smb_rule {
-                Some(AppProto::Smb)
-            } else if smtp_rule {
-                Some(AppProto::Smtp)
-            } else if quic_rule {
-                Some(AppProto::Quic)
-            } else if pop3_rule {
-                Some(AppProto::Pop3)
-            } else {
-                protos.first().copied().or(header_app)
-            };
-            let Some(app_proto) = first else {
-                return Err(Skip::NotEvaluable("no application protocol".into()));
-            };
-            if let Some(other) = protos
-                .iter()
-                .find(|p| **p != app_proto)
-                .filter(|_| !smb_rule && !smtp_rule && !quic_rule && !pop3_rule)
-            {
-                return Err(Skip::Invalid {
-                    keyword: "protocol".into(),
-                    message: format!(
-                        "keywords of different application protocols ({} and {})",
-                        app_proto.name(),
-                        other.name()
-                    ),
-                });
-            }
-            // Suricata 9 switches an HTTP/2 flow carrying DNS to `doh2`:
-            // an `alert http2` rule with `dns.*` keywords is invalid there
-            // ("can't set rule app proto").
-            if app_proto == AppProto::Dns
-                && matches!(&rule.header.proto, Proto::App(n) if n == "http2")
-            {
-                return Err(Skip::Invalid {
-                    keyword: "protocol".into(),
-                    message: "dns keywords in an http2 rule (DNS over HTTP/2 is doh2)".into(),
-                });
-            }
-            // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
-            // those buffers on HTTP/2 flows only.
-            let http2_only = header_app == Some(AppProto::Http2)
-                && matches!(app_proto, AppProto::Http | AppProto::Dns);
-            if http2_only {
-                app_tests.push(AppTest {
-                    want: AppProtoState::Detected(AppProto::Http2),
+    let (app, fast_pattern) = if lists.is_empty()
+        && urilen.is_none()
+        && tx_checks.is_empty()
+        && !per_tx
+    {
+        // A packet rule whose header names an application protocol only
+        // matches once the flow is known to carry it.
+        if let Some(p) = header_app {
+            app_tests.insert(
+                0,
+                AppTest {
+                    want: AppProtoState::Detected(p),
                     negated: false,
-                });
-            }
-            if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
-                // Protocols Vigil detects but has no transactions for yet
-                // (FTP's file.data, SMB's file buffers ...): a valid rule
-                // that cannot be evaluated, not an invalid one.
-                if matches!(h, AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc) {
-                    return Err(Skip::NotEvaluable(format!(
-                        "{} transactions ({} buffers)",
-                        h.name(),
-                        app_proto.name()
-                    )));
-                }
-                return Err(Skip::Invalid {
-                    keyword: "protocol".into(),
-                    message: format!(
-                        "rule protocol {} with {} buffers",
-                        h.name(),
-                        app_proto.name()
-                    ),
-                });
-            }
-            let (dir, both_dirs) = crate::app::spec_directions(app_proto, &ids, &tx_checks, &flow);
-            let fast =
-                choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
-            let (fast_list, fp) = match fast {
-                Some((li, f)) => (Some(li), Some(f)),
-                None => (None, None),
-            };
-            (
-                Some(AppSpec {
-                    proto: app_proto,
-                    dir,
-                    lists,
-                    urilen,
-                    fast_list,
-                    checks: tx_checks,
-                    both_dirs,
-                }),
-                fp,
-            )
+                },
+            );
+        }
+        (None, choose_fast_pattern(&rule.buffers))
+    } else {
+        let mut ids: Vec<BufferId> = lists.iter().map(|l| l.buffer).collect();
+        if let Some((_, raw)) = urilen {
+            ids.push(if raw {
+                BufferId::HttpUriRaw
+            } else {
+                BufferId::HttpUri
+            });
+        }
+        let protos: Vec<AppProto> = ids
+            .iter()
+            .map(|b| b.proto())
+            .chain(tx_checks.iter().map(|c| c.proto()))
+            .collect();
+        // `alert smb` with DCERPC keywords (named pipes) or file
+        // buffers: SMB transactions.
+        let smb_rule = header_app == Some(AppProto::Smb)
+            && ids.iter().all(|b| {
+                matches!(
+                    b,
+                    BufferId::FileData | BufferId::FileName | BufferId::DcerpcStubData
+                ) || b.proto() == AppProto::Smb
+            })
+            && tx_checks
+                .iter()
+                .all(|c| c.is_file() || matches!(c.proto(), AppProto::Dcerpc | AppProto::Smb));
+        // `alert smtp` with file buffers (the mail's MIME parts) and
+        // SMTP keywords: SMTP transactions.
+        let smtp_rule = header_app == Some(AppProto::Smtp)
+            && ids.iter().all(|b| {
+                matches!(b, BufferId::FileData | BufferId::FileName) || b.proto() == AppProto::Smtp
+            })
+            && tx_checks
+                .iter()
+                .all(|c| c.is_file() || c.proto() == AppProto::Smtp);
+        // `alert nfs` with file buffers (READ and WRITE data) and NFS
+        // keywords: NFS transactions.
+        let nfs_rule = header_app == Some(AppProto::Nfs)
+            && ids.iter().all(|b| {
+                matches!(b, BufferId::FileData | BufferId::FileName) || b.proto() == AppProto::Nfs
+            })
+            && tx_checks
+                .iter()
+                .all(|c| c.is_file() || c.proto() == AppProto::Nfs);
+        // `alert quic` with the JA3/JA4 buffers (Suricata registers
+        // them for QUIC too): QUIC transactions.
+        let quic_rule = header_app == Some(AppProto::Quic)
+            && ids.iter().all(|b| {
+                matches!(
+                    b,
+                    BufferId::Ja3Hash
+                        | BufferId::Ja3String
+                        | BufferId::Ja3sHash
+                        | BufferId::Ja3sString
+                        | BufferId::Ja4Hash
+                ) || b.proto() == AppProto::Quic
+            })
+            && tx_checks.iter().all(|c| c.proto() == AppProto::Quic);
+        // `alert pop3` with the mail's buffers (`email.*`, `file.*`
+        // of RETR): POP3 transactions (a Vigil extension).
+        let pop3_rule = header_app == Some(AppProto::Pop3)
+            && ids.iter().all(|b| {
+                !matches!(
+                    b,
+                    BufferId::SmtpHelo | BufferId::SmtpMailFrom | BufferId::SmtpRcptTo
+                ) && (matches!(b, BufferId::FileData | BufferId::FileName)
+                    || b.proto() == AppProto::Smtp)
+            })
+            && tx_checks
+                .iter()
+                .all(|c| c.is_file() || c.proto() == AppProto::Pop3);
+        let first = if smb_rule {
+            Some(AppProto::Smb)
+        } else if smtp_rule {
+            Some(AppProto::Smtp)
+        } else if quic_rule {
+            Some(AppProto::Quic)
+        } else if pop3_rule {
+            Some(AppProto::Pop3)
+        } else if nfs_rule {
+            Some(AppProto::Nfs)
+        } else {
+            protos.first().copied().or(header_app)
         };
+        let Some(app_proto) = first else {
+            return Err(Skip::NotEvaluable("no application protocol".into()));
+        };
+        if let Some(other) = protos
+            .iter()
+            .find(|p| **p != app_proto)
+            .filter(|_| !smb_rule && !smtp_rule && !quic_rule && !pop3_rule && !nfs_rule)
+        {
+            return Err(Skip::Invalid {
+                keyword: "protocol".into(),
+                message: format!(
+                    "keywords of different application protocols ({} and {})",
+                    app_proto.name(),
+                    other.name()
+                ),
+            });
+        }
+        // Suricata 9 switches an HTTP/2 flow carrying DNS to `doh2`:
+        // an `alert http2` rule with `dns.*` keywords is invalid there
+        // ("can't set rule app proto").
+        if app_proto == AppProto::Dns && matches!(&rule.header.proto, Proto::App(n) if n == "http2")
+        {
+            return Err(Skip::Invalid {
+                keyword: "protocol".into(),
+                message: "dns keywords in an http2 rule (DNS over HTTP/2 is doh2)".into(),
+            });
+        }
+        // `alert http2` / `doh2` with `http.*` or `dns.*` buffers:
+        // those buffers on HTTP/2 flows only.
+        let http2_only = header_app == Some(AppProto::Http2)
+            && matches!(app_proto, AppProto::Http | AppProto::Dns);
+        if http2_only {
+            app_tests.push(AppTest {
+                want: AppProtoState::Detected(AppProto::Http2),
+                negated: false,
+            });
+        }
+        if let Some(h) = header_app.filter(|h| *h != app_proto && !http2_only) {
+            // Protocols Vigil detects but has no transactions for yet
+            // (FTP's file.data, SMB's file buffers ...): a valid rule
+            // that cannot be evaluated, not an invalid one.
+            if matches!(h, AppProto::Ftp | AppProto::Smb | AppProto::Dcerpc) {
+                return Err(Skip::NotEvaluable(format!(
+                    "{} transactions ({} buffers)",
+                    h.name(),
+                    app_proto.name()
+                )));
+            }
+            return Err(Skip::Invalid {
+                keyword: "protocol".into(),
+                message: format!(
+                    "rule protocol {} with {} buffers",
+                    h.name(),
+                    app_proto.name()
+                ),
+            });
+        }
+        let (dir, both_dirs) = crate::app::spec_directions(app_proto, &ids, &tx_checks, &flow);
+        let fast =
+            choose_tx_fast_pattern(&rule.buffers).and_then(|(bi, f)| Some((list_of[bi]?, f)));
+        let (fast_list, fp) = match fast {
+            Some((li, f)) => (Some(li), Some(f)),
+            None => (None, None),
+        };
+        (
+            Some(AppSpec {
+                proto: app_proto,
+                dir,
+                lists,
+                urilen,
+                fast_list,
+                checks: tx_checks,
+                both_dirs,
+            }),
+            fp,
+        )
+    };
     let f = &flow;
     let pd_only = !app_tests.is_empty()
         && header_app.is_none()

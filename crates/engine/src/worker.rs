@@ -2642,7 +2642,10 @@ impl Ctx {
             }
             // A config rule (`config: logging disable, type tx, scope tx`)
             // may have kept this transaction out of the log.
-            if !self.cfg.log_tx || app.txd.get(&id).is_some_and(|t| t.no_log) {
+            if !self.cfg.log_tx
+                || app.txd.get(&id).is_some_and(|t| t.no_log)
+                || app.state.as_ref().is_some_and(|s| s.tx_log_filtered(id))
+            {
                 continue;
             }
             let Some(rec) = tx_record(app, id) else {

@@ -920,6 +920,9 @@ const EVALUATED: &[&str] = &[
     "ntp.version",
     "ntp.mode",
     "ntp.stratum",
+    // NFS
+    "nfs_procedure",
+    "nfs.version",
     // RFB
     "rfb.name",
     "rfb.sectype",

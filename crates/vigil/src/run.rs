@@ -1106,6 +1106,8 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
             "dnp3",
             "pop3",
             "rdp",
+            "nfs",
+            "tftp",
         ]
         .into_iter()
         .filter(|t| cfg.eve_logs_type(t))
