@@ -523,6 +523,22 @@ def main():
                                            (0, b"\x01"), (1, rfb_init)]))
     add("applayer_rfb", "v33_gap", chunks([(1, b"RFB 003.003\n"), (0, b"RFB 003.003\n"), (1, b"\x00\x00\x00\x01")])
         + GAP(1) + chunks([(0, b"\x00"), (1, rfb_init)]) + END(0) + END(1))
+    def ssh_pkt(payload, pad=4):
+        body = bytes([pad]) + payload + bytes(pad)
+        return struct.pack(">I", len(body)) + body
+    def ssh_namelist(names):
+        return struct.pack(">I", len(names)) + names
+    kexinit = (b"\x14" + bytes(range(16)) + b"".join(ssh_namelist(n) for n in [
+        b"curve25519-sha256,diffie-hellman-group14-sha256", b"ssh-ed25519,rsa-sha2-512",
+        b"aes128-ctr,chacha20-poly1305@openssh.com", b"aes128-ctr,chacha20-poly1305@openssh.com",
+        b"hmac-sha2-256", b"hmac-sha2-256", b"none,zlib@openssh.com", b"none", b"", b""]) + b"\x00" + bytes(4))
+    add("applayer_ssh", "kexinit_newkeys", chunks([(1, b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n"),
+                                                  (0, b"SSH-2.0-OpenSSH_8.9\r\n"), (0, ssh_pkt(kexinit)),
+                                                  (1, ssh_pkt(kexinit)), (0, ssh_pkt(b"\x15")), (1, ssh_pkt(b"\x15")),
+                                                  (0, bytes(range(64)))]))
+    add("applayer_ssh", "preamble_gap", chunks([(1, b"Welcome\r\nSSH-1.99-dropbear_2022.83\r\n"),
+                                               (0, b"SSH-2.0-PuTTY_Release_0.78\r\n"), (0, ssh_pkt(kexinit)[:40])])
+        + GAP(0) + chunks([(1, ssh_pkt(kexinit))]) + END(0) + END(1))
     ws_masked = b"\x81\x85\x01\x02\x03\x04" + bytes(c ^ k for c, k in zip(b"hello", b"\x01\x02\x03\x04\x01"))
     add("applayer_websocket", "frames", chunks([(0, ws_masked), (1, b"\x81\x07welcome"), (0, b"\x02\x03abc"),
                                                 (0, b"\x80\x7e\x00\x80" + b"d" * 128), (1, b"\x88\x02\x03\xe8")]))

@@ -637,7 +637,9 @@ fn stream_settings(cfg: &Config, e: &mut EngineConfig) -> Result<()> {
 
 /// Protocols Suricata parses on both TCP and UDP, whose `app_layer.flow`
 /// counters it names `<proto>_tcp` / `<proto>_udp` (`failed` included).
-const APP_FLOW_BY_TRANSPORT: &[&str] = &["dcerpc", "dns", "failed", "sip", "krb5", "llmnr", "ldap"];
+const APP_FLOW_BY_TRANSPORT: &[&str] = &[
+    "dcerpc", "dns", "failed", "sip", "krb5", "llmnr", "ldap", "nfs", "enip",
+];
 
 /// All counters of a run: [`stats_parts`] in one tree (stats.log, and the
 /// live stats records, which add their own capture and reload figures).
