@@ -75,12 +75,13 @@ PY
             --only-sids ../shared/rules/et-open/packet-stream-sids.txt
     fi
     # Every event of the dev-mix eve.json against Suricata's EVE schema;
-    # the allowed failures are the explained ones (docs/ARCHITECTURE.md,
+    # the fields Suricata itself writes beyond the schema are set apart
+    # (docs/ARCHITECTURE.md,
     # "EVE schema"). The self-test first: one valid, one invalid event.
     if [ -f ../shared/peers/suricata/eve.schema.json ]; then
-        echo "== EVE schema: dev-mix eve.json against Suricata's eve.schema.json (at most ${EVE_SCHEMA_MAX_FAILURES:-4} explained failures)"
+        echo "== EVE schema: dev-mix eve.json against Suricata's eve.schema.json (no failures beyond the fields Suricata itself writes outside it, at most ${EVE_SCHEMA_MAX_FAILURES:-0} others)"
         python3 scripts/eve_schema_check.py --self-test
-        python3 scripts/eve_schema_check.py "$eve" --max-failures "${EVE_SCHEMA_MAX_FAILURES:-4}"
+        python3 scripts/eve_schema_check.py "$eve" --max-failures "${EVE_SCHEMA_MAX_FAILURES:-0}"
     fi
 fi
 
