@@ -17,7 +17,9 @@
 //! `incomplete_data` and a bad one `invalid_data`. A TCP message whose
 //! inner lengths run past its end is one the decoder waits on forever,
 //! as in Suricata: that side is parsed no further, silently, while the
-//! other goes on. After a gap a side
+//! other goes on. A SearchRequest whose filter nests past the crate's
+//! depth limit is taken without its filter ([`decode_deep_search`]), as
+//! Suricata takes it. After a gap a side
 //! resumes only when its next bytes start with a message that decodes,
 //! else the parser stops. More open transactions than
 //! `max_transactions` drop the oldest with `too_many_transactions`.
@@ -540,8 +542,81 @@ fn decode(b: &[u8]) -> Result<LdapMsg, Undecoded> {
     match LdapMessage::from_ber(b) {
         Ok((_, m)) => Ok(LdapMsg::from_parsed(&m)),
         Err(ldap_parser::Err::Incomplete(_)) => Err(Undecoded::Incomplete),
-        Err(_) => Err(Undecoded::Invalid),
+        Err(_) => decode_deep_search(b).ok_or(Undecoded::Invalid),
     }
+}
+
+/// A SearchRequest whose filter `ldap-parser` refuses (it nests deeper
+/// than the crate's limit, 32): Suricata still takes such a request and
+/// logs it without a filter (dev-mix holds a hundred, filters nested about
+/// 200 deep). Its other fields are decoded here from the BER elements and
+/// the filter is skipped whole, never recursed into; controls are not
+/// read. `None` when the message is anything else or malformed.
+fn decode_deep_search(b: &[u8]) -> Option<LdapMsg> {
+    use ldap_parser::asn1_rs::{Any, Class, Enumerated, Tag};
+    let (_, msg) = Any::from_ber(b).ok()?;
+    if msg.tag() != Tag::Sequence {
+        return None;
+    }
+    let (rest, id) = Any::from_ber(msg.data).ok()?;
+    let message_id = u32::try_from(id).ok()?;
+    let (_, op) = Any::from_ber(rest).ok()?;
+    if op.class() != Class::Application || op.tag().0 != 3 {
+        return None;
+    }
+    let mut els = Vec::with_capacity(8);
+    let mut i = op.data;
+    while !i.is_empty() && els.len() < 8 {
+        let (r, a) = Any::from_ber(i).ok()?;
+        els.push(a);
+        i = r;
+    }
+    let [base, scope, deref, size, time, types_only, filter, attrs] =
+        <[Any; 8]>::try_from(els).ok()?;
+    if base.tag() != Tag::OctetString
+        || filter.class() != Class::ContextSpecific
+        || attrs.tag() != Tag::Sequence
+    {
+        return None;
+    }
+    let base = std::str::from_utf8(base.data).ok()?;
+    let scope = Enumerated::try_from(scope).ok()?.0;
+    let deref = Enumerated::try_from(deref).ok()?.0;
+    let size = u32::try_from(size).ok()?;
+    let time = u32::try_from(time).ok()?;
+    let types_only = bool::try_from(types_only).ok()?;
+    let mut attributes = Vec::new();
+    let mut i = attrs.data;
+    while !i.is_empty() {
+        let (r, a) = Any::from_ber(i).ok()?;
+        if a.tag() != Tag::OctetString {
+            return None;
+        }
+        attributes.push(std::str::from_utf8(a.data).ok()?);
+        i = r;
+    }
+    let mut o = Map::new();
+    o.insert("base_object".into(), s(base));
+    o.insert("scope".into(), scope.into());
+    o.insert("deref_alias".into(), deref.into());
+    o.insert("size_limit".into(), size.into());
+    o.insert("time_limit".into(), time.into());
+    o.insert("types_only".into(), types_only.into());
+    if !attributes.is_empty() {
+        o.insert(
+            "attributes".into(),
+            Value::Array(attributes.iter().map(|a| s(a)).collect()),
+        );
+    }
+    Some(LdapMsg {
+        message_id,
+        op: 3,
+        dn: Some(base.as_bytes().to_vec()),
+        result: None,
+        attribute_types: attributes.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        detail: Some(("search_request", Value::Object(o))),
+        controls: None,
+    })
 }
 
 /// Whether `b` (a side's first bytes) starts with an LDAP message, as
@@ -1187,6 +1262,61 @@ mod tests {
             vec![AppLayerEvent::Ldap(LdapEvent::TooManyTransactions, Some(2))]
         );
         assert_eq!(s.transactions().count(), 2);
+    }
+
+    #[test]
+    fn search_with_a_filter_nested_past_the_crate_limit() {
+        // (&(&(&...(objectClass=*)...))) 100 deep: the request is a
+        // transaction without a filter, as in Suricata.
+        let mut f = b"\x87\x0bobjectClass".to_vec();
+        for _ in 0..100 {
+            let mut g = vec![0xa0];
+            g.extend(ber_len(f.len()));
+            g.extend(&f);
+            f = g;
+        }
+        let mut body =
+            b"\x04\x07dc=test\x0a\x01\x02\x0a\x01\x00\x02\x01\x05\x02\x01\x00\x01\x01\x00".to_vec();
+        body.extend(&f);
+        body.extend(b"\x30\x04\x04\x02cn");
+        let mut op = vec![0x63];
+        op.extend(ber_len(body.len()));
+        op.extend(&body);
+        let mut inner = b"\x02\x01\x07".to_vec();
+        inner.extend(&op);
+        let mut m = vec![0x30];
+        m.extend(ber_len(inner.len()));
+        m.extend(&inner);
+        assert!(LdapMessage::from_ber(&m).is_err(), "the crate refuses it");
+        let mut s = st(Transport::Tcp);
+        assert!(feed(&mut s, ToServer, &m, false).is_empty());
+        let tx = s.transactions().next().expect("a transaction");
+        assert_eq!(tx.buffers(BufferId::LdapRequestDn), vec![&b"dc=test"[..]]);
+        let sr = s.txs.txs.front().unwrap().request.as_ref().unwrap();
+        assert_eq!(sr.message_id, 7);
+        let (name, v) = sr.detail.as_ref().unwrap();
+        assert_eq!(*name, "search_request");
+        assert_eq!(
+            *v,
+            json!({"base_object": "dc=test", "scope": 2, "deref_alias": 0,
+                   "size_limit": 5, "time_limit": 0, "types_only": false,
+                   "attributes": ["cn"]})
+        );
+        // Cut inside the filter: not a message.
+        let mut bad = m.clone();
+        bad.truncate(m.len() - 6);
+        bad[1] = 0x82;
+        assert!(decode_deep_search(&bad).is_none());
+        // A bind with a bad body stays invalid.
+        assert!(decode_deep_search(b"\x30\x05\x02\x01\x01\x60\x00").is_none());
+    }
+
+    fn ber_len(n: usize) -> Vec<u8> {
+        if n < 0x80 {
+            vec![n as u8]
+        } else {
+            vec![0x82, (n >> 8) as u8, n as u8]
+        }
     }
 
     #[test]
