@@ -313,7 +313,8 @@ pub struct FileView<'a> {
 /// HTTP: a response body is a file (named by Content-Disposition or the
 /// request path); a request body is a file only as the parts of a
 /// `multipart/form-data` upload that have a file name, or as a PUT
-/// body. SMB, FTP-data and SMTP: each `file.data` instance with its
+/// body. HTTP/2: each side's DATA (unnamed). SMTP and POP3: the mail's
+/// MIME parts. SMB, FTP-data and NFS: each `file.data` instance with its
 /// `file.name`.
 pub fn tx_files(state: &AppLayerState, tx: TxId, dir: Direction) -> Vec<FileView<'_>> {
     use std::borrow::Cow;
@@ -325,8 +326,21 @@ pub fn tx_files(state: &AppLayerState, tx: TxId, dir: Direction) -> Vec<FileView
             | AppProto::Smtp
             | AppProto::Pop3
             | AppProto::Nfs
+            | AppProto::Http2
     ) {
         return Vec::new();
+    }
+    // HTTP/2: a stream's DATA in one direction is one file, in both
+    // directions, without a name (Suricata opens it with an empty one).
+    if state.proto() == AppProto::Http2 {
+        return state
+            .buffers(tx, BufferId::FileData, dir)
+            .filter(|d| !d.is_empty())
+            .map(|d| FileView {
+                name: None,
+                data: Cow::Borrowed(d),
+            })
+            .collect();
     }
     if let (Some(h), Direction::ToServer) = (state.as_http(), dir) {
         let Some(t) = h.tx(tx) else {

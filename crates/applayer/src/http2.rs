@@ -1499,6 +1499,44 @@ mod tests {
     }
 
     #[test]
+    fn data_is_a_file_each_way() {
+        use crate::files::{side_complete, tx_files, FileView};
+        let mut st = AppLayerState::new(AppProto::Http2, Transport::Tcp);
+        let mut enc = loona_hpack::Encoder::new();
+        let mut c = PREFACE.to_vec();
+        c.extend(frame(FRAME_SETTINGS, 0, 0, &[]));
+        c.extend(frame(FRAME_HEADERS, 0x4, 1, &block(&mut enc, REQ)));
+        c.extend(frame(FRAME_DATA, 0, 1, b"up"));
+        c.extend(frame(FRAME_DATA, 0x1, 1, b"load"));
+        // A stream without DATA has no file.
+        c.extend(frame(FRAME_HEADERS, 0x5, 3, &block(&mut enc, REQ)));
+        st.feed(Direction::ToServer, &c, 1);
+        let mut enc = loona_hpack::Encoder::new();
+        let mut s = frame(FRAME_SETTINGS, 0, 0, &[]);
+        s.extend(frame(FRAME_HEADERS, 0x4, 1, &block(&mut enc, RESP)));
+        s.extend(frame(FRAME_DATA, 0, 1, b"MZ\x90\x00"));
+        st.feed(Direction::ToClient, &s, 2);
+        let h2 = st.as_http2().expect("http2");
+        let (id1, id3) = (stream(h2, 1).common.id, stream(h2, 3).common.id);
+        let file = |d: &'static [u8]| FileView {
+            name: None,
+            data: std::borrow::Cow::Borrowed(d),
+        };
+        assert_eq!(
+            tx_files(&st, id1, Direction::ToServer),
+            vec![file(b"upload")]
+        );
+        assert_eq!(
+            tx_files(&st, id1, Direction::ToClient),
+            vec![file(b"MZ\x90\x00")]
+        );
+        assert!(tx_files(&st, id3, Direction::ToServer).is_empty());
+        // The upload ended with END_STREAM, the download not yet.
+        assert!(side_complete(&st, id1, Direction::ToServer));
+        assert!(!side_complete(&st, id1, Direction::ToClient));
+    }
+
+    #[test]
     fn h2c_upgrade_switches_the_flow() {
         let mut st = AppLayerState::new(AppProto::Http, Transport::Tcp);
         st.feed(

@@ -2,7 +2,7 @@
 //! port that is not HTTP's, two streams whose second header block uses
 //! the HPACK dynamic table, an `:authority` that differs from `host`; and
 //! an HTTP/1.1 `Upgrade: h2c` accepted by `101`) through the `vigil`
-//! binary to alerts and EVE `http` records.
+//! binary to alerts, EVE `http` records and `fileinfo` records.
 
 mod common;
 
@@ -102,7 +102,8 @@ fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
          alert http any any -> any any (msg:\"pseudo stripped\"; flow:to_client; http.header_names; strip_pseudo_headers; content:\"|0d 0a|content-type|0d 0a|\"; startswith; sid:8;)\n\
          alert http2 any any -> any any (msg:\"settings\"; flow:to_server; http2.settings:SETTINGS_MAX_CONCURRENT_STREAMS=100; sid:9;)\n\
          alert http2 any any -> any any (msg:\"data frames\"; flow:to_client; http2.frametype:DATA; sid:10;)\n\
-         alert http2 any any -> any any (msg:\"never\"; http2.window:>0; sid:11;)\n",
+         alert http2 any any -> any any (msg:\"never\"; http2.window:>0; sid:11;)\n\
+         alert http2 any any -> any any (msg:\"file size\"; filesize:8; sid:12;)\n",
         None,
     );
     let alerts: Vec<&serde_json::Value> = events
@@ -115,10 +116,11 @@ fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
         .collect();
     sids.sort();
     // sid 2, 5, 8: streams 1 and 3; sid 6 and 10 also the upgraded
-    // stream 1; sid 9 the client's SETTINGS.
+    // stream 1; sid 9 the client's SETTINGS; sid 12 the upgraded
+    // stream's 8-byte file.
     assert_eq!(
         sids,
-        vec![1, 2, 2, 3, 5, 5, 6, 6, 6, 7, 8, 8, 9, 10, 10, 10],
+        vec![1, 2, 2, 3, 5, 5, 6, 6, 6, 7, 8, 8, 9, 10, 10, 10, 12],
         "{alerts:?}"
     );
     for a in &alerts {
@@ -164,6 +166,32 @@ fn http2_prior_knowledge_and_upgrade_to_alerts_and_records() {
         && e["http"]["http2"]["stream_id"] == 0
         && e["http"]["http2"]["request"]["settings"][0]["settings_id"]
             == "SETTINGS_MAX_CONCURRENT_STREAMS"));
+    // Each stream's DATA is a file: the two responses on 8080 and the
+    // upgraded stream's, unnamed as in Suricata, with the stream's record.
+    let mut files: Vec<(String, u64, u64, String)> = events
+        .iter()
+        .filter(|e| e["event_type"] == "fileinfo")
+        .map(|e| {
+            assert_eq!(e["http"]["version"], "2", "{e}");
+            assert_eq!(e["fileinfo"]["filename"], "", "{e}");
+            (
+                e["http"]["url"].as_str().unwrap_or_default().to_string(),
+                e["fileinfo"]["size"].as_u64().unwrap(),
+                e["dest_port"].as_u64().unwrap(),
+                e["fileinfo"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    files.sort();
+    let closed = |u: &str, n, p| (u.to_string(), n, p, "CLOSED".to_string());
+    assert_eq!(
+        files,
+        vec![
+            closed("/a", 11, 40000),
+            closed("/b", 11, 40000),
+            closed("/up", 8, 40001)
+        ]
+    );
     let stats = events
         .iter()
         .rev()
