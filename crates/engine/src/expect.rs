@@ -221,7 +221,17 @@ impl Expectations {
         {
             return None;
         }
-        for line in payload.split(|&b| b == b'\n').take(MAX_LINES) {
+        // The lines (as `split` on LF would give them), found with memchr:
+        // every text payload of every TCP flow comes through here, on the
+        // reader thread.
+        let mut start = 0;
+        for _ in 0..MAX_LINES {
+            if start > payload.len() {
+                break;
+            }
+            let end = memchr::memchr(b'\n', &payload[start..]).map_or(payload.len(), |i| start + i);
+            let line = &payload[start..end];
+            start = end + 1;
             // A reply code or a command letter.
             let first = line.first().map(u8::to_ascii_uppercase);
             if !matches!(first, Some(b'2' | b'P' | b'E' | b'R' | b'S' | b'L' | b'N')) {
