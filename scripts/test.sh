@@ -76,8 +76,8 @@ PY
     fi
     # Every event of the dev-mix eve.json against Suricata's EVE schema;
     # the fields Suricata itself writes beyond the schema are set apart
-    # (docs/ARCHITECTURE.md,
-    # "EVE schema"). The self-test first: one valid, one invalid event.
+    # (docs/ARCHITECTURE.md, "EVE schema"). The self-test first: a valid
+    # and an invalid event, a known gap and an unknown field beside it.
     if [ -f ../shared/peers/suricata/eve.schema.json ]; then
         echo "== EVE schema: dev-mix eve.json against Suricata's eve.schema.json (no failures beyond the fields Suricata itself writes outside it, at most ${EVE_SCHEMA_MAX_FAILURES:-0} others)"
         python3 scripts/eve_schema_check.py --self-test

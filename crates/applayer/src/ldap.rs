@@ -286,24 +286,24 @@ impl LdapMsg {
                     .iter()
                     .map(|a| a.0.as_bytes().to_vec())
                     .collect();
-                let mut o = Map::new();
-                o.insert("base_object".into(), s(&r.base_object.0));
-                o.insert("scope".into(), r.scope.0.into());
-                o.insert("deref_alias".into(), r.deref_aliases.0.into());
-                o.insert("size_limit".into(), r.size_limit.into());
-                o.insert("time_limit".into(), r.time_limit.into());
-                o.insert("types_only".into(), r.types_only.into());
                 // Suricata logs a filter of the `present` kind only.
-                if let Filter::Present(a) = &r.filter {
-                    o.insert("filter".into(), json!({"type": "present", "value": a.0}));
-                }
-                if !r.attributes.is_empty() {
-                    o.insert(
-                        "attributes".into(),
-                        Value::Array(r.attributes.iter().map(|a| s(&a.0)).collect()),
-                    );
-                }
-                out.detail = Some(("search_request", Value::Object(o)));
+                let present = match &r.filter {
+                    Filter::Present(a) => Some(&*a.0),
+                    _ => None,
+                };
+                let attrs: Vec<&str> = r.attributes.iter().map(|a| &*a.0).collect();
+                out.detail = Some(search_request_eve(
+                    SearchFields {
+                        base: &r.base_object.0,
+                        scope: r.scope.0,
+                        deref: r.deref_aliases.0,
+                        size: r.size_limit,
+                        time: r.time_limit,
+                        types_only: r.types_only,
+                    },
+                    present,
+                    &attrs,
+                ));
             }
             ProtocolOp::SearchResultEntry(r) => {
                 out.dn = dn(&r.object_name.0);
@@ -546,6 +546,42 @@ fn decode(b: &[u8]) -> Result<LdapMsg, Undecoded> {
     }
 }
 
+/// A SearchRequest's fixed fields, as both decoders read them.
+struct SearchFields<'a> {
+    base: &'a str,
+    scope: u32,
+    deref: u32,
+    size: u32,
+    time: u32,
+    types_only: bool,
+}
+
+/// The EVE `search_request` object (Suricata's key order), with the
+/// filter when it is of the `present` kind.
+fn search_request_eve(
+    f: SearchFields<'_>,
+    present: Option<&str>,
+    attributes: &[&str],
+) -> (&'static str, Value) {
+    let mut o = Map::new();
+    o.insert("base_object".into(), s(f.base));
+    o.insert("scope".into(), f.scope.into());
+    o.insert("deref_alias".into(), f.deref.into());
+    o.insert("size_limit".into(), f.size.into());
+    o.insert("time_limit".into(), f.time.into());
+    o.insert("types_only".into(), f.types_only.into());
+    if let Some(a) = present {
+        o.insert("filter".into(), json!({"type": "present", "value": a}));
+    }
+    if !attributes.is_empty() {
+        o.insert(
+            "attributes".into(),
+            Value::Array(attributes.iter().map(|a| s(a)).collect()),
+        );
+    }
+    ("search_request", Value::Object(o))
+}
+
 /// A SearchRequest whose filter `ldap-parser` refuses (it nests deeper
 /// than the crate's limit, 32): Suricata still takes such a request and
 /// logs it without a filter (dev-mix holds a hundred, filters nested about
@@ -595,26 +631,25 @@ fn decode_deep_search(b: &[u8]) -> Option<LdapMsg> {
         attributes.push(std::str::from_utf8(a.data).ok()?);
         i = r;
     }
-    let mut o = Map::new();
-    o.insert("base_object".into(), s(base));
-    o.insert("scope".into(), scope.into());
-    o.insert("deref_alias".into(), deref.into());
-    o.insert("size_limit".into(), size.into());
-    o.insert("time_limit".into(), time.into());
-    o.insert("types_only".into(), types_only.into());
-    if !attributes.is_empty() {
-        o.insert(
-            "attributes".into(),
-            Value::Array(attributes.iter().map(|a| s(a)).collect()),
-        );
-    }
+    let detail = search_request_eve(
+        SearchFields {
+            base,
+            scope,
+            deref,
+            size,
+            time,
+            types_only,
+        },
+        None,
+        &attributes,
+    );
     Some(LdapMsg {
         message_id,
         op: 3,
         dn: Some(base.as_bytes().to_vec()),
         result: None,
         attribute_types: attributes.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        detail: Some(("search_request", Value::Object(o))),
+        detail: Some(detail),
         controls: None,
     })
 }
