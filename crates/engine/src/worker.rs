@@ -16,7 +16,7 @@
 //! closing; when a flow ends (timeout, port reuse, eviction, end of input)
 //! what is left is inspected on pseudo packets ("stream (flow timeout)").
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -941,8 +941,17 @@ struct Ctx {
     drop_logged: bool,
     /// The dropped packet's flow id and direction.
     drop_flow: Option<(u64, bool)>,
-    /// A loaded rule has `tag`: each packet goes to the tag table.
+    /// A loaded rule has `tag`: packets that a tag may cover go to the
+    /// tag table (see [`Ctx::tag_flows`]).
     tagging: bool,
+    /// A loaded rule has `tag:host`: a host tag may cover any packet, so
+    /// every packet goes to the tag table.
+    tag_hosts: bool,
+    /// The flows a rule with `tag` has matched on (before thresholds, so a
+    /// superset of the flows the merge tags): only their packets can be
+    /// covered by a session tag, so only theirs go to the tag table when
+    /// no rule has `tag:host`. Removed when the flow ends.
+    tag_flows: HashSet<u64>,
     /// The current packet's flow id (for its [`OutKind::Tag`] item).
     pkt_flow: Option<u64>,
     /// Inline: `replace` edits of the current packet (payload offset,
@@ -987,6 +996,7 @@ impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         let checksum_on = cfg.checksum != ChecksumMode::None;
         let tagging = detect.rules.iter().any(|r| r.tag.is_some());
+        let tag_hosts = has_host_tags(&detect);
         let mut scratch = DetectScratch::default();
         if cfg.profile_rules {
             scratch.profile = Some(Box::new(RuleProfile::new(detect.rules.len())));
@@ -1024,6 +1034,8 @@ impl Worker {
                 drop_logged: false,
                 drop_flow: None,
                 tagging,
+                tag_hosts,
+                tag_flows: HashSet::new(),
                 pkt_flow: None,
                 edits: Vec::new(),
                 mark: None,
@@ -1204,7 +1216,13 @@ impl Worker {
                     self.marks.push((i, m));
                 }
             }
-            if self.ctx.tagging {
+            if self.ctx.tagging
+                && (self.ctx.tag_hosts
+                    || self
+                        .ctx
+                        .pkt_flow
+                        .is_some_and(|f| self.ctx.tag_flows.contains(&f)))
+            {
                 self.ctx.tag_item(p, rec, alerts);
             }
             if let (Some(a), Some(h)) = (self.ctx.block_host.take(), &self.ctx.cfg.hosts) {
@@ -1450,6 +1468,7 @@ impl Worker {
             self.ctx.scratch.profile = Some(Box::new(RuleProfile::new(new.rules.len())));
         }
         self.ctx.tagging = new.rules.iter().any(|r| r.tag.is_some());
+        self.ctx.tag_hosts = has_host_tags(&new);
         self.ctx.detect = new;
     }
 
@@ -2209,6 +2228,7 @@ impl Ctx {
                 ));
             }
             self.flush_flow(f, order, alerts);
+            self.tag_flows.remove(&f.id);
             if self.cfg.flow_log.flow || self.cfg.flow_log.netflow {
                 flow_records(f, self.cfg.flow_log, order, alerts);
             }
@@ -2838,6 +2858,9 @@ impl Ctx {
         let mut stream_payload: Option<Box<[u8]>> = None;
         for h in &self.hits {
             let rule = &self.detect.rules[h.rule as usize];
+            if let (Some(_), Some(f)) = (&rule.tag, e.flow_id) {
+                self.tag_flows.insert(f);
+            }
             // A deferred hit is an xbits / dataset event, counted where it
             // is resolved (detect.xbits.events, detect.datasets.events).
             if !h.deferred {
@@ -2979,6 +3002,15 @@ impl Ctx {
             });
         }
     }
+}
+
+/// Whether a loaded rule has `tag:host`.
+fn has_host_tags(detect: &DetectEngine) -> bool {
+    detect.rules.iter().any(|r| {
+        r.tag
+            .as_ref()
+            .is_some_and(|t| matches!(t.scope, vigil_rules::TagScope::Host { .. }))
+    })
 }
 
 /// A connection event for the detectors (see [`OutKind::Conn`]).
