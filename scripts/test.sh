@@ -88,16 +88,16 @@ fi
 echo "== cargo test"
 mkdir -p target
 : > target/test-output.txt
-cargo test --workspace --release 2>&1 | tee -a target/test-output.txt
+cargo test --workspace --profile ci 2>&1 | tee -a target/test-output.txt
 echo "== cargo test: device path on OpenCL (PoCL; VIGIL_REQUIRE_OPENCL=1)"
 clinfo -l || true
-cargo test -p vigil-opencl --release 2>&1 | tee target/test-opencl.txt
+cargo test -p vigil-opencl --profile ci 2>&1 | tee target/test-opencl.txt
 grep -q "^test every_group_kind_in_one_batch_matches_the_cpu ... ok" target/test-opencl.txt
 # The workspace build above has Hyperscan (the vigil crate's default
 # feature); the build without it must keep working and testing.
 echo "== cargo test: prefilter engines without Hyperscan (vigil --no-default-features)"
 cargo clippy -p vigil --no-default-features --all-targets --release -- -D warnings
-cargo test -p vigil-prefilter --release 2>&1 | tee -a target/test-output.txt
+cargo test -p vigil-prefilter --profile ci 2>&1 | tee -a target/test-output.txt
 
 # Differential test against the Suricata peer (docs/differential.md): a
 # fixed seed, so the same 1000 rules x 2 flows every run; fails below 0.999.
