@@ -995,8 +995,7 @@ const DEFERRED: (u32, u32) = (u32::MAX, u32::MAX);
 impl Worker {
     pub fn new(detect: Arc<DetectEngine>, cfg: WorkerConfig) -> Self {
         let checksum_on = cfg.checksum != ChecksumMode::None;
-        let tagging = detect.rules.iter().any(|r| r.tag.is_some());
-        let tag_hosts = has_host_tags(&detect);
+        let (tagging, tag_hosts) = tag_modes(&detect);
         let mut scratch = DetectScratch::default();
         if cfg.profile_rules {
             scratch.profile = Some(Box::new(RuleProfile::new(detect.rules.len())));
@@ -1467,8 +1466,7 @@ impl Worker {
         if self.ctx.scratch.profile.is_some() {
             self.ctx.scratch.profile = Some(Box::new(RuleProfile::new(new.rules.len())));
         }
-        self.ctx.tagging = new.rules.iter().any(|r| r.tag.is_some());
-        self.ctx.tag_hosts = has_host_tags(&new);
+        (self.ctx.tagging, self.ctx.tag_hosts) = tag_modes(&new);
         self.ctx.detect = new;
     }
 
@@ -3004,13 +3002,15 @@ impl Ctx {
     }
 }
 
-/// Whether a loaded rule has `tag:host`.
-fn has_host_tags(detect: &DetectEngine) -> bool {
-    detect.rules.iter().any(|r| {
-        r.tag
-            .as_ref()
-            .is_some_and(|t| matches!(t.scope, vigil_rules::TagScope::Host { .. }))
-    })
+/// Whether a loaded rule has `tag`, and whether one has `tag:host`
+/// ([`Ctx::tagging`], [`Ctx::tag_hosts`]).
+fn tag_modes(detect: &DetectEngine) -> (bool, bool) {
+    let tags = detect.rules.iter().filter_map(|r| r.tag.as_ref());
+    let any = tags.clone().next().is_some();
+    let host = tags
+        .clone()
+        .any(|t| matches!(t.scope, vigil_rules::TagScope::Host { .. }));
+    (any, host)
 }
 
 /// A connection event for the detectors (see [`OutKind::Conn`]).

@@ -13,10 +13,12 @@ mod sensors;
 
 use std::process::ExitCode;
 
+use clap::Parser;
+
+/// mimalloc: the merge thread frees the records workers allocate, and
+/// glibc's arena lock made the workers wait (docs/performance.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
