@@ -120,6 +120,10 @@ pub struct EngineConfig {
     pub app: Option<vigil_applayer::AppLayerConfig>,
     /// Write `http`, `dns` and `tls` transaction records.
     pub log_tx: bool,
+    /// The transaction record keys to write (`http`, `smb`, ... as the
+    /// eve-log `types` name them; `ftp` covers `ftp_data`); `None`
+    /// writes every one. A record of a type not logged is not built.
+    pub log_tx_types: Option<Vec<&'static str>>,
     /// Put the transaction's object in app-layer alerts.
     pub alert_app: bool,
     /// Log the flow's and packet's variables with alerts (eve-log
@@ -204,6 +208,7 @@ impl Default for EngineConfig {
             payload_max: 4096,
             app: Some(vigil_applayer::AppLayerConfig::default()),
             log_tx: true,
+            log_tx_types: None,
             alert_app: true,
             log_vars: true,
             tls_stop_after_handshake: true,
@@ -549,6 +554,7 @@ pub(crate) fn worker_config(cfg: &EngineConfig, n: usize) -> WorkerConfig {
         payload_max: cfg.payload_max,
         app: cfg.app.clone(),
         log_tx: cfg.log_tx,
+        log_tx_types: cfg.log_tx_types.clone(),
         flow_log: cfg.flow_log,
         log_anomaly: cfg.log_anomaly,
         log_anomaly_decode: cfg.log_anomaly_decode,

@@ -762,6 +762,8 @@ pub struct WorkerConfig {
     /// Write a record per app-layer transaction (`http`, `dns`, `tls`
     /// events).
     pub log_tx: bool,
+    /// See [`crate::EngineConfig::log_tx_types`].
+    pub log_tx_types: Option<Vec<&'static str>>,
     /// Write `flow` / `netflow` records when flows end.
     pub flow_log: FlowLog,
     /// Write an `anomaly` record per app-layer parser event of each
@@ -868,6 +870,7 @@ impl Default for WorkerConfig {
             payload_max: 4096,
             app: Some(AppLayerConfig::default()),
             log_tx: true,
+            log_tx_types: None,
             flow_log: FlowLog::default(),
             log_anomaly: false,
             log_anomaly_decode: false,
@@ -2661,6 +2664,7 @@ impl Ctx {
             // A config rule (`config: logging disable, type tx, scope tx`)
             // may have kept this transaction out of the log.
             if !self.cfg.log_tx
+                || !tx_type_logged(&self.cfg, app)
                 || app.txd.get(&id).is_some_and(|t| t.no_log)
                 || app.state.as_ref().is_some_and(|s| s.tx_log_filtered(id))
             {
@@ -3153,6 +3157,19 @@ fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome, udp: bool)
 }
 
 /// A transaction's EVE object.
+/// Whether the eve-log `types` take the flow's transaction records
+/// (Suricata's `ftp` type takes the `ftp_data` records too).
+fn tx_type_logged(cfg: &WorkerConfig, app: &AppFlow) -> bool {
+    let (Some(types), Some(st)) = (&cfg.log_tx_types, &app.state) else {
+        return true;
+    };
+    let key = match st.eve_key() {
+        "ftp_data" => "ftp",
+        k => k,
+    };
+    types.contains(&key)
+}
+
 fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
     tx_record_of(app, tx, false)
 }

@@ -142,6 +142,36 @@ fn http_is_detected_by_content_and_each_transaction_is_logged_once() {
 }
 
 #[test]
+fn records_of_types_not_logged_are_not_built() {
+    let rules = "alert tcp any any -> any any (msg:\"pkt\"; content:\"vigil-test\"; sid:1;)";
+    let path = write_pcap("http-types", http_session());
+    let run_types = |types: Option<Vec<&'static str>>| {
+        let cfg = EngineConfig {
+            workers: 1,
+            log_tx_types: types,
+            ..EngineConfig::default()
+        };
+        let mut sink = Collect::default();
+        let src = PcapSource::open(&path).expect("open pcap");
+        let stats = run_offline(src, engine(rules), &cfg, &mut sink, &mut |_, _| {}).expect("run");
+        (sink.0, stats)
+    };
+    // `dns` only: the HTTP flow's transactions are parsed and inspected
+    // (the alert keeps its app_proto) but no record is made.
+    let (out, stats) = run_types(Some(vec!["dns", "tls"]));
+    assert!(out.iter().all(|o| o.kind != OutKind::TxLog), "{out:#?}");
+    assert!(out
+        .iter()
+        .any(|o| o.kind == OutKind::Alert && o.app_proto == Some("http")));
+    assert_eq!(stats.workers.tx_logged, 0);
+    // `http` listed: both records.
+    let (out, stats) = run_types(Some(vec!["dns", "http"]));
+    assert_eq!(records(&out, "http").len(), 2);
+    assert_eq!(stats.workers.tx_logged, 2);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
 fn unknown_protocol_fails_detection_and_logs_nothing() {
     let mut s =
         TcpSession::new(addr("10.0.0.1:40001"), addr("10.0.1.1:80")).start_at((1_700_000_000, 0));

@@ -1216,6 +1216,7 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
             .log_types
             .iter()
             .any(|t| !matches!(*t, "flow" | "netflow" | "anomaly")),
+        log_tx_types: Some(o.log_types.clone()),
         log_anomaly: o.anomaly_applayer,
         log_anomaly_decode: o.anomaly_decode,
         log_anomaly_stream: o.anomaly_stream,
