@@ -513,9 +513,46 @@ pub struct AppRecord {
     /// Event type and object key: `http`, `dns` or `tls`.
     pub key: &'static str,
     pub tx_id: u64,
+    body: RecordBody,
+}
+
+/// An [`AppRecord`]'s object: text, or a tree the output thread
+/// serialises (so that a worker does not spend its time, and its
+/// instruction cache, on writing JSON).
+#[derive(Debug, Clone)]
+enum RecordBody {
+    Text(String),
+    /// The protocol's object and the objects logged beside it.
+    Tree(serde_json::Value, Vec<(&'static str, serde_json::Value)>),
+}
+
+impl AppRecord {
+    /// A record whose object is already serialised.
+    pub fn new(key: &'static str, tx_id: u64, json: String) -> Self {
+        AppRecord {
+            key,
+            tx_id,
+            body: RecordBody::Text(json),
+        }
+    }
+
     /// The object, serialised JSON, followed by `,"key":{...}` for each
     /// object logged beside it (SMTP's `email`).
-    pub json: String,
+    pub fn json(&self) -> std::borrow::Cow<'_, str> {
+        match &self.body {
+            RecordBody::Text(s) => std::borrow::Cow::Borrowed(s),
+            RecordBody::Tree(v, siblings) => {
+                let mut json = serde_json::to_string(v).unwrap_or_default();
+                for (key, obj) in siblings {
+                    json.push_str(",\"");
+                    json.push_str(key);
+                    json.push_str("\":");
+                    json.push_str(&serde_json::to_string(obj).unwrap_or_default());
+                }
+                std::borrow::Cow::Owned(json)
+            }
+        }
+    }
 }
 
 /// A frame an alert matched on: what the EVE `frame` object shows.
@@ -1582,11 +1619,7 @@ impl Ctx {
             payload: None,
             packet: None,
             app_proto: None,
-            app: Some(Box::new(AppRecord {
-                key: "drop",
-                tx_id: 0,
-                json: drop_json(p, reason),
-            })),
+            app: Some(Box::new(AppRecord::new("drop", 0, drop_json(p, reason)))),
             kind: OutKind::Drop,
             blocked: true,
             xff: None,
@@ -2651,11 +2684,7 @@ impl Ctx {
                             ev.proto().name(),
                             ev.anomaly_name()
                         );
-                        let rec = Box::new(AppRecord {
-                            key: "anomaly",
-                            tx_id: id,
-                            json,
-                        });
+                        let rec = Box::new(AppRecord::new("anomaly", id, json));
                         alerts.push(out(rec, false, app.proto_name(), None));
                         self.stats.anomalies_logged += 1;
                     }
@@ -2724,11 +2753,12 @@ impl Ctx {
                 .into_iter()
                 .any(|d| !vigil_applayer::files::tx_files(state, id, d).is_empty());
                 let rec = if has_files { tx_record(app, id) } else { None };
+                let rec_json = rec.as_deref().map(|r| (r.key, r.json()));
                 let files = crate::files::file_records(
                     state,
                     id,
                     eof,
-                    rec.as_deref().map(|r| (r.key, r.json.as_str())),
+                    rec_json.as_ref().map(|(k, j)| (*k, j.as_ref())),
                     &self.detect,
                     app.txd.get(&id),
                     self.cfg.file_store.as_deref(),
@@ -2736,11 +2766,7 @@ impl Ctx {
                 app.txd.entry(id).or_default().files_logged = true;
                 if self.cfg.log_files {
                     for f in files {
-                        let rec = Box::new(AppRecord {
-                            key: "fileinfo",
-                            tx_id: id,
-                            json: f.json,
-                        });
+                        let rec = Box::new(AppRecord::new("fileinfo", id, f.json));
                         alerts.push(out(rec, f.to_client, app.proto_name(), None));
                     }
                 }
@@ -2807,11 +2833,7 @@ impl Ctx {
                 payload: None,
                 packet: None,
                 app_proto: None,
-                app: Some(Box::new(AppRecord {
-                    key: "anomaly",
-                    tx_id: PACKET_RECORD,
-                    json,
-                })),
+                app: Some(Box::new(AppRecord::new("anomaly", PACKET_RECORD, json))),
                 kind: OutKind::TxLog,
                 blocked: false,
                 xff: None,
@@ -3186,21 +3208,12 @@ fn tx_record_of(app: &AppFlow, tx: vigil_applayer::TxId, alert: bool) -> Option<
     } else {
         st.eve(tx)?
     };
-    // The same text as `Display`, written straight into a buffer (without
-    // `Display`'s formatter indirection per write).
-    let mut json = serde_json::to_string(&v).unwrap_or_default();
     // Objects logged beside the protocol's (SMTP's `email`) follow it in
-    // the record: `json` is written after the protocol's key.
-    for (key, obj) in st.eve_siblings(tx) {
-        json.push_str(",\"");
-        json.push_str(key);
-        json.push_str("\":");
-        json.push_str(&serde_json::to_string(&obj).unwrap_or_default());
-    }
+    // the record. Serialised where the record is written.
     Some(Box::new(AppRecord {
         key: st.eve_key(),
         tx_id: tx,
-        json,
+        body: RecordBody::Tree(v, st.eve_siblings(tx)),
     }))
 }
 
@@ -3422,11 +3435,7 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             payload: None,
             packet: None,
             app_proto,
-            app: Some(Box::new(AppRecord {
-                key,
-                tx_id: 0,
-                json,
-            })),
+            app: Some(Box::new(AppRecord::new(key, 0, json))),
             kind: OutKind::TxLog,
             blocked: false,
             xff: None,

@@ -42,7 +42,7 @@ impl Collect {
             app_proto: a.app_proto,
             key: a.app.as_ref().map(|r| r.key),
             tx_id: a.app.as_ref().map(|r| r.tx_id),
-            json: a.app.as_ref().map(|r| r.json.clone()),
+            json: a.app.as_ref().map(|r| r.json().into_owned()),
         });
     }
 }

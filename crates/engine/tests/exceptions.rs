@@ -189,7 +189,7 @@ fn the_resolved_policy_names_and_counters_are_suricatas() {
 fn drop_records(out: &[AlertOut]) -> Vec<serde_json::Value> {
     out.iter()
         .filter(|a| a.kind == OutKind::Drop)
-        .map(|a| serde_json::from_str(&a.app.as_ref().unwrap().json).unwrap())
+        .map(|a| serde_json::from_str(&a.app.as_ref().unwrap().json()).unwrap())
         .collect()
 }
 

@@ -46,8 +46,8 @@ impl AlertSink for Collect {
             return Ok(());
         };
         assert_eq!(a.kind, OutKind::TxLog);
-        let body = serde_json::from_str(&format!("{{\"{}\":{}}}", r.key, r.json))
-            .unwrap_or_else(|e| panic!("{e}: {}", r.json));
+        let body = serde_json::from_str(&format!("{{\"{}\":{}}}", r.key, r.json()))
+            .unwrap_or_else(|e| panic!("{e}: {}", r.json()));
         self.recs.push(Rec {
             key: r.key,
             src: format!("{}:{}", a.src, a.sp.unwrap_or(0)),

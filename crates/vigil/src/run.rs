@@ -259,6 +259,7 @@ impl Sink {
             Some(rc) => r.references.iter().map(|(k, v)| rc.resolve(k, v)).collect(),
             None => Vec::new(),
         };
+        let app_json = a.app.as_ref().map(|r| (r.key, r.json()));
         let ev = AlertEvent {
             ts_secs: a.ts_ns.div_euclid(1_000_000_000),
             ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
@@ -290,7 +291,7 @@ impl Sink {
             metadata: &r.metadata,
             references: &references,
             app_proto: a.app_proto,
-            app: a.app.as_ref().map(|r| (r.key, r.json.as_str())),
+            app: app_json.as_ref().map(|(k, j)| (*k, j.as_ref())),
             frame: a.frame.as_deref().map(|f| vigil_output::FrameEvent {
                 name: f.name,
                 id: f.id,
@@ -408,6 +409,7 @@ impl AlertSink for Sink {
             return Ok(());
         }
         let flow_rec = matches!(key, "flow" | "netflow");
+        let rec_json = rec.json();
         // A decoder or stream anomaly: about a packet, no transaction.
         let packet_rec = rec.tx_id == vigil_engine::PACKET_RECORD;
         let vlan = &a.vlan[..a.vlan_count as usize];
@@ -429,7 +431,7 @@ impl AlertSink for Sink {
             igmp: a.igmp.filter(|_| packet_rec),
             // Suricata's `fileinfo` has the transaction's id in its object.
             tx_id: (!packet_rec && rec.key != "fileinfo").then_some(rec.tx_id),
-            app: Some((rec.key, rec.json.as_str())),
+            app: Some((rec.key, &rec_json)),
             app_proto: a.app_proto,
             vars: a.vars.as_deref().map(|v| VarsEvent {
                 flowbits: &v.flowbits,
@@ -473,6 +475,7 @@ impl AlertSink for Sink {
         let Some(rec) = a.app.as_ref() else {
             return Ok(());
         };
+        let rec_json = rec.json();
         let vlan = &a.vlan[..a.vlan_count as usize];
         let rule = rule.filter(|_| self.drop_alerts);
         let ev = AlertEvent {
@@ -505,7 +508,7 @@ impl AlertSink for Sink {
                     vigil_output::AlertTarget::Src
                 }
             }),
-            app: Some((rec.key, rec.json.as_str())),
+            app: Some((rec.key, &rec_json)),
             ..AlertEvent::default()
         };
         self.eve.write_drop(&ev, rule.is_some())
