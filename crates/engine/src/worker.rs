@@ -524,6 +524,8 @@ enum RecordBody {
     Text(String),
     /// The protocol's object and the objects logged beside it.
     Tree(serde_json::Value, Vec<(&'static str, serde_json::Value)>),
+    /// A `flow` record (`None`) or one direction's `netflow` record.
+    Flow(Box<FlowSummary>, Option<usize>),
 }
 
 impl AppRecord {
@@ -551,6 +553,7 @@ impl AppRecord {
                 }
                 std::borrow::Cow::Owned(json)
             }
+            RecordBody::Flow(sum, dir) => std::borrow::Cow::Owned(sum.json(*dir)),
         }
     }
 }
@@ -3400,15 +3403,35 @@ fn close_with_tx_cnt(j: &mut String, tx_cnt: u64) {
 /// direction that carried packets (the to-client one with the addresses
 /// swapped), with that direction's counters and TTL range.
 fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &mut Vec<AlertOut>) {
-    use std::fmt::Write;
     let st = &f.state;
     let (cli, srv) = endpoints(f);
-    let (start, end) = (eve_time(f.first_ns), eve_time(f.last_ns));
-    let age = f.last_ns.div_euclid(1_000_000_000) - f.first_ns.div_euclid(1_000_000_000);
-    let tcp = f.key.proto == 6;
     let app_proto = st.app.as_ref().and_then(|a| a.proto_name());
     let has_ports = matches!(f.key.proto, 6 | 17 | 132);
-    let record = |key: &'static str, json: String, to_server: bool, app_proto| {
+    // What the records show, copied: the output thread writes the JSON.
+    let sum = FlowSummary {
+        pkts: [f.pkts_toserver, f.pkts_toclient],
+        bytes: [f.bytes_toserver, f.bytes_toclient],
+        first_ns: f.first_ns,
+        last_ns: f.last_ns,
+        state: match f.lifecycle {
+            Lifecycle::New => "new",
+            Lifecycle::Established => "established",
+            Lifecycle::Closed => "closed",
+        },
+        reason: st.end.0.name(),
+        alerted: st.alerted,
+        elephant: st.rate.as_ref().map_or([false, false], |r| r.elephant()),
+        tx_cnt: st.app.as_ref().map_or(0, |a| a.tx_count),
+        tcp: (f.key.proto == 6).then(|| {
+            (
+                st.tcp_flags,
+                // A session never tracked (midstream pickup off) has no state.
+                (st.tcp.state != TcpState::None).then(|| st.tcp.state.name()),
+            )
+        }),
+        ttl: st.ttl,
+    };
+    let record = |key: &'static str, body: RecordBody, to_server: bool, app_proto| {
         let ((src, sp), (dst, dp)) = if to_server { (cli, srv) } else { (srv, cli) };
         AlertOut {
             frame: None,
@@ -3435,7 +3458,11 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             payload: None,
             packet: None,
             app_proto,
-            app: Some(Box::new(AppRecord::new(key, 0, json))),
+            app: Some(Box::new(AppRecord {
+                key,
+                tx_id: 0,
+                body,
+            })),
             kind: OutKind::TxLog,
             blocked: false,
             xff: None,
@@ -3446,84 +3473,111 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             datasets: None,
         }
     };
-    let tx_cnt = st.app.as_ref().map_or(0, |a| a.tx_count);
     if log.flow {
-        let mut j = String::with_capacity(320);
-        let _ = write!(
-            j,
-            "{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}",
-            f.pkts_toserver,
-            f.pkts_toclient,
-            f.bytes_toserver,
-            f.bytes_toclient,
-            match f.lifecycle {
-                Lifecycle::New => "new",
-                Lifecycle::Established => "established",
-                Lifecycle::Closed => "closed",
-            },
-            st.end.0.name(),
-            st.alerted,
-        );
-        // Suricata: `elephant` and its directions after `alerted`.
-        if let Some(ele) = st.rate.as_ref().map(|r| r.elephant()) {
-            if ele != [false, false] {
+        alerts.push(record(
+            "flow",
+            RecordBody::Flow(Box::new(sum), None),
+            true,
+            app_proto,
+        ));
+    }
+    if log.netflow {
+        for to_server in [true, false] {
+            let d = usize::from(!to_server);
+            if sum.pkts[d] == 0 && !to_server {
+                continue;
+            }
+            alerts.push(record(
+                "netflow",
+                RecordBody::Flow(Box::new(sum), Some(d)),
+                to_server,
+                Some(app_proto.unwrap_or("unknown")),
+            ));
+        }
+    }
+}
+
+/// An ended flow's figures, as its `flow` and `netflow` records show them.
+#[derive(Debug, Clone, Copy)]
+struct FlowSummary {
+    /// To server, to client.
+    pkts: [u64; 2],
+    bytes: [u64; 2],
+    first_ns: i64,
+    last_ns: i64,
+    state: &'static str,
+    reason: &'static str,
+    alerted: bool,
+    elephant: [bool; 2],
+    tx_cnt: u64,
+    /// TCP: the flags each side sent, and the session state if tracked.
+    tcp: Option<([u8; 2], Option<&'static str>)>,
+    /// Per direction (lowest, highest).
+    ttl: [(u8, u8); 2],
+}
+
+impl FlowSummary {
+    /// The `flow` object (`dir` `None`) or the `netflow` object of one
+    /// direction (0 to server, 1 to client).
+    fn json(&self, dir: Option<usize>) -> String {
+        use std::fmt::Write;
+        let (start, end) = (eve_time(self.first_ns), eve_time(self.last_ns));
+        let age = self.last_ns.div_euclid(1_000_000_000) - self.first_ns.div_euclid(1_000_000_000);
+        let Some(d) = dir else {
+            let mut j = String::with_capacity(320);
+            let _ = write!(
+                j,
+                "{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}",
+                self.pkts[0],
+                self.pkts[1],
+                self.bytes[0],
+                self.bytes[1],
+                self.state,
+                self.reason,
+                self.alerted,
+            );
+            // Suricata: `elephant` and its directions after `alerted`.
+            if self.elephant != [false, false] {
                 j.push_str(",\"elephant\":true,\"elephant_direction\":[");
-                match ele {
+                match self.elephant {
                     [true, true] => j.push_str("\"toserver\",\"toclient\""),
                     [true, false] => j.push_str("\"toserver\""),
                     _ => j.push_str("\"toclient\""),
                 }
                 j.push(']');
             }
-        }
-        close_with_tx_cnt(&mut j, tx_cnt);
-        if tcp {
-            let [ts, tc] = st.tcp_flags;
-            let _ = write!(
-                j,
-                ",\"tcp\":{{\"tcp_flags\":\"{:02x}\",\"tcp_flags_ts\":\"{ts:02x}\",\"tcp_flags_tc\":\"{tc:02x}\"",
-                ts | tc
-            );
-            tcp_flag_fields(&mut j, ts | tc);
-            // A session never tracked (midstream pickup off) has no state.
-            if st.tcp.state != TcpState::None {
-                let _ = write!(j, ",\"state\":\"{}\"", st.tcp.state.name());
-            }
-            j.push('}');
-        }
-        alerts.push(record("flow", j, true, app_proto));
-    }
-    if log.netflow {
-        let dirs = [
-            (true, f.pkts_toserver, f.bytes_toserver),
-            (false, f.pkts_toclient, f.bytes_toclient),
-        ];
-        for (to_server, pkts, bytes) in dirs {
-            if pkts == 0 && !to_server {
-                continue;
-            }
-            let d = usize::from(!to_server);
-            let (lo, hi) = st.ttl[d];
-            let mut j = String::with_capacity(240);
-            let _ = write!(
-                j,
-                "{{\"pkts\":{pkts},\"bytes\":{bytes},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"min_ttl\":{},\"max_ttl\":{hi}",
-                lo.min(hi),
-            );
-            close_with_tx_cnt(&mut j, tx_cnt);
-            if tcp {
-                let flags = st.tcp_flags[d];
-                let _ = write!(j, ",\"tcp\":{{\"tcp_flags\":\"{flags:02x}\"");
-                tcp_flag_fields(&mut j, flags);
+            close_with_tx_cnt(&mut j, self.tx_cnt);
+            if let Some(([ts, tc], state)) = self.tcp {
+                let _ = write!(
+                    j,
+                    ",\"tcp\":{{\"tcp_flags\":\"{:02x}\",\"tcp_flags_ts\":\"{ts:02x}\",\"tcp_flags_tc\":\"{tc:02x}\"",
+                    ts | tc
+                );
+                tcp_flag_fields(&mut j, ts | tc);
+                if let Some(state) = state {
+                    let _ = write!(j, ",\"state\":\"{state}\"");
+                }
                 j.push('}');
             }
-            alerts.push(record(
-                "netflow",
-                j,
-                to_server,
-                Some(app_proto.unwrap_or("unknown")),
-            ));
+            return j;
+        };
+        let (lo, hi) = self.ttl[d];
+        let mut j = String::with_capacity(240);
+        let _ = write!(
+            j,
+            "{{\"pkts\":{},\"bytes\":{},\"start\":\"{start}\",\"end\":\"{end}\",\"age\":{age},\"min_ttl\":{},\"max_ttl\":{hi}",
+            self.pkts[d],
+            self.bytes[d],
+            lo.min(hi),
+        );
+        close_with_tx_cnt(&mut j, self.tx_cnt);
+        if let Some((flags, _)) = self.tcp {
+            let flags = flags[d];
+            let _ = write!(j, ",\"tcp\":{{\"tcp_flags\":\"{flags:02x}\"");
+            tcp_flag_fields(&mut j, flags);
+            j.push('}');
         }
+        j
     }
 }
 
