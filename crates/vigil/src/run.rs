@@ -929,9 +929,17 @@ pub fn load_detection(
         // Suricata's detect.sgh-mpm-caching: on unless set to no.
         cfg.get_str("detect.mpm-cache").is_none_or(|v| truthy(&v)),
     )?;
-    // A prefilter device scans each packet once for its whole rule group:
-    // it is given one engine per group, not the split sets.
-    selector.set_split_groups(!use_device);
+    // Split prefilter sets (per app protocol and direction) only when
+    // asked for (`detect.prefilter-split-sets: yes`): on dev-mix with ET
+    // Open they take a quarter of the worker's instructions off but no
+    // wall time (the extra databases cost as much in instruction cache),
+    // and compiling their 116,000 literals made a cold start 10 s instead
+    // of 2 s (docs/performance.md). A prefilter device scans each packet
+    // once for its whole rule group: it is never given split sets.
+    let split = cfg
+        .get_str("detect.prefilter-split-sets")
+        .is_some_and(|v| truthy(&v));
+    selector.set_split_groups(split && !use_device);
     let LoadedRules { rules, diagnostics } = loaded;
     let reputation = load_reputation(cfg, print)?;
     let mut ds_cfg = crate::config::dataset_config(cfg, &args.log_dir)?;

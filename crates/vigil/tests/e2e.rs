@@ -138,14 +138,22 @@ fn output_identical_for_any_worker_count() {
     frames.sort_by_key(|f| f.0);
     let rules = format!(
         "{}\nalert tcp any any -> any 80 (msg:\"item\"; flow:to_server,established; content:\"GET /item\"; depth:9; sid:9000001; rev:1;)\n\
-         alert tcp any 80 -> any any (msg:\"ok\"; flow:established,to_client; content:\"200 OK\"; sid:9000002; rev:1;)\n",
+         alert tcp any 80 -> any any (msg:\"ok\"; flow:established,to_client; content:\"200 OK\"; sid:9000002; rev:1;)\n\
+         alert http any any -> any any (msg:\"http item\"; flow:established,to_server; content:\"/item\"; sid:9000003; rev:1;)\n",
         vigil_craft::DEMO_RULES
     );
     let mut outputs = Vec::new();
-    for w in ["1", "2", "4"] {
-        let sub = d.join(w);
+    // The split prefilter sets (off by default) give the same output too.
+    let split = ["--workers", "2", "--set", "detect.prefilter-split-sets=yes"];
+    for (name, extra) in [
+        ("1", &["--workers", "1"][..]),
+        ("2", &["--workers", "2"][..]),
+        ("4", &["--workers", "4"][..]),
+        ("2split", &split[..]),
+    ] {
+        let sub = d.join(name);
         std::fs::create_dir_all(&sub).unwrap();
-        run_case(&sub, &frames, &rules, &["--workers", w]);
+        run_case(&sub, &frames, &rules, extra);
         let eve = std::fs::read(sub.join("out/eve.json")).unwrap();
         let fast = std::fs::read(sub.join("out/fast.log")).unwrap();
         outputs.push((eve, fast));
@@ -162,6 +170,26 @@ fn output_identical_for_any_worker_count() {
         outputs.windows(2).all(|w| w[0] == w[1]),
         "output differs between worker counts"
     );
+    // The option takes effect: the split sets are more pattern lists.
+    let lists = |extra: &[&str]| {
+        let sub = d.join("lists");
+        let mut args = vec!["run", "-r", "x", "-S", "x", "-l", sub.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let pcap = d.join("1/in.pcap");
+        let rules = d.join("1/test.rules");
+        args[2] = pcap.to_str().unwrap();
+        args[4] = rules.to_str().unwrap();
+        let o = vigil(&args);
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let n = err
+            .split(" pattern lists")
+            .next()
+            .and_then(|h| h.rsplit(' ').next())
+            .and_then(|n| n.parse::<usize>().ok());
+        n.unwrap_or_else(|| panic!("no pattern list count: {err}"))
+    };
+    assert!(lists(&split) > lists(&["--workers", "2"]));
 }
 
 /// `--simulate-ips` with host blocking: a block made on one flow applies
