@@ -130,16 +130,21 @@ struct Expectation {
 /// holds one or a few).
 const MAX_LINES: usize = 16;
 
+type Fold = foldhash::fast::RandomState;
+
 /// The expectation table (see the module documentation).
 #[derive(Debug, Default)]
 pub struct Expectations {
     cfg: ExpectConfig,
-    announced: HashMap<CtlKey, Announce>,
+    // Keyed with foldhash (every TCP packet with a text payload is looked
+    // up in `opened` on the reader thread; SipHash was most of the
+    // table's cost). Never iterated: the order is in the BTreeMaps.
+    announced: HashMap<CtlKey, Announce, Fold>,
     announce_order: BTreeMap<u64, CtlKey>,
-    expected: HashMap<ExpKey, Expectation>,
+    expected: HashMap<ExpKey, Expectation, Fold>,
     expect_order: BTreeMap<u64, ExpKey>,
     /// Flows that began with a SYN: the ones whose control lines count.
-    opened: HashMap<CtlKey, u64>,
+    opened: HashMap<CtlKey, u64, Fold>,
     opened_order: BTreeMap<u64, CtlKey>,
     seq: u64,
     pub stats: ExpectStats,
