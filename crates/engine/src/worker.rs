@@ -2674,6 +2674,8 @@ impl Ctx {
                 datasets: None,
             }
         };
+        // One protocol per flow: its records are logged or not.
+        let type_logged = tx_type_logged(&self.cfg, app);
         for id in done {
             // The transaction's parser events, as Suricata's anomaly
             // logger writes them (type `applayer`, layer `proto_parser`).
@@ -2696,7 +2698,7 @@ impl Ctx {
             // A config rule (`config: logging disable, type tx, scope tx`)
             // may have kept this transaction out of the log.
             if !self.cfg.log_tx
-                || !tx_type_logged(&self.cfg, app)
+                || !type_logged
                 || app.txd.get(&id).is_some_and(|t| t.no_log)
                 || app.state.as_ref().is_some_and(|s| s.tx_log_filtered(id))
             {
@@ -3034,11 +3036,9 @@ impl Ctx {
 /// Whether a loaded rule has `tag`, and whether one has `tag:host`
 /// ([`Ctx::tagging`], [`Ctx::tag_hosts`]).
 fn tag_modes(detect: &DetectEngine) -> (bool, bool) {
-    let tags = detect.rules.iter().filter_map(|r| r.tag.as_ref());
+    let mut tags = detect.rules.iter().filter_map(|r| r.tag.as_ref());
     let any = tags.clone().next().is_some();
-    let host = tags
-        .clone()
-        .any(|t| matches!(t.scope, vigil_rules::TagScope::Host { .. }));
+    let host = tags.any(|t| matches!(t.scope, vigil_rules::TagScope::Host { .. }));
     (any, host)
 }
 
@@ -3181,7 +3181,6 @@ fn count_feed(stats: &mut WorkerStats, app: &AppFlow, o: FeedOutcome, udp: bool)
     stats.app_bytes += o.bytes;
 }
 
-/// A transaction's EVE object.
 /// Whether the eve-log `types` take the flow's transaction records
 /// (Suricata's `ftp` type takes the `ftp_data` records too).
 fn tx_type_logged(cfg: &WorkerConfig, app: &AppFlow) -> bool {
@@ -3195,6 +3194,7 @@ fn tx_type_logged(cfg: &WorkerConfig, app: &AppFlow) -> bool {
     types.contains(&key)
 }
 
+/// A transaction's EVE object.
 fn tx_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRecord>> {
     tx_record_of(app, tx, false)
 }

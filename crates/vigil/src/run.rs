@@ -931,7 +931,7 @@ pub fn load_detection(
     )?;
     // Split prefilter sets (per app protocol and direction) only when
     // asked for (`detect.prefilter-split-sets: yes`): on dev-mix with ET
-    // Open they take a quarter of the worker's instructions off but no
+    // Open they take 17% of the worker's instructions off but no
     // wall time (the extra databases cost as much in instruction cache),
     // and compiling their 116,000 literals made a cold start 10 s instead
     // of 2 s (docs/performance.md). A prefilter device scans each packet

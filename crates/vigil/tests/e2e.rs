@@ -172,13 +172,17 @@ fn output_identical_for_any_worker_count() {
     );
     // The option takes effect: the split sets are more pattern lists.
     let lists = |extra: &[&str]| {
-        let sub = d.join("lists");
-        let mut args = vec!["run", "-r", "x", "-S", "x", "-l", sub.to_str().unwrap()];
+        let (sub, pcap, rules) = (d.join("lists"), d.join("1/in.pcap"), d.join("1/test.rules"));
+        let mut args = vec![
+            "run",
+            "-r",
+            pcap.to_str().unwrap(),
+            "-S",
+            rules.to_str().unwrap(),
+            "-l",
+            sub.to_str().unwrap(),
+        ];
         args.extend_from_slice(extra);
-        let pcap = d.join("1/in.pcap");
-        let rules = d.join("1/test.rules");
-        args[2] = pcap.to_str().unwrap();
-        args[4] = rules.to_str().unwrap();
         let o = vigil(&args);
         assert!(o.status.success());
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
