@@ -20,7 +20,23 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Transparent huge pages off for the process. mimalloc asks for them
+/// (`MADV_HUGEPAGE`) on its arenas, so a worker's first touch of a fresh
+/// 64 KiB allocator page faulted in and zeroed a whole 2 MiB page: on
+/// dev-mix with the default EVE types that was a tenth of the worker's
+/// time (the kernel's `clear_page_erms`) and 50 MB of resident memory
+/// (docs/performance.md). The flag is checked at each fault, so memory
+/// mapped before it is set also gets normal pages from then on.
+fn disable_thp() -> bool {
+    // SAFETY: prctl(PR_SET_THP_DISABLE) takes integer arguments only and
+    // touches no memory of this process.
+    unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0 }
+}
+
 fn main() -> ExitCode {
+    // A kernel without the flag (before 3.15) keeps huge pages: slower,
+    // not wrong.
+    disable_thp();
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Run(args) => run::run(args),
@@ -40,5 +56,20 @@ fn main() -> ExitCode {
             eprintln!("{msg}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The kernel reports the flag in /proc/self/status once it is set.
+    #[test]
+    fn huge_pages_are_turned_off_for_the_process() {
+        assert!(super::disable_thp());
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("THP_enabled:"))
+            .expect("THP_enabled in /proc/self/status");
+        assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
     }
 }
