@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use vigil_prefilter::{Pattern, PrefilterEngine, Route, Selector, NO_GROUP};
+use vigil_applayer::AppProto;
+use vigil_prefilter::{Pattern, PrefilterEngine, Route, Selector, SplitMode, NO_GROUP};
 
 use crate::addr_index::AddrIndex;
 use crate::app::{proto_index, AppProtoState, PROTOS};
@@ -39,6 +40,17 @@ pub struct PatternSet {
     /// Rule index for each pattern id.
     pub rules: Vec<u32>,
 }
+
+/// The application protocols whose rules [`SplitMode::Protocols`] keeps in
+/// a group's generic set: those of most flows and bytes (web and name
+/// lookups), for which a second scan of every packet would cost more than
+/// the patterns it keeps out of the other flows' scans.
+pub const COMMON_PROTOS: [AppProto; 4] = [
+    AppProto::Http,
+    AppProto::Http2,
+    AppProto::Tls,
+    AppProto::Dns,
+];
 
 /// Slots of [`SplitSets::app`]: `failed`, then each protocol.
 pub const APP_SLOTS: usize = 1 + PROTOS.len();
@@ -105,6 +117,15 @@ pub const NO_SET: u32 = u32::MAX;
 /// reverse; a rule without a direction is in both. The union of the sets
 /// scanned for a buffer holds every rule that can match it, so detection
 /// output is that of one engine over all patterns.
+///
+/// [`SplitMode::Protocols`], the default, keeps only the rules of the less
+/// common protocols apart ([`COMMON_PROTOS`] stay in the generic set) and
+/// does not split by direction: each rule's pattern is in one set, so the
+/// databases hold as many literals as one engine per group and compile
+/// as fast, while the common flows are no longer scanned for the SMB,
+/// FTP, SMTP ... rules' raw contents (`MKD`, `SMB`, `|0d 0a 0d 0a|UEsDB`).
+/// A flow of a less common protocol is scanned twice: the generic set
+/// and its protocol's.
 ///
 /// Splitting TCP groups further, into the rules that can match a packet
 /// that the stream took (packet rules, and stream rules anchored with
@@ -258,6 +279,9 @@ struct Builder<'r, 's> {
     selector: &'s mut Selector,
     /// Split the groups' patterns ([`SplitSets`]).
     split: bool,
+    /// ... only the less common protocols' rules, not by direction
+    /// ([`SplitMode::Protocols`]).
+    coarse: bool,
     /// Pattern lists of the groups; engines are built once every group
     /// exists (see [`RuleGroups::build_engines`]).
     pending: Vec<PendingSet>,
@@ -333,8 +357,16 @@ impl Builder<'_, '_> {
         let mut app: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]; APP_SLOTS];
         for &r in prefiltered {
             let rule = &self.rules[r as usize];
-            let dirs = rule_dirs(rule);
-            if rule.app_tests.is_empty() {
+            let dirs = if self.coarse {
+                [true, true]
+            } else {
+                rule_dirs(rule)
+            };
+            let common = self.coarse
+                && COMMON_PROTOS
+                    .iter()
+                    .any(|&p| rule.app_tests_match(AppProtoState::Detected(p)));
+            if rule.app_tests.is_empty() || common {
                 for (list, on) in generic.iter_mut().zip(dirs) {
                     if on {
                         list.push(r);
@@ -533,6 +565,7 @@ impl RuleGroups {
             groups: Vec::new(),
             dedup: HashMap::new(),
             split: selector.split_groups(),
+            coarse: selector.split_mode() == SplitMode::Protocols,
             selector,
             pending: Vec::new(),
             sides: vec![None; rules.len()],

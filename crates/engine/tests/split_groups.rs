@@ -17,7 +17,7 @@ use common::{run_pcap, write_pcap, Seen};
 use vigil_craft::{PacketBuilder, TcpSession, TimedFrame};
 use vigil_detect::DetectEngine;
 use vigil_engine::EngineConfig;
-use vigil_prefilter::EngineKind;
+use vigil_prefilter::{EngineKind, SplitMode};
 
 const RULES: &str = r#"alert tcp any any -> any any (msg:"stream, across segments"; content:"GET /split-here"; sid:1;)
 alert tcp any any -> any any (msg:"anchored"; content:"GET"; depth:3; sid:2;)
@@ -38,8 +38,8 @@ fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
 }
 
-fn detect(kind: EngineKind, split: bool) -> Arc<DetectEngine> {
-    common::engine_with(RULES, kind, split)
+fn detect(kind: EngineKind, mode: SplitMode) -> Arc<DetectEngine> {
+    common::engine_with_mode(RULES, kind, mode)
 }
 
 fn frames() -> Vec<TimedFrame> {
@@ -84,24 +84,32 @@ fn split_groups_give_the_alerts_of_single_engines() {
                 workers,
                 ..EngineConfig::default()
             };
-            let (want, whole) = run_pcap(&path, detect(kind, false), &cfg);
-            let (got, split) = run_pcap(&path, detect(kind, true), &cfg);
+            let (want, whole) = run_pcap(&path, detect(kind, SplitMode::Off), &cfg);
             let sids: std::collections::BTreeSet<u32> = want.iter().map(|s: &Seen| s.sid).collect();
             assert_eq!(
                 sids,
                 [1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13].into_iter().collect(),
                 "{kind}: every kind of rule fires (the smb and wrong-direction ones do not)"
             );
-            assert_eq!(got, want, "{kind}, {workers} worker(s)");
-            // Fewer rules reached verification: the smb rule's pattern is
-            // not looked for on an HTTP flow, a to-server rule's not in
-            // data going to the client.
             let checked = |s: &vigil_engine::RunStats| s.workers.rules_checked;
+            let mut checks = Vec::new();
+            for mode in [SplitMode::Protocols, SplitMode::Full] {
+                let (got, split) = run_pcap(&path, detect(kind, mode), &cfg);
+                assert_eq!(got, want, "{kind}, {mode:?}, {workers} worker(s)");
+                // Fewer rules reached verification: the smb rule's pattern
+                // is not looked for on an HTTP flow (both modes), a
+                // to-server rule's not in data going to the client (full).
+                assert!(
+                    checked(&split) < checked(&whole),
+                    "{kind}, {mode:?}: {} checks split, {} with one engine",
+                    checked(&split),
+                    checked(&whole)
+                );
+                checks.push(checked(&split));
+            }
             assert!(
-                checked(&split) < checked(&whole),
-                "{kind}: {} checks split, {} with one engine",
-                checked(&split),
-                checked(&whole)
+                checks[1] < checks[0],
+                "{kind}: full split checks fewer: {checks:?}"
             );
         }
     }

@@ -47,7 +47,7 @@ pub use e2xb::E2xbEngine;
 #[cfg(feature = "hyperscan")]
 pub use hyperscan::HyperscanEngine;
 pub use naive::NaiveEngine;
-pub use select::{Route, Selection, SelectionReport, Selector, TrafficSample, NO_GROUP};
+pub use select::{Route, Selection, SelectionReport, Selector, SplitMode, TrafficSample, NO_GROUP};
 pub use wu_manber::WuManberEngine;
 
 /// The engines, by their `--prefilter` names.

@@ -335,6 +335,22 @@ impl SelectionReport {
     }
 }
 
+/// How rule groups split their fast patterns into the sets a worker
+/// scans separately, by what it knows when it scans: the flow's
+/// application protocol and direction (see `vigil_detect::group::SplitSets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitMode {
+    /// One engine per group over all its patterns.
+    Off,
+    /// The rules of the less common application protocols (all but
+    /// HTTP/1, HTTP/2, TLS and DNS) in a set per protocol, scanned only on
+    /// that protocol's flows; every other pattern in one set per group.
+    Protocols,
+    /// A set per application protocol and flow direction, and one per
+    /// direction for the rules without a protocol.
+    Full,
+}
+
 /// Builds the engine of each rule group (see the module docs).
 pub struct Selector {
     selection: Selection,
@@ -360,9 +376,9 @@ pub struct Selector {
     hs_cache: Option<PathBuf>,
     /// Threads [`Selector::prebuild`] builds on (1: it does nothing).
     threads: usize,
-    /// Whether rule groups split their fast patterns by what the worker
-    /// knows when it scans (see [`Selector::set_split_groups`]).
-    split_groups: bool,
+    /// How rule groups split their fast patterns by what the worker
+    /// knows when it scans (see [`Selector::set_split_mode`]).
+    split: SplitMode,
     /// Engines built ahead by [`Selector::prebuild`] (index into
     /// `prebuilt_engines`, by pattern list), taken by the build of the
     /// same kind for the same patterns.
@@ -516,7 +532,7 @@ impl Selector {
             report,
             hs_cache: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            split_groups: true,
+            split: SplitMode::Full,
             prebuilt: HashMap::new(),
             prebuilt_engines: Vec::new(),
         }
@@ -542,17 +558,27 @@ impl Selector {
     }
 
     /// Whether the rule groups built with this selector split their fast
-    /// patterns into the sets a worker scans separately (packet payload,
-    /// stream data, per application protocol; on by default), or keep one
-    /// engine per group over all of them (what a prefilter device, which
-    /// scans each packet once for its whole group, is given).
+    /// patterns into the sets a worker scans separately ([`SplitMode::Full`],
+    /// the default here), or keep one engine per group over all of them
+    /// (what a prefilter device, which scans each packet once for its
+    /// whole group, is given).
     pub fn set_split_groups(&mut self, on: bool) {
-        self.split_groups = on;
+        self.split = if on { SplitMode::Full } else { SplitMode::Off };
     }
 
-    /// See [`Selector::set_split_groups`].
+    /// How the rule groups split their fast patterns.
+    pub fn set_split_mode(&mut self, mode: SplitMode) {
+        self.split = mode;
+    }
+
+    /// See [`Selector::set_split_mode`].
+    pub fn split_mode(&self) -> SplitMode {
+        self.split
+    }
+
+    /// Whether the rule groups split their fast patterns at all.
     pub fn split_groups(&self) -> bool {
-        self.split_groups
+        self.split != SplitMode::Off
     }
 
     /// Builds, in parallel, the engines the caller is about to ask for

@@ -139,17 +139,21 @@ fn output_identical_for_any_worker_count() {
     let rules = format!(
         "{}\nalert tcp any any -> any 80 (msg:\"item\"; flow:to_server,established; content:\"GET /item\"; depth:9; sid:9000001; rev:1;)\n\
          alert tcp any 80 -> any any (msg:\"ok\"; flow:established,to_client; content:\"200 OK\"; sid:9000002; rev:1;)\n\
-         alert http any any -> any any (msg:\"http item\"; flow:established,to_server; content:\"/item\"; sid:9000003; rev:1;)\n",
+         alert http any any -> any any (msg:\"http item\"; flow:established,to_server; content:\"/item\"; sid:9000003; rev:1;)\n\
+         alert ftp any any -> any any (msg:\"ftp, a set of its own\"; content:\"MKD\"; sid:9000004; rev:1;)\n",
         vigil_craft::DEMO_RULES
     );
     let mut outputs = Vec::new();
-    // The split prefilter sets (off by default) give the same output too.
+    // Every split of the prefilter sets (by default the less common
+    // protocols' rules only) gives the same output too.
     let split = ["--workers", "2", "--set", "detect.prefilter-split-sets=yes"];
+    let unsplit = ["--workers", "2", "--set", "detect.prefilter-split-sets=no"];
     for (name, extra) in [
         ("1", &["--workers", "1"][..]),
         ("2", &["--workers", "2"][..]),
         ("4", &["--workers", "4"][..]),
         ("2split", &split[..]),
+        ("2unsplit", &unsplit[..]),
     ] {
         let sub = d.join(name);
         std::fs::create_dir_all(&sub).unwrap();
@@ -170,7 +174,8 @@ fn output_identical_for_any_worker_count() {
         outputs.windows(2).all(|w| w[0] == w[1]),
         "output differs between worker counts"
     );
-    // The option takes effect: the split sets are more pattern lists.
+    // The option takes effect: the full split has more pattern lists than
+    // the default (the FTP rule's set), which has more than none.
     let lists = |extra: &[&str]| {
         let (sub, pcap, rules) = (d.join("lists"), d.join("1/in.pcap"), d.join("1/test.rules"));
         let mut args = vec![
@@ -193,7 +198,8 @@ fn output_identical_for_any_worker_count() {
             .and_then(|n| n.parse::<usize>().ok());
         n.unwrap_or_else(|| panic!("no pattern list count: {err}"))
     };
-    assert!(lists(&split) > lists(&["--workers", "2"]));
+    let default = lists(&["--workers", "2"]);
+    assert!(lists(&split) > default && default > lists(&unsplit));
 }
 
 /// `--simulate-ips` with host blocking: a block made on one flow applies

@@ -38,8 +38,23 @@ pub fn engine_with(
     kind: vigil_prefilter::EngineKind,
     split: bool,
 ) -> Arc<DetectEngine> {
+    let mode = if split {
+        vigil_prefilter::SplitMode::Full
+    } else {
+        vigil_prefilter::SplitMode::Off
+    };
+    engine_with_mode(rules, kind, mode)
+}
+
+/// [`engine_with`] with the groups' patterns split as `mode` says.
+pub fn engine_with_mode(
+    rules: &str,
+    kind: vigil_prefilter::EngineKind,
+    mode: vigil_prefilter::SplitMode,
+) -> Arc<DetectEngine> {
+    let split = mode != vigil_prefilter::SplitMode::Off;
     let mut selector = vigil_prefilter::Selector::fixed(kind);
-    selector.set_split_groups(split);
+    selector.set_split_mode(mode);
     let (e, report) = DetectEngine::build_with(
         &parse(rules),
         &ClassificationConfig::default(),
