@@ -277,11 +277,8 @@ struct Builder<'r, 's> {
     dedup: HashMap<Vec<u32>, u32>,
     /// Chooses and builds each group's prefilter engine.
     selector: &'s mut Selector,
-    /// Split the groups' patterns ([`SplitSets`]).
-    split: bool,
-    /// ... only the less common protocols' rules, not by direction
-    /// ([`SplitMode::Protocols`]).
-    coarse: bool,
+    /// How the groups' patterns are split ([`SplitSets`]).
+    split: SplitMode,
     /// Pattern lists of the groups; engines are built once every group
     /// exists (see [`RuleGroups::build_engines`]).
     pending: Vec<PendingSet>,
@@ -322,7 +319,7 @@ impl Builder<'_, '_> {
             }
         }
         let g = self.groups.len() as u32;
-        let split = if self.split && !prefiltered.is_empty() {
+        let split = if self.split != SplitMode::Off && !prefiltered.is_empty() {
             Some(Box::new(self.split_sets(g, &prefiltered)))
         } else {
             if !prefiltered.is_empty() {
@@ -355,14 +352,15 @@ impl Builder<'_, '_> {
     fn split_sets(&mut self, g: u32, prefiltered: &[u32]) -> SplitSets {
         let mut generic: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
         let mut app: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]; APP_SLOTS];
+        let coarse = self.split == SplitMode::Protocols;
         for &r in prefiltered {
             let rule = &self.rules[r as usize];
-            let dirs = if self.coarse {
+            let dirs = if coarse {
                 [true, true]
             } else {
                 rule_dirs(rule)
             };
-            let common = self.coarse
+            let common = coarse
                 && COMMON_PROTOS
                     .iter()
                     .any(|&p| rule.app_tests_match(AppProtoState::Detected(p)));
@@ -564,8 +562,7 @@ impl RuleGroups {
             rules,
             groups: Vec::new(),
             dedup: HashMap::new(),
-            split: selector.split_groups(),
-            coarse: selector.split_mode() == SplitMode::Protocols,
+            split: selector.split_mode(),
             selector,
             pending: Vec::new(),
             sides: vec![None; rules.len()],
@@ -652,7 +649,7 @@ impl RuleGroups {
             udp: tables.next().expect("udp table"),
             sctp: tables.next().expect("sctp table"),
             by_proto,
-            split: b.split,
+            split: b.split != SplitMode::Off,
             groups: b.groups,
         };
         groups.build_engines(b.pending, b.selector);

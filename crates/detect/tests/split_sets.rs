@@ -4,7 +4,7 @@
 //! protocol a set of its own, with no split by direction; `Full` splits
 //! by protocol and direction.
 
-use vigil_detect::group::{app_slot, NO_SET};
+use vigil_detect::group::{app_slot, RuleGroup, SplitSets, NO_SET};
 use vigil_detect::{AppProtoState, DetectEngine};
 use vigil_prefilter::{EngineKind, Selector, SplitMode};
 use vigil_rules::{parse_rule, ClassificationConfig, Origin, Rule, Vars};
@@ -30,10 +30,19 @@ fn engine(mode: SplitMode) -> DetectEngine {
     e
 }
 
+/// The TCP group of port 21, which every rule here is in.
+fn port21(e: &DetectEngine) -> &RuleGroup {
+    &e.groups.groups[e.groups.select(6, 40000, 21).primary as usize]
+}
+
+/// Its split sets.
+fn port21_split(e: &DetectEngine) -> &SplitSets {
+    port21(e).split.as_deref().expect("split group")
+}
+
 /// The sids in set `i` of the TCP group of port 21 (`None`: no set).
 fn sids(e: &DetectEngine, i: u32) -> Option<Vec<u32>> {
-    let g = &e.groups.groups[e.groups.select(6, 40000, 21).primary as usize];
-    let split = g.split.as_deref().expect("split group");
+    let split = port21_split(e);
     (i != NO_SET).then(|| {
         let mut s: Vec<u32> = split.sets[i as usize]
             .rules
@@ -53,8 +62,7 @@ fn slot(p: vigil_applayer::AppProto) -> usize {
 fn protocols_mode_sets_apart_only_the_less_common_protocols() {
     use vigil_applayer::AppProto;
     let e = engine(SplitMode::Protocols);
-    let g = &e.groups.groups[e.groups.select(6, 40000, 21).primary as usize];
-    let split = g.split.as_deref().expect("split group");
+    let split = port21_split(&e);
     // One generic set for both directions: the rule without a protocol,
     // the HTTP rule and the negated one (it admits HTTP too).
     assert_eq!(split.generic[0], split.generic[1]);
@@ -73,8 +81,7 @@ fn protocols_mode_sets_apart_only_the_less_common_protocols() {
 fn full_mode_splits_by_protocol_and_direction() {
     use vigil_applayer::AppProto;
     let e = engine(SplitMode::Full);
-    let g = &e.groups.groups[e.groups.select(6, 40000, 21).primary as usize];
-    let split = g.split.as_deref().expect("split group");
+    let split = port21_split(&e);
     assert_eq!(sids(&e, split.generic[0]), Some(vec![1]));
     assert_eq!(sids(&e, split.generic[1]), None);
     assert_eq!(
@@ -91,7 +98,7 @@ fn full_mode_splits_by_protocol_and_direction() {
 #[test]
 fn off_mode_keeps_one_engine_per_group() {
     let e = engine(SplitMode::Off);
-    let g = &e.groups.groups[e.groups.select(6, 40000, 21).primary as usize];
+    let g = port21(&e);
     assert!(g.split.is_none());
     assert_eq!(g.prefiltered.len(), RULES.len());
 }

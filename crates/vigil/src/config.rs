@@ -314,12 +314,7 @@ impl Config {
             .output("eve-log")
             .and_then(|e| e.get("metadata"))
             .and_then(scalar)
-            .is_some_and(|v| {
-                matches!(
-                    v.to_ascii_lowercase().as_str(),
-                    "no" | "false" | "off" | "0" | "disable"
-                )
-            })
+            .is_some_and(|v| falsy(&v))
     }
 
     /// An alert option that defaults to on (`http`, `dns`, `tls`: the
@@ -512,6 +507,15 @@ pub fn truthy(v: &str) -> bool {
     matches!(
         v.to_ascii_lowercase().as_str(),
         "yes" | "true" | "on" | "1" | "enabled"
+    )
+}
+
+/// A value that turns a default-on option off (Suricata's
+/// `ConfValIsFalse`, plus `disable`/`disabled` beside `truthy`'s `enabled`).
+pub fn falsy(v: &str) -> bool {
+    matches!(
+        v.to_ascii_lowercase().as_str(),
+        "no" | "false" | "off" | "0" | "disable" | "disabled"
     )
 }
 

@@ -20,7 +20,7 @@ use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
 use vigil_source::PcapSource;
 
 use crate::cli::RunArgs;
-use crate::config::{truthy, Config};
+use crate::config::{falsy, truthy, Config};
 
 /// Approximate memory per flow (table entry, key, state), used to turn
 /// `flow.memcap` into a flow count.
@@ -68,7 +68,7 @@ fn split_mode(v: Option<&str>) -> Result<SplitMode> {
         None | Some("protocols") => SplitMode::Protocols,
         Some("full") => SplitMode::Full,
         Some(v) if truthy(v) => SplitMode::Full,
-        Some("no" | "false" | "off" | "0" | "disabled") => SplitMode::Off,
+        Some(v) if falsy(v) => SplitMode::Off,
         Some(v) => bail!("detect.prefilter-split-sets: {v:?} is not one of protocols, full, no"),
     })
 }

@@ -21,6 +21,21 @@ fn vigil(args: &[&str]) -> Output {
         .expect("run vigil")
 }
 
+/// `vigil run -r pcap -S rules -l out [extra]`.
+fn vigil_run(pcap: &Path, rules: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "-r",
+        pcap.to_str().unwrap(),
+        "-S",
+        rules.to_str().unwrap(),
+        "-l",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    vigil(&args)
+}
+
 fn run_case(
     dir: &Path,
     frames: &[TimedFrame],
@@ -32,17 +47,7 @@ fn run_case(
     let rules_path = dir.join("test.rules");
     std::fs::write(&rules_path, rules).unwrap();
     let out = dir.join("out");
-    let mut args = vec![
-        "run",
-        "-r",
-        pcap.to_str().unwrap(),
-        "-S",
-        rules_path.to_str().unwrap(),
-        "-l",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = vigil(&args);
+    let o = vigil_run(&pcap, &rules_path, &out, extra);
     assert!(
         o.status.success(),
         "vigil failed: {}",
@@ -177,18 +182,12 @@ fn output_identical_for_any_worker_count() {
     // The option takes effect: the full split has more pattern lists than
     // the default (the FTP rule's set), which has more than none.
     let lists = |extra: &[&str]| {
-        let (sub, pcap, rules) = (d.join("lists"), d.join("1/in.pcap"), d.join("1/test.rules"));
-        let mut args = vec![
-            "run",
-            "-r",
-            pcap.to_str().unwrap(),
-            "-S",
-            rules.to_str().unwrap(),
-            "-l",
-            sub.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let o = vigil(&args);
+        let o = vigil_run(
+            &d.join("1/in.pcap"),
+            &d.join("1/test.rules"),
+            &d.join("lists"),
+            extra,
+        );
         assert!(o.status.success());
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         let n = err
