@@ -40,9 +40,10 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::events::{AppLayerEvent, DcerpcEvent};
+use crate::jsonw::JsonText;
 use crate::state::{TxCommon, TxProgress};
 use crate::{AppLayerConfig, BufferId, Direction, Timestamp, TxId};
 
@@ -65,7 +66,7 @@ pub const PTYPE_ALTER_CONTEXT: u8 = 14;
 pub const PTYPE_ALTER_CONTEXT_RESP: u8 = 15;
 
 /// Suricata's names of the PDU types (EVE `request` / `response`).
-pub fn ptype_name(t: u8) -> String {
+pub fn ptype_name(t: u8) -> std::borrow::Cow<'static, str> {
     let s = match t {
         0 => "REQUEST",
         1 => "PING",
@@ -88,13 +89,13 @@ pub fn ptype_name(t: u8) -> String {
         18 => "CO_CANCEL",
         19 => "ORPHANED",
         20 => "RTS",
-        t => return t.to_string(),
+        t => return t.to_string().into(),
     };
-    s.to_string()
+    s.into()
 }
 
 /// Service names of a few well-known interfaces (EVE `service`).
-fn service_name(uuid: &[u8; 16]) -> Option<&'static str> {
+fn service_name(uuid: &str) -> Option<&'static str> {
     const KNOWN: &[(&str, &str)] = &[
         ("00000131-0000-0000-c000-000000000046", "IRemUnknown"),
         ("00000143-0000-0000-c000-000000000046", "IRemUnknown2"),
@@ -141,8 +142,7 @@ fn service_name(uuid: &[u8; 16]) -> Option<&'static str> {
         ("f309ad18-d86a-11d0-a075-00c04fb68820", "IWbemLevel1Login"),
         ("f5cc5a18-4264-101a-8c59-08002b2f8426", "nspi"),
     ];
-    let s = uuid_string(uuid);
-    KNOWN.iter().find(|(u, _)| *u == s).map(|(_, n)| *n)
+    KNOWN.iter().find(|(u, _)| *u == uuid).map(|(_, n)| *n)
 }
 
 /// A UUID in its canonical byte order (as written, fields big-endian).
@@ -839,90 +839,90 @@ impl DcerpcState {
             .map(|t| t.opnum)
     }
 
-    fn iface_eve(e: &Interface) -> Value {
-        let mut m = Map::new();
-        m.insert("uuid".into(), uuid_string(&e.uuid).into());
-        m.insert(
-            "version".into(),
-            format!("{}.{}", e.version, e.version_minor).into(),
-        );
-        if let Some(r) = e.ack_result {
-            m.insert("ack_result".into(), r.into());
-        }
-        if let Some(s) = service_name(&e.uuid) {
-            m.insert("service".into(), s.into());
-        }
-        Value::Object(m)
+    fn iface_eve(e: &Interface, w: &mut JsonText) {
+        let uuid = uuid_string(&e.uuid);
+        w.obj(|w| {
+            if let Some(r) = e.ack_result {
+                w.field_u64("ack_result", r);
+            }
+            if let Some(s) = service_name(&uuid) {
+                w.field_str("service", s);
+            }
+            w.field_str("uuid", &uuid);
+            w.field_str("version", &format!("{}.{}", e.version, e.version_minor));
+        });
     }
 
     /// Suricata's `dcerpc` object for a transaction: `request` and `req`
     /// (opnum, fragments, stub size) or the bind's `interfaces`,
     /// `response` and `res`, `call_id`, `rpc_version`.
     pub fn eve(&self, tx: TxId) -> Option<Value> {
-        let t = self.tx(tx)?;
-        let mut m = Map::new();
-        if t.req_done && t.frag_cnt[0] > 0 {
-            m.insert("request".into(), ptype_name(t.req_cmd).into());
-            match t.req_cmd {
-                PTYPE_REQUEST => {
-                    m.insert(
-                        "req".into(),
-                        json!({
-                            "opnum": t.opnum,
-                            "frag_cnt": t.frag_cnt[0],
-                            "stub_data_size": t.stub[0].len(),
-                        }),
-                    );
-                    // The interface the request's context is bound to.
-                    let bound: Vec<Value> = self
-                        .interfaces
-                        .iter()
-                        .rev()
-                        .find(|e| e.ctxid == t.ctxid && e.ack_result == Some(0))
-                        .map(Self::iface_eve)
-                        .into_iter()
-                        .collect();
-                    if !bound.is_empty() {
-                        m.insert("interfaces".into(), Value::Array(bound));
-                    }
-                }
-                // Suricata lists the interfaces of binds only.
-                PTYPE_BIND => {
-                    let list: Vec<Value> = self
-                        .interfaces
-                        .get(t.bind_ifaces.clone())
-                        .unwrap_or(&[])
-                        .iter()
-                        .map(Self::iface_eve)
-                        .collect();
-                    if !list.is_empty() {
-                        m.insert("interfaces".into(), Value::Array(list));
-                    }
-                }
-                _ => {}
+        self.tx(tx)?;
+        Some(crate::jsonw::tree(&crate::jsonw::object(|w| {
+            self.eve_write(tx, false, w)
+        })))
+    }
+
+    /// The members of the `dcerpc` object of `tx`, written to `w`; with
+    /// `smb`, Suricata's SMB form of it: the opnum beside `request`, no
+    /// `rpc_version` (its EVE schema). Nothing for a transaction not held.
+    pub fn eve_write(&self, tx: TxId, smb: bool, w: &mut JsonText) {
+        let Some(t) = self.tx(tx) else {
+            return;
+        };
+        // Members in key order.
+        w.field_u64("call_id", t.call_id);
+        let request = t.req_done && t.frag_cnt[0] > 0;
+        if request && t.req_cmd == PTYPE_REQUEST {
+            // The interface the request's context is bound to.
+            if let Some(e) = self
+                .interfaces
+                .iter()
+                .rev()
+                .find(|e| e.ctxid == t.ctxid && e.ack_result == Some(0))
+            {
+                w.field_arr("interfaces", |w| Self::iface_eve(e, w));
             }
+            if smb {
+                w.field_u64("opnum", t.opnum);
+            }
+            w.field_obj("req", |w| {
+                w.field_u64("frag_cnt", t.frag_cnt[0]);
+                if !smb {
+                    w.field_u64("opnum", t.opnum);
+                }
+                w.field_u64("stub_data_size", t.stub[0].len() as u64);
+            });
+        } else if request && t.req_cmd == PTYPE_BIND {
+            // Suricata lists the interfaces of binds only.
+            let list = self.interfaces.get(t.bind_ifaces.clone()).unwrap_or(&[]);
+            if !list.is_empty() {
+                w.field_arr("interfaces", |w| {
+                    for e in list {
+                        Self::iface_eve(e, w);
+                    }
+                });
+            }
+        }
+        if request {
+            w.field_str("request", &ptype_name(t.req_cmd));
         } else {
-            m.insert("request".into(), "REQUEST_LOST".into());
+            w.field_str("request", "REQUEST_LOST");
         }
         if t.resp_done && t.frag_cnt[1] > 0 {
-            m.insert("response".into(), ptype_name(t.resp_cmd).into());
             if t.resp_cmd == PTYPE_RESPONSE {
-                m.insert(
-                    "res".into(),
-                    json!({
-                        "frag_cnt": t.frag_cnt[1],
-                        "stub_data_size": t.stub[1].len(),
-                    }),
-                );
+                w.field_obj("res", |w| {
+                    w.field_u64("frag_cnt", t.frag_cnt[1]);
+                    w.field_u64("stub_data_size", t.stub[1].len() as u64);
+                });
             }
+            w.field_str("response", &ptype_name(t.resp_cmd));
         } else {
-            m.insert("response".into(), "UNREPLIED".into());
+            w.field_str("response", "UNREPLIED");
         }
-        m.insert("call_id".into(), t.call_id.into());
-        if let Some((a, b)) = self.rpc_version {
-            m.insert("rpc_version".into(), format!("{a}.{b}").into());
+        if let (Some((a, b)), false) = (self.rpc_version, smb) {
+            w.field_str("rpc_version", &format!("{a}.{b}"));
         }
-        Some(Value::Object(m))
     }
 }
 

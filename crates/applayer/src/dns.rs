@@ -13,11 +13,13 @@
 //! Not done: EDNS option decoding beyond code and data, DNSSEC record
 //! contents (logged by type only), SVCB/HTTPS parameters.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::events::{AppLayerEvent, DnsEvent};
+use crate::jsonw::JsonText;
 use crate::state::{TxCommon, TxId, TxProgress};
 use crate::{AppLayerConfig, AppProto, BufferId, Direction, Timestamp, Transport};
 
@@ -478,101 +480,150 @@ impl DnsTx {
 
     /// The EVE `dns` object in Suricata 8's version 3 format.
     pub fn eve(&self) -> Value {
+        crate::jsonw::tree(&crate::jsonw::object(|w| self.eve_write(w)))
+    }
+
+    /// The members of the EVE object (`dns`, or `mdns`/`llmnr` for
+    /// those variants), written to `w`.
+    pub fn eve_write(&self, w: &mut JsonText) {
         if self.variant != AppProto::Dns {
-            return crate::mdns::eve(self);
+            return crate::mdns::eve_write(self, w);
         }
         let m = &self.message;
         let h = &m.header;
-        let mut o = Map::new();
-        o.insert("version".into(), json!(3));
-        o.insert(
-            "type".into(),
-            json!(if self.is_request() {
-                "request"
-            } else {
-                "response"
-            }),
-        );
-        o.insert("tx_id".into(), json!(self.common.id));
-        o.insert("id".into(), json!(h.id));
-        o.insert("flags".into(), json!(format!("{:x}", h.flags)));
-        for (bit, name) in [
-            (0x8000, "qr"),
-            (0x0400, "aa"),
-            (0x0200, "tc"),
-            (0x0100, "rd"),
-            (0x0080, "ra"),
-            (0x0040, "z"),
-        ] {
-            if h.flags & bit != 0 {
-                o.insert(name.into(), json!(true));
-            }
+        // Members in key order (JsonText would reorder them, at a cost).
+        let flag = |bit: u16| h.flags & bit != 0;
+        if flag(0x0400) {
+            w.field_bool("aa", true);
         }
-        o.insert("opcode".into(), json!(h.opcode()));
-        o.insert("rcode".into(), json!(rcode_string(h.rcode())));
-        if !m.queries.is_empty() {
-            let q: Vec<Value> = m
-                .queries
-                .iter()
-                .map(|q| {
-                    let mut e = Map::new();
-                    e.insert("rrname".into(), lossy(&q.name.value));
-                    e.insert("rrtype".into(), json!(rrtype_string(q.rrtype)));
-                    if q.name.truncated {
-                        e.insert("rrname_truncated".into(), json!(true));
-                    }
-                    Value::Object(e)
-                })
-                .collect();
-            o.insert("queries".into(), Value::Array(q));
-        }
-        if !m.answers.is_empty() {
-            let detailed: Vec<Value> = m.answers.iter().flat_map(answer_detail).collect();
-            o.insert("answers".into(), Value::Array(detailed));
-            let mut grouped: Map<String, Value> = Map::new();
-            for a in &m.answers {
-                let vals: Vec<Value> = match &a.data {
-                    DnsRData::A(b) | DnsRData::Aaaa(b) => vec![json!(print_addr(b))],
-                    DnsRData::Name(n) => vec![lossy(&n.value)],
-                    DnsRData::Txt(t) => t.iter().map(|t| lossy(t)).collect(),
-                    DnsRData::Null(b) => vec![lossy(b)],
-                    DnsRData::Soa { .. } | DnsRData::Sshfp { .. } | DnsRData::Srv { .. } => {
-                        vec![rdata_object(&a.data).unwrap_or(Value::Null)]
-                    }
-                    _ => continue,
-                };
-                if let Value::Array(arr) = grouped
-                    .entry(rrtype_string(a.rrtype))
-                    .or_insert_with(|| Value::Array(Vec::new()))
-                {
-                    arr.extend(vals);
-                }
-            }
-            o.insert("grouped".into(), Value::Object(grouped));
-        }
-        if !m.authorities.is_empty() {
-            let v: Vec<Value> = m.authorities.iter().flat_map(answer_detail).collect();
-            o.insert("authorities".into(), Value::Array(v));
-        }
-        let adds: Vec<Value> = m
+        let mut adds = m
             .additionals
             .iter()
             .filter(|a| !matches!(&a.data, DnsRData::Opt(o) if o.is_empty()))
-            .flat_map(answer_detail)
-            .collect();
-        if !adds.is_empty() {
-            o.insert("additionals".into(), Value::Array(adds));
+            .peekable();
+        if adds.peek().is_some() {
+            w.field_arr("additionals", |w| {
+                for a in adds {
+                    answer_detail(a, w);
+                }
+            });
         }
-        Value::Object(o)
+        if !m.answers.is_empty() {
+            w.field_arr("answers", |w| {
+                for a in &m.answers {
+                    answer_detail(a, w);
+                }
+            });
+        }
+        if !m.authorities.is_empty() {
+            w.field_arr("authorities", |w| {
+                for a in &m.authorities {
+                    answer_detail(a, w);
+                }
+            });
+        }
+        w.field_str("flags", &format!("{:x}", h.flags));
+        if !m.answers.is_empty() {
+            grouped(&m.answers, w);
+        }
+        w.field_u64("id", h.id);
+        w.field_u64("opcode", h.opcode());
+        if flag(0x8000) {
+            w.field_bool("qr", true);
+        }
+        if !m.queries.is_empty() {
+            w.field_arr("queries", |w| {
+                for q in &m.queries {
+                    w.obj(|w| {
+                        w.field_lossy("rrname", &q.name.value);
+                        if q.name.truncated {
+                            w.field_bool("rrname_truncated", true);
+                        }
+                        w.field_str("rrtype", &rrtype_string(q.rrtype));
+                    });
+                }
+            });
+        }
+        if flag(0x0080) {
+            w.field_bool("ra", true);
+        }
+        w.field_str("rcode", &rcode_string(h.rcode()));
+        if flag(0x0100) {
+            w.field_bool("rd", true);
+        }
+        if flag(0x0200) {
+            w.field_bool("tc", true);
+        }
+        w.field_u64("tx_id", self.common.id);
+        w.field_str(
+            "type",
+            if self.is_request() {
+                "request"
+            } else {
+                "response"
+            },
+        );
+        w.field_u64("version", 3u8);
+        if flag(0x0040) {
+            w.field_bool("z", true);
+        }
     }
 }
 
-pub(crate) fn lossy(b: &[u8]) -> Value {
-    Value::String(String::from_utf8_lossy(b).into_owned())
+/// The `grouped` object: the answers' data by type, types in name order.
+fn grouped(answers: &[DnsAnswer], w: &mut JsonText) {
+    let mut types: Vec<(Cow<'static, str>, &DnsAnswer)> = answers
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.data,
+                DnsRData::A(_)
+                    | DnsRData::Aaaa(_)
+                    | DnsRData::Name(_)
+                    | DnsRData::Txt(_)
+                    | DnsRData::Null(_)
+                    | DnsRData::Soa { .. }
+                    | DnsRData::Sshfp { .. }
+                    | DnsRData::Srv { .. }
+            )
+        })
+        .map(|a| (rrtype_string(a.rrtype), a))
+        .collect();
+    // Stable: each type's answers stay in their order.
+    types.sort_by(|a, b| a.0.cmp(&b.0));
+    w.field_obj("grouped", |w| {
+        for (i, (t, _)) in types.iter().enumerate() {
+            if i > 0 && types[i - 1].0 == *t {
+                continue;
+            }
+            w.field_arr(t, |w| {
+                for (_, a) in types[i..].iter().take_while(|(u, _)| u == t) {
+                    match &a.data {
+                        DnsRData::A(b) | DnsRData::Aaaa(b) => {
+                            w.str(&print_addr(b));
+                        }
+                        DnsRData::Name(n) => {
+                            w.lossy(&n.value);
+                        }
+                        DnsRData::Txt(t) => {
+                            for t in t {
+                                w.lossy(t);
+                            }
+                        }
+                        DnsRData::Null(b) => {
+                            w.lossy(b);
+                        }
+                        d => rdata_object(d, w),
+                    }
+                }
+            });
+        }
+    });
 }
 
-pub(crate) fn rdata_object(d: &DnsRData) -> Option<Value> {
-    Some(match d {
+/// The object of SOA, SSHFP and SRV data (`null` for other types).
+pub(crate) fn rdata_object(d: &DnsRData, w: &mut JsonText) {
+    match d {
         DnsRData::Soa {
             mname,
             rname,
@@ -581,9 +632,14 @@ pub(crate) fn rdata_object(d: &DnsRData) -> Option<Value> {
             retry,
             expire,
             minimum,
-        } => json!({
-            "mname": lossy(&mname.value), "rname": lossy(&rname.value), "serial": serial,
-            "refresh": refresh, "retry": retry, "expire": expire, "minimum": minimum,
+        } => w.obj(|w| {
+            w.field_lossy("mname", &mname.value)
+                .field_lossy("rname", &rname.value)
+                .field_u64("serial", *serial)
+                .field_u64("refresh", *refresh)
+                .field_u64("retry", *retry)
+                .field_u64("expire", *expire)
+                .field_u64("minimum", *minimum);
         }),
         DnsRData::Sshfp {
             algo,
@@ -591,78 +647,87 @@ pub(crate) fn rdata_object(d: &DnsRData) -> Option<Value> {
             fingerprint,
         } => {
             let hex: Vec<String> = fingerprint.iter().map(|b| format!("{b:02x}")).collect();
-            json!({"fingerprint": hex.join(":"), "algo": algo, "type": fp_type})
+            w.obj(|w| {
+                w.field_str("fingerprint", &hex.join(":"))
+                    .field_u64("algo", *algo)
+                    .field_u64("type", *fp_type);
+            })
         }
         DnsRData::Srv {
             priority,
             weight,
             port,
             target,
-        } => {
-            json!({"priority": priority, "weight": weight, "port": port, "name": lossy(&target.value)})
-        }
-        _ => return None,
-    })
+        } => w.obj(|w| {
+            w.field_u64("priority", *priority)
+                .field_u64("weight", *weight)
+                .field_u64("port", *port)
+                .field_lossy("name", &target.value);
+        }),
+        _ => w.null(),
+    };
 }
 
-/// One detailed answer entry (several for TXT: one per string).
-fn answer_detail(a: &DnsAnswer) -> Vec<Value> {
-    let base = || {
-        let mut e = Map::new();
-        e.insert("rrname".into(), lossy(&a.name.value));
+/// The EDNS options of an OPT record.
+pub(crate) fn opt_array(opts: &[(u16, Vec<u8>)], w: &mut JsonText) {
+    w.arr(|w| {
+        for (code, data) in opts {
+            w.obj(|w| {
+                w.field_u64("code", *code)
+                    .field_str("data", &crate::hex_lower(data));
+            });
+        }
+    });
+}
+
+/// One detailed answer entry (several for TXT: one per string), members
+/// in key order.
+fn answer_detail(a: &DnsAnswer, w: &mut JsonText) {
+    let name = |w: &mut JsonText| {
+        w.field_lossy("rrname", &a.name.value);
         if a.name.truncated {
-            e.insert("rrname_truncated".into(), json!(true));
+            w.field_bool("rrname_truncated", true);
         }
-        e.insert("rrtype".into(), json!(rrtype_string(a.rrtype)));
-        e.insert("ttl".into(), json!(a.ttl));
-        e
+        w.field_str("rrtype", &rrtype_string(a.rrtype));
     };
-    let mut e = base();
-    match &a.data {
-        DnsRData::A(b) | DnsRData::Aaaa(b) => {
-            e.insert("rdata".into(), json!(print_addr(b)));
-        }
-        DnsRData::Name(n) => {
-            e.insert("rdata".into(), lossy(&n.value));
-            if n.truncated {
-                e.insert("rdata_truncated".into(), json!(true));
+    if let DnsRData::Txt(t) = &a.data {
+        if !t.is_empty() {
+            for s in t {
+                w.obj(|w| {
+                    w.field_lossy("rdata", s);
+                    name(w);
+                    w.field_u64("ttl", a.ttl);
+                });
             }
+            return;
         }
-        DnsRData::Txt(t) => {
-            if t.is_empty() {
-                return vec![Value::Object(e)];
-            }
-            return t
-                .iter()
-                .map(|s| {
-                    let mut e = base();
-                    e.insert("rdata".into(), lossy(s));
-                    Value::Object(e)
-                })
-                .collect();
-        }
-        DnsRData::Null(b) => {
-            e.insert("rdata".into(), lossy(b));
-        }
-        DnsRData::Soa { .. } => {
-            e.insert("soa".into(), rdata_object(&a.data).unwrap_or(Value::Null));
-        }
-        DnsRData::Sshfp { .. } => {
-            e.insert("sshfp".into(), rdata_object(&a.data).unwrap_or(Value::Null));
-        }
-        DnsRData::Srv { .. } => {
-            e.insert("srv".into(), rdata_object(&a.data).unwrap_or(Value::Null));
-        }
-        DnsRData::Opt(opts) => {
-            let v: Vec<Value> = opts
-                .iter()
-                .map(|(code, data)| json!({"code": code, "data": crate::hex_lower(data)}))
-                .collect();
-            e.insert("opt".into(), Value::Array(v));
-        }
-        DnsRData::Unknown(_) => {}
     }
-    vec![Value::Object(e)]
+    w.obj(|w| {
+        match &a.data {
+            DnsRData::A(b) | DnsRData::Aaaa(b) => {
+                w.field_str("rdata", &print_addr(b));
+            }
+            DnsRData::Name(n) => {
+                w.field_lossy("rdata", &n.value);
+                if n.truncated {
+                    w.field_bool("rdata_truncated", true);
+                }
+            }
+            DnsRData::Null(b) => {
+                w.field_lossy("rdata", b);
+            }
+            DnsRData::Opt(opts) => opt_array(opts, w.key("opt")),
+            _ => {}
+        }
+        name(w);
+        match &a.data {
+            DnsRData::Soa { .. } => rdata_object(&a.data, w.key("soa")),
+            DnsRData::Sshfp { .. } => rdata_object(&a.data, w.key("sshfp")),
+            DnsRData::Srv { .. } => rdata_object(&a.data, w.key("srv")),
+            _ => {}
+        }
+        w.field_u64("ttl", a.ttl);
+    });
 }
 
 /// Suricata's address format: dotted quad, or eight groups of four hex
@@ -680,7 +745,7 @@ pub fn print_addr(b: &[u8]) -> String {
 }
 
 /// Record type names as Suricata logs them (number when unknown).
-pub fn rrtype_string(t: u16) -> String {
+pub fn rrtype_string(t: u16) -> Cow<'static, str> {
     let s = match t {
         1 => "A",
         2 => "NS",
@@ -741,13 +806,13 @@ pub fn rrtype_string(t: u16) -> String {
         254 => "MAILA",
         255 => "ANY",
         256 => "URI",
-        _ => return t.to_string(),
+        _ => return Cow::Owned(t.to_string()),
     };
-    s.to_string()
+    Cow::Borrowed(s)
 }
 
 /// Response code names as Suricata logs them.
-pub fn rcode_string(rc: u8) -> String {
+pub fn rcode_string(rc: u8) -> Cow<'static, str> {
     let s = match rc {
         0 => "NOERROR",
         1 => "FORMERR",
@@ -760,9 +825,9 @@ pub fn rcode_string(rc: u8) -> String {
         8 => "NXRRSET",
         9 => "NOTAUTH",
         10 => "NOTZONE",
-        _ => return rc.to_string(),
+        _ => return Cow::Owned(rc.to_string()),
     };
-    s.to_string()
+    Cow::Borrowed(s)
 }
 
 /// Per-flow DNS state.

@@ -37,7 +37,7 @@
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::events::FtpEvent;
 use crate::state::{TxCommon, TxProgress};
@@ -199,45 +199,53 @@ impl FtpTx {
 
     /// Suricata's `ftp` object.
     pub fn eve(&self) -> Value {
-        let s = |b: &[u8]| Value::String(String::from_utf8_lossy(b).into_owned());
-        let mut m = Map::new();
+        crate::jsonw::tree(&crate::jsonw::object(|w| self.eve_write(w)))
+    }
+
+    /// The members of the `ftp` object, written to `w` in key order.
+    pub fn eve_write(&self, w: &mut crate::jsonw::JsonText) {
         if let Some(c) = self.command {
-            m.insert("command".into(), c.into());
+            w.field_str("command", c);
             if !self.command_data.is_empty() {
-                m.insert("command_data".into(), s(&self.command_data));
-                m.insert("command_truncated".into(), self.command_truncated.into());
+                w.field_lossy("command_data", &self.command_data);
+                w.field_bool("command_truncated", self.command_truncated);
             }
         }
-        let codes: Vec<Value> = self
+        let mut codes = self
             .replies
             .iter()
             .filter(|r| !r.code.is_empty())
-            .map(|r| s(&r.code))
-            .collect();
-        if !codes.is_empty() {
-            m.insert("completion_code".into(), Value::Array(codes));
-        }
-        let replies: Vec<Value> = self
-            .replies
-            .iter()
-            .filter(|r| !r.text.is_empty())
-            .map(|r| s(&r.text))
-            .collect();
-        if !replies.is_empty() {
-            m.insert("reply".into(), Value::Array(replies));
+            .peekable();
+        if codes.peek().is_some() {
+            w.field_arr("completion_code", |w| {
+                for r in codes {
+                    w.lossy(&r.code);
+                }
+            });
         }
         if let Some(p) = self.dyn_port {
-            m.insert("dynamic_port".into(), p.into());
+            w.field_u64("dynamic_port", p);
         }
         if matches!(self.command, Some("PORT" | "EPRT" | "PASV" | "EPSV")) {
             let mode = if self.active { "active" } else { "passive" };
-            m.insert("mode".into(), mode.into());
+            w.field_str("mode", mode);
+        }
+        let mut replies = self
+            .replies
+            .iter()
+            .filter(|r| !r.text.is_empty())
+            .peekable();
+        if replies.peek().is_some() {
+            w.field_arr("reply", |w| {
+                for r in replies {
+                    w.lossy(&r.text);
+                }
+            });
         }
         let received = if self.done { "yes" } else { "no" };
-        m.insert("reply_received".into(), received.into());
+        w.field_str("reply_received", received);
         let truncated = self.replies.iter().any(|r| r.truncated);
-        m.insert("reply_truncated".into(), truncated.into());
-        Value::Object(m)
+        w.field_bool("reply_truncated", truncated);
     }
 }
 

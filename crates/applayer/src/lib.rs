@@ -77,6 +77,7 @@ pub mod http;
 pub mod http2;
 pub mod ike;
 pub mod imap;
+pub mod jsonw;
 pub mod krb5;
 pub mod ldap;
 pub mod mdns;

@@ -20,13 +20,12 @@
 //! records, the data under the lower-case type name where the schema
 //! lists that key (mDNS: PTR and TXT data only).
 
-use serde_json::{json, Map, Value};
-
 use crate::dns::{
-    lossy, parse_message, print_addr, rdata_object, rrtype_string, DnsAnswer, DnsHeader, DnsRData,
-    DnsState, DnsTx,
+    opt_array, parse_message, print_addr, rdata_object, rrtype_string, DnsAnswer, DnsHeader,
+    DnsRData, DnsState, DnsTx,
 };
 use crate::events::{AppLayerEvent, DnsEvent, LlmnrEvent};
+use crate::jsonw::JsonText;
 use crate::state::TxCommon;
 use crate::{AppProto, BufferId, Direction, Timestamp};
 
@@ -215,71 +214,58 @@ fn allowed(variant: AppProto, section: &str) -> &'static [&'static str] {
 
 /// One record of the `mdns`/`llmnr` object: its name, and its data under
 /// the lower-case type name (when the section allows that key).
-fn record(a: &DnsAnswer, allow: &[&str]) -> Value {
-    let full = record_all(a);
-    if allow.is_empty() {
-        return full;
-    }
-    let Value::Object(mut e) = full else {
-        return full;
-    };
-    e.retain(|k, _| {
-        matches!(k.as_str(), "rrname" | "rrname_truncated") || allow.contains(&k.as_str())
-    });
-    Value::Object(e)
-}
-
-fn record_all(a: &DnsAnswer) -> Value {
-    let mut e = Map::new();
-    e.insert("rrname".into(), lossy(&a.name.value));
-    if a.name.truncated {
-        e.insert("rrname_truncated".into(), json!(true));
-    }
-    let key = rrtype_string(a.rrtype).to_ascii_lowercase();
-    match &a.data {
-        DnsRData::A(b) | DnsRData::Aaaa(b) => {
-            e.insert(key, json!(print_addr(b)));
+fn record(a: &DnsAnswer, allow: &[&str], w: &mut JsonText) {
+    let keep = |k: &str| allow.is_empty() || allow.contains(&k);
+    w.obj(|w| {
+        w.field_lossy("rrname", &a.name.value);
+        if a.name.truncated {
+            w.field_bool("rrname_truncated", true);
         }
-        DnsRData::Name(n) => {
-            e.insert(key, lossy(&n.value));
-            if n.truncated {
-                e.insert("rdata_truncated".into(), json!(true));
+        let key = rrtype_string(a.rrtype).to_ascii_lowercase();
+        if !keep(&key) {
+            return;
+        }
+        match &a.data {
+            DnsRData::A(b) | DnsRData::Aaaa(b) => {
+                w.field_str(&key, &print_addr(b));
             }
+            DnsRData::Name(n) => {
+                w.field_lossy(&key, &n.value);
+                if n.truncated && keep("rdata_truncated") {
+                    w.field_bool("rdata_truncated", true);
+                }
+            }
+            DnsRData::Txt(t) => {
+                w.field_arr(&key, |w| {
+                    for s in t {
+                        w.lossy(s);
+                    }
+                });
+            }
+            DnsRData::Null(b) | DnsRData::Unknown(b) => {
+                w.field_lossy(&key, b);
+            }
+            DnsRData::Soa { .. } | DnsRData::Sshfp { .. } | DnsRData::Srv { .. } => {
+                rdata_object(&a.data, w.key(&key));
+            }
+            DnsRData::Opt(opts) => opt_array(opts, w.key(&key)),
         }
-        DnsRData::Txt(t) => {
-            e.insert(key, Value::Array(t.iter().map(|s| lossy(s)).collect()));
-        }
-        DnsRData::Null(b) | DnsRData::Unknown(b) => {
-            e.insert(key, lossy(b));
-        }
-        DnsRData::Soa { .. } | DnsRData::Sshfp { .. } | DnsRData::Srv { .. } => {
-            e.insert(key, rdata_object(&a.data).unwrap_or(Value::Null));
-        }
-        DnsRData::Opt(opts) => {
-            let v: Vec<Value> = opts
-                .iter()
-                .map(|(code, data)| json!({"code": code, "data": crate::hex_lower(data)}))
-                .collect();
-            e.insert(key, Value::Array(v));
-        }
-    }
-    Value::Object(e)
+    });
 }
 
-/// The `mdns` or `llmnr` object of a transaction.
-pub(crate) fn eve(tx: &DnsTx) -> Value {
+/// The members of the `mdns` or `llmnr` object of a transaction.
+pub(crate) fn eve_write(tx: &DnsTx, w: &mut JsonText) {
     let m = &tx.message;
     let h = &m.header;
-    let mut o = Map::new();
-    o.insert(
-        "type".into(),
-        json!(if h.is_response() {
+    w.field_str(
+        "type",
+        if h.is_response() {
             "response"
         } else {
             "request"
-        }),
+        },
     );
-    o.insert("id".into(), json!(h.id));
+    w.field_u64("id", h.id);
     let flag_names: &[(u16, &str)] = if tx.variant == AppProto::Llmnr {
         &[(0x0400, "c"), (0x0200, "tc"), (0x0100, "t")]
     } else {
@@ -293,57 +279,54 @@ pub(crate) fn eve(tx: &DnsTx) -> Value {
             (0x0010, "cd"),
         ]
     };
-    let flags: Vec<Value> = flag_names
+    let mut flags = flag_names
         .iter()
         .filter(|(bit, _)| h.flags & bit != 0)
-        .map(|(_, n)| json!(n))
-        .collect();
-    if !flags.is_empty() {
-        o.insert("flags".into(), Value::Array(flags));
+        .map(|(_, n)| n)
+        .peekable();
+    if flags.peek().is_some() {
+        w.field_strs("flags", flags);
     }
-    o.insert("opcode".into(), json!(h.opcode()));
+    w.field_u64("opcode", h.opcode());
     if tx.variant == AppProto::Mdns {
-        o.insert("rcode".into(), json!(h.rcode()));
+        w.field_u64("rcode", h.rcode());
     }
     if !m.queries.is_empty() {
-        let q: Vec<Value> = m
-            .queries
-            .iter()
-            .map(|q| {
-                let mut e = Map::new();
-                e.insert("rrname".into(), lossy(&q.name.value));
-                e.insert(
-                    "rrtype".into(),
-                    json!(rrtype_string(q.rrtype).to_ascii_lowercase()),
-                );
-                if q.name.truncated {
-                    e.insert("rrname_truncated".into(), json!(true));
-                }
-                Value::Object(e)
-            })
-            .collect();
-        o.insert("queries".into(), Value::Array(q));
+        w.field_arr("queries", |w| {
+            for q in &m.queries {
+                w.obj(|w| {
+                    w.field_lossy("rrname", &q.name.value);
+                    w.field_str("rrtype", &rrtype_string(q.rrtype).to_ascii_lowercase());
+                    if q.name.truncated {
+                        w.field_bool("rrname_truncated", true);
+                    }
+                });
+            }
+        });
     }
     for (key, v) in [("answers", &m.answers), ("authorities", &m.authorities)] {
         if !v.is_empty() {
             let allow = allowed(tx.variant, key);
-            o.insert(
-                key.into(),
-                Value::Array(v.iter().map(|a| record(a, allow)).collect()),
-            );
+            w.field_arr(key, |w| {
+                for a in v {
+                    record(a, allow, w);
+                }
+            });
         }
     }
     let allow = allowed(tx.variant, "additionals");
-    let adds: Vec<Value> = m
+    let mut adds = m
         .additionals
         .iter()
         .filter(|a| !matches!(&a.data, DnsRData::Opt(o) if o.is_empty()))
-        .map(|a| record(a, allow))
-        .collect();
-    if !adds.is_empty() {
-        o.insert("additionals".into(), Value::Array(adds));
+        .peekable();
+    if adds.peek().is_some() {
+        w.field_arr("additionals", |w| {
+            for a in adds {
+                record(a, allow, w);
+            }
+        });
     }
-    Value::Object(o)
 }
 
 /// Builders of test messages (tests and fuzz seeds).
@@ -394,6 +377,11 @@ mod tests {
     use super::build::{message, name};
     use super::*;
     use crate::{AppLayerConfig, Transport};
+    use serde_json::{json, Value};
+
+    fn eve(tx: &DnsTx) -> Value {
+        tx.eve()
+    }
 
     fn state(v: AppProto) -> DnsState {
         DnsState::with_variant(v, Transport::Udp, &AppLayerConfig::default())

@@ -41,7 +41,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::dcerpc::DcerpcState;
 use crate::events::{AppLayerEvent, SmbEvent};
@@ -1823,150 +1823,208 @@ impl SmbState {
 
     /// Suricata's `smb` object for a transaction.
     pub fn eve(&self, tx: TxId) -> Option<Value> {
-        let t = self.tx(tx)?;
-        let mut m = Map::new();
-        m.insert("id".into(), (t.common.id + 1).into());
-        m.insert(
-            "dialect".into(),
-            self.dialect
-                .clone()
-                .unwrap_or_else(|| "unknown".into())
-                .into(),
-        );
-        m.insert("command".into(), t.command_name().into());
-        if let Some(s) = t.status {
-            m.insert("status".into(), status_name(s).into());
-            m.insert("status_code".into(), format!("{s:#x}").into());
+        self.tx(tx)?;
+        Some(crate::jsonw::tree(&crate::jsonw::object(|w| {
+            self.eve_write(tx, w)
+        })))
+    }
+
+    /// The members of the `smb` object of `tx`, written to `w` (nothing
+    /// for a transaction not held). In key order: the members of the
+    /// transaction's kind go between the common ones, in the part
+    /// ([`KindPart`]) where their keys sort.
+    pub fn eve_write(&self, tx: TxId, w: &mut crate::jsonw::JsonText) {
+        let Some(t) = self.tx(tx) else {
+            return;
+        };
+        t.kind_members(KindPart::BeforeCommand, w);
+        w.field_str("command", &t.command_name());
+        t.kind_members(KindPart::BeforeDcerpc, w);
+        if let Some(d) = t.dcerpc.filter(|d| self.dcerpc.tx(*d).is_some()) {
+            w.field_obj("dcerpc", |w| self.dcerpc.eve_write(d, true, w));
         }
-        m.insert("session_id".into(), t.session_id.into());
-        m.insert("tree_id".into(), t.tree_id.into());
-        let s = |b: &[u8]| Value::from(String::from_utf8_lossy(b).into_owned());
-        match &t.kind {
-            SmbTxKind::Generic => {}
-            SmbTxKind::Negotiate {
-                client_dialects,
-                client_guid,
-                server_guid,
-                max_read,
-                max_write,
-            } => {
-                m.insert("client_dialects".into(), client_dialects.clone().into());
+        w.field_str("dialect", self.dialect.as_deref().unwrap_or("unknown"));
+        t.kind_members(KindPart::BeforeId, w);
+        w.field_u64("id", t.common.id + 1);
+        t.kind_members(KindPart::BeforeSessionId, w);
+        w.field_u64("session_id", t.session_id);
+        t.kind_members(KindPart::BeforeStatus, w);
+        if let Some(s) = t.status {
+            w.field_str("status", status_name(s));
+            w.field_str("status_code", &format!("{s:#x}"));
+        }
+        w.field_u64("tree_id", t.tree_id);
+    }
+}
+
+/// Where members of a transaction's kind sort among the common members
+/// of the `smb` object (`command`, `dcerpc`, `dialect`, `id`,
+/// `session_id`, `status`, `status_code`, `tree_id`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KindPart {
+    BeforeCommand,
+    BeforeDcerpc,
+    BeforeId,
+    BeforeSessionId,
+    BeforeStatus,
+}
+
+impl SmbTx {
+    /// The members of the transaction's kind whose keys sort in `part`.
+    fn kind_members(&self, part: KindPart, w: &mut crate::jsonw::JsonText) {
+        use KindPart::*;
+        match (&self.kind, part) {
+            (SmbTxKind::Generic, _) => {}
+            (
+                SmbTxKind::Negotiate {
+                    client_dialects,
+                    client_guid,
+                    ..
+                },
+                BeforeCommand,
+            ) => {
+                w.field_strs("client_dialects", client_dialects);
                 if let Some(g) = client_guid {
-                    m.insert("client_guid".into(), g.clone().into());
-                }
-                m.insert(
-                    "server_guid".into(),
-                    server_guid.clone().unwrap_or_default().into(),
-                );
-                if let Some(r) = max_read {
-                    m.insert("max_read_size".into(), (*r).into());
-                }
-                if let Some(w) = max_write {
-                    m.insert("max_write_size".into(), (*w).into());
+                    w.field_str("client_guid", g);
                 }
             }
-            SmbTxKind::SessionSetup { ntlmssp, native } => {
+            (
+                SmbTxKind::Negotiate {
+                    server_guid,
+                    max_read,
+                    max_write,
+                    ..
+                },
+                BeforeSessionId,
+            ) => {
+                if let Some(r) = max_read {
+                    w.field_u64("max_read_size", *r);
+                }
+                if let Some(x) = max_write {
+                    w.field_u64("max_write_size", *x);
+                }
+                w.field_str("server_guid", server_guid.as_deref().unwrap_or_default());
+            }
+            (SmbTxKind::SessionSetup { ntlmssp, native }, BeforeSessionId) => {
                 if let Some(n) = ntlmssp {
-                    let mut o = Map::new();
-                    o.insert("domain".into(), s(&n.domain));
-                    o.insert("user".into(), s(&n.user));
-                    o.insert("host".into(), s(&n.host));
-                    if let Some(v) = &n.version {
-                        o.insert("version".into(), v.clone().into());
-                    }
-                    m.insert("ntlmssp".into(), Value::Object(o));
+                    w.field_obj("ntlmssp", |w| {
+                        w.field_lossy("domain", &n.domain);
+                        w.field_lossy("host", &n.host);
+                        w.field_lossy("user", &n.user);
+                        if let Some(v) = &n.version {
+                            w.field_str("version", v);
+                        }
+                    });
                 }
                 // SMB1 records always carry both, empty when not parsed
                 // (as the peer's do).
                 for (k, n) in ["request", "response"].iter().zip(native) {
-                    if n.is_none() && t.version != 1 {
+                    if n.is_none() && self.version != 1 {
                         continue;
                     }
                     let (os, lm) = n.as_ref().map_or((&[][..], &[][..]), |(a, b)| (a, b));
-                    let mut o = Map::new();
-                    o.insert("native_os".into(), s(os));
-                    o.insert("native_lm".into(), s(lm));
-                    m.insert((*k).into(), Value::Object(o));
+                    w.field_obj(k, |w| {
+                        w.field_lossy("native_lm", lm);
+                        w.field_lossy("native_os", os);
+                    });
                 }
             }
-            SmbTxKind::TreeConnect {
-                share,
-                pipe,
-                share_type,
-                service,
-            } => {
-                let key = if *pipe == Some(true) {
-                    "named_pipe"
-                } else {
-                    "share"
-                };
-                m.insert(key.into(), s(share));
-                if t.version == 2 {
-                    m.insert("share_type".into(), share_type.unwrap_or("UNKNOWN").into());
-                } else {
-                    let mut o = Map::new();
-                    if let Some(r) = &service[0] {
-                        o.insert("request".into(), s(r));
-                    }
-                    if let Some(r) = &service[1] {
-                        o.insert("response".into(), s(r));
-                    }
-                    m.insert("service".into(), Value::Object(o));
+            (
+                SmbTxKind::TreeConnect {
+                    share,
+                    pipe,
+                    service,
+                    ..
+                },
+                BeforeSessionId,
+            ) => {
+                if *pipe == Some(true) {
+                    w.field_lossy("named_pipe", share);
+                }
+                if self.version != 2 {
+                    w.field_obj("service", |w| {
+                        if let Some(r) = &service[0] {
+                            w.field_lossy("request", r);
+                        }
+                        if let Some(r) = &service[1] {
+                            w.field_lossy("response", r);
+                        }
+                    });
                 }
             }
-            SmbTxKind::Create {
-                filename,
-                disposition,
-                times,
-                size,
-                fid,
-                ..
-            } => {
-                let name = if filename.is_empty() {
-                    Value::from("<share_root>")
-                } else {
-                    s(filename)
-                };
-                m.insert("filename".into(), name);
-                m.insert("disposition".into(), disposition_name(*disposition).into());
+            (
+                SmbTxKind::TreeConnect {
+                    share,
+                    pipe,
+                    share_type,
+                    ..
+                },
+                BeforeStatus,
+            ) => {
+                if *pipe != Some(true) {
+                    w.field_lossy("share", share);
+                }
+                if self.version == 2 {
+                    w.field_str("share_type", share_type.unwrap_or("UNKNOWN"));
+                }
+            }
+            (SmbTxKind::Create { times, .. }, BeforeCommand) => {
                 // The peer (Suricata 9) writes "normal" for directories
                 // too: none of dev-mix's 1,724 creates says "directory".
-                m.insert("access".into(), "normal".into());
+                w.field_str("access", "normal");
                 let tm = times.unwrap_or_default();
-                for (k, v) in ["created", "accessed", "modified", "changed"]
-                    .iter()
-                    .zip(tm)
-                {
-                    m.insert((*k).into(), if v == 0 { 0 } else { filetime(v) }.into());
+                w.field_i64("accessed", filetime_or_zero(tm[1]));
+                w.field_i64("changed", filetime_or_zero(tm[3]));
+            }
+            (SmbTxKind::Create { times, .. }, BeforeDcerpc) => {
+                let tm = times.unwrap_or_default();
+                w.field_i64("created", filetime_or_zero(tm[0]));
+            }
+            (
+                SmbTxKind::Create {
+                    filename,
+                    disposition,
+                    fid,
+                    ..
+                },
+                BeforeId,
+            ) => {
+                w.field_str("disposition", disposition_name(*disposition));
+                if filename.is_empty() {
+                    w.field_str("filename", "<share_root>");
+                } else {
+                    w.field_lossy("filename", filename);
                 }
-                m.insert("size".into(), (*size).into());
-                m.insert("fuid".into(), fuid(fid).into());
+                w.field_str("fuid", &fuid(fid));
             }
-            SmbTxKind::Ioctl { function } => {
-                m.insert("function".into(), ioctl_name(*function).into());
+            (SmbTxKind::Create { times, .. }, BeforeSessionId) => {
+                let tm = times.unwrap_or_default();
+                w.field_i64("modified", filetime_or_zero(tm[2]));
             }
-            SmbTxKind::File {
-                fid, name, share, ..
-            } => {
-                m.insert("filename".into(), s(name));
-                m.insert("share".into(), s(share));
-                m.insert("fuid".into(), fuid(fid).into());
+            (SmbTxKind::Create { size, .. }, BeforeStatus) => {
+                w.field_u64("size", *size);
             }
+            (SmbTxKind::Ioctl { function }, BeforeId) => {
+                w.field_str("function", &ioctl_name(*function));
+            }
+            (SmbTxKind::File { fid, name, .. }, BeforeId) => {
+                w.field_lossy("filename", name);
+                w.field_str("fuid", &fuid(fid));
+            }
+            (SmbTxKind::File { share, .. }, BeforeStatus) => {
+                w.field_lossy("share", share);
+            }
+            _ => {}
         }
-        if let Some(Value::Object(mut d)) = t.dcerpc.and_then(|d| self.dcerpc.eve(d)) {
-            // Suricata's SMB form of the object: the opnum beside
-            // `request`, no `rpc_version` (its EVE schema).
-            d.remove("rpc_version");
-            let opnum = d
-                .get_mut("req")
-                .and_then(Value::as_object_mut)
-                .and_then(|r| r.remove("opnum"));
-            if let Some(op) = opnum {
-                d.insert("opnum".into(), op);
-            }
-            m.insert("dcerpc".into(), Value::Object(d));
-        }
-        Some(Value::Object(m))
+    }
+}
+
+/// A FILETIME as Suricata logs it: 0 stays 0.
+fn filetime_or_zero(v: u64) -> i64 {
+    if v == 0 {
+        0
+    } else {
+        filetime(v)
     }
 }
 

@@ -666,6 +666,57 @@ impl AppLayerState {
         }
     }
 
+    /// The EVE object of a transaction as JSON text (what serialising
+    /// [`eve`](Self::eve) gives; [`eve_alert`](Self::eve_alert)'s with
+    /// `alert`), followed by `,"key":{...}` for each object logged beside
+    /// it ([`eve_siblings`](Self::eve_siblings)). The busiest protocols
+    /// write their text directly ([`crate::jsonw`]).
+    pub fn eve_text(&self, tx: TxId, alert: bool) -> Option<String> {
+        let mut w = crate::jsonw::JsonText::new();
+        match self {
+            AppLayerState::Dns(s) => {
+                let t = s.tx(tx)?;
+                w.obj(|w| t.eve_write(w));
+            }
+            AppLayerState::Http(s) => {
+                let t = s.tx(tx)?;
+                w.obj(|w| t.eve_write(w));
+            }
+            AppLayerState::Tls(s) => {
+                let t = s.tx_ref(tx)?;
+                w.obj(|w| t.eve_write(w));
+            }
+            AppLayerState::Ftp(s) => {
+                let t = s.tx(tx)?;
+                w.obj(|w| t.eve_write(w));
+            }
+            AppLayerState::Dcerpc(s) => {
+                s.tx(tx)?;
+                w.obj(|w| s.eve_write(tx, false, w));
+            }
+            AppLayerState::Smb(s) => {
+                s.tx(tx)?;
+                w.obj(|w| s.eve_write(tx, w));
+            }
+            _ => {
+                let v = if alert {
+                    self.eve_alert(tx)?
+                } else {
+                    self.eve(tx)?
+                };
+                w.value(&v);
+            }
+        }
+        let mut text = w.into_string();
+        for (key, obj) in self.eve_siblings(tx) {
+            text.push_str(",\"");
+            text.push_str(key);
+            text.push_str("\":");
+            text.push_str(&serde_json::to_string(&obj).unwrap_or_default());
+        }
+        Some(text)
+    }
+
     /// The objects a transaction's record carries beside its own (SMTP's
     /// `email`), as (key, object).
     pub fn eve_siblings(&self, tx: TxId) -> Vec<(&'static str, Value)> {

@@ -17,7 +17,7 @@
 //! encrypted extensions, heartbeat overflow checks.
 
 use md5::{Digest as _, Md5};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use sha1::Sha1;
 use sha2::Sha256;
 
@@ -254,35 +254,41 @@ impl TlsTx {
 
     /// The EVE `tls` object with Suricata's field names.
     pub fn eve(&self) -> Value {
-        let s = |b: &[u8]| Value::String(String::from_utf8_lossy(b).into_owned());
-        let mut m = Map::new();
-        if let Some(c) = &self.server_cert {
-            m.insert("subject".into(), s(&c.subject));
-            m.insert("issuerdn".into(), s(&c.issuer));
-            m.insert("serial".into(), json!(c.serial));
-            m.insert("fingerprint".into(), json!(c.fingerprint));
-        }
-        if let Some(sni) = self.client_hello.as_ref().and_then(|h| h.sni.as_deref()) {
-            m.insert("sni".into(), s(sni));
-        }
-        m.insert(
-            "version".into(),
-            json!(version_string(self.negotiated_version())),
-        );
-        if let Some(c) = &self.server_cert {
-            m.insert("notbefore".into(), json!(format_time(c.not_before)));
-            m.insert("notafter".into(), json!(format_time(c.not_after)));
+        crate::jsonw::tree(&crate::jsonw::object(|w| self.eve_write(w)))
+    }
+
+    /// The members of the EVE `tls` object, written to `w` in key order.
+    pub fn eve_write(&self, w: &mut crate::jsonw::JsonText) {
+        let cert = self.server_cert.as_ref();
+        if let Some(c) = cert {
+            w.field_str("fingerprint", &c.fingerprint);
+            w.field_lossy("issuerdn", &c.issuer);
         }
         if let (Some(h), Some(st)) = (&self.ja3_hash, &self.ja3_string) {
-            m.insert("ja3".into(), json!({"hash": s(h), "string": s(st)}));
+            w.field_obj("ja3", |w| {
+                w.field_lossy("hash", h).field_lossy("string", st);
+            });
         }
         if let (Some(h), Some(st)) = (&self.ja3s_hash, &self.ja3s_string) {
-            m.insert("ja3s".into(), json!({"hash": s(h), "string": s(st)}));
+            w.field_obj("ja3s", |w| {
+                w.field_lossy("hash", h).field_lossy("string", st);
+            });
         }
         if let Some(j) = &self.ja4 {
-            m.insert("ja4".into(), s(j));
+            w.field_lossy("ja4", j);
         }
-        Value::Object(m)
+        if let Some(c) = cert {
+            w.field_str("notafter", &format_time(c.not_after));
+            w.field_str("notbefore", &format_time(c.not_before));
+            w.field_str("serial", &c.serial);
+        }
+        if let Some(sni) = self.client_hello.as_ref().and_then(|h| h.sni.as_deref()) {
+            w.field_lossy("sni", sni);
+        }
+        if let Some(c) = cert {
+            w.field_lossy("subject", &c.subject);
+        }
+        w.field_str("version", &version_string(self.negotiated_version()));
     }
 }
 

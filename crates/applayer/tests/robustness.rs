@@ -35,8 +35,19 @@ fn exercise(proto: AppProto, transport: Transport, chunks: &[(bool, Vec<u8>)]) {
         for &f in UintField::ALL {
             let _ = s.uints(t.id, f, Direction::ToServer);
         }
-        let _ = s.eve(t.id);
-        let _ = s.eve_siblings(t.id);
+        // The record's text is what serde_json writes for the object's
+        // tree (the busiest protocols write it directly): keys in order,
+        // strings escaped alike, a key once.
+        if let Some(text) = s.eve_text(t.id, false) {
+            let mut want = serde_json::to_string(&s.eve(t.id).unwrap()).unwrap();
+            for (key, obj) in s.eve_siblings(t.id) {
+                want.push_str(&format!(
+                    ",\"{key}\":{}",
+                    serde_json::to_string(&obj).unwrap()
+                ));
+            }
+            assert_eq!(text, want);
+        }
         // The files of each side, as detection and the fileinfo log
         // read them.
         for dir in [Direction::ToServer, Direction::ToClient] {

@@ -516,14 +516,12 @@ pub struct AppRecord {
     body: RecordBody,
 }
 
-/// An [`AppRecord`]'s object: text, or a tree the output thread
-/// serialises (so that a worker does not spend its time, and its
-/// instruction cache, on writing JSON).
+/// An [`AppRecord`]'s object: text (transactions' objects are written
+/// as text on the worker, [`vigil_applayer::jsonw`]), or a flow summary
+/// the output thread writes.
 #[derive(Debug, Clone)]
 enum RecordBody {
     Text(String),
-    /// The protocol's object and the objects logged beside it.
-    Tree(serde_json::Value, Vec<(&'static str, serde_json::Value)>),
     /// A `flow` record (`None`) or one direction's `netflow` record.
     Flow(Box<FlowSummary>, Option<usize>),
 }
@@ -543,16 +541,6 @@ impl AppRecord {
     pub fn json(&self) -> std::borrow::Cow<'_, str> {
         match &self.body {
             RecordBody::Text(s) => std::borrow::Cow::Borrowed(s),
-            RecordBody::Tree(v, siblings) => {
-                let mut json = serde_json::to_string(v).unwrap_or_default();
-                for (key, obj) in siblings {
-                    json.push_str(",\"");
-                    json.push_str(key);
-                    json.push_str("\":");
-                    json.push_str(&serde_json::to_string(obj).unwrap_or_default());
-                }
-                std::borrow::Cow::Owned(json)
-            }
             RecordBody::Flow(sum, dir) => std::borrow::Cow::Owned(sum.json(*dir)),
         }
     }
@@ -3206,18 +3194,10 @@ fn tx_alert_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRec
 
 fn tx_record_of(app: &AppFlow, tx: vigil_applayer::TxId, alert: bool) -> Option<Box<AppRecord>> {
     let st = app.state.as_ref()?;
-    let v = if alert {
-        st.eve_alert(tx)?
-    } else {
-        st.eve(tx)?
-    };
     // Objects logged beside the protocol's (SMTP's `email`) follow it in
-    // the record. Serialised where the record is written.
-    Some(Box::new(AppRecord {
-        key: st.eve_key(),
-        tx_id: tx,
-        body: RecordBody::Tree(v, st.eve_siblings(tx)),
-    }))
+    // the record's text.
+    let json = st.eve_text(tx, alert)?;
+    Some(Box::new(AppRecord::new(st.eve_key(), tx, json)))
 }
 
 /// The flow's client and server (address, port).

@@ -23,7 +23,7 @@ pub(crate) mod uri;
 use std::cell::OnceCell;
 use std::collections::VecDeque;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::events::{AppLayerEvent, HttpEvent};
 use crate::state::{TxCommon, TxId, TxProgress};
@@ -441,52 +441,57 @@ impl HttpTx {
     /// The EVE `http` object, with Suricata's field names (extended
     /// logging).
     pub fn eve(&self) -> Value {
-        let s = |b: &[u8]| Value::String(String::from_utf8_lossy(b).into_owned());
-        let mut m = Map::new();
+        crate::jsonw::tree(&crate::jsonw::object(|w| self.eve_write(w)))
+    }
+
+    /// The members of the EVE `http` object, written to `w` in key order.
+    pub fn eve_write(&self, w: &mut crate::jsonw::JsonText) {
+        let response = self.response_progress >= HttpProgress::Line;
         if let Some(h) = self.host() {
-            m.insert("hostname".into(), s(h));
-        }
-        if let Some(p) = self.port() {
-            m.insert("http_port".into(), json!(p));
-        }
-        if self.request_progress >= HttpProgress::Line {
-            m.insert("url".into(), s(&self.uri_raw));
-        }
-        if let Some(ua) = self.request_header("user-agent") {
-            m.insert("http_user_agent".into(), s(ua));
-        }
-        if let Some(xff) = self.request_header("x-forwarded-for") {
-            m.insert("xff".into(), s(xff));
+            w.field_lossy("hostname", h);
         }
         if let Some(ct) = self.response_header("content-type") {
             let ct = ct.split(|&c| c == b';').next().unwrap_or(ct);
-            m.insert("http_content_type".into(), s(trim(ct)));
-        }
-        if let Some(r) = self.request_header("referer") {
-            m.insert("http_refer".into(), s(r));
+            w.field_lossy("http_content_type", trim(ct));
         }
         if !self.method.is_empty() {
-            m.insert("http_method".into(), s(&self.method));
+            w.field_lossy("http_method", &self.method);
+        }
+        if let Some(p) = self.port() {
+            w.field_u64("http_port", p);
+        }
+        if let Some(r) = self.request_header("referer") {
+            w.field_lossy("http_refer", r);
+        }
+        if let Some(ua) = self.request_header("user-agent") {
+            w.field_lossy("http_user_agent", ua);
+        }
+        if response {
+            w.field_u64("length", self.response_message_len);
         }
         if !self.request_protocol.is_empty() {
-            m.insert("protocol".into(), s(&self.request_protocol));
+            w.field_lossy("protocol", &self.request_protocol);
         } else if !self.response_protocol.is_empty() {
-            m.insert("protocol".into(), s(&self.response_protocol));
+            w.field_lossy("protocol", &self.response_protocol);
         }
-        if self.response_progress >= HttpProgress::Line {
+        if response {
+            if let Some(loc) = self.response_header("location") {
+                w.field_lossy("redirect", loc);
+            }
             match std::str::from_utf8(&self.status_code)
                 .ok()
                 .and_then(|c| c.parse::<u64>().ok())
             {
-                Some(code) => m.insert("status".into(), json!(code)),
-                None => m.insert("status_string".into(), s(&self.status_code)),
+                Some(code) => w.field_u64("status", code),
+                None => w.field_lossy("status_string", &self.status_code),
             };
-            if let Some(loc) = self.response_header("location") {
-                m.insert("redirect".into(), s(loc));
-            }
-            m.insert("length".into(), json!(self.response_message_len));
         }
-        Value::Object(m)
+        if self.request_progress >= HttpProgress::Line {
+            w.field_lossy("url", &self.uri_raw);
+        }
+        if let Some(xff) = self.request_header("x-forwarded-for") {
+            w.field_lossy("xff", xff);
+        }
     }
 }
 
