@@ -11,7 +11,9 @@
 //! written in any order: [`JsonText`] keeps where each one starts and
 //! ends, and on closing an object puts them in key order when they are
 //! not (most objects are written in order and only checked). A key
-//! written twice keeps its last value, as `Map::insert` does.
+//! written twice keeps its last value, as `Map::insert` does. Keys
+//! compare by their escaped bytes: the map's order for every key with
+//! nothing to escape, which is all of the writers' keys.
 
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::Value;
@@ -40,20 +42,39 @@ enum Frame {
 }
 
 /// A JSON text being written; see the module documentation.
-#[derive(Default)]
 pub struct JsonText {
     out: Vec<u8>,
+    scratch: Scratch,
+}
+
+/// What a [`JsonText`] keeps of the objects it writes, reused by the
+/// next one on the thread (no allocation per record once warm).
+#[derive(Default)]
+struct Scratch {
     frames: Vec<Frame>,
     members: Vec<Member>,
-    /// Scratch for reordering an object's members.
+    /// For reordering an object's members.
     tmp: Vec<u8>,
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+impl Default for JsonText {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl JsonText {
     pub fn new() -> Self {
+        let mut scratch = SPARE.with(|s| s.take());
+        scratch.frames.clear();
+        scratch.members.clear();
         JsonText {
-            out: Vec::with_capacity(256),
-            ..Default::default()
+            out: Vec::with_capacity(512),
+            scratch,
         }
     }
 
@@ -61,14 +82,16 @@ impl JsonText {
     /// buffer, so it is UTF-8; were it not, it is decoded lossily rather
     /// than panicking.
     pub fn into_string(self) -> String {
-        debug_assert!(self.frames.is_empty(), "unclosed JSON value");
-        String::from_utf8(self.out)
+        debug_assert!(self.scratch.frames.is_empty(), "unclosed JSON value");
+        let JsonText { out, scratch } = self;
+        SPARE.with(|s| *s.borrow_mut() = scratch);
+        String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
     /// Before a value: the separator in an array.
     fn value_start(&mut self) {
-        if let Some(Frame::Array { count }) = self.frames.last_mut() {
+        if let Some(Frame::Array { count }) = self.scratch.frames.last_mut() {
             if *count > 0 {
                 self.out.push(b',');
             }
@@ -78,22 +101,32 @@ impl JsonText {
 
     /// Starts a member of the innermost object; its value follows.
     pub fn key(&mut self, k: &str) -> &mut Self {
-        let Some(Frame::Object { base, .. }) = self.frames.last() else {
+        let Some(Frame::Object { base, .. }) = self.scratch.frames.last() else {
             debug_assert!(false, "a key outside an object");
             return self;
         };
         let at = self.out.len() as u32;
-        if self.members.len() > *base {
-            if let Some(prev) = self.members.last_mut() {
+        if self.scratch.members.len() > *base {
+            if let Some(prev) = self.scratch.members.last_mut() {
                 prev.end = at;
             }
             self.out.push(b',');
         }
         let start = self.out.len() as u32;
-        self.escaped(k);
+        if k.bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        {
+            // A plain key (all of the writers' but the rare data-named
+            // ones) needs no escaping.
+            self.out.push(b'"');
+            self.out.extend_from_slice(k.as_bytes());
+            self.out.push(b'"');
+        } else {
+            self.escaped(k);
+        }
         let key = (start + 1, self.out.len() as u32 - 1);
         self.out.push(b':');
-        self.members.push(Member {
+        self.scratch.members.push(Member {
             key,
             start,
             end: start,
@@ -162,9 +195,9 @@ impl JsonText {
     pub fn arr(&mut self, f: impl FnOnce(&mut Self)) -> &mut Self {
         self.value_start();
         self.out.push(b'[');
-        self.frames.push(Frame::Array { count: 0 });
+        self.scratch.frames.push(Frame::Array { count: 0 });
         f(self);
-        self.frames.pop();
+        self.scratch.frames.pop();
         self.out.push(b']');
         self
     }
@@ -181,23 +214,28 @@ impl JsonText {
     pub fn open_obj(&mut self) {
         self.value_start();
         self.out.push(b'{');
-        self.frames.push(Frame::Object {
+        self.scratch.frames.push(Frame::Object {
             content: self.out.len(),
-            base: self.members.len(),
+            base: self.scratch.members.len(),
         });
     }
 
     pub fn close_obj(&mut self) {
-        let Some(Frame::Object { content, base }) = self.frames.pop() else {
+        let Some(Frame::Object { content, base }) = self.scratch.frames.pop() else {
             debug_assert!(false, "closing an object that is not open");
             return;
         };
         let end = self.out.len() as u32;
-        if let Some(last) = self.members.get_mut(base..).and_then(|m| m.last_mut()) {
+        if let Some(last) = self
+            .scratch
+            .members
+            .get_mut(base..)
+            .and_then(|m| m.last_mut())
+        {
             last.end = end;
         }
         self.order(content, base);
-        self.members.truncate(base);
+        self.scratch.members.truncate(base);
         self.out.push(b'}');
     }
 
@@ -206,27 +244,28 @@ impl JsonText {
     fn order(&mut self, content: usize, base: usize) {
         let out = &self.out;
         let key = |m: &Member| &out[m.key.0 as usize..m.key.1 as usize];
-        let ms = &mut self.members[base..];
+        let ms = &mut self.scratch.members[base..];
         if ms.windows(2).all(|p| key(&p[0]) < key(&p[1])) {
             return;
         }
         // Stable: equal keys keep their order, and the last one stays.
         ms.sort_by(|a, b| key(a).cmp(key(b)));
-        self.tmp.clear();
+        self.scratch.tmp.clear();
         let mut first = true;
         for (i, m) in ms.iter().enumerate() {
             if ms.get(i + 1).is_some_and(|n| key(n) == key(m)) {
                 continue;
             }
             if !first {
-                self.tmp.push(b',');
+                self.scratch.tmp.push(b',');
             }
             first = false;
-            self.tmp
+            self.scratch
+                .tmp
                 .extend_from_slice(&out[m.start as usize..m.end as usize]);
         }
         self.out.truncate(content);
-        self.out.extend_from_slice(&self.tmp);
+        self.out.extend_from_slice(&self.scratch.tmp);
     }
 
     // Members, key and value together.

@@ -115,7 +115,7 @@ pub use events::{
 };
 pub use events::{Dnp3Event, ModbusEvent};
 pub use probe::{probe, probe_udp, ProbeResult, ProtocolDetector};
-pub use state::{AppLayerState, TxId, TxProgress};
+pub use state::{AppLayerState, EveObject, TxId, TxProgress};
 pub use txparser::UintField;
 
 /// Which way data flows, as Suricata's `to_server` / `to_client`.

@@ -306,22 +306,22 @@ fn filetime(t: u64) -> i64 {
 /// A GUID as Suricata prints it (`guid_to_string`: byte pairs swapped
 /// after the first eight bytes).
 fn guid(b: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     if b.len() < 16 {
         return String::new();
     }
-    let h = |i: &[usize]| {
-        i.iter()
-            .map(|&i| format!("{:02x}", b[i]))
-            .collect::<String>()
-    };
-    format!(
-        "{}-{}-{}-{}-{}",
-        h(&[3, 2, 1, 0]),
-        h(&[5, 4]),
-        h(&[7, 6]),
-        h(&[9, 8]),
-        h(&[11, 10, 15, 14, 13, 12])
-    )
+    let mut s = String::with_capacity(36);
+    for (n, &i) in [3, 2, 1, 0, 5, 4, 7, 6, 9, 8, 11, 10, 15, 14, 13, 12]
+        .iter()
+        .enumerate()
+    {
+        if matches!(n, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push(HEX[usize::from(b[i] >> 4)] as char);
+        s.push(HEX[usize::from(b[i] & 15)] as char);
+    }
+    s
 }
 
 /// NTLMSSP fields of an AUTHENTICATE message.
@@ -2066,6 +2066,15 @@ mod tests {
 
     const FID: [u8; 16] = [0x16, 0, 0, 0, 0x35, 1, 0, 0, 1, 0, 0, 0, 0x35, 0, 0, 0];
     const PIPE_FID: [u8; 16] = [7; 16];
+
+    #[test]
+    fn guids_print_their_fields_little_endian_as_suricata_does() {
+        let b: Vec<u8> = (0..16).collect();
+        assert_eq!(guid(&b), "03020100-0504-0706-0908-0b0a0f0e0d0c");
+        assert_eq!(fuid(&FID), "00000016-0135-0000-0001-000000000035");
+        assert_eq!(fuid(&[0x34, 0x12]), "1234");
+        assert_eq!(guid(&b[..15]), "");
+    }
 
     fn nbss(msg: &[u8]) -> Vec<u8> {
         let n = msg.len();

@@ -76,6 +76,45 @@ pub struct TxInfo {
     pub ts: Timestamp,
 }
 
+/// A transaction's EVE object, as a record carries it.
+#[derive(Debug, Clone)]
+pub enum EveObject {
+    /// JSON text, followed by `,"key":{...}` for each object logged
+    /// beside the protocol's.
+    Text(String),
+    /// The protocol's object and the objects logged beside it (SMTP's
+    /// `email`), for the output thread to serialise: building a tree is
+    /// the costly part, not writing it, so the worker does not write it.
+    Tree(Value, Vec<(&'static str, Value)>),
+}
+
+impl EveObject {
+    /// The record's text.
+    pub fn into_text(self) -> String {
+        match self {
+            EveObject::Text(s) => s,
+            tree => tree.text(),
+        }
+    }
+
+    /// The record's text, written from a borrowed object.
+    pub fn text(&self) -> String {
+        match self {
+            EveObject::Text(s) => s.clone(),
+            EveObject::Tree(v, siblings) => {
+                let mut text = serde_json::to_string(v).unwrap_or_default();
+                for (key, obj) in siblings {
+                    text.push_str(",\"");
+                    text.push_str(key);
+                    text.push_str("\":");
+                    text.push_str(&serde_json::to_string(obj).unwrap_or_default());
+                }
+                text
+            }
+        }
+    }
+}
+
 /// The application-layer state of one flow.
 ///
 /// Each variant is boxed so that what a flow holds is one pointer wide
@@ -666,12 +705,12 @@ impl AppLayerState {
         }
     }
 
-    /// The EVE object of a transaction as JSON text (what serialising
-    /// [`eve`](Self::eve) gives; [`eve_alert`](Self::eve_alert)'s with
-    /// `alert`), followed by `,"key":{...}` for each object logged beside
-    /// it ([`eve_siblings`](Self::eve_siblings)). The busiest protocols
-    /// write their text directly ([`crate::jsonw`]).
-    pub fn eve_text(&self, tx: TxId, alert: bool) -> Option<String> {
+    /// The EVE object of a transaction ([`eve`](Self::eve)'s, or with
+    /// `alert` [`eve_alert`](Self::eve_alert)'s) with the objects logged
+    /// beside it ([`eve_siblings`](Self::eve_siblings)): as JSON text for
+    /// the busiest protocols, which write it directly
+    /// ([`crate::jsonw`]), else as the trees.
+    pub fn eve_object(&self, tx: TxId, alert: bool) -> Option<EveObject> {
         let mut w = crate::jsonw::JsonText::new();
         match self {
             AppLayerState::Dns(s) => {
@@ -704,17 +743,17 @@ impl AppLayerState {
                 } else {
                     self.eve(tx)?
                 };
-                w.value(&v);
+                return Some(EveObject::Tree(v, self.eve_siblings(tx)));
             }
         }
-        let mut text = w.into_string();
-        for (key, obj) in self.eve_siblings(tx) {
-            text.push_str(",\"");
-            text.push_str(key);
-            text.push_str("\":");
-            text.push_str(&serde_json::to_string(&obj).unwrap_or_default());
-        }
-        Some(text)
+        // None of these logs objects beside its own.
+        Some(EveObject::Text(w.into_string()))
+    }
+
+    /// [`eve_object`](Self::eve_object) as text: the object's JSON
+    /// followed by `,"key":{...}` for each object logged beside it.
+    pub fn eve_text(&self, tx: TxId, alert: bool) -> Option<String> {
+        self.eve_object(tx, alert).map(EveObject::into_text)
     }
 
     /// The objects a transaction's record carries beside its own (SMTP's

@@ -516,12 +516,14 @@ pub struct AppRecord {
     body: RecordBody,
 }
 
-/// An [`AppRecord`]'s object: text (transactions' objects are written
-/// as text on the worker, [`vigil_applayer::jsonw`]), or a flow summary
-/// the output thread writes.
+/// An [`AppRecord`]'s object: text (the busiest protocols' transaction
+/// objects are written as text on the worker, [`vigil_applayer::jsonw`]),
+/// or what the output thread writes: the other protocols' trees
+/// ([`vigil_applayer::EveObject::Tree`]), a flow summary.
 #[derive(Debug, Clone)]
 enum RecordBody {
     Text(String),
+    Tree(vigil_applayer::EveObject),
     /// A `flow` record (`None`) or one direction's `netflow` record.
     Flow(Box<FlowSummary>, Option<usize>),
 }
@@ -541,6 +543,7 @@ impl AppRecord {
     pub fn json(&self) -> std::borrow::Cow<'_, str> {
         match &self.body {
             RecordBody::Text(s) => std::borrow::Cow::Borrowed(s),
+            RecordBody::Tree(t) => std::borrow::Cow::Owned(t.text()),
             RecordBody::Flow(sum, dir) => std::borrow::Cow::Owned(sum.json(*dir)),
         }
     }
@@ -3194,10 +3197,15 @@ fn tx_alert_record(app: &AppFlow, tx: vigil_applayer::TxId) -> Option<Box<AppRec
 
 fn tx_record_of(app: &AppFlow, tx: vigil_applayer::TxId, alert: bool) -> Option<Box<AppRecord>> {
     let st = app.state.as_ref()?;
-    // Objects logged beside the protocol's (SMTP's `email`) follow it in
-    // the record's text.
-    let json = st.eve_text(tx, alert)?;
-    Some(Box::new(AppRecord::new(st.eve_key(), tx, json)))
+    let body = match st.eve_object(tx, alert)? {
+        vigil_applayer::EveObject::Text(s) => RecordBody::Text(s),
+        tree => RecordBody::Tree(tree),
+    };
+    Some(Box::new(AppRecord {
+        key: st.eve_key(),
+        tx_id: tx,
+        body,
+    }))
 }
 
 /// The flow's client and server (address, port).
