@@ -110,6 +110,18 @@ pub struct DnsMessage {
     pub additionals: Vec<DnsAnswer>,
 }
 
+impl DnsMessage {
+    /// The additional records EVE logs: all but empty OPT records.
+    pub(crate) fn logged_additionals(
+        &self,
+    ) -> std::iter::Peekable<impl Iterator<Item = &DnsAnswer>> {
+        self.additionals
+            .iter()
+            .filter(|a| !matches!(&a.data, DnsRData::Opt(o) if o.is_empty()))
+            .peekable()
+    }
+}
+
 const T_A: u16 = 1;
 const T_NS: u16 = 2;
 const T_CNAME: u16 = 5;
@@ -496,11 +508,7 @@ impl DnsTx {
         if flag(0x0400) {
             w.field_bool("aa", true);
         }
-        let mut adds = m
-            .additionals
-            .iter()
-            .filter(|a| !matches!(&a.data, DnsRData::Opt(o) if o.is_empty()))
-            .peekable();
+        let mut adds = m.logged_additionals();
         if adds.peek().is_some() {
             w.field_arr("additionals", |w| {
                 for a in adds {

@@ -211,18 +211,13 @@ impl FtpTx {
                 w.field_bool("command_truncated", self.command_truncated);
             }
         }
-        let mut codes = self
-            .replies
-            .iter()
-            .filter(|r| !r.code.is_empty())
-            .peekable();
-        if codes.peek().is_some() {
-            w.field_arr("completion_code", |w| {
-                for r in codes {
-                    w.lossy(&r.code);
-                }
-            });
-        }
+        w.field_lossy_list(
+            "completion_code",
+            self.replies
+                .iter()
+                .map(|r| &r.code[..])
+                .filter(|c| !c.is_empty()),
+        );
         if let Some(p) = self.dyn_port {
             w.field_u64("dynamic_port", p);
         }
@@ -230,18 +225,13 @@ impl FtpTx {
             let mode = if self.active { "active" } else { "passive" };
             w.field_str("mode", mode);
         }
-        let mut replies = self
-            .replies
-            .iter()
-            .filter(|r| !r.text.is_empty())
-            .peekable();
-        if replies.peek().is_some() {
-            w.field_arr("reply", |w| {
-                for r in replies {
-                    w.lossy(&r.text);
-                }
-            });
-        }
+        w.field_lossy_list(
+            "reply",
+            self.replies
+                .iter()
+                .map(|r| &r.text[..])
+                .filter(|t| !t.is_empty()),
+        );
         let received = if self.done { "yes" } else { "no" };
         w.field_str("reply_received", received);
         let truncated = self.replies.iter().any(|r| r.truncated);

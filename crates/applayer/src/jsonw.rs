@@ -302,6 +302,24 @@ impl JsonText {
         self.key(k).arr(f)
     }
 
+    /// A member whose value is an array of byte strings (lossy), written
+    /// only when there is at least one.
+    pub fn field_lossy_list<'a>(
+        &mut self,
+        k: &str,
+        v: impl IntoIterator<Item = &'a [u8]>,
+    ) -> &mut Self {
+        let mut v = v.into_iter().peekable();
+        if v.peek().is_some() {
+            self.field_arr(k, |w| {
+                for b in v {
+                    w.lossy(b);
+                }
+            });
+        }
+        self
+    }
+
     pub fn field_strs<S: AsRef<str>>(
         &mut self,
         k: &str,
@@ -348,13 +366,15 @@ mod tests {
                     .null();
                 })
                 .field_lossy("bytes", b"ok\xff")
-                .field_value("tree", &json!({"b": 1, "a": [true]}));
+                .field_value("tree", &json!({"b": 1, "a": [true]}))
+                .field_lossy_list("none", std::iter::empty())
+                .field_lossy_list("list", [&b"x"[..], b"\xfe"]);
         });
         let tree = json!({
             "version": 3, "type": "a\"b\\c\n\u{1}é", "aa": true, "neg": -5,
             "z": {"b": "x", "a": "y"},
             "answers": [{"rrname": "n", "rdata": "1.2.3.4"}, "s", 7, null],
-            "bytes": "ok\u{fffd}", "tree": {"b": 1, "a": [true]},
+            "bytes": "ok\u{fffd}", "tree": {"b": 1, "a": [true]}, "list": ["x", "\u{fffd}"],
         });
         assert_eq!(s, serde_json::to_string(&tree).unwrap());
         assert!(

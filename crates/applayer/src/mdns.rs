@@ -315,11 +315,7 @@ pub(crate) fn eve_write(tx: &DnsTx, w: &mut JsonText) {
         }
     }
     let allow = allowed(tx.variant, "additionals");
-    let mut adds = m
-        .additionals
-        .iter()
-        .filter(|a| !matches!(&a.data, DnsRData::Opt(o) if o.is_empty()))
-        .peekable();
+    let mut adds = m.logged_additionals();
     if adds.peek().is_some() {
         w.field_arr("additionals", |w| {
             for a in adds {

@@ -1832,23 +1832,23 @@ impl SmbState {
     /// The members of the `smb` object of `tx`, written to `w` (nothing
     /// for a transaction not held). In key order: the members of the
     /// transaction's kind go between the common ones, in the part
-    /// ([`KindPart`]) where their keys sort.
+    /// ([`Before`]) where their keys sort.
     pub fn eve_write(&self, tx: TxId, w: &mut crate::jsonw::JsonText) {
         let Some(t) = self.tx(tx) else {
             return;
         };
-        t.kind_members(KindPart::BeforeCommand, w);
+        t.kind_members(Before::Command, w);
         w.field_str("command", &t.command_name());
-        t.kind_members(KindPart::BeforeDcerpc, w);
+        t.kind_members(Before::Dcerpc, w);
         if let Some(d) = t.dcerpc.filter(|d| self.dcerpc.tx(*d).is_some()) {
             w.field_obj("dcerpc", |w| self.dcerpc.eve_write(d, true, w));
         }
         w.field_str("dialect", self.dialect.as_deref().unwrap_or("unknown"));
-        t.kind_members(KindPart::BeforeId, w);
+        t.kind_members(Before::Id, w);
         w.field_u64("id", t.common.id + 1);
-        t.kind_members(KindPart::BeforeSessionId, w);
+        t.kind_members(Before::SessionId, w);
         w.field_u64("session_id", t.session_id);
-        t.kind_members(KindPart::BeforeStatus, w);
+        t.kind_members(Before::Status, w);
         if let Some(s) = t.status {
             w.field_str("status", status_name(s));
             w.field_str("status_code", &format!("{s:#x}"));
@@ -1861,18 +1861,17 @@ impl SmbState {
 /// of the `smb` object (`command`, `dcerpc`, `dialect`, `id`,
 /// `session_id`, `status`, `status_code`, `tree_id`).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum KindPart {
-    BeforeCommand,
-    BeforeDcerpc,
-    BeforeId,
-    BeforeSessionId,
-    BeforeStatus,
+enum Before {
+    Command,
+    Dcerpc,
+    Id,
+    SessionId,
+    Status,
 }
 
 impl SmbTx {
     /// The members of the transaction's kind whose keys sort in `part`.
-    fn kind_members(&self, part: KindPart, w: &mut crate::jsonw::JsonText) {
-        use KindPart::*;
+    fn kind_members(&self, part: Before, w: &mut crate::jsonw::JsonText) {
         match (&self.kind, part) {
             (SmbTxKind::Generic, _) => {}
             (
@@ -1881,7 +1880,7 @@ impl SmbTx {
                     client_guid,
                     ..
                 },
-                BeforeCommand,
+                Before::Command,
             ) => {
                 w.field_strs("client_dialects", client_dialects);
                 if let Some(g) = client_guid {
@@ -1895,7 +1894,7 @@ impl SmbTx {
                     max_write,
                     ..
                 },
-                BeforeSessionId,
+                Before::SessionId,
             ) => {
                 if let Some(r) = max_read {
                     w.field_u64("max_read_size", *r);
@@ -1905,7 +1904,7 @@ impl SmbTx {
                 }
                 w.field_str("server_guid", server_guid.as_deref().unwrap_or_default());
             }
-            (SmbTxKind::SessionSetup { ntlmssp, native }, BeforeSessionId) => {
+            (SmbTxKind::SessionSetup { ntlmssp, native }, Before::SessionId) => {
                 if let Some(n) = ntlmssp {
                     w.field_obj("ntlmssp", |w| {
                         w.field_lossy("domain", &n.domain);
@@ -1936,7 +1935,7 @@ impl SmbTx {
                     service,
                     ..
                 },
-                BeforeSessionId,
+                Before::SessionId,
             ) => {
                 if *pipe == Some(true) {
                     w.field_lossy("named_pipe", share);
@@ -1959,7 +1958,7 @@ impl SmbTx {
                     share_type,
                     ..
                 },
-                BeforeStatus,
+                Before::Status,
             ) => {
                 if *pipe != Some(true) {
                     w.field_lossy("share", share);
@@ -1968,7 +1967,7 @@ impl SmbTx {
                     w.field_str("share_type", share_type.unwrap_or("UNKNOWN"));
                 }
             }
-            (SmbTxKind::Create { times, .. }, BeforeCommand) => {
+            (SmbTxKind::Create { times, .. }, Before::Command) => {
                 // The peer (Suricata 9) writes "normal" for directories
                 // too: none of dev-mix's 1,724 creates says "directory".
                 w.field_str("access", "normal");
@@ -1976,7 +1975,7 @@ impl SmbTx {
                 w.field_i64("accessed", filetime_or_zero(tm[1]));
                 w.field_i64("changed", filetime_or_zero(tm[3]));
             }
-            (SmbTxKind::Create { times, .. }, BeforeDcerpc) => {
+            (SmbTxKind::Create { times, .. }, Before::Dcerpc) => {
                 let tm = times.unwrap_or_default();
                 w.field_i64("created", filetime_or_zero(tm[0]));
             }
@@ -1987,7 +1986,7 @@ impl SmbTx {
                     fid,
                     ..
                 },
-                BeforeId,
+                Before::Id,
             ) => {
                 w.field_str("disposition", disposition_name(*disposition));
                 if filename.is_empty() {
@@ -1997,21 +1996,21 @@ impl SmbTx {
                 }
                 w.field_str("fuid", &fuid(fid));
             }
-            (SmbTxKind::Create { times, .. }, BeforeSessionId) => {
+            (SmbTxKind::Create { times, .. }, Before::SessionId) => {
                 let tm = times.unwrap_or_default();
                 w.field_i64("modified", filetime_or_zero(tm[2]));
             }
-            (SmbTxKind::Create { size, .. }, BeforeStatus) => {
+            (SmbTxKind::Create { size, .. }, Before::Status) => {
                 w.field_u64("size", *size);
             }
-            (SmbTxKind::Ioctl { function }, BeforeId) => {
+            (SmbTxKind::Ioctl { function }, Before::Id) => {
                 w.field_str("function", &ioctl_name(*function));
             }
-            (SmbTxKind::File { fid, name, .. }, BeforeId) => {
+            (SmbTxKind::File { fid, name, .. }, Before::Id) => {
                 w.field_lossy("filename", name);
                 w.field_str("fuid", &fuid(fid));
             }
-            (SmbTxKind::File { share, .. }, BeforeStatus) => {
+            (SmbTxKind::File { share, .. }, Before::Status) => {
                 w.field_lossy("share", share);
             }
             _ => {}

@@ -711,32 +711,15 @@ impl AppLayerState {
     /// the busiest protocols, which write it directly
     /// ([`crate::jsonw`]), else as the trees.
     pub fn eve_object(&self, tx: TxId, alert: bool) -> Option<EveObject> {
-        let mut w = crate::jsonw::JsonText::new();
-        match self {
-            AppLayerState::Dns(s) => {
-                let t = s.tx(tx)?;
-                w.obj(|w| t.eve_write(w));
-            }
-            AppLayerState::Http(s) => {
-                let t = s.tx(tx)?;
-                w.obj(|w| t.eve_write(w));
-            }
-            AppLayerState::Tls(s) => {
-                let t = s.tx_ref(tx)?;
-                w.obj(|w| t.eve_write(w));
-            }
-            AppLayerState::Ftp(s) => {
-                let t = s.tx(tx)?;
-                w.obj(|w| t.eve_write(w));
-            }
-            AppLayerState::Dcerpc(s) => {
-                s.tx(tx)?;
-                w.obj(|w| s.eve_write(tx, false, w));
-            }
-            AppLayerState::Smb(s) => {
-                s.tx(tx)?;
-                w.obj(|w| s.eve_write(tx, w));
-            }
+        use crate::jsonw::object;
+        // None of the protocols written as text logs objects beside its own.
+        let text = match self {
+            AppLayerState::Dns(s) => s.tx(tx).map(|t| object(|w| t.eve_write(w))),
+            AppLayerState::Http(s) => s.tx(tx).map(|t| object(|w| t.eve_write(w))),
+            AppLayerState::Tls(s) => s.tx_ref(tx).map(|t| object(|w| t.eve_write(w))),
+            AppLayerState::Ftp(s) => s.tx(tx).map(|t| object(|w| t.eve_write(w))),
+            AppLayerState::Dcerpc(s) => s.tx(tx).map(|_| object(|w| s.eve_write(tx, false, w))),
+            AppLayerState::Smb(s) => s.tx(tx).map(|_| object(|w| s.eve_write(tx, w))),
             _ => {
                 let v = if alert {
                     self.eve_alert(tx)?
@@ -745,9 +728,8 @@ impl AppLayerState {
                 };
                 return Some(EveObject::Tree(v, self.eve_siblings(tx)));
             }
-        }
-        // None of these logs objects beside its own.
-        Some(EveObject::Text(w.into_string()))
+        };
+        text.map(EveObject::Text)
     }
 
     /// [`eve_object`](Self::eve_object) as text: the object's JSON
