@@ -972,13 +972,17 @@ mod tests {
         assert!(version().starts_with('5'), "{}", version());
     }
 
-    #[test]
-    fn thread_scratch_renewed_for_databases_built_later() {
-        let pat = |id: u32, b: &[u8]| Pattern {
+    fn pat(id: u32, b: &[u8], nocase: bool) -> Pattern {
+        Pattern {
             id,
             bytes: b.to_vec(),
-            nocase: false,
-        };
+            nocase,
+        }
+    }
+
+    #[test]
+    fn thread_scratch_renewed_for_databases_built_later() {
+        let pat = |id, b: &[u8]| pat(id, b, false);
         let small = HyperscanEngine::new(&[pat(1, b"ab")]).unwrap();
         let mut n = 0;
         small.scan_ids(b"xxabxx", &mut |_| n += 1);
@@ -1005,11 +1009,7 @@ mod tests {
 
     #[test]
     fn scan_inside_a_callback_uses_another_scratch() {
-        let pat = |id: u32, b: &[u8]| Pattern {
-            id,
-            bytes: b.to_vec(),
-            nocase: true,
-        };
+        let pat = |id, b: &[u8]| pat(id, b, true);
         let outer = HyperscanEngine::new(&[pat(1, b"outer")]).unwrap();
         let inner = HyperscanEngine::new(&[pat(2, b"inner")]).unwrap();
         let mut seen = Vec::new();
