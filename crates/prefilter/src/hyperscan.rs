@@ -4,8 +4,18 @@
 //! A minimal FFI: the crates.io binding (`hyperscan` 0.3) takes literals as
 //! Rust `String`s, which cannot carry the non-UTF-8 bytes of binary
 //! patterns, so the handful of C functions needed are declared here.
-//! Hyperscan folds case itself (`HS_FLAG_CASELESS` per nocase pattern) and
-//! reports every end offset of every literal, so no confirmation is needed.
+//! Hyperscan folds case itself (`HS_FLAG_CASELESS` per nocase pattern), so
+//! no confirmation is needed.
+//!
+//! Detection only asks which patterns occur in a buffer
+//! ([`PrefilterEngine::scan_ids`]), so the database it scans is compiled
+//! with `HS_FLAG_SINGLEMATCH` on every literal, as Suricata compiles its
+//! own: each literal is reported at most once per scan, instead of once
+//! per occurrence (a frequent short literal such as `|00 00|` cost a
+//! callback per occurrence, and a literal once reported is not confirmed
+//! again). Every occurrence with its end offset ([`PrefilterEngine::scan_batch`],
+//! for the engine comparisons and tools) comes from a second database of
+//! the same literals without the flag, compiled on first use.
 //! Scratch space is per thread, as in Suricata: one process-wide
 //! prototype is grown (`hs_alloc_scratch`) to fit every database compiled
 //! or loaded, and each scanning thread keeps its own clone of it, renewed
@@ -77,6 +87,8 @@ type MatchHandler = unsafe extern "C" fn(
 
 const HS_SUCCESS: c_int = 0;
 const HS_FLAG_CASELESS: c_uint = 1;
+/// Report each expression at most once per scan.
+const HS_FLAG_SINGLEMATCH: c_uint = 8;
 const HS_MODE_BLOCK: c_uint = 1;
 
 #[link(name = "hs")]
@@ -244,11 +256,24 @@ impl Drop for Database {
 }
 
 pub struct HyperscanEngine {
-    /// The database (literal API, or regex API when a literal starts
-    /// with NUL; none without patterns); it reports ids into `members`.
-    dbs: Vec<Database>,
-    /// Prototype scratch (fits every database), cloned for a scan that
-    /// cannot use its thread's scratch (one nested in another's callback).
+    /// The database detection scans ([`PrefilterEngine::scan_ids`]):
+    /// every literal single-match, so each is reported once per buffer
+    /// (literal API, or regex API when a literal starts with NUL; none
+    /// without patterns). It reports ids into `members`.
+    db: Option<Database>,
+    /// The same literals reporting every occurrence, for
+    /// [`PrefilterEngine::scan_batch`]; compiled (or read from the cache)
+    /// on first use, which detection never makes.
+    every: OnceLock<Option<Database>>,
+    /// What `every` is compiled from: the literals' bytes end to end,
+    /// where each ends, its case flag; the API and the cache.
+    lit_bytes: Box<[u8]>,
+    lit_ends: Box<[u32]>,
+    lit_nocase: Box<[bool]>,
+    regex: bool,
+    cache: Option<PathBuf>,
+    /// Prototype scratch (fits `db`), cloned for a scan that cannot use
+    /// its thread's scratch (one nested in another's callback).
     proto: Scratch,
     pool: Mutex<Vec<Scratch>>,
     /// Caller ids behind each Hyperscan literal id.
@@ -261,17 +286,19 @@ pub struct HyperscanEngine {
 }
 
 // SAFETY: compiled databases are immutable and Hyperscan documents them as
-// safe to share between threads; scratch space (the only mutable state) is
-// handed out by the Mutex-protected pool, one scan at a time.
+// safe to share between threads (the every-occurrence one is set once,
+// behind a OnceLock); scratch space (the only mutable state) is a
+// thread's own clone, or handed out by the Mutex-protected pool, or
+// allocated for one scan: never used by two scans at a time.
 unsafe impl Send for HyperscanEngine {}
-// SAFETY: see Send: scans take a scratch from the pool, never share one.
+// SAFETY: see Send: scans never share a scratch.
 unsafe impl Sync for HyperscanEngine {}
 
 impl std::fmt::Debug for HyperscanEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HyperscanEngine")
             .field("literals", &self.members.len())
-            .field("databases", &self.dbs.len())
+            .field("databases", &self.databases())
             .field("db_bytes", &self.db_bytes)
             .finish()
     }
@@ -294,20 +321,37 @@ fn take_error(rc: c_int, err: *mut HsCompileError) -> BuildError {
     BuildError(format!("Hyperscan: {msg}"))
 }
 
-/// Compiles `(id, bytes, nocase)` literals into one block-mode database:
-/// through the literal API, or with `regex` through the regex API with
-/// every byte hex-escaped.
-fn compile(lits: &[(u32, &[u8], bool)], regex: bool) -> Result<Database, BuildError> {
+/// How a database is compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Api {
+    /// Through the regex API, every byte hex-escaped (else the literal
+    /// API).
+    regex: bool,
+    /// `HS_FLAG_SINGLEMATCH` on every literal: each is reported at most
+    /// once per scan (what detection needs to know: which patterns occur).
+    single: bool,
+}
+
+impl Api {
+    fn flags(self, nocase: bool) -> c_uint {
+        let mut f = if nocase { HS_FLAG_CASELESS } else { 0 };
+        if self.single {
+            f |= HS_FLAG_SINGLEMATCH;
+        }
+        f
+    }
+}
+
+/// Compiles `(id, bytes, nocase)` literals into one block-mode database,
+/// as `api` says.
+fn compile(lits: &[(u32, &[u8], bool)], api: Api) -> Result<Database, BuildError> {
     // An empty database cannot be compiled; callers never ask for one.
     debug_assert!(!lits.is_empty());
-    let flags: Vec<c_uint> = lits
-        .iter()
-        .map(|l| if l.2 { HS_FLAG_CASELESS } else { 0 })
-        .collect();
+    let flags: Vec<c_uint> = lits.iter().map(|l| api.flags(l.2)).collect();
     let ids: Vec<c_uint> = lits.iter().map(|l| l.0).collect();
     let mut db: *mut HsDatabase = ptr::null_mut();
     let mut err: *mut HsCompileError = ptr::null_mut();
-    let rc = if regex {
+    let rc = if api.regex {
         let escaped: Vec<std::ffi::CString> = lits
             .iter()
             .map(|l| {
@@ -360,8 +404,8 @@ fn compile(lits: &[(u32, &[u8], bool)], regex: bool) -> Result<Database, BuildEr
 /// Key of a compiled database in the cache: FNV-1a (128-bit) of a format
 /// tag, the library's version, this machine's platform (as
 /// `hs_populate_platform` reports it: the compile tunes for it), the mode,
-/// the API (literal or regex) and every literal's id, flags, length and
-/// bytes, in order.
+/// the API (literal or regex) and every literal's id, flags (case,
+/// single match), length and bytes, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DbKey(pub u128);
 
@@ -392,16 +436,14 @@ fn environment_hash() -> u128 {
 }
 
 impl DbKey {
-    /// The key of the database [`compile`] makes of `lits` (`regex`: the
-    /// regex API).
-    fn of(lits: &[(u32, &[u8], bool)], regex: bool) -> DbKey {
+    /// The key of the database [`compile`] makes of `lits` with `api`.
+    fn of(lits: &[(u32, &[u8], bool)], api: Api) -> DbKey {
         let mut h = fnv128(environment_hash(), &HS_MODE_BLOCK.to_le_bytes());
-        h = fnv128(h, &[regex as u8]);
+        h = fnv128(h, &[api.regex as u8]);
         h = fnv128(h, &(lits.len() as u64).to_le_bytes());
         for (id, bytes, nocase) in lits {
             h = fnv128(h, &id.to_le_bytes());
-            let flags = if *nocase { HS_FLAG_CASELESS } else { 0 };
-            h = fnv128(h, &flags.to_le_bytes());
+            h = fnv128(h, &api.flags(*nocase).to_le_bytes());
             h = fnv128(h, &(bytes.len() as u64).to_le_bytes());
             h = fnv128(h, bytes);
         }
@@ -516,17 +558,17 @@ fn store(dir: &Path, key: DbKey, db: &Database) {
 /// else compiled (and stored). The second value tells a cache hit.
 fn compile_cached(
     lits: &[(u32, &[u8], bool)],
-    regex: bool,
+    api: Api,
     cache: Option<&Path>,
 ) -> Result<(Database, bool), BuildError> {
     let Some(dir) = cache else {
-        return Ok((compile(lits, regex)?, false));
+        return Ok((compile(lits, api)?, false));
     };
-    let key = DbKey::of(lits, regex);
+    let key = DbKey::of(lits, api);
     if let Some(db) = load(dir, key) {
         return Ok((db, true));
     }
-    let db = compile(lits, regex)?;
+    let db = compile(lits, api)?;
     store(dir, key, &db);
     Ok((db, false))
 }
@@ -644,36 +686,45 @@ impl HyperscanEngine {
         // literal that starts with NUL, every literal goes through the
         // regex API (hex-escaped, as Suricata compiles all of its).
         let regex = all.iter().any(|l| l.1[0] == 0);
-        let mut dbs = Vec::new();
+        let mut db = None;
         let mut cached = 0;
-        if !all.is_empty() {
-            let (db, hit) = compile_cached(&all, regex, cache)?;
-            dbs.push(db);
-            cached += usize::from(hit);
-        }
         let mut proto = Scratch(ptr::null_mut());
         let (mut db_bytes, mut scratch_bytes) = (0, 0);
-        for db in &dbs {
-            let mut n = 0;
-            // SAFETY: `db` is a database just compiled; the scratch is
-            // null or one allocated here (hs_alloc_scratch grows it to fit
-            // this database too); out-pointers point to live locals.
+        if !all.is_empty() {
+            let api = Api {
+                regex,
+                single: true,
+            };
+            let (d, hit) = compile_cached(&all, api, cache)?;
+            cached += usize::from(hit);
+            // SAFETY: `d` is a database just compiled or loaded; the
+            // scratch is null and allocated here to fit it; out-pointers
+            // point to live locals.
             unsafe {
-                if hs_alloc_scratch(db.0, &mut proto.0) != HS_SUCCESS
-                    || hs_database_size(db.0, &mut n) != HS_SUCCESS
+                if hs_alloc_scratch(d.0, &mut proto.0) != HS_SUCCESS
+                    || hs_database_size(d.0, &mut db_bytes) != HS_SUCCESS
+                    || hs_scratch_size(proto.0, &mut scratch_bytes) != HS_SUCCESS
                 {
                     return Err(BuildError("Hyperscan: cannot allocate scratch".into()));
                 }
             }
-            db_bytes += n;
+            grow_proto(std::slice::from_ref(&d))?;
+            db = Some(d);
         }
-        if !proto.0.is_null() {
-            // SAFETY: a valid scratch and a live out-pointer.
-            unsafe { hs_scratch_size(proto.0, &mut scratch_bytes) };
+        let mut lit_ends = Vec::with_capacity(lits.len());
+        let mut lit_bytes = Vec::new();
+        for (b, _) in &lits {
+            lit_bytes.extend_from_slice(b);
+            lit_ends.push(lit_bytes.len() as u32);
         }
-        grow_proto(&dbs)?;
         Ok(HyperscanEngine {
-            dbs,
+            db,
+            every: OnceLock::new(),
+            lit_bytes: lit_bytes.into(),
+            lit_ends: lit_ends.into(),
+            lit_nocase: lits.iter().map(|l| l.1).collect(),
+            regex,
+            cache: cache.map(Path::to_path_buf),
             proto,
             pool: Mutex::new(Vec::new()),
             members,
@@ -689,14 +740,53 @@ impl HyperscanEngine {
         self.cached
     }
 
-    /// How many databases the engine scans (one; none without patterns).
+    /// How many databases detection scans (one; none without patterns).
     pub fn databases(&self) -> usize {
-        self.dbs.len()
+        usize::from(self.db.is_some())
     }
 
     /// Bytes of the compiled database and of one scratch region.
     pub fn sizes(&self) -> (usize, usize) {
         (self.db_bytes, self.scratch_bytes)
+    }
+
+    /// The every-occurrence database, compiled on first use (`None`: no
+    /// patterns, or it could not be built).
+    fn every_db(&self) -> Option<&Database> {
+        self.every
+            .get_or_init(|| {
+                self.db.as_ref()?;
+                let mut start = 0usize;
+                let lits: Vec<(u32, &[u8], bool)> = self
+                    .lit_ends
+                    .iter()
+                    .zip(self.lit_nocase.iter())
+                    .enumerate()
+                    .map(|(i, (&end, &nocase))| {
+                        let b = &self.lit_bytes[start..end as usize];
+                        start = end as usize;
+                        (i as u32, b, nocase)
+                    })
+                    .collect();
+                let api = Api {
+                    regex: self.regex,
+                    single: false,
+                };
+                match compile_cached(&lits, api, self.cache.as_deref()) {
+                    Ok((db, _)) if grow_proto(std::slice::from_ref(&db)).is_ok() => Some(db),
+                    // The same literals compiled single-match, so this only
+                    // fails on resources: occurrences are then reported once
+                    // per literal (see `scan_batch`).
+                    _ => {
+                        eprintln!(
+                            "vigil: Hyperscan: cannot build the every-occurrence database; \
+                             reporting each pattern once per buffer"
+                        );
+                        None
+                    }
+                }
+            })
+            .as_ref()
     }
 
     fn take_scratch(&self) -> Scratch {
@@ -711,8 +801,10 @@ impl HyperscanEngine {
         s
     }
 
-    fn scan(&self, hay: &[u8], emit: &mut dyn FnMut(u32, usize)) {
-        if self.dbs.is_empty() || hay.is_empty() {
+    /// Scans `hay` with `db` (the engine's `db` or `every`), calling `emit`
+    /// with each caller id found and the match's end.
+    fn scan(&self, db: &Database, hay: &[u8], emit: &mut dyn FnMut(u32, usize)) {
+        if hay.is_empty() {
             return;
         }
         let members = &self.members;
@@ -725,36 +817,44 @@ impl HyperscanEngine {
         let len = c_uint::try_from(hay.len()).expect("buffer too large for Hyperscan");
         let mut ctx = Ctx { f: &mut f };
         let mut run = |scratch: *mut HsScratch| {
-            for db in &self.dbs {
-                // SAFETY: db and scratch are valid (the scratch fits every
-                // database: the thread's clone of the prototype grown for
-                // them, or one of the engine's own) and the scratch is ours
-                // alone for this call; data/len describe a live slice; the
-                // callback gets `ctx`, which outlives the call. A panic in
-                // the sink aborts at the extern "C" boundary rather than
-                // unwinding through C.
-                unsafe {
-                    hs_scan(
-                        db.0,
-                        hay.as_ptr().cast(),
-                        len,
-                        0,
-                        scratch,
-                        on_match,
-                        (&mut ctx as *mut Ctx<'_>).cast(),
-                    );
-                }
+            // SAFETY: db and scratch are valid (the scratch fits the
+            // database: the thread's clone of the prototype grown for every
+            // database built, or one allocated for this one) and the scratch
+            // is ours alone for this call; data/len describe a live slice;
+            // the callback gets `ctx`, which outlives the call. A panic in
+            // the sink aborts at the extern "C" boundary rather than
+            // unwinding through C.
+            unsafe {
+                hs_scan(
+                    db.0,
+                    hay.as_ptr().cast(),
+                    len,
+                    0,
+                    scratch,
+                    on_match,
+                    (&mut ctx as *mut Ctx<'_>).cast(),
+                );
             }
         };
         if with_local_scratch(&mut run).is_some() {
             return;
         }
-        let scratch = self.take_scratch();
-        run(scratch.0);
-        self.pool
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(scratch);
+        if self.db.as_ref().is_some_and(|d| std::ptr::eq(d, db)) {
+            let scratch = self.take_scratch();
+            run(scratch.0);
+            self.pool
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(scratch);
+            return;
+        }
+        // A nested scan of the every-occurrence database (tests and tools
+        // only): a scratch of its own.
+        let mut s = Scratch(ptr::null_mut());
+        // SAFETY: `db` is a live database; the out-pointer is a live local.
+        if unsafe { hs_alloc_scratch(db.0, &mut s.0) } == HS_SUCCESS {
+            run(s.0);
+        }
     }
 }
 
@@ -764,8 +864,11 @@ impl PrefilterEngine for HyperscanEngine {
     }
 
     fn scan_batch(&self, batch: &[&[u8]], sink: &mut dyn FnMut(PrefilterMatch)) {
+        let Some(db) = self.every_db().or(self.db.as_ref()) else {
+            return;
+        };
         for (bi, hay) in batch.iter().enumerate() {
-            self.scan(hay, &mut |pattern, end| {
+            self.scan(db, hay, &mut |pattern, end| {
                 sink(PrefilterMatch {
                     buffer: bi as u32,
                     pattern,
@@ -775,14 +878,19 @@ impl PrefilterEngine for HyperscanEngine {
         }
     }
 
+    /// Each pattern found once per buffer: the single-match database.
     fn scan_ids(&self, hay: &[u8], sink: &mut dyn FnMut(u32)) {
-        self.scan(hay, &mut |id, _| sink(id));
+        if let Some(db) = &self.db {
+            self.scan(db, hay, &mut |id, _| sink(id));
+        }
     }
 
     fn heap_bytes(&self) -> usize {
         self.db_bytes
             + self.scratch_bytes
             + self.members.iter().map(|m| 24 + m.len() * 4).sum::<usize>()
+            + self.lit_bytes.len()
+            + self.lit_ends.len() * 5
     }
 
     fn pattern_count(&self) -> usize {
@@ -851,9 +959,9 @@ mod tests {
         v
     }
 
-    fn hits(e: &HyperscanEngine, hay: &[u8]) -> Vec<PrefilterMatch> {
+    fn ids(e: &HyperscanEngine, hay: &[u8]) -> Vec<u32> {
         let mut v = Vec::new();
-        e.scan_batch(&[hay], &mut |m| v.push(m));
+        e.scan_ids(hay, &mut |id| v.push(id));
         v.sort();
         v
     }
@@ -865,8 +973,9 @@ mod tests {
         let hay = b"xx PATTERN-3-23757 pattern-10-79190 \x00\x01zz pattern-3-23757".to_vec();
         let fresh = HyperscanEngine::with_cache(&p, Some(&dir)).unwrap();
         assert_eq!((fresh.cached_databases(), fresh.databases()), (0, 1));
-        let want = hits(&fresh, &hay);
-        assert_eq!(want.len(), 4, "{want:?}");
+        let want = ids(&fresh, &hay);
+        // Pattern 3 (nocase) twice, but single-match: once.
+        assert_eq!(want, [3, 10, 999]);
         let files = db_files(&dir);
         assert_eq!(files.len(), 1);
         let good: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
@@ -897,12 +1006,12 @@ mod tests {
                 0,
                 "case {i}: the bad file is not used"
             );
-            assert_eq!(hits(&e, &hay), want, "case {i}");
+            assert_eq!(ids(&e, &hay), want, "case {i}");
             // The file was rewritten with a good copy.
             assert_eq!(std::fs::read(&files[0]).unwrap(), good[0], "case {i}");
             let e = HyperscanEngine::with_cache(&p, Some(&dir)).unwrap();
             assert_eq!(e.cached_databases(), 1, "case {i}");
-            assert_eq!(hits(&e, &hay), want, "case {i}");
+            assert_eq!(ids(&e, &hay), want, "case {i}");
         }
         // No temporary files left behind.
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
@@ -923,12 +1032,18 @@ mod tests {
             vec![lit(1, b"ab", false), lit(2, b"cdef", true)],
             vec![lit(1, b"abcdef", false), lit(2, b"", true)],
         ];
-        let mut keys: Vec<DbKey> = variants.iter().map(|v| DbKey::of(v, false)).collect();
-        keys.push(DbKey::of(&base, true));
+        let api = |regex, single| Api { regex, single };
+        let mut keys: Vec<DbKey> = variants
+            .iter()
+            .map(|v| DbKey::of(v, api(false, false)))
+            .collect();
+        keys.push(DbKey::of(&base, api(true, false)));
+        keys.push(DbKey::of(&base, api(false, true)));
+        keys.push(DbKey::of(&base, api(true, true)));
         let distinct: std::collections::HashSet<DbKey> = keys.iter().copied().collect();
         assert_eq!(distinct.len(), keys.len(), "{keys:?}");
         // And the same list always gets the same key.
-        assert_eq!(DbKey::of(&base, false), keys[0]);
+        assert_eq!(DbKey::of(&base, api(false, false)), keys[0]);
     }
 
     #[test]
@@ -987,6 +1102,11 @@ mod tests {
         let mut n = 0;
         small.scan_ids(b"xxabxx", &mut |_| n += 1);
         assert_eq!(n, 1);
+        // The every-occurrence database, built now, is bigger than what
+        // the thread's scratch was cloned for at first use.
+        let mut every = 0;
+        small.scan_batch(&[b"abab"], &mut |_| every += 1);
+        assert_eq!(every, 2);
         // A bigger database built after this thread cloned its scratch:
         // the clone is renewed before it is used with it.
         let many: Vec<Pattern> = (0..2000u32)
@@ -1004,7 +1124,12 @@ mod tests {
         assert_eq!(big.databases(), 1);
         let mut n = 0;
         small.scan_ids(b"abab", &mut |_| n += 1);
-        assert_eq!(n, 2);
+        assert_eq!(n, 1, "single match: once per buffer");
+        let mut all = Vec::new();
+        big.scan_batch(&[b"needle00007x55433 needle00007x55433"], &mut |m| {
+            all.push((m.pattern, m.end))
+        });
+        assert_eq!(all, [(7, 17), (7, 35)]);
     }
 
     #[test]
@@ -1016,6 +1141,14 @@ mod tests {
         outer.scan_ids(b"OUTER .. outer", &mut |id| {
             seen.push(id);
             inner.scan_ids(b"inner inner", &mut |j| seen.push(j));
+        });
+        // Single match: each pattern once per scanned buffer.
+        assert_eq!(seen, [1, 2]);
+        // The same nesting on the every-occurrence databases.
+        let mut seen = Vec::new();
+        outer.scan_batch(&[b"OUTER .. outer"], &mut |m| {
+            seen.push(m.pattern);
+            inner.scan_batch(&[b"inner inner"], &mut |j| seen.push(j.pattern));
         });
         assert_eq!(seen, [1, 2, 2, 1, 2, 2]);
     }
@@ -1041,7 +1174,7 @@ mod tests {
             })
             .collect();
         for h in handles {
-            assert_eq!(h.join().unwrap(), 400);
+            assert_eq!(h.join().unwrap(), 200);
         }
     }
 }

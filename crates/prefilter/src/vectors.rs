@@ -18,7 +18,30 @@ fn run(e: &dyn PrefilterEngine, batch: &[&[u8]]) -> BTreeSet<PrefilterMatch> {
     e.scan_batch(batch, &mut |m| {
         out.insert(m);
     });
+    check_ids(e, batch, &out);
     out
+}
+
+/// `scan_ids` reports exactly the patterns that `scan_batch` found in each
+/// buffer (each at least once).
+fn check_ids(e: &dyn PrefilterEngine, batch: &[&[u8]], found: &BTreeSet<PrefilterMatch>) {
+    for (bi, hay) in batch.iter().enumerate() {
+        let want: BTreeSet<u32> = found
+            .iter()
+            .filter(|m| m.buffer == bi as u32)
+            .map(|m| m.pattern)
+            .collect();
+        let mut got = BTreeSet::new();
+        e.scan_ids(hay, &mut |id| {
+            got.insert(id);
+        });
+        assert_eq!(
+            got,
+            want,
+            "scan_ids of buffer {bi} with engine {}",
+            e.name()
+        );
+    }
 }
 
 static ALL_BYTES: &[u8] = &{
