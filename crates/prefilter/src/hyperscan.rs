@@ -24,7 +24,8 @@
 //! cost two atomic read-modify-writes per scan and, with several workers,
 //! bounced those lines between their cores). A scan started from inside
 //! another's callback on the same thread falls back to a clone of the
-//! engine's own prototype.
+//! process-wide prototype, kept in the engine's pool. No engine keeps a
+//! scratch of its own (one per engine cost its memory for nothing).
 //!
 //! Vectorscan 5.4.9's literal API rejects a literal whose first byte is NUL
 //! as "empty"; an engine with such a literal compiles all of its literals
@@ -272,9 +273,8 @@ pub struct HyperscanEngine {
     lit_nocase: Box<[bool]>,
     regex: bool,
     cache: Option<PathBuf>,
-    /// Prototype scratch (fits `db`), cloned for a scan that cannot use
-    /// its thread's scratch (one nested in another's callback).
-    proto: Scratch,
+    /// Clones of the process-wide prototype for scans that cannot use
+    /// their thread's scratch (one nested in another's callback).
     pool: Mutex<Vec<Scratch>>,
     /// Caller ids behind each Hyperscan literal id.
     members: Vec<Vec<u32>>,
@@ -688,7 +688,6 @@ impl HyperscanEngine {
         let regex = all.iter().any(|l| l.1[0] == 0);
         let mut db = None;
         let mut cached = 0;
-        let mut proto = Scratch(ptr::null_mut());
         let (mut db_bytes, mut scratch_bytes) = (0, 0);
         if !all.is_empty() {
             let api = Api {
@@ -697,13 +696,17 @@ impl HyperscanEngine {
             };
             let (d, hit) = compile_cached(&all, api, cache)?;
             cached += usize::from(hit);
+            // What one scratch for this database alone takes (the scans use
+            // the process-wide prototype's clones, which fit every
+            // database): measured on one allocated and freed here.
+            let mut own = Scratch(ptr::null_mut());
             // SAFETY: `d` is a database just compiled or loaded; the
-            // scratch is null and allocated here to fit it; out-pointers
-            // point to live locals.
+            // scratch is null and allocated here to fit it (freed when
+            // `own` drops); out-pointers point to live locals.
             unsafe {
-                if hs_alloc_scratch(d.0, &mut proto.0) != HS_SUCCESS
+                if hs_alloc_scratch(d.0, &mut own.0) != HS_SUCCESS
                     || hs_database_size(d.0, &mut db_bytes) != HS_SUCCESS
-                    || hs_scratch_size(proto.0, &mut scratch_bytes) != HS_SUCCESS
+                    || hs_scratch_size(own.0, &mut scratch_bytes) != HS_SUCCESS
                 {
                     return Err(BuildError("Hyperscan: cannot allocate scratch".into()));
                 }
@@ -725,7 +728,6 @@ impl HyperscanEngine {
             lit_nocase: lits.iter().map(|l| l.1).collect(),
             regex,
             cache: cache.map(Path::to_path_buf),
-            proto,
             pool: Mutex::new(Vec::new()),
             members,
             count,
@@ -793,10 +795,13 @@ impl HyperscanEngine {
         if let Some(s) = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             return s;
         }
+        let proto = PROTO_SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
         let mut s = Scratch(ptr::null_mut());
-        // SAFETY: the prototype is a valid scratch for this database and is
-        // only read by hs_clone_scratch.
-        let rc = unsafe { hs_clone_scratch(self.proto.0, &mut s.0) };
+        // SAFETY: the process-wide prototype was grown for this engine's
+        // database when it was built (and only grows), so it fits it; the
+        // mutex keeps it from being grown meanwhile; hs_clone_scratch only
+        // reads it.
+        let rc = unsafe { hs_clone_scratch(proto.0, &mut s.0) };
         assert!(rc == HS_SUCCESS, "hs_clone_scratch failed: out of memory");
         s
     }
@@ -885,9 +890,10 @@ impl PrefilterEngine for HyperscanEngine {
         }
     }
 
+    /// The database and the id lists; not the scratch, which is one per
+    /// scanning thread for all engines.
     fn heap_bytes(&self) -> usize {
         self.db_bytes
-            + self.scratch_bytes
             + self.members.iter().map(|m| 24 + m.len() * 4).sum::<usize>()
             + self.lit_bytes.len()
             + self.lit_ends.len() * 5
