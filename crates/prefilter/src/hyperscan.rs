@@ -260,7 +260,7 @@ pub struct HyperscanEngine {
     /// The database detection scans ([`PrefilterEngine::scan_ids`]):
     /// every literal single-match, so each is reported once per buffer
     /// (literal API, or regex API when a literal starts with NUL; none
-    /// without patterns). It reports ids into `members`.
+    /// without patterns). It reports literal indexes: see `member_ends`.
     db: Option<Database>,
     /// The same literals reporting every occurrence, for
     /// [`PrefilterEngine::scan_batch`]; compiled (or read from the cache)
@@ -276,8 +276,12 @@ pub struct HyperscanEngine {
     /// Clones of the process-wide prototype for scans that cannot use
     /// their thread's scratch (one nested in another's callback).
     pool: Mutex<Vec<Scratch>>,
-    /// Caller ids behind each Hyperscan literal id.
-    members: Vec<Vec<u32>>,
+    /// Caller ids behind each Hyperscan literal id, flat: literal `i`'s
+    /// are `member_ids[member_ends[i - 1]..member_ends[i]]` (most
+    /// literals have one; a `Vec` each cost 28 bytes per literal, this
+    /// 8).
+    member_ends: Box<[u32]>,
+    member_ids: Box<[u32]>,
     count: usize,
     db_bytes: usize,
     scratch_bytes: usize,
@@ -297,7 +301,7 @@ unsafe impl Sync for HyperscanEngine {}
 impl std::fmt::Debug for HyperscanEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HyperscanEngine")
-            .field("literals", &self.members.len())
+            .field("literals", &self.member_ends.len())
             .field("databases", &self.databases())
             .field("db_bytes", &self.db_bytes)
             .finish()
@@ -729,7 +733,14 @@ impl HyperscanEngine {
             regex,
             cache: cache.map(Path::to_path_buf),
             pool: Mutex::new(Vec::new()),
-            members,
+            member_ends: members
+                .iter()
+                .scan(0u32, |n, m| {
+                    *n += m.len() as u32;
+                    Some(*n)
+                })
+                .collect(),
+            member_ids: members.concat().into(),
             count,
             db_bytes,
             scratch_bytes,
@@ -812,9 +823,11 @@ impl HyperscanEngine {
         if hay.is_empty() {
             return;
         }
-        let members = &self.members;
+        let (ends, ids) = (&self.member_ends, &self.member_ids);
         let mut f = |lit: u32, end: usize| {
-            for &id in &members[lit as usize] {
+            let lit = lit as usize;
+            let from = if lit == 0 { 0 } else { ends[lit - 1] as usize };
+            for &id in &ids[from..ends[lit] as usize] {
                 emit(id, end);
             }
         };
@@ -894,7 +907,7 @@ impl PrefilterEngine for HyperscanEngine {
     /// scanning thread for all engines.
     fn heap_bytes(&self) -> usize {
         self.db_bytes
-            + self.members.iter().map(|m| 24 + m.len() * 4).sum::<usize>()
+            + (self.member_ends.len() + self.member_ids.len()) * 4
             + self.lit_bytes.len()
             + self.lit_ends.len() * 5
     }
