@@ -14,7 +14,7 @@
 //! per occurrence (a frequent short literal such as `|00 00|` cost a
 //! callback per occurrence, and a literal once reported is not confirmed
 //! again). Every occurrence with its end offset ([`PrefilterEngine::scan_batch`],
-//! for the engine comparisons and tools) comes from a second database of
+//! for the shared engine test vectors and any caller that needs offsets) comes from a second database of
 //! the same literals without the flag, compiled on first use.
 //! Scratch space is per thread, as in Suricata: one process-wide
 //! prototype is grown (`hs_alloc_scratch`) to fit every database compiled
@@ -866,8 +866,8 @@ impl HyperscanEngine {
                 .push(scratch);
             return;
         }
-        // A nested scan of the every-occurrence database (tests and tools
-        // only): a scratch of its own.
+        // A nested scan of the every-occurrence database (only tests and
+        // callers that need offsets scan it): a scratch of its own.
         let mut s = Scratch(ptr::null_mut());
         // SAFETY: `db` is a live database; the out-pointer is a live local.
         if unsafe { hs_alloc_scratch(db.0, &mut s.0) } == HS_SUCCESS {
