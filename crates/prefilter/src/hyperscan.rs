@@ -121,7 +121,6 @@ extern "C" {
     fn hs_alloc_scratch(db: *const HsDatabase, scratch: *mut *mut HsScratch) -> c_int;
     fn hs_clone_scratch(src: *const HsScratch, dest: *mut *mut HsScratch) -> c_int;
     fn hs_free_scratch(scratch: *mut HsScratch) -> c_int;
-    fn hs_scratch_size(scratch: *const HsScratch, size: *mut usize) -> c_int;
     fn hs_scan(
         db: *const HsDatabase,
         data: *const c_char,
@@ -284,7 +283,6 @@ pub struct HyperscanEngine {
     member_ids: Box<[u32]>,
     count: usize,
     db_bytes: usize,
-    scratch_bytes: usize,
     /// Databases read from the cache rather than compiled.
     cached: usize,
 }
@@ -692,7 +690,7 @@ impl HyperscanEngine {
         let regex = all.iter().any(|l| l.1[0] == 0);
         let mut db = None;
         let mut cached = 0;
-        let (mut db_bytes, mut scratch_bytes) = (0, 0);
+        let mut db_bytes = 0;
         if !all.is_empty() {
             let api = Api {
                 regex,
@@ -700,21 +698,13 @@ impl HyperscanEngine {
             };
             let (d, hit) = compile_cached(&all, api, cache)?;
             cached += usize::from(hit);
-            // What one scratch for this database alone takes (the scans use
-            // the process-wide prototype's clones, which fit every
-            // database): measured on one allocated and freed here.
-            let mut own = Scratch(ptr::null_mut());
             // SAFETY: `d` is a database just compiled or loaded; the
-            // scratch is null and allocated here to fit it (freed when
-            // `own` drops); out-pointers point to live locals.
-            unsafe {
-                if hs_alloc_scratch(d.0, &mut own.0) != HS_SUCCESS
-                    || hs_database_size(d.0, &mut db_bytes) != HS_SUCCESS
-                    || hs_scratch_size(own.0, &mut scratch_bytes) != HS_SUCCESS
-                {
-                    return Err(BuildError("Hyperscan: cannot allocate scratch".into()));
-                }
+            // out-pointer points to a live local.
+            if unsafe { hs_database_size(d.0, &mut db_bytes) } != HS_SUCCESS {
+                return Err(BuildError("Hyperscan: cannot size the database".into()));
             }
+            // The scans use clones of the process-wide prototype, grown
+            // here to fit this database too.
             grow_proto(std::slice::from_ref(&d))?;
             db = Some(d);
         }
@@ -743,7 +733,6 @@ impl HyperscanEngine {
             member_ids: members.concat().into(),
             count,
             db_bytes,
-            scratch_bytes,
             cached,
         })
     }
@@ -756,11 +745,6 @@ impl HyperscanEngine {
     /// How many databases detection scans (one; none without patterns).
     pub fn databases(&self) -> usize {
         usize::from(self.db.is_some())
-    }
-
-    /// Bytes of the compiled database and of one scratch region.
-    pub fn sizes(&self) -> (usize, usize) {
-        (self.db_bytes, self.scratch_bytes)
     }
 
     /// The every-occurrence database, compiled on first use (`None`: no
