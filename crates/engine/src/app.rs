@@ -34,6 +34,12 @@ pub struct AppFlow {
     /// Data of a direction was parsed since its transactions were last
     /// inspected.
     pub dirty: [bool; 2],
+    /// Something that can make a transaction loggable happened since
+    /// the transactions were last looked at for logging: data parsed in
+    /// either direction, a side ending, or their inspection. Without it
+    /// (and before the flow's end) there is nothing to log, and
+    /// `log_txs` returns at once instead of walking them per packet.
+    pub log_due: bool,
     finished: [bool; 2],
     /// The detector gave up on a direction while the other was still
     /// undecided, and its first bytes were let go: the parser starts it
@@ -101,6 +107,7 @@ impl AppFlow {
             txd: BTreeMap::new(),
             probed: [0; 2],
             dirty: [false; 2],
+            log_due: false,
             finished: [false; 2],
             skipped: [false; 2],
             ftp_data: None,
@@ -158,6 +165,7 @@ impl AppFlow {
                 }
                 self.state = Some(st);
                 self.detector = None;
+                self.log_due = true;
                 true
             }
             Detection::Failed => {
@@ -206,6 +214,7 @@ impl AppFlow {
             out.events += st.feed(dir, payload, ts_us).len() as u64;
             out.bytes += payload.len() as u64;
             self.dirty[dir_index(dir)] = true;
+            self.log_due = true;
             if let Some(f) = self.framer(dir_index(dir), false) {
                 f.feed_datagram(payload);
             }
@@ -248,6 +257,7 @@ impl AppFlow {
                 self.state = Some(AppLayerState::ftp_data(Some(*info), ts_us));
                 // The transaction is there for both directions now.
                 self.dirty = [true, true];
+                self.log_due = true;
                 out.decided = true;
             }
             // Protocol detection first: the detector sees the new bytes
@@ -334,6 +344,7 @@ impl AppFlow {
                         }
                     }
                     self.dirty[di] = true;
+                    self.log_due = true;
                     if st.take_raw_trigger(dir) {
                         tcp.trigger_raw(client);
                     }
@@ -371,6 +382,7 @@ impl AppFlow {
                 f.framers[di].finish();
             }
             self.dirty[di] = true;
+            self.log_due = true;
         }
         out
     }
@@ -383,6 +395,7 @@ impl AppFlow {
             if st.proto() != p {
                 self.proto = AppProtoState::Detected(st.proto());
                 self.txd.clear();
+                self.log_due = true;
             }
         }
     }

@@ -2604,6 +2604,12 @@ impl Ctx {
         let Some(app) = f.state.app.as_deref_mut() else {
             return;
         };
+        // Nothing parsed or inspected since the last look: no transaction
+        // became loggable (at the flow's end every one is).
+        if !eof && !app.log_due {
+            return;
+        }
+        app.log_due = false;
         let Some(state) = app.state.as_mut() else {
             return;
         };
@@ -3244,6 +3250,8 @@ fn inspect_txs(
         return false;
     }
     app.dirty[di] = false;
+    // Inspection may finish a side or keep a transaction out of the log.
+    app.log_due = true;
     let Some(state) = app.state.as_mut() else {
         return false;
     };

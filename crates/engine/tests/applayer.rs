@@ -141,6 +141,48 @@ fn http_is_detected_by_content_and_each_transaction_is_logged_once() {
     assert_eq!(stats.workers.tx_logged, 2);
 }
 
+/// A transaction's record is written at the packet that completes it,
+/// not later: a flow that goes on (here a second request a minute on)
+/// must not hold it back to its next data or its end. Checked with
+/// detection on, and for a flow a `pass` rule took out of detection
+/// (its transactions are logged by another path).
+#[test]
+fn a_transaction_is_logged_at_the_packet_that_completes_it() {
+    for rules in [
+        "alert tcp any any -> any any (msg:\"pkt\"; content:\"zzz-none\"; sid:1;)",
+        "pass tcp any any -> any any (content:\"GET /first\"; sid:2;)",
+    ] {
+        let mut s = TcpSession::new(addr("10.0.0.1:40001"), addr("10.0.1.1:8082"))
+            .start_at((1_700_000_000, 0));
+        s.handshake()
+            .client_send(b"GET /first HTTP/1.1\r\nHost: example.com\r\n\r\n")
+            .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        let first_exchange = s.frames().len() as u64;
+        s.advance(60_000_000)
+            .client_send(b"GET /second HTTP/1.1\r\nHost: example.com\r\n\r\n")
+            .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        let second_exchange = s.frames().len() as u64;
+        s.advance(60_000_000).close();
+        let (out, _) = run("http-log-at", s.into_frames(), rules, 1);
+        let http: Vec<&Out> = out
+            .iter()
+            .filter(|o| o.kind == OutKind::TxLog && o.key == Some("http"))
+            .collect();
+        assert_eq!(http.len(), 2, "{rules}: {out:#?}");
+        // Record indices count frames from 1.
+        assert!(
+            (1..=first_exchange).contains(&http[0].index),
+            "{rules}: first record at {} (first exchange ends at {first_exchange})",
+            http[0].index
+        );
+        assert!(
+            (first_exchange + 1..=second_exchange).contains(&http[1].index),
+            "{rules}: second record at {} (second exchange {first_exchange}..{second_exchange})",
+            http[1].index
+        );
+    }
+}
+
 #[test]
 fn records_of_types_not_logged_are_not_built() {
     let rules = "alert tcp any any -> any any (msg:\"pkt\"; content:\"vigil-test\"; sid:1;)";
