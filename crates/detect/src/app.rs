@@ -1785,10 +1785,36 @@ pub struct TxPrefilter {
     pub rules: Vec<u32>,
 }
 
+/// Two prefilters of a group whose lists are, on most transactions,
+/// the same bytes (HTTP's `file.data` and its body buffers): one engine
+/// holds both pattern sets, so a buffer both ask for is scanned once.
+/// Used only when the two lists' buffers turn out identical (the same
+/// slices) on the transaction at hand; otherwise each list is scanned
+/// with its own engine, so candidates are the same either way.
+#[derive(Debug)]
+pub struct TxMergedPrefilter {
+    /// Indices in [`TxGroup::prefilters`]: the first pattern ids are
+    /// `a`'s, the rest `b`'s.
+    pub a: usize,
+    pub b: usize,
+    pub engine: Arc<dyn PrefilterEngine>,
+    /// Rule index per pattern id: `a`'s rules, then `b`'s.
+    pub rules: Vec<u32>,
+}
+
+/// Buffer pairs that hold the same bytes when neither has transforms:
+/// an HTTP/1 body is the direction's `file.data`.
+const SAME_BYTES: [(BufferId, BufferId); 2] = [
+    (BufferId::FileData, BufferId::HttpResponseBody),
+    (BufferId::FileData, BufferId::HttpRequestBody),
+];
+
 /// The transaction rules of one protocol and direction.
 #[derive(Debug, Default)]
 pub struct TxGroup {
     pub prefilters: Vec<TxPrefilter>,
+    /// Pairs of `prefilters` scanned together when their buffers agree.
+    pub merged: Vec<TxMergedPrefilter>,
     /// Rules without a usable fast pattern, checked on every transaction.
     pub always: Vec<u32>,
 }
@@ -1964,27 +1990,91 @@ impl TxGroups {
                 }
             }
         }
+        // Per group: (slot a, slot b, the two sets' patterns) of each pair
+        // of lists that usually hold the same bytes.
+        let mut merges: Vec<Vec<(usize, usize, Vec<Pattern>)>> =
+            (0..groups.len()).map(|_| Vec::new()).collect();
+        for (g, items) in pending.iter().enumerate() {
+            for (i, (ka, pa, _)) in items.iter().enumerate() {
+                for (j, (kb, pb, _)) in items.iter().enumerate().skip(i + 1) {
+                    let (la, lb) = (&lists[*ka as usize], &lists[*kb as usize]);
+                    let pair = (la.buffer, lb.buffer);
+                    if !la.xf.is_empty()
+                        || !lb.xf.is_empty()
+                        || !SAME_BYTES
+                            .iter()
+                            .any(|&(x, y)| pair == (x, y) || pair == (y, x))
+                    {
+                        continue;
+                    }
+                    let n = pa.len() as u32;
+                    let pats = pa
+                        .iter()
+                        .cloned()
+                        .chain(pb.iter().map(|p| Pattern {
+                            id: p.id + n,
+                            ..p.clone()
+                        }))
+                        .collect();
+                    merges[g].push((i, j, pats));
+                }
+            }
+        }
         let sets: Vec<&[Pattern]> = pending
             .iter()
             .flatten()
             .map(|(_, pats, _)| &pats[..])
+            .chain(merges.iter().flatten().map(|(_, _, pats)| &pats[..]))
             .collect();
         selector.prebuild(&sets);
         let mut samples = buffer_samples(&lists, selector.sampled_packets());
         for (g, items) in pending.into_iter().enumerate() {
+            // Where each pending list went: its prefilter's index.
+            let mut built: Vec<Option<usize>> = Vec::with_capacity(items.len());
+            let mut rules_of: Vec<Vec<u32>> = Vec::with_capacity(items.len());
             for (key, pats, rs) in items {
                 // Application buffers are a part of the traffic of their
                 // own; `auto` weighs them as the whole volume, and measures
                 // on the buffers of the sampled packets where it has some.
                 let sample = samples.remove(&(g, key)).unwrap_or_default();
                 let tag = sample_tag(g, &lists[key as usize]);
+                rules_of.push(rs.clone());
                 match selector.build_on(&pats, tag, &sample) {
-                    Ok(engine) => groups[g].prefilters.push(TxPrefilter {
-                        key,
+                    Ok(engine) => {
+                        built.push(Some(groups[g].prefilters.len()));
+                        groups[g].prefilters.push(TxPrefilter {
+                            key,
+                            engine,
+                            rules: rs,
+                        })
+                    }
+                    Err(_) => {
+                        built.push(None);
+                        groups[g].always.extend(rs)
+                    }
+                }
+            }
+            for (i, j, pats) in std::mem::take(&mut merges[g]) {
+                let (Some(a), Some(b)) = (built[i], built[j]) else {
+                    continue;
+                };
+                // A list is merged once at most (the first pair found).
+                if groups[g]
+                    .merged
+                    .iter()
+                    .any(|m| [m.a, m.b].iter().any(|x| *x == a || *x == b))
+                {
+                    continue;
+                }
+                if let Ok(engine) = selector.build_for(&pats, None) {
+                    let mut rules = rules_of[i].clone();
+                    rules.extend_from_slice(&rules_of[j]);
+                    groups[g].merged.push(TxMergedPrefilter {
+                        a,
+                        b,
                         engine,
-                        rules: rs,
-                    }),
-                    Err(_) => groups[g].always.extend(rs),
+                        rules,
+                    });
                 }
             }
             groups[g].always.sort_unstable();
@@ -2089,6 +2179,15 @@ pub(crate) fn buffer_samples<'a>(
 fn sample_tag(group: usize, list: &TxListKey) -> u64 {
     let text = format!("{group}/{:?}/{:?}", list.buffer, list.transforms);
     vigil_prefilter::select::fnv1a(vigil_prefilter::select::FNV_OFFSET, text.as_bytes()) | 1
+}
+
+/// Where each buffer of a list lies: two lists with the same answer are
+/// the same bytes (empty buffers, never scanned, left out).
+fn ptr_lens(bufs: &[Cow<'_, [u8]>]) -> Vec<(usize, usize)> {
+    bufs.iter()
+        .filter(|b| !b.is_empty())
+        .map(|b| (b.as_ptr() as usize, b.len()))
+        .collect()
 }
 
 /// The bytes of each list of one transaction direction, computed on
@@ -2211,20 +2310,56 @@ impl DetectEngine {
         for &r in groups.iter().flat_map(|g| &g.always) {
             push_unique(&mut scratch.seen, &mut cands, r);
         }
-        for pf in groups.iter().flat_map(|g| &g.prefilters) {
-            let bufs = cache.get(&self.tx.lists, pf.key);
-            for b in bufs {
-                if b.is_empty() {
+        // Lists scanned together with another, per group (bit i: the
+        // group's prefilter i), when both lists' buffers are the same
+        // slices.
+        let mut done: Vec<u64> = vec![0; groups.len()];
+        for (gi, g) in groups.iter().enumerate() {
+            for m in &g.merged {
+                let (ka, kb) = (g.prefilters[m.a].key, g.prefilters[m.b].key);
+                let same = {
+                    let a = ptr_lens(cache.get(&self.tx.lists, ka));
+                    let b = ptr_lens(cache.get(&self.tx.lists, kb));
+                    a == b
+                };
+                if !same || m.a >= 64 || m.b >= 64 {
                     continue;
                 }
-                let seen = &mut scratch.seen;
-                let hits = &mut scratch.prefilter_hits;
-                pf.engine.scan_ids(b, &mut |id| {
-                    *hits += 1;
-                    if let Some(&r) = pf.rules.get(id as usize) {
-                        push_unique(seen, &mut cands, r);
+                done[gi] |= (1 << m.a) | (1 << m.b);
+                for b in cache.get(&self.tx.lists, ka) {
+                    if b.is_empty() {
+                        continue;
                     }
-                });
+                    let seen = &mut scratch.seen;
+                    let hits = &mut scratch.prefilter_hits;
+                    m.engine.scan_ids(b, &mut |id| {
+                        *hits += 1;
+                        if let Some(&r) = m.rules.get(id as usize) {
+                            push_unique(seen, &mut cands, r);
+                        }
+                    });
+                }
+            }
+        }
+        for (gi, g) in groups.iter().enumerate() {
+            for (pi, pf) in g.prefilters.iter().enumerate() {
+                if pi < 64 && done[gi] & (1 << pi) != 0 {
+                    continue;
+                }
+                let bufs = cache.get(&self.tx.lists, pf.key);
+                for b in bufs {
+                    if b.is_empty() {
+                        continue;
+                    }
+                    let seen = &mut scratch.seen;
+                    let hits = &mut scratch.prefilter_hits;
+                    pf.engine.scan_ids(b, &mut |id| {
+                        *hits += 1;
+                        if let Some(&r) = pf.rules.get(id as usize) {
+                            push_unique(seen, &mut cands, r);
+                        }
+                    });
+                }
             }
         }
         for &r in &cands {

@@ -866,3 +866,42 @@ fn app_layer_state_compares_the_transaction_progress() {
         Some(&2)
     );
 }
+
+/// `file.data` and `http.response_body` (and `http.request_body`) are the
+/// same bytes on HTTP/1: their fast patterns share one engine and the
+/// body is scanned once. Each list's rules must still fire exactly where
+/// they did with an engine per list, on every engine kind; a list with a
+/// transform is not merged (its bytes differ).
+#[test]
+fn file_data_and_body_lists_share_one_scan() {
+    let rules = [
+        "alert http any any -> any any (flow:to_client; file.data; content:\"secret-a\"; sid:1;)",
+        "alert http any any -> any any (flow:to_client; http.response_body; content:\"secret-b\"; sid:2;)",
+        "alert http any any -> any any (flow:to_client; http.response_body; content:\"absent-c\"; sid:3;)",
+        "alert http any any -> any any (flow:to_server; file.data; content:\"upload-d\"; sid:4;)",
+        "alert http any any -> any any (flow:to_server; http.request_body; content:\"upload-e\"; sid:5;)",
+        "alert http any any -> any any (flow:to_server; http.request_body; to_lowercase; content:\"upload-f\"; sid:6;)",
+    ];
+    let e = engine(&rules);
+    let merged = |dir| e.tx.group(AppProto::Http, dir).unwrap().merged.len();
+    assert_eq!(merged(AppDir::ToClient), 1);
+    // To-server: file.data pairs with the plain request body only.
+    assert_eq!(merged(AppDir::ToServer), 1);
+    let req: &[u8] =
+        b"POST /u HTTP/1.1\r\nHost: a\r\nContent-Length: 26\r\n\r\nupload-d upload-e UPLOAD-F";
+    let resp: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\nsecret-a secret-b";
+    let run = |e: &DetectEngine| {
+        let app = http(&[req], &[resp]);
+        let mut st = FlowDetectState::default();
+        let mut txst = TxDetectState::default();
+        [AppDir::ToServer, AppDir::ToClient]
+            .into_iter()
+            .map(|dir| inspect(e, &app, 0, dir, &mut txst, &mut st))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(&e), vec![vec![4, 5, 6], vec![1, 2]]);
+    for k in EngineKind::available_kinds() {
+        let e = engine_with(&rules, &mut Selector::new(Selection::Fixed(k)));
+        assert_eq!(run(&e), vec![vec![4, 5, 6], vec![1, 2]], "engine {k:?}");
+    }
+}
