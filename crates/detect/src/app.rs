@@ -2181,6 +2181,28 @@ fn sample_tag(group: usize, list: &TxListKey) -> u64 {
     vigil_prefilter::select::fnv1a(vigil_prefilter::select::FNV_OFFSET, text.as_bytes()) | 1
 }
 
+/// Scans a list's buffers with a prefilter engine and adds the rules of
+/// the patterns found (`rules`: rule index per pattern id) to `cands`,
+/// each once.
+fn scan_candidates(
+    engine: &dyn PrefilterEngine,
+    rules: &[u32],
+    bufs: &[Cow<'_, [u8]>],
+    scratch: &mut DetectScratch,
+    cands: &mut Vec<u32>,
+) {
+    for b in bufs.iter().filter(|b| !b.is_empty()) {
+        let seen = &mut scratch.seen;
+        let hits = &mut scratch.prefilter_hits;
+        engine.scan_ids(b, &mut |id| {
+            *hits += 1;
+            if let Some(&r) = rules.get(id as usize) {
+                push_unique(seen, cands, r);
+            }
+        });
+    }
+}
+
 /// Where each buffer of a list lies: two lists with the same answer are
 /// the same bytes (empty buffers, never scanned, left out).
 fn ptr_lens(bufs: &[Cow<'_, [u8]>]) -> Vec<(usize, usize)> {
@@ -2326,19 +2348,8 @@ impl DetectEngine {
                     continue;
                 }
                 done[gi] |= (1 << m.a) | (1 << m.b);
-                for b in cache.get(&self.tx.lists, ka) {
-                    if b.is_empty() {
-                        continue;
-                    }
-                    let seen = &mut scratch.seen;
-                    let hits = &mut scratch.prefilter_hits;
-                    m.engine.scan_ids(b, &mut |id| {
-                        *hits += 1;
-                        if let Some(&r) = m.rules.get(id as usize) {
-                            push_unique(seen, &mut cands, r);
-                        }
-                    });
-                }
+                let bufs = cache.get(&self.tx.lists, ka);
+                scan_candidates(&*m.engine, &m.rules, bufs, scratch, &mut cands);
             }
         }
         for (gi, g) in groups.iter().enumerate() {
@@ -2347,19 +2358,7 @@ impl DetectEngine {
                     continue;
                 }
                 let bufs = cache.get(&self.tx.lists, pf.key);
-                for b in bufs {
-                    if b.is_empty() {
-                        continue;
-                    }
-                    let seen = &mut scratch.seen;
-                    let hits = &mut scratch.prefilter_hits;
-                    pf.engine.scan_ids(b, &mut |id| {
-                        *hits += 1;
-                        if let Some(&r) = pf.rules.get(id as usize) {
-                            push_unique(seen, &mut cands, r);
-                        }
-                    });
-                }
+                scan_candidates(&*pf.engine, &pf.rules, bufs, scratch, &mut cands);
             }
         }
         for &r in &cands {
