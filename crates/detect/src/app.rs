@@ -2031,14 +2031,12 @@ impl TxGroups {
         for (g, items) in pending.into_iter().enumerate() {
             // Where each pending list went: its prefilter's index.
             let mut built: Vec<Option<usize>> = Vec::with_capacity(items.len());
-            let mut rules_of: Vec<Vec<u32>> = Vec::with_capacity(items.len());
             for (key, pats, rs) in items {
                 // Application buffers are a part of the traffic of their
                 // own; `auto` weighs them as the whole volume, and measures
                 // on the buffers of the sampled packets where it has some.
                 let sample = samples.remove(&(g, key)).unwrap_or_default();
                 let tag = sample_tag(g, &lists[key as usize]);
-                rules_of.push(rs.clone());
                 match selector.build_on(&pats, tag, &sample) {
                     Ok(engine) => {
                         built.push(Some(groups[g].prefilters.len()));
@@ -2067,8 +2065,8 @@ impl TxGroups {
                     continue;
                 }
                 if let Ok(engine) = selector.build_for(&pats, None) {
-                    let mut rules = rules_of[i].clone();
-                    rules.extend_from_slice(&rules_of[j]);
+                    let pfs = &groups[g].prefilters;
+                    let rules = [&pfs[a].rules[..], &pfs[b].rules[..]].concat();
                     groups[g].merged.push(TxMergedPrefilter {
                         a,
                         b,
@@ -2203,15 +2201,6 @@ fn scan_candidates(
     }
 }
 
-/// Where each buffer of a list lies: two lists with the same answer are
-/// the same bytes (empty buffers, never scanned, left out).
-fn ptr_lens(bufs: &[Cow<'_, [u8]>]) -> Vec<(usize, usize)> {
-    bufs.iter()
-        .filter(|b| !b.is_empty())
-        .map(|b| (b.as_ptr() as usize, b.len()))
-        .collect()
-}
-
 /// The bytes of each list of one transaction direction, computed on
 /// first use within one inspection.
 struct BufCache<'a> {
@@ -2225,6 +2214,21 @@ impl<'a> BufCache<'a> {
             tx,
             slots: (0..n).map(|_| None).collect(),
         }
+    }
+
+    /// Whether lists `a` and `b` are the same slices (empty buffers, never
+    /// scanned, left out): then they are the same bytes.
+    fn same_slices(&mut self, lists: &[TxListKey], a: u32, b: u32) -> bool {
+        self.get(lists, a);
+        self.get(lists, b);
+        let lens = |k: u32| {
+            self.slots[k as usize]
+                .iter()
+                .flatten()
+                .filter(|b| !b.is_empty())
+                .map(|b| (b.as_ptr(), b.len()))
+        };
+        lens(a).eq(lens(b))
     }
 
     fn get(&mut self, lists: &[TxListKey], key: u32) -> &[Cow<'a, [u8]>] {
@@ -2338,13 +2342,11 @@ impl DetectEngine {
         let mut done: Vec<u64> = vec![0; groups.len()];
         for (gi, g) in groups.iter().enumerate() {
             for m in &g.merged {
+                if m.a >= 64 || m.b >= 64 {
+                    continue;
+                }
                 let (ka, kb) = (g.prefilters[m.a].key, g.prefilters[m.b].key);
-                let same = {
-                    let a = ptr_lens(cache.get(&self.tx.lists, ka));
-                    let b = ptr_lens(cache.get(&self.tx.lists, kb));
-                    a == b
-                };
-                if !same || m.a >= 64 || m.b >= 64 {
+                if !cache.same_slices(&self.tx.lists, ka, kb) {
                     continue;
                 }
                 done[gi] |= (1 << m.a) | (1 << m.b);

@@ -154,6 +154,13 @@ impl AppFlow {
         }
     }
 
+    /// Direction `di` changed (data parsed, or its side ended): its
+    /// transactions are inspected again, and looked at for logging.
+    fn parsed(&mut self, di: usize) {
+        self.dirty[di] = true;
+        self.log_due = true;
+    }
+
     fn decide(&mut self, d: Detection, transport: Transport, cfg: &AppLayerConfig) -> bool {
         match d {
             Detection::Pending => false,
@@ -213,8 +220,7 @@ impl AppFlow {
         if let Some(st) = self.state.as_mut() {
             out.events += st.feed(dir, payload, ts_us).len() as u64;
             out.bytes += payload.len() as u64;
-            self.dirty[dir_index(dir)] = true;
-            self.log_due = true;
+            self.parsed(dir_index(dir));
             if let Some(f) = self.framer(dir_index(dir), false) {
                 f.feed_datagram(payload);
             }
@@ -256,8 +262,8 @@ impl AppFlow {
                 self.proto = AppProtoState::Detected(vigil_applayer::AppProto::FtpData);
                 self.state = Some(AppLayerState::ftp_data(Some(*info), ts_us));
                 // The transaction is there for both directions now.
-                self.dirty = [true, true];
-                self.log_due = true;
+                self.parsed(0);
+                self.parsed(1);
                 out.decided = true;
             }
             // Protocol detection first: the detector sees the new bytes
@@ -343,11 +349,10 @@ impl AppFlow {
                             f.gap();
                         }
                     }
-                    self.dirty[di] = true;
-                    self.log_due = true;
                     if st.take_raw_trigger(dir) {
                         tcp.trigger_raw(client);
                     }
+                    self.parsed(di);
                     tcp.app_consumed(client, Some(pos.max(start)), mem);
                 }
                 None if self.proto == AppProtoState::Failed => {
@@ -381,8 +386,7 @@ impl AppFlow {
             if let Some(f) = self.frames.as_mut() {
                 f.framers[di].finish();
             }
-            self.dirty[di] = true;
-            self.log_due = true;
+            self.parsed(di);
         }
         out
     }
