@@ -105,8 +105,9 @@ pub struct EngineConfig {
     /// wake a sleeping thread (the worker, or the reader waiting for room),
     /// and those switches, not the copies, were what small batches cost:
     /// 1,024 rather than 128 took dev-mix's switches from 22,000 to 3,000
-    /// at 1 worker and its 2-worker run from 0.99 s to 0.67 s, for about
-    /// 30 MB more resident memory (docs/performance.md).
+    /// at 1 worker and its 2-worker run from 0.99 s to 0.67 s. With 4
+    /// batches in flight per worker (was 8) that costs 7 MB more resident
+    /// memory at 1 worker and 19 MB at 2 (docs/performance.md).
     pub batch_packets: usize,
     /// Batches in flight per worker (bounded queue depth).
     pub queue_depth: usize,
@@ -204,7 +205,7 @@ impl Default for EngineConfig {
             workers: 1,
             max_flows: 1 << 20,
             batch_packets: 1024,
-            queue_depth: 8,
+            queue_depth: 4,
             log_payload: false,
             log_packet: false,
             stream: StreamConfig::default(),
