@@ -36,6 +36,10 @@ pub struct PacketRecord {
     /// in [`Batch::ftp_data`] of the command and file name (the reader's
     /// expectation table, `crate::expect`).
     pub ftp_data: Option<u32>,
+    /// The index in [`Batch::decoded`] of the packet as the reader
+    /// decoded it (to steer it), when it did: the worker then takes those
+    /// fields instead of decoding the bytes again ([`Batch::packet`]).
+    pub decoded: Option<u32>,
 }
 
 /// [`PacketRecord::defrag`]: the fragment overlapped earlier ones.
@@ -58,6 +62,9 @@ pub struct Batch {
     pub upto: u64,
     /// What the records' [`PacketRecord::ftp_data`] point to.
     pub ftp_data: Vec<vigil_applayer::ftpdata::FtpDataInfo>,
+    /// What the records' [`PacketRecord::decoded`] point to: decoded
+    /// fields without their bytes (`Packet::rebind`).
+    pub decoded: Vec<vigil_wire::Packet<'static>>,
 }
 
 impl Batch {
@@ -66,6 +73,27 @@ impl Batch {
         self.arena.clear();
         self.upto = 0;
         self.ftp_data.clear();
+        self.decoded.clear();
+    }
+
+    /// Gives the last record the fields its reader decoded from the same
+    /// bytes at the same tunnel depth (`p` as `decode_at` returned it).
+    pub fn tag_decoded(&mut self, p: &vigil_wire::Packet<'_>) {
+        if let Some(r) = self.records.last_mut() {
+            r.decoded = Some(self.decoded.len() as u32);
+            self.decoded.push(p.clone().rebind(&[]));
+        }
+    }
+
+    /// A record's packet: the reader's decode over the batch's copy of
+    /// the bytes when the record has one, else decoded here. Both are the
+    /// same (`decode_at` of the same bytes and depth).
+    pub fn packet(&self, r: &PacketRecord) -> vigil_wire::Packet<'_> {
+        let data = self.data(r);
+        match r.decoded.and_then(|i| self.decoded.get(i as usize)) {
+            Some(p) => p.clone().rebind(data),
+            None => vigil_wire::decode_at(r.linktype, data, r.tunnel),
+        }
     }
 
     /// Marks the last record as the first data of an expected FTP data
@@ -112,6 +140,7 @@ impl Batch {
             tunnel: 0,
             marker: false,
             ftp_data: None,
+            decoded: None,
         });
     }
 
@@ -146,6 +175,7 @@ impl Batch {
             tunnel: 0,
             marker: true,
             ftp_data: None,
+            decoded: None,
         });
     }
 
@@ -190,5 +220,59 @@ impl BatchPool {
 impl Default for BatchPool {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vigil_craft::PacketBuilder;
+    use vigil_wire::decode_at;
+
+    fn frames() -> (Vec<u8>, Vec<u8>) {
+        let b = PacketBuilder::new();
+        let (c, s) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let tcp = b.tcp(c, 40000, s, 80, 1, 1, 0x18, b"GET / HTTP/1.1\r\n\r\n");
+        // The same packet inside an IP-in-IP tunnel.
+        let (oc, os) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        let tunnel = b.eth_ip(oc, os, 4, &tcp[14..]);
+        (tcp, tunnel)
+    }
+
+    #[test]
+    fn a_record_carries_its_readers_decode_and_gives_back_the_same_packet() {
+        let (tcp, tunnel) = frames();
+        let mut batch = Batch::default();
+        // What the reader decoded travels without its bytes; the batch
+        // puts its own copy of the bytes back.
+        batch.push(1, 0, 1, &tcp, tcp.len() as u32);
+        batch.tag_decoded(&decode_at(1, &tcp, 0));
+        batch.push_tunnel(2, 0, 1, &tunnel, tunnel.len() as u32, 1);
+        batch.tag_decoded(&decode_at(1, &tunnel, 1));
+        // A record without one is decoded from the bytes.
+        batch.push(3, 0, 1, &tunnel, tunnel.len() as u32);
+        let r = batch.records.clone();
+        assert_eq!(
+            r.iter().map(|r| r.decoded).collect::<Vec<_>>(),
+            [Some(0), Some(1), None]
+        );
+        for (rec, (bytes, depth)) in r.iter().zip([(&tcp, 0), (&tunnel, 1), (&tunnel, 0)]) {
+            let p = batch.packet(rec);
+            assert_eq!(
+                format!("{p:?}"),
+                format!("{:?}", decode_at(1, bytes, depth))
+            );
+            // The bytes are the batch's, not the reader's.
+            assert!(std::ptr::eq(p.data, batch.data(rec)));
+        }
+        assert_eq!(batch.packet(&r[0]).payload(), b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(batch.packet(&r[1]).payload(), b"GET / HTTP/1.1\r\n\r\n");
+        assert!(batch.packet(&r[2]).inner_tunnel);
+        // A recycled batch forgets the decodes with the records.
+        batch.clear();
+        assert!(batch.decoded.is_empty());
+        batch.push(1, 0, 1, &tunnel, tunnel.len() as u32);
+        assert_eq!(batch.records[0].decoded, None);
+        assert!(batch.packet(&batch.records[0]).inner_tunnel);
     }
 }

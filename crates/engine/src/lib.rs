@@ -772,6 +772,7 @@ fn read_loop(
     let mut datagram = Vec::new();
     // The tunnel pseudo-packets of the frame at hand: (depth, flow hash).
     let mut tunnels: Vec<(u8, u64)> = Vec::new();
+    let mut tunnel_pkts: Vec<Packet<'static>> = Vec::new();
     let mut clock_sec: Option<i64> = None;
     // Every `tick` packets all workers hear how far the input has got,
     // even those with nothing to do, so the merge never waits on them.
@@ -845,6 +846,7 @@ fn read_loop(
         // worker of its own flow; defragmentation works on the innermost.
         let mut inner = None;
         tunnels.clear();
+        tunnel_pkts.clear();
         if p.inner_tunnel {
             let mut depth = 0u8;
             loop {
@@ -857,13 +859,15 @@ fn read_loop(
                 };
                 let more = q.inner_tunnel;
                 tunnels.push((depth, h));
+                tunnel_pkts.push(q.clone().rebind(&[]));
                 inner = Some(q);
                 if !more {
                     break;
                 }
             }
         }
-        let p = inner.as_ref().unwrap_or(&p);
+        let frame = p;
+        let p = inner.as_ref().unwrap_or(&frame);
         let ftp_data = ftp_expect.as_mut().and_then(|t| t.observe(p, ts_ns));
         let deepest = tunnels.last().map(|&(d, _)| d);
         // `--slice`: a packet of another slice's flow (a fragment: of
@@ -911,15 +915,17 @@ fn read_loop(
                 false,
                 flags,
             );
+            // The worker takes this decode rather than repeating it.
+            pending[w].tag_decoded(&frame);
         }
-        tunnels.retain(|&(_, h)| {
-            let owned = slice.is_none_or(|s| s.owns(h));
-            slice_tunnels_skipped += u64::from(!owned);
-            owned
-        });
         tunnel_to.clear();
-        tunnel_to.extend(tunnels.iter().map(|&(d, h)| (d, steer.worker(h, ts_ns))));
-        for &(depth, tw) in &tunnel_to {
+        for (&(depth, h), q) in tunnels.iter().zip(&tunnel_pkts) {
+            if slice.is_some_and(|s| !s.owns(h)) {
+                slice_tunnels_skipped += 1;
+                continue;
+            }
+            let tw = steer.worker(h, ts_ns);
+            tunnel_to.push((depth, tw));
             pending[tw].push_tunnel(
                 pkt.index,
                 ts_ns,
@@ -928,6 +934,7 @@ fn read_loop(
                 pkt.orig_len,
                 depth,
             );
+            pending[tw].tag_decoded(q);
         }
         // The record of the packet that opens an expected FTP data
         // connection (the innermost one of a tunnel) carries it.

@@ -546,6 +546,11 @@ fn live_worker(
                 };
                 if keep {
                     batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
+                    // Without tunnels `p` is the frame's own decode:
+                    // the worker takes it rather than decode again.
+                    if let (0, Some(p)) = (depth, &p) {
+                        batch.tag_decoded(p);
+                    }
                     tokens.push((i, f.token));
                     for d in 1..=depth {
                         batch.push_tunnel(index, f.ts_ns, f.linktype, f.data, f.orig_len, d);

@@ -28,7 +28,7 @@ use vigil_flow::{
     bits_addr, Direction, EndReason, Flow, FlowKey, FlowTable, Lifecycle, TimeoutTable,
 };
 use vigil_stream::{InsertScratch, Segment, StreamConfig, StreamMemory, TcpSession, TcpState};
-use vigil_wire::{decode, decode_at, linktype, DecoderEvent, IgmpInfo, Packet, SctpInfo, L4};
+use vigil_wire::{decode, linktype, DecoderEvent, IgmpInfo, Packet, SctpInfo, L4};
 
 use vigil_applayer::AppLayerConfig;
 use vigil_detect::{AppProtoState, RuleProfile, TxInput};
@@ -1109,11 +1109,7 @@ impl Worker {
 
     /// Processes one batch, appending alerts in output order.
     pub fn process(&mut self, batch: &Batch, alerts: &mut Vec<AlertOut>) {
-        let mut packets: Vec<Packet<'_>> = batch
-            .records
-            .iter()
-            .map(|r| decode_at(r.linktype, batch.data(r), r.tunnel))
-            .collect();
+        let mut packets: Vec<Packet<'_>> = batch.records.iter().map(|r| batch.packet(r)).collect();
         // Pass 1 (stateless): the rule groups of every packet. On the CPU
         // the prefilter runs in pass 2, when the packet's flow is known:
         // a flow whose payload is no longer inspected (TLS after the

@@ -417,6 +417,33 @@ pub struct Packet<'a> {
     pub arp: bool,
 }
 
+impl Packet<'_> {
+    /// The same decoded fields over `data`, which must be the bytes this
+    /// packet was decoded from (or a copy of them): every range indexes
+    /// into it. A reader that decoded a frame to steer it hands the
+    /// fields to the worker with `rebind(&[])`, and the worker puts its
+    /// copy of the bytes back, instead of decoding the frame again.
+    pub fn rebind(self, data: &[u8]) -> Packet<'_> {
+        Packet {
+            data,
+            linktype: self.linktype,
+            vlan: self.vlan,
+            vlan_count: self.vlan_count,
+            ip: self.ip,
+            l4: self.l4,
+            l4_header: self.l4_header,
+            payload: self.payload,
+            events: self.events,
+            link_header: self.link_header,
+            outer_ip: self.outer_ip,
+            outer_ports: self.outer_ports,
+            tunnel: self.tunnel,
+            inner_tunnel: self.inner_tunnel,
+            arp: self.arp,
+        }
+    }
+}
+
 /// What encapsulated a tunnel pseudo-packet, named as Suricata's
 /// `pkt_src` names the decoder that made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
