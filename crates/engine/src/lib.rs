@@ -916,10 +916,10 @@ fn read_loop(
                 flags,
             );
             // The worker takes this decode rather than repeating it.
-            pending[w].tag_decoded(&frame);
+            pending[w].tag_decoded(frame);
         }
         tunnel_to.clear();
-        for (&(depth, h), q) in tunnels.iter().zip(&tunnel_pkts) {
+        for (&(depth, h), q) in tunnels.iter().zip(tunnel_pkts.drain(..)) {
             if slice.is_some_and(|s| !s.owns(h)) {
                 slice_tunnels_skipped += 1;
                 continue;

@@ -548,7 +548,7 @@ fn live_worker(
                     batch.push_record(index, f.ts_ns, f.linktype, f.data, f.orig_len, false, flags);
                     // Without tunnels `p` is the frame's own decode:
                     // the worker takes it rather than decode again.
-                    if let (0, Some(p)) = (depth, &p) {
+                    if let (0, Some(p)) = (depth, p) {
                         batch.tag_decoded(p);
                     }
                     tokens.push((i, f.token));
