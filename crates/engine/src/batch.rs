@@ -2,7 +2,9 @@
 //!
 //! A batch owns one contiguous byte arena holding the frames and a small
 //! record per packet. Batches are recycled through a pool, so steady-state
-//! reading allocates nothing per packet.
+//! reading allocates nothing per packet. A frame read from a mapped
+//! capture is not copied: its record points into a window of the mapping
+//! that the batch holds a handle on ([`vigil_source::MapWindow`]).
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -14,7 +16,8 @@ pub struct PacketRecord {
     /// Packet time in nanoseconds since the epoch.
     pub ts_ns: i64,
     pub linktype: u32,
-    /// Bytes as captured (the arena range).
+    /// Bytes as captured: the arena range, or the range of
+    /// [`Batch::windows`]`[window]` when `window` is set.
     pub start: u32,
     pub len: u32,
     /// Length on the wire.
@@ -40,6 +43,9 @@ pub struct PacketRecord {
     /// decoded it (to steer it), when it did: the worker then takes those
     /// fields instead of decoding the bytes again ([`Batch::packet`]).
     pub decoded: Option<u32>,
+    /// The index in [`Batch::windows`] of the mapped capture's window
+    /// that holds the bytes, when they were not copied into the arena.
+    pub window: Option<u32>,
 }
 
 /// [`PacketRecord::defrag`]: the fragment overlapped earlier ones.
@@ -65,6 +71,8 @@ pub struct Batch {
     /// What the records' [`PacketRecord::decoded`] point to: decoded
     /// fields without their bytes (`Packet::rebind`).
     pub decoded: Vec<vigil_wire::Packet<'static>>,
+    /// What the records' [`PacketRecord::window`] point to.
+    pub windows: Vec<std::sync::Arc<vigil_source::MapWindow>>,
 }
 
 impl Batch {
@@ -74,6 +82,9 @@ impl Batch {
         self.upto = 0;
         self.ftp_data.clear();
         self.decoded.clear();
+        // Lets the mapped capture's windows go (their last handle may be
+        // this batch's).
+        self.windows.clear();
     }
 
     /// Gives the last record the fields its reader decoded from the same
@@ -142,6 +153,53 @@ impl Batch {
             marker: false,
             ftp_data: None,
             decoded: None,
+            window: None,
+        });
+    }
+
+    /// [`Self::push_record`] for a frame of the input: when the source
+    /// lent its bytes from a mapped capture, the record points there and
+    /// the batch keeps a handle on the window instead of copying them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_frame(
+        &mut self,
+        index: u64,
+        ts_ns: i64,
+        linktype: u32,
+        data: &[u8],
+        lent: Option<vigil_source::Lent<'_>>,
+        orig_len: u32,
+        defrag: u8,
+        tunnel: u8,
+    ) {
+        let Some(l) = lent else {
+            self.push_record(index, ts_ns, linktype, data, orig_len, false, defrag);
+            if let Some(r) = self.records.last_mut() {
+                r.tunnel = tunnel;
+            }
+            return;
+        };
+        let w = match self.windows.last() {
+            Some(last) if std::sync::Arc::ptr_eq(last, l.window) => self.windows.len() - 1,
+            _ => {
+                self.windows.push(l.window.clone());
+                self.windows.len() - 1
+            }
+        };
+        self.records.push(PacketRecord {
+            index,
+            ts_ns,
+            linktype,
+            start: l.off,
+            len: data.len() as u32,
+            orig_len,
+            rebuilt: false,
+            defrag,
+            tunnel,
+            marker: false,
+            ftp_data: None,
+            decoded: None,
+            window: Some(w as u32),
         });
     }
 
@@ -177,11 +235,15 @@ impl Batch {
             marker: true,
             ftp_data: None,
             decoded: None,
+            window: None,
         });
     }
 
     pub fn data(&self, r: &PacketRecord) -> &[u8] {
-        &self.arena[r.start as usize..(r.start + r.len) as usize]
+        match r.window {
+            Some(w) => self.windows[w as usize].bytes(r.start, r.len),
+            None => &self.arena[r.start as usize..(r.start + r.len) as usize],
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -275,5 +337,50 @@ mod tests {
         batch.push(1, 0, 1, &tunnel, tunnel.len() as u32);
         assert_eq!(batch.records[0].decoded, None);
         assert!(batch.packet(&batch.records[0]).inner_tunnel);
+    }
+
+    #[test]
+    fn a_frame_lent_from_a_mapped_capture_is_not_copied_and_its_window_goes_with_the_batch() {
+        let (tcp, tunnel) = frames();
+        let path = std::env::temp_dir().join(format!("vigil-batch-lent-{}.pcap", std::process::id()));
+        let ts = vigil_craft::pcap::Ts::default();
+        vigil_craft::pcap::write_pcap_file(&path, &[(ts, tcp.clone()), (ts, tunnel.clone())])
+            .unwrap();
+        let mut src = vigil_source::PcapSource::open(&path).unwrap();
+        let mut batch = Batch::default();
+        let mut window = None;
+        while let Some(p) = src.next_packet().unwrap() {
+            let l = p.lent.expect("a mapped file lends its packets");
+            window = Some(std::sync::Arc::downgrade(l.window));
+            batch.push_frame(p.index, 0, p.linktype, p.data, p.lent, p.orig_len, 0, 0);
+            batch.tag_decoded(decode_at(p.linktype, p.data, 0));
+            if p.index == 2 {
+                // The tunnel's pseudo-packet: the same bytes, one level down.
+                batch.push_frame(p.index, 0, p.linktype, p.data, p.lent, p.orig_len, 0, 1);
+                batch.tag_decoded(decode_at(p.linktype, p.data, 1));
+            }
+        }
+        // Not lent: copied into the arena.
+        batch.push_frame(3, 0, 1, &tcp, None, tcp.len() as u32, 0, 0);
+        drop(src);
+        // Nothing was copied but the last frame, and the window is held once.
+        assert_eq!(batch.arena, tcp);
+        assert_eq!(batch.windows.len(), 1);
+        let r = batch.records.clone();
+        assert_eq!(
+            r.iter().map(|r| (r.window, r.tunnel)).collect::<Vec<_>>(),
+            [(Some(0), 0), (Some(0), 0), (Some(0), 1), (None, 0)]
+        );
+        for (rec, want) in r.iter().zip([&tcp, &tunnel, &tunnel, &tcp]) {
+            assert_eq!(batch.data(rec), &want[..]);
+        }
+        assert_eq!(batch.packet(&r[2]).payload(), b"GET / HTTP/1.1\r\n\r\n");
+        // The batch kept the window alive after the reader went; a
+        // recycled batch lets it go.
+        let window = window.unwrap();
+        assert!(window.upgrade().is_some());
+        batch.clear();
+        assert!(window.upgrade().is_none());
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -906,14 +906,15 @@ fn read_loop(
             None
         };
         if let Some(w) = w {
-            pending[w].push_record(
+            pending[w].push_frame(
                 pkt.index,
                 ts_ns,
                 pkt.linktype,
                 pkt.data,
+                pkt.lent,
                 pkt.orig_len,
-                false,
                 flags,
+                0,
             );
             // The worker takes this decode rather than repeating it.
             pending[w].tag_decoded(frame);
@@ -926,12 +927,14 @@ fn read_loop(
             }
             let tw = steer.worker(h, ts_ns);
             tunnel_to.push((depth, tw));
-            pending[tw].push_tunnel(
+            pending[tw].push_frame(
                 pkt.index,
                 ts_ns,
                 pkt.linktype,
                 pkt.data,
+                pkt.lent,
                 pkt.orig_len,
+                0,
                 depth,
             );
             pending[tw].tag_decoded(q);

@@ -6,7 +6,10 @@
 //! file, or from every regular file of a directory in byte-wise name order,
 //! as one stream of packets. Parsing is done by `pcap-parser`'s streaming
 //! readers; packet data is lent straight out of the reader's buffer, so
-//! nothing is allocated per packet.
+//! nothing is allocated per packet. A regular file is mapped, and a packet
+//! read from it also comes with a [`Lent`]: a shared handle on the window
+//! of the mapping that holds its bytes, which a consumer may keep instead
+//! of copying them.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), vigil_source::SourceError> {
@@ -31,6 +34,12 @@ pub const INITIAL_BUFFER: usize = 256 * 1024;
 /// The buffer grows (doubling) to hold a bigger record, up to this size; a
 /// record bigger than this is an error.
 pub const MAX_BUFFER: usize = 64 * 1024 * 1024;
+
+/// A mapped capture is lent out in windows of this many bytes (a
+/// multiple of any page size). A window's pages are let go of once the
+/// reader is past it and no [`Lent`] handle on it is left, so that the
+/// file's pages do not add up in the process's resident memory.
+pub const LEND_WINDOW: usize = 1 << 20;
 
 /// A packet timestamp: seconds since the Unix epoch and nanoseconds
 /// (always below 1e9). Ordered by time.
@@ -78,7 +87,92 @@ pub struct RawPacket<'a> {
     pub orig_len: u32,
     /// 1-based position across the whole input (Suricata's `pcap_cnt`).
     pub index: u64,
+    /// Where `data` lies in the mapped file, when the file is mapped and
+    /// the packet lies within one window of it.
+    pub lent: Option<Lent<'a>>,
 }
+
+/// One [`LEND_WINDOW`] of a mapped capture file. Packets lent from it
+/// stay readable as long as a handle on it is kept; when the last handle
+/// is dropped (the reader's own included), its pages are let go
+/// (`MADV_DONTNEED`: a later read would fetch them from the file again).
+pub struct MapWindow {
+    map: Arc<memmap2::Mmap>,
+    start: usize,
+    len: usize,
+}
+
+impl MapWindow {
+    /// `len` bytes from `off`, counted from the window's start (as a
+    /// [`Lent`] gave them).
+    ///
+    /// # Panics
+    /// When the range is not within the window.
+    pub fn bytes(&self, off: u32, len: u32) -> &[u8] {
+        let (off, len) = (off as usize, len as usize);
+        assert!(off + len <= self.len, "range outside the lent window");
+        &self.map[self.start + off..self.start + off + len]
+    }
+}
+
+impl std::fmt::Debug for MapWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapWindow")
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl Drop for MapWindow {
+    fn drop(&mut self) {
+        release(&self.map, self.start, self.len);
+    }
+}
+
+/// Lets go of the pages of `len` bytes of `map` from `start` (a multiple
+/// of [`LEND_WINDOW`], so page-aligned).
+fn release(map: &memmap2::Mmap, start: usize, len: usize) {
+    if len == 0 || start >= map.len() {
+        return;
+    }
+    // SAFETY: a read-only mapping of a file: dropping its pages only makes
+    // a later access read them from the file again, so the bytes any
+    // reference into the range sees stay the same. `start` is a multiple
+    // of LEND_WINDOW, so page-aligned, and the range is within the map.
+    let _ = unsafe {
+        map.unchecked_advise_range(
+            memmap2::UncheckedAdvice::DontNeed,
+            start,
+            len.min(map.len() - start),
+        )
+    };
+}
+
+/// A packet's bytes as a range of a [`MapWindow`]: `window.bytes(off,
+/// len)` is the packet's data.
+#[derive(Clone, Copy)]
+pub struct Lent<'a> {
+    pub window: &'a Arc<MapWindow>,
+    pub off: u32,
+}
+
+impl std::fmt::Debug for Lent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lent")
+            .field("window", &self.window.start)
+            .field("off", &self.off)
+            .finish()
+    }
+}
+
+impl PartialEq for Lent<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(self.window, other.window) && self.off == other.off
+    }
+}
+
+impl Eq for Lent<'_> {}
 
 /// Errors of a packet source; every message starts with the file's path.
 #[derive(Debug, thiserror::Error)]
@@ -216,17 +310,28 @@ impl PcapSource {
                 }
             }
         };
+        let cur = self.cur.as_mut().expect("current file");
+        // A mapped file is read from its first byte: the reader's data
+        // starts at the file offset it has consumed.
+        let at = cur.reader.get_ref().consumed() + pkt.off;
+        let lent_off = cur.lend(at, pkt.len);
         let cur = self.cur.as_ref().expect("current file");
         self.pending_consume = pkt.consume;
         self.index += 1;
         self.last_ts = pkt.ts;
         let data = &cur.reader.get_ref().data()[pkt.off..pkt.off + pkt.len];
+        let lent = lent_off.and_then(|off| {
+            let window = cur.window.as_ref()?;
+            debug_assert_eq!(window.bytes(off, data.len() as u32), data);
+            Some(Lent { window, off })
+        });
         Ok(Some(RawPacket {
             ts: pkt.ts,
             linktype: pkt.linktype,
             data,
             orig_len: pkt.orig_len,
             index: self.index,
+            lent,
         }))
     }
 
@@ -341,18 +446,11 @@ impl Read for FileIn {
     }
 }
 
-/// A regular file mapped for reading: the position reached, and how much
-/// of the front was let go.
+/// A regular file mapped for reading: the position reached.
 struct Mapped {
-    map: memmap2::Mmap,
+    map: Arc<memmap2::Mmap>,
     pos: usize,
-    released: usize,
 }
-
-/// The mapped pages already read are let go in steps of this many bytes
-/// (a multiple of any page size), so that the file's pages do not add up
-/// in the process's resident memory as it is read.
-const RELEASE_STEP: usize = 1 << 20;
 
 impl Mapped {
     fn read(&mut self, buf: &mut [u8]) -> usize {
@@ -360,21 +458,6 @@ impl Mapped {
         let m = rest.len().min(buf.len());
         buf[..m].copy_from_slice(&rest[..m]);
         self.pos += m;
-        while self.pos - self.released >= RELEASE_STEP {
-            // SAFETY: a read-only shared mapping of a file: dropping its
-            // pages only makes a later access read them from the file
-            // again, and nothing refers to this range (bytes are only
-            // copied out of the mapping, above, and never read twice).
-            // `released` is a multiple of RELEASE_STEP, so page-aligned.
-            let _ = unsafe {
-                self.map.unchecked_advise_range(
-                    memmap2::UncheckedAdvice::DontNeed,
-                    self.released,
-                    RELEASE_STEP,
-                )
-            };
-            self.released += RELEASE_STEP;
-        }
         m
     }
 }
@@ -385,18 +468,16 @@ fn map_file(file: &File) -> Option<Mapped> {
     if file.metadata().ok()?.len() == 0 {
         return None;
     }
-    // SAFETY: the mapping is read-only and its bytes are only copied out
-    // (`Mapped::read`). Another process truncating the file while it is
-    // read would make the next access fault (SIGBUS); a capture is not
-    // truncated under its reader in normal use, and one still being
-    // written is read up to the size it had when opened.
+    // SAFETY: the mapping is read-only. Another process truncating the
+    // file while it is read would make the next access fault (SIGBUS); a
+    // capture is not truncated under its reader in normal use, and one
+    // still being written is read up to the size it had when opened.
     let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
     // Read once from front to back: let the kernel read ahead.
     let _ = map.advise(memmap2::Advice::Sequential);
     Some(Mapped {
-        map,
+        map: Arc::new(map),
         pos: 0,
-        released: 0,
     })
 }
 
@@ -463,6 +544,12 @@ struct FileReader {
     capacity: usize,
     io_err: Arc<Mutex<Option<io::Error>>>,
     fmt: Format,
+    /// The file's mapping, when it is mapped.
+    map: Option<Arc<memmap2::Mmap>>,
+    /// The window of the mapping the last packet started in.
+    window: Option<Arc<MapWindow>>,
+    /// The first window that was neither lent nor let go of.
+    next_window: usize,
 }
 
 const PCAPNG_MAGIC: u32 = 0x0a0d_0d0a;
@@ -532,6 +619,7 @@ impl FileReader {
                     input.prefix_len = 0;
                 }
             }
+            let map = input.map.as_ref().map(|m| m.map.clone());
             let res = if ng {
                 PcapNGReader::new(capacity, input).map(AnyReader::Ng)
             } else {
@@ -552,6 +640,9 @@ impl FileReader {
                         capacity,
                         io_err,
                         fmt,
+                        map,
+                        window: None,
+                        next_window: 0,
                     });
                 }
                 Err(PcapError::Incomplete(_)) => {
@@ -585,6 +676,33 @@ impl FileReader {
                 }
             }
         }
+    }
+
+    /// Makes the window holding file offset `at` the current one, and
+    /// gives the packet's offset in it when its `len` bytes lie within it.
+    /// Windows the reader passed without a packet starting in them are let
+    /// go of here; the window before is let go of when its last handle is
+    /// dropped.
+    fn lend(&mut self, at: usize, len: usize) -> Option<u32> {
+        let map = self.map.as_ref()?;
+        let w = at / LEND_WINDOW;
+        if self.window.as_ref().map(|x| x.start / LEND_WINDOW) != Some(w) {
+            self.window = None;
+            while self.next_window < w {
+                release(map, self.next_window * LEND_WINDOW, LEND_WINDOW);
+                self.next_window += 1;
+            }
+            let start = w * LEND_WINDOW;
+            self.window = Some(Arc::new(MapWindow {
+                map: map.clone(),
+                start,
+                len: LEND_WINDOW.min(map.len().saturating_sub(start)),
+            }));
+            self.next_window = self.next_window.max(w + 1);
+        }
+        let off = at - w * LEND_WINDOW;
+        let window = self.window.as_ref()?;
+        (off + len <= window.len).then_some(off as u32)
     }
 
     fn read_error(path: &Path, slot: &Mutex<Option<io::Error>>) -> SourceError {
@@ -900,10 +1018,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_mapped_file_reads_back_whole_and_lets_go_of_what_was_read() {
+    fn a_mapped_file_reads_back_whole() {
         let path = std::env::temp_dir().join(format!("vigil-mapped-{}", std::process::id()));
-        // 3.5 release steps of bytes that differ from one step to the next.
-        let len = RELEASE_STEP * 7 / 2;
+        // 3.5 windows of bytes that differ from one window to the next.
+        let len = LEND_WINDOW * 7 / 2;
         let bytes: Vec<u8> = (0..len)
             .map(|i| (i % 251) as u8 ^ (i >> 20) as u8)
             .collect();
@@ -911,7 +1029,7 @@ mod tests {
         let file = File::open(&path).unwrap();
         let mut m = map_file(&file).expect("a regular file maps");
         let mut got = Vec::with_capacity(len);
-        // Odd-sized reads, so that steps are crossed inside a read.
+        // Odd-sized reads, so that windows are crossed inside a read.
         let mut buf = vec![0u8; 300_007];
         loop {
             let n = m.read(&mut buf);
@@ -919,14 +1037,90 @@ mod tests {
                 break;
             }
             got.extend_from_slice(&buf[..n]);
-            assert_eq!(m.released, m.pos / RELEASE_STEP * RELEASE_STEP);
         }
         assert!(got == bytes, "bytes read through the mapping differ");
-        assert_eq!(m.released, 3 * RELEASE_STEP);
         fs::remove_file(&path).unwrap();
         // An empty file is read with `read`, not mapped.
         fs::write(&path, b"").unwrap();
         assert!(map_file(&File::open(&path).unwrap()).is_none());
+        fs::remove_file(&path).unwrap();
+    }
+
+    /// A classic pcap of `n` records of 1,000 to 2,999 bytes, each filled
+    /// with bytes derived from its number.
+    fn numbered_pcap(n: u32) -> Vec<u8> {
+        let mut f = Vec::new();
+        for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+            f.extend_from_slice(&v.to_le_bytes());
+        }
+        for i in 0..n {
+            let len = 1000 + (i * 7919) % 2000;
+            for v in [1_700_000_000 + i, i, len, len] {
+                f.extend_from_slice(&v.to_le_bytes());
+            }
+            f.extend((0..len).map(|k| (i as u8).wrapping_mul(31) ^ k as u8));
+        }
+        f
+    }
+
+    #[test]
+    fn packets_of_a_mapped_file_are_lent_by_window_and_windows_go_when_dropped() {
+        let path = std::env::temp_dir().join(format!("vigil-lent-{}.pcap", std::process::id()));
+        let n = 3000;
+        let file = numbered_pcap(n);
+        assert!(file.len() > 5 * LEND_WINDOW);
+        fs::write(&path, &file).unwrap();
+        let mut src = PcapSource::open(&path).unwrap();
+        let mut kept: Option<(Arc<MapWindow>, u32, Vec<u8>)> = None;
+        let mut passed: Vec<std::sync::Weak<MapWindow>> = Vec::new();
+        let (mut lent, mut spanning) = (0u32, 0usize);
+        while let Some(p) = src.next_packet().unwrap() {
+            let i = (p.index - 1) as u32;
+            let want: Vec<u8> = (0..p.data.len())
+                .map(|k| (i as u8).wrapping_mul(31) ^ k as u8)
+                .collect();
+            assert_eq!(p.data, &want[..]);
+            match p.lent {
+                Some(l) => {
+                    lent += 1;
+                    assert_eq!(l.window.bytes(l.off, p.data.len() as u32), p.data);
+                    if passed
+                        .last()
+                        .and_then(|w| w.upgrade())
+                        .is_none_or(|w| !Arc::ptr_eq(&w, l.window))
+                    {
+                        passed.push(Arc::downgrade(l.window));
+                        // The reader is past the window before the last:
+                        // it went, unless a handle on it is kept.
+                        let k = passed.len().saturating_sub(3);
+                        if passed.len() >= 3 {
+                            assert_eq!(passed[k].upgrade().is_some(), k == 1, "window {k}");
+                        }
+                    }
+                    // Keep one packet of the second window past the end.
+                    if passed.len() == 2 && kept.is_none() {
+                        kept = Some((l.window.clone(), l.off, p.data.to_vec()));
+                    }
+                }
+                None => {
+                    // Only a packet that runs into the next window is not lent.
+                    spanning += 1;
+                }
+            }
+        }
+        assert!(spanning >= 1 && spanning <= passed.len());
+        assert_eq!(lent as usize + spanning, n as usize);
+        assert!(passed.len() >= 5);
+        drop(src);
+        // Every window went when the reader did, but the one still held,
+        // which still reads back the packet it lent.
+        for (k, w) in passed.iter().enumerate() {
+            assert_eq!(w.upgrade().is_some(), k == 1, "window {k}");
+        }
+        let (w, off, data) = kept.unwrap();
+        assert_eq!(w.bytes(off, data.len() as u32), &data[..]);
+        drop(w);
+        assert!(passed[1].upgrade().is_none());
         fs::remove_file(&path).unwrap();
     }
 }
