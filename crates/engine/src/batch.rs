@@ -342,7 +342,8 @@ mod tests {
     #[test]
     fn a_frame_lent_from_a_mapped_capture_is_not_copied_and_its_window_goes_with_the_batch() {
         let (tcp, tunnel) = frames();
-        let path = std::env::temp_dir().join(format!("vigil-batch-lent-{}.pcap", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("vigil-batch-lent-{}.pcap", std::process::id()));
         let ts = vigil_craft::pcap::Ts::default();
         vigil_craft::pcap::write_pcap_file(&path, &[(ts, tcp.clone()), (ts, tunnel.clone())])
             .unwrap();

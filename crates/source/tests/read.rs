@@ -39,6 +39,11 @@ struct Pkt {
 }
 
 fn read_all(path: &Path) -> (Vec<Pkt>, PcapSource) {
+    read_all_as(path, true)
+}
+
+/// [`read_all`], comparing with a read through a FIFO when `piped`.
+fn read_all_as(path: &Path, piped: bool) -> (Vec<Pkt>, PcapSource) {
     let mut src = PcapSource::open(path).unwrap();
     let mut out = Vec::new();
     while let Some(p) = src.next_packet().unwrap() {
@@ -50,7 +55,65 @@ fn read_all(path: &Path) -> (Vec<Pkt>, PcapSource) {
             index: p.index,
         });
     }
+    // A regular file is parsed in place (mapped); through a FIFO, the
+    // streaming reader parses it: both read the same.
+    if let Some(piped) = read_piped(path).filter(|_| piped) {
+        assert_eq!(
+            piped,
+            Ok((
+                out.iter()
+                    .map(|p| (p.ts, p.linktype, p.data.clone(), p.orig_len, p.index))
+                    .collect(),
+                src.truncated_records()
+            )),
+            "{}: read through a FIFO",
+            path.display()
+        );
+    }
     (out, src)
+}
+
+type Piped = Result<(Vec<(Timestamp, u32, Vec<u8>, u32, u64)>, u64), String>;
+
+/// The packets (and records cut short) of the regular file `path` read
+/// through a FIFO, or the error's text with the FIFO's path put back to
+/// `path`. `None` where that cannot be done (not a readable regular file,
+/// no `mkfifo`).
+fn read_piped(path: &Path) -> Option<Piped> {
+    if !fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let bytes = fs::read(path).ok()?;
+    let fifo = path.with_extension("fifo");
+    let _ = fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return None;
+    }
+    let writer_path = fifo.clone();
+    // The reader may stop early (an error): the write then fails, which is
+    // fine.
+    let writer = std::thread::spawn(move || {
+        let _ = fs::write(writer_path, bytes);
+    });
+    let fix = |e: SourceError| {
+        e.to_string()
+            .replace(&fifo.display().to_string(), &path.display().to_string())
+    };
+    let res = (|| {
+        let mut src = PcapSource::open(&fifo).map_err(fix)?;
+        let mut out = Vec::new();
+        while let Some(p) = src.next_packet().map_err(fix)? {
+            out.push((p.ts, p.linktype, p.data.to_vec(), p.orig_len, p.index));
+        }
+        Ok((out, src.truncated_records()))
+    })();
+    writer.join().unwrap();
+    fs::remove_file(&fifo).unwrap();
+    Some(res)
 }
 
 fn ts(secs: i64, nanos: u32) -> Timestamp {
@@ -350,7 +413,7 @@ fn many_packets_across_refills_and_a_record_bigger_than_the_buffer() {
 }
 
 fn expect_err(path: &Path) -> SourceError {
-    match PcapSource::open(path) {
+    let e = match PcapSource::open(path) {
         Ok(mut src) => loop {
             match src.next_packet() {
                 Ok(Some(_)) => continue,
@@ -359,7 +422,12 @@ fn expect_err(path: &Path) -> SourceError {
             }
         },
         Err(e) => e,
+    };
+    // The streaming reader (through a FIFO) reports the same error.
+    if let Some(piped) = read_piped(path) {
+        assert_eq!(piped.err().as_deref(), Some(e.to_string().as_str()));
     }
+    e
 }
 
 #[test]
@@ -441,6 +509,27 @@ fn error_cases() {
         }
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o644)).unwrap();
     }
+}
+
+#[test]
+fn a_record_bigger_than_the_largest_buffer_is_an_error_mapped_or_not() {
+    let dir = tmpdir("too_large");
+    let mut w = PcapWriter::new(Vec::new(), LINKTYPE_ETHERNET).unwrap();
+    w.write_packet((1, 0), &frame(1, 100)).unwrap();
+    let huge = vec![0x5au8; vigil_source::MAX_BUFFER + 1];
+    w.write_packet((2, 0), &huge).unwrap();
+    w.write_packet((3, 0), &frame(3, 100)).unwrap();
+    let path = dir.join("huge.pcap");
+    fs::write(&path, w.into_inner()).unwrap();
+    // `expect_err` also reads it through a FIFO, with the same outcome.
+    match expect_err(&path) {
+        SourceError::RecordTooLarge { offset, limit, .. } => {
+            assert_eq!(offset as usize, 24 + 16 + frame(1, 100).len());
+            assert_eq!(limit, vigil_source::MAX_BUFFER);
+        }
+        e => panic!("{e}"),
+    }
+    fs::remove_file(&path).unwrap();
 }
 
 #[test]
@@ -578,7 +667,9 @@ fn section_headers_bigger_than_the_buffer() {
     bytes.extend_from_slice(&big_shb()); // a second big section
     bytes.extend_from_slice(&rest[shb_len..]);
     fs::write(&path, bytes).unwrap();
-    let (pkts, src) = read_all(&path);
+    // Not through a FIFO: there the first section header must fit the
+    // initial buffer (the file cannot be read again from the top).
+    let (pkts, src) = read_all_as(&path, false);
     assert_eq!(pkts.len(), 2);
     assert_eq!(pkts[1].data, frame(1, 10));
     assert_eq!(pkts[1].index, 2);
