@@ -59,6 +59,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(p.index, n);
             assert!(p.data.len() <= body.len());
             assert!(p.ts.nanos < 1_000_000_000);
+            if let Some(l) = p.lent {
+                assert_eq!(l.window.bytes(l.off, p.data.len() as u32), p.data);
+            }
             let pkt = vigil_wire::decode(p.linktype, p.data);
             std::hint::black_box(pkt.payload());
             assert!(src.bytes_read() <= total, "read past the input");
