@@ -515,6 +515,29 @@ impl MapReader {
     }
 }
 
+/// The error for a file whose header (classic pcap) or first section
+/// header (pcapng) pcap-parser refused: cut short, or not what its magic
+/// said.
+fn header_error(path: &Path, ng: bool, e: &PcapError<&[u8]>) -> SourceError {
+    let path = path.to_path_buf();
+    match e {
+        PcapError::Incomplete(_) => SourceError::Truncated {
+            path,
+            what: if ng {
+                "incomplete section header block"
+            } else {
+                "incomplete file header"
+            },
+        },
+        _ if ng => SourceError::Malformed {
+            path,
+            offset: 0,
+            detail: "invalid section header block".into(),
+        },
+        _ => SourceError::NotPcap { path },
+    }
+}
+
 /// A parse error as the streaming readers give it once their input is
 /// exhausted: a record wanting more bytes is cut short.
 fn cut(e: nom::Err<PcapError<&[u8]>>) -> PcapError<&[u8]> {
@@ -708,31 +731,7 @@ impl FileReader {
         };
         // A regular file is parsed in place, mapped.
         if let Some(map) = size.and_then(|_| map_file(&file)) {
-            let reader = match MapReader::new(map.clone(), ng) {
-                Ok(r) => r,
-                Err(PcapError::Incomplete(_)) => {
-                    return Err(SourceError::Truncated {
-                        path: path.to_path_buf(),
-                        what: if ng {
-                            "incomplete section header block"
-                        } else {
-                            "incomplete file header"
-                        },
-                    })
-                }
-                Err(_) if ng => {
-                    return Err(SourceError::Malformed {
-                        path: path.to_path_buf(),
-                        offset: 0,
-                        detail: "invalid section header block".into(),
-                    })
-                }
-                Err(_) => {
-                    return Err(SourceError::NotPcap {
-                        path: path.to_path_buf(),
-                    })
-                }
-            };
+            let reader = MapReader::new(map.clone(), ng).map_err(|e| header_error(path, ng, &e))?;
             return Ok(FileReader {
                 path: path.to_path_buf(),
                 size,
@@ -786,35 +785,14 @@ impl FileReader {
                         next_window: 0,
                     });
                 }
-                Err(PcapError::Incomplete(_)) => {
-                    // A section header bigger than the buffer, or a short file.
-                    if size.is_some_and(|s| s > capacity as u64) && capacity < MAX_BUFFER {
-                        capacity = (capacity * 2).min(MAX_BUFFER);
-                        continue;
-                    }
-                    let what = if ng {
-                        "incomplete section header block"
-                    } else {
-                        "incomplete file header"
-                    };
-                    return Err(SourceError::Truncated {
-                        path: path.to_path_buf(),
-                        what,
-                    });
+                Err(PcapError::Incomplete(_))
+                    if size.is_some_and(|s| s > capacity as u64) && capacity < MAX_BUFFER =>
+                {
+                    // A section header bigger than the buffer.
+                    capacity = (capacity * 2).min(MAX_BUFFER);
                 }
                 Err(PcapError::ReadError) => return Err(Self::read_error(path, &io_err)),
-                Err(_) if ng => {
-                    return Err(SourceError::Malformed {
-                        path: path.to_path_buf(),
-                        offset: 0,
-                        detail: "invalid section header block".into(),
-                    })
-                }
-                Err(_) => {
-                    return Err(SourceError::NotPcap {
-                        path: path.to_path_buf(),
-                    })
-                }
+                Err(e) => return Err(header_error(path, ng, &e)),
             }
         }
     }
