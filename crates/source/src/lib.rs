@@ -464,8 +464,8 @@ type LegacyParseFn = fn(&[u8]) -> nom::IResult<&[u8], LegacyPcapBlock<'_>, PcapE
 
 /// pcap-parser's parsing of a mapped file in place: the blocks the
 /// streaming readers would give, with their bytes in the mapping rather
-/// than copied into a buffer (a copy that cost the reader thread 9% of
-/// the run's CPU time on dev-mix). The whole file is always at hand, so a
+/// than copied into a buffer (with the copy into the batch, a fifth of
+/// the reader thread's samples on dev-mix). The whole file is at hand, so a
 /// record cut short is the end of the file (`UnexpectedEof`), as it is
 /// for the streaming readers once their input is exhausted.
 struct MapReader {
