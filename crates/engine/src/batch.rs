@@ -58,6 +58,13 @@ pub const DEFRAG_IGNORED: u8 = 4;
 /// `defrag.memcap-policy` applies to it).
 pub const DEFRAG_MEMCAP: u8 = 8;
 
+/// Where [`Batch::place`] put a record's bytes.
+struct Placed {
+    start: u32,
+    len: u32,
+    window: Option<u32>,
+}
+
 /// Packets for one worker.
 #[derive(Debug, Default)]
 pub struct Batch {
@@ -138,23 +145,8 @@ impl Batch {
         rebuilt: bool,
         defrag: u8,
     ) {
-        let start = self.arena.len() as u32;
-        self.arena.extend_from_slice(data);
-        self.records.push(PacketRecord {
-            index,
-            ts_ns,
-            linktype,
-            start,
-            len: data.len() as u32,
-            orig_len,
-            rebuilt,
-            defrag,
-            tunnel: 0,
-            marker: false,
-            ftp_data: None,
-            decoded: None,
-            window: None,
-        });
+        let at = self.place(data, None);
+        self.push_at(index, ts_ns, linktype, at, orig_len, rebuilt, defrag, 0);
     }
 
     /// [`Self::push_record`] for a frame of the input: when the source
@@ -172,35 +164,8 @@ impl Batch {
         defrag: u8,
         tunnel: u8,
     ) {
-        let Some(l) = lent else {
-            self.push_record(index, ts_ns, linktype, data, orig_len, false, defrag);
-            if let Some(r) = self.records.last_mut() {
-                r.tunnel = tunnel;
-            }
-            return;
-        };
-        let w = match self.windows.last() {
-            Some(last) if std::sync::Arc::ptr_eq(last, l.window) => self.windows.len() - 1,
-            _ => {
-                self.windows.push(l.window.clone());
-                self.windows.len() - 1
-            }
-        };
-        self.records.push(PacketRecord {
-            index,
-            ts_ns,
-            linktype,
-            start: l.off,
-            len: data.len() as u32,
-            orig_len,
-            rebuilt: false,
-            defrag,
-            tunnel,
-            marker: false,
-            ftp_data: None,
-            decoded: None,
-            window: Some(w as u32),
-        });
+        let at = self.place(data, lent);
+        self.push_at(index, ts_ns, linktype, at, orig_len, false, defrag, tunnel);
     }
 
     /// The tunnel pseudo-packet `depth` tunnels down in the frame `data`
@@ -214,10 +179,64 @@ impl Batch {
         orig_len: u32,
         depth: u8,
     ) {
-        self.push_record(index, ts_ns, linktype, data, orig_len, false, 0);
-        if let Some(r) = self.records.last_mut() {
-            r.tunnel = depth;
+        let at = self.place(data, None);
+        self.push_at(index, ts_ns, linktype, at, orig_len, false, 0, depth);
+    }
+
+    /// Where a record's bytes will be: the lent window's range (the batch
+    /// holding one handle per window in a row), else a copy in the arena.
+    fn place(&mut self, data: &[u8], lent: Option<vigil_source::Lent<'_>>) -> Placed {
+        let len = data.len() as u32;
+        let Some(l) = lent else {
+            let start = self.arena.len() as u32;
+            self.arena.extend_from_slice(data);
+            return Placed {
+                start,
+                len,
+                window: None,
+            };
+        };
+        if !self
+            .windows
+            .last()
+            .is_some_and(|last| std::sync::Arc::ptr_eq(last, l.window))
+        {
+            self.windows.push(l.window.clone());
         }
+        Placed {
+            start: l.off,
+            len,
+            window: Some(self.windows.len() as u32 - 1),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_at(
+        &mut self,
+        index: u64,
+        ts_ns: i64,
+        linktype: u32,
+        at: Placed,
+        orig_len: u32,
+        rebuilt: bool,
+        defrag: u8,
+        tunnel: u8,
+    ) {
+        self.records.push(PacketRecord {
+            index,
+            ts_ns,
+            linktype,
+            start: at.start,
+            len: at.len,
+            orig_len,
+            rebuilt,
+            defrag,
+            tunnel,
+            marker: false,
+            ftp_data: None,
+            decoded: None,
+            window: at.window,
+        });
     }
 
     /// A clock marker (see [`PacketRecord::marker`]).

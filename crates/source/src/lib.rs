@@ -678,8 +678,6 @@ struct FileReader {
     capacity: usize,
     io_err: Arc<Mutex<Option<io::Error>>>,
     fmt: Format,
-    /// The file's mapping, when it is mapped.
-    map: Option<Arc<memmap2::Mmap>>,
     /// The window of the mapping the last packet started in.
     window: Option<Arc<MapWindow>>,
     /// The first window that was neither lent nor let go of.
@@ -731,7 +729,7 @@ impl FileReader {
         };
         // A regular file is parsed in place, mapped.
         if let Some(map) = size.and_then(|_| map_file(&file)) {
-            let reader = MapReader::new(map.clone(), ng).map_err(|e| header_error(path, ng, &e))?;
+            let reader = MapReader::new(map, ng).map_err(|e| header_error(path, ng, &e))?;
             return Ok(FileReader {
                 path: path.to_path_buf(),
                 size,
@@ -739,7 +737,6 @@ impl FileReader {
                 capacity: 0,
                 io_err: Arc::new(Mutex::new(None)),
                 fmt: fmt(),
-                map: Some(map),
                 window: None,
                 next_window: 0,
             });
@@ -765,7 +762,6 @@ impl FileReader {
                     err: io_err.clone(),
                 },
             };
-
             let res = if ng {
                 PcapNGReader::new(capacity, input).map(AnyReader::Ng)
             } else {
@@ -780,7 +776,6 @@ impl FileReader {
                         capacity,
                         io_err,
                         fmt: fmt(),
-                        map: None,
                         window: None,
                         next_window: 0,
                     });
@@ -803,7 +798,9 @@ impl FileReader {
     /// go of here; the window before is let go of when its last handle is
     /// dropped.
     fn lend(&mut self, at: usize, len: usize) -> Option<u32> {
-        let map = self.map.as_ref()?;
+        let AnyReader::Map(MapReader { map, .. }) = &self.reader else {
+            return None;
+        };
         let w = at / LEND_WINDOW;
         if self.window.as_ref().map(|x| x.start / LEND_WINDOW) != Some(w) {
             self.window = None;
