@@ -287,12 +287,20 @@ impl BatchPool {
         BatchPool { give, take }
     }
 
+    /// A cleared batch. The reader clears a recycled batch here rather
+    /// than the worker in [`BatchPool::put`]: clearing drops the batch's
+    /// handles on the mapped capture's windows, and dropping a window's
+    /// last handle releases its pages (a system call that unmaps 256
+    /// pages), work that belongs beside the reading, off the workers.
     pub fn get(&self) -> Batch {
-        self.take.try_recv().unwrap_or_default()
+        let mut b = self.take.try_recv().unwrap_or_default();
+        b.clear();
+        b
     }
 
-    pub fn put(&self, mut b: Batch) {
-        b.clear();
+    /// Returns a batch to the pool, as it is: the next [`BatchPool::get`]
+    /// clears it.
+    pub fn put(&self, b: Batch) {
         // The pool lives as long as any engine thread; a closed pool only
         // means the run is ending, and the batch can be dropped.
         let _ = self.give.send(b);
@@ -395,12 +403,17 @@ mod tests {
             assert_eq!(batch.data(rec), &want[..]);
         }
         assert_eq!(batch.packet(&r[2]).payload(), b"GET / HTTP/1.1\r\n\r\n");
-        // The batch kept the window alive after the reader went; a
-        // recycled batch lets it go.
+        // The batch kept the window alive after the reader went. A worker
+        // puts it back as it is; the reader's next `get` clears it, and
+        // so lets the window go, on the reader's thread.
         let window = window.unwrap();
         assert!(window.upgrade().is_some());
-        batch.clear();
+        let pool = BatchPool::new();
+        pool.put(batch);
+        assert!(window.upgrade().is_some());
+        let batch = pool.get();
         assert!(window.upgrade().is_none());
+        assert!(batch.is_empty() && batch.arena.is_empty() && batch.windows.is_empty());
         std::fs::remove_file(&path).unwrap();
     }
 }
