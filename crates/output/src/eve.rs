@@ -10,7 +10,7 @@
 //! finished lines to one [`EveWriter`] in input order.
 
 use std::cmp::Ordering;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
 use base64::Engine as _;
 
@@ -772,14 +772,20 @@ fn write_metadata(
     Ok(())
 }
 
-/// Writes EVE records, one per line, through a `BufWriter`.
+/// How many bytes of records [`EveWriter`] gathers before it writes them.
+const WRITE_AT: usize = 64 * 1024;
+
+/// Writes EVE records, one per line, buffered: each record is formatted
+/// straight into the buffer (no line copied into a `BufWriter`), and the
+/// buffer goes to the writer in whole lines once it holds 64 KiB.
 ///
 /// Call [`flush`](Self::flush) (or [`into_inner`](Self::into_inner)) at the
 /// end of a run; dropping the writer flushes too but loses any error.
 #[derive(Debug)]
 pub struct EveWriter<W: Write> {
-    out: BufWriter<W>,
-    line: Vec<u8>,
+    /// `None` only once [`EveWriter::into_inner`] took it.
+    out: Option<W>,
+    buf: Vec<u8>,
     fmt: EveFormatter,
 }
 
@@ -790,10 +796,39 @@ impl<W: Write> EveWriter<W> {
 
     pub fn with_config(inner: W, config: EveConfig) -> Self {
         EveWriter {
-            out: BufWriter::with_capacity(64 * 1024, inner),
-            line: Vec::with_capacity(1024),
+            out: Some(inner),
+            buf: Vec::with_capacity(WRITE_AT + 4096),
             fmt: EveFormatter::new(config),
         }
+    }
+
+    /// Appends one record formatted by `f` and its newline; a record that
+    /// fails to format leaves nothing behind.
+    fn record(
+        &mut self,
+        f: impl FnOnce(&mut EveFormatter, &mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let start = self.buf.len();
+        if let Err(e) = f(&mut self.fmt, &mut self.buf) {
+            self.buf.truncate(start);
+            return Err(e);
+        }
+        self.buf.push(b'\n');
+        if self.buf.len() >= WRITE_AT {
+            self.write_buffered()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the buffered lines to the writer.
+    fn write_buffered(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let out = self.out.as_mut().expect("writer taken");
+        let r = out.write_all(&self.buf);
+        self.buf.clear();
+        r
     }
 
     /// Writes an app-layer transaction record (see
@@ -802,10 +837,7 @@ impl<W: Write> EveWriter<W> {
         if ev.app.is_none() {
             return Ok(());
         }
-        self.line.clear();
-        self.fmt.tx_record(&mut self.line, ev)?;
-        self.line.push(b'\n');
-        self.out.write_all(&self.line)
+        self.record(|f, out| f.tx_record(out, ev))
     }
 
     /// Writes a `drop` record (see [`EveFormatter::drop_record`]).
@@ -813,63 +845,61 @@ impl<W: Write> EveWriter<W> {
         if ev.app.is_none() {
             return Ok(());
         }
-        self.line.clear();
-        self.fmt.drop_record(&mut self.line, ev, with_alert)?;
-        self.line.push(b'\n');
-        self.out.write_all(&self.line)
+        self.record(|f, out| f.drop_record(out, ev, with_alert))
     }
 
     /// Writes a `packet` record (see [`EveFormatter::packet_record`]).
     pub fn write_packet(&mut self, ev: &AlertEvent<'_>) -> io::Result<()> {
-        self.line.clear();
-        self.fmt.packet_record(&mut self.line, ev)?;
-        self.line.push(b'\n');
-        self.out.write_all(&self.line)
+        self.record(|f, out| f.packet_record(out, ev))
     }
 
     pub fn write_alert(&mut self, ev: &AlertEvent<'_>) -> io::Result<()> {
-        self.line.clear();
-        self.fmt.alert(&mut self.line, ev)?;
-        self.line.push(b'\n');
-        self.out.write_all(&self.line)
+        self.record(|f, out| f.alert(out, ev))
     }
 
     /// Writes a stats record stamped with `ts_secs`/`ts_nanos` (use packet
     /// time, not the wall clock, to keep runs repeatable).
     pub fn write_stats(&mut self, ts_secs: i64, ts_nanos: u32, tree: &StatsTree) -> io::Result<()> {
-        self.line.clear();
-        self.fmt.stats(&mut self.line, ts_secs, ts_nanos, tree)?;
-        self.line.push(b'\n');
-        self.out.write_all(&self.line)
+        self.record(|f, out| f.stats(out, ts_secs, ts_nanos, tree))
     }
 
     /// Writes a record formatted elsewhere (e.g. by a worker's
     /// [`EveFormatter`]); a newline is added if it has none.
     pub fn write_record(&mut self, record: &[u8]) -> io::Result<()> {
-        self.out.write_all(record)?;
-        if record.last() != Some(&b'\n') {
-            self.out.write_all(b"\n")?;
-        }
-        Ok(())
+        self.record(|_, out| {
+            let body = record.strip_suffix(b"\n").unwrap_or(record);
+            out.extend_from_slice(body);
+            Ok(())
+        })
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.write_buffered()?;
+        self.out.as_mut().expect("writer taken").flush()
     }
 
     pub fn get_ref(&self) -> &W {
-        self.out.get_ref()
+        self.out.as_ref().expect("writer taken")
     }
 
     /// The underlying writer; writing to it directly bypasses what is
     /// buffered here (flush first).
     pub fn get_mut(&mut self) -> &mut W {
-        self.out.get_mut()
+        self.out.as_mut().expect("writer taken")
     }
 
     /// Flushes and returns the underlying writer.
-    pub fn into_inner(self) -> io::Result<W> {
-        self.out.into_inner().map_err(|e| e.into_error())
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.flush()?;
+        Ok(self.out.take().expect("writer taken"))
+    }
+}
+
+impl<W: Write> Drop for EveWriter<W> {
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            let _ = self.flush();
+        }
     }
 }
 
@@ -895,6 +925,46 @@ mod tests {
         write_vars(&mut o, v, &mut Vec::new()).unwrap();
         o.close();
         String::from_utf8(buf).unwrap()
+    }
+
+    /// Keeps each write the writer gets, shared with the test.
+    #[derive(Clone, Default)]
+    struct Chunks(std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>);
+
+    impl Write for Chunks {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().push(b.to_vec());
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn records_reach_the_writer_in_whole_lines_and_all_of_them_on_drop() {
+        let chunks = Chunks::default();
+        let mut w = EveWriter::new(chunks.clone());
+        let line = |i: usize| format!("{{\"n\":{i},\"pad\":\"{}\"}}", "x".repeat(i % 300));
+        for i in 0..1000 {
+            if i % 2 == 0 {
+                w.write_record(line(i).as_bytes()).unwrap();
+            } else {
+                w.write_record(format!("{}\n", line(i)).as_bytes()).unwrap();
+            }
+        }
+        // Gathered, not written one line at a time.
+        let written = chunks.0.borrow().len();
+        assert!((1..10).contains(&written), "{written} writes");
+        assert!(chunks.0.borrow().iter().all(|c| c.ends_with(b"\n")));
+        drop(w);
+        let all: Vec<u8> = chunks.0.borrow().concat();
+        let want: String = (0..1000).map(|i| line(i) + "\n").collect();
+        assert_eq!(String::from_utf8(all).unwrap(), want);
+        // An empty record is an empty line.
+        let mut w = EveWriter::new(Vec::new());
+        w.write_record(b"").unwrap();
+        assert_eq!(w.into_inner().unwrap(), b"\n");
     }
 
     #[test]
