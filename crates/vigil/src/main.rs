@@ -43,7 +43,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// system. Its default, a second, kept what rule loading frees (parse
 /// trees, the groups' pattern lists, compiler temporaries) resident
 /// while the next phase allocated afresh: peak RSS on dev-mix with ET
-/// Open 255-266 MiB at 1 worker, against 230-236 MiB at 100 ms and 223
+/// Open 248-260 MiB at 1 worker, against 225-231 MiB at 100 ms and 218
 /// at 0, which slowed the load by returning and refetching pages
 /// (docs/performance.md).
 const PURGE_DELAY_MS: std::ffi::c_long = 100;
