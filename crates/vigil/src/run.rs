@@ -170,7 +170,7 @@ pub fn load_rule_files(files: &[PathBuf], vars: &Vars) -> Result<LoadedRules> {
 
 /// Where EVE lines go: eve.json, or Redis (`filetype: redis`).
 pub enum EveOut {
-    File(BufWriter<File>),
+    File(File),
     Redis(RedisWriter),
 }
 
@@ -1166,6 +1166,14 @@ pub fn output_settings(cfg: &Config) -> Result<OutputSettings> {
 
 /// Opens a log file in `dir`, appending or truncating.
 fn open_log(dir: &std::path::Path, name: &str, append: bool) -> Result<BufWriter<File>> {
+    Ok(BufWriter::with_capacity(
+        1 << 16,
+        open_file(dir, name, append)?,
+    ))
+}
+
+/// A log file in `dir`, created or appended to.
+fn open_file(dir: &std::path::Path, name: &str, append: bool) -> Result<File> {
     let p = dir.join(name);
     let f = if append {
         std::fs::OpenOptions::new()
@@ -1175,10 +1183,7 @@ fn open_log(dir: &std::path::Path, name: &str, append: bool) -> Result<BufWriter
     } else {
         File::create(&p)
     };
-    Ok(BufWriter::with_capacity(
-        1 << 16,
-        f.with_context(|| format!("cannot create {}", p.display()))?,
-    ))
+    f.with_context(|| format!("cannot create {}", p.display()))
 }
 
 /// Opens `fast.log` in `dir` when it is enabled.
@@ -1202,7 +1207,8 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
         Some(r) => EveOut::Redis(
             RedisWriter::start(r.clone()).context("cannot start the EVE Redis writer")?,
         ),
-        None => EveOut::File(open_log(dir, &o.eve_name, append)?),
+        // Unbuffered: `EveWriter` gathers whole lines itself.
+        None => EveOut::File(open_file(dir, &o.eve_name, append)?),
     };
     Ok(Sink {
         eve: EveWriter::with_config(eve_out, o.eve_cfg),
