@@ -4,9 +4,11 @@
 //!
 //! For TCP, UDP and SCTP a rule is keyed by its destination ports when they
 //! are not `any`, else by its source ports when they are not `any`, else it
-//! is port-independent. A packet with ports (sp, dp) is checked against two
-//! groups: the destination-keyed group of `dp` (which also holds the
-//! port-independent rules) and the source-keyed group of `sp`. Ports whose
+//! is port-independent. A source side that admits most ports (`!80`,
+//! `1024:`) does not narrow and counts as `any` ([`admits_most`]). A
+//! packet with ports (sp, dp) is checked against two groups: the
+//! destination-keyed group of `dp` (which also holds the port-independent
+//! rules) and the source-keyed group of `sp`, if any. Ports whose
 //! rule sets are identical share one group, found by a sweep over the port
 //! ranges, so ET Open builds a few hundred groups, not 65,536.
 //! Bidirectional (`<>`) rules are keyed in both tables.
@@ -550,6 +552,16 @@ fn is_any(r: &[(u16, u16)]) -> bool {
     r == [(0, 65535)]
 }
 
+/// Whether port ranges admit at least half the ports. A rule keyed by
+/// such a source side (`!80`, `1024:`, `!$HTTP_PORTS`) would put a
+/// source-keyed group behind most source ports, so that most packets
+/// were scanned a second time for a handful of patterns; it is grouped
+/// as port-independent instead, one more pattern in the destination
+/// groups' scans (verification still checks its ports).
+fn admits_most(r: &[(u16, u16)]) -> bool {
+    r.iter().map(|&(lo, hi)| (hi - lo) as u32 + 1).sum::<u32>() >= 32768
+}
+
 impl RuleGroups {
     pub fn build(rules: &[CompiledRule]) -> RuleGroups {
         RuleGroups::build_with(rules, &mut Selector::default())
@@ -602,7 +614,7 @@ impl RuleGroups {
                     }
                 } else if !is_any(&dst) {
                     by_dst.push((i, dst));
-                } else if !is_any(&src) {
+                } else if !is_any(&src) && !admits_most(&src) {
                     by_src.push((i, src));
                 } else {
                     any.push(i);

@@ -283,6 +283,47 @@ fn ip_proto_rules_are_grouped_by_their_protocol() {
     assert_eq!(sids_in(47, 0, 0), vec![3]);
 }
 
+/// A source side that admits most ports (`!80`) does not key a
+/// source-port group, which would send most packets through a second
+/// scan: the rule is grouped with the port-independent ones, and its
+/// ports are still checked when it is verified. A narrow source side
+/// (`80`) keeps its group, reached only from that port.
+#[test]
+fn broad_source_ports_are_grouped_as_any_and_still_checked() {
+    let e = engine(&[
+        "alert tcp any !80 -> any any (content:\"broadsrc\"; sid:1;)",
+        "alert tcp any 80 -> any any (content:\"fromweb\"; sid:2;)",
+        "alert tcp any any -> any 80 (content:\"toweb\"; sid:3;)",
+    ]);
+    let sids = |g: u32| -> Vec<u32> {
+        let g = &e.groups.groups[g as usize];
+        let mut v: Vec<u32> = g
+            .always
+            .iter()
+            .chain(&g.prefiltered)
+            .map(|&r| e.rules[r as usize].sid)
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let to_web = e.groups.select(6, 40000, 80);
+    assert_eq!(to_web.secondary, None);
+    assert_eq!(sids(to_web.primary), vec![1, 3]);
+    let from_web = e.groups.select(6, 80, 40000);
+    assert_eq!(sids(from_web.primary), vec![1]);
+    assert_eq!(from_web.secondary.map(sids), Some(vec![2]));
+    let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+    let mut st = FlowDetectState::default();
+    let from = |sp: u16, payload: &[u8]| eth_ipv4_tcp(a, sp, b, 40000, 1, 1, 0x18, payload);
+    assert_eq!(
+        alerts_with(&e, &from(1234, b"x broadsrc"), &mut st),
+        vec![1]
+    );
+    assert!(alerts_with(&e, &from(80, b"x broadsrc"), &mut st).is_empty());
+    assert_eq!(alerts_with(&e, &from(80, b"x fromweb"), &mut st), vec![2]);
+    assert!(alerts_with(&e, &from(81, b"x fromweb"), &mut st).is_empty());
+}
+
 /// `ip_proto:!N` matches every protocol but N.
 #[test]
 fn negated_ip_proto_matches_other_protocols() {
