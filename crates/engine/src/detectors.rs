@@ -24,6 +24,10 @@
 //! and counted).
 
 use std::collections::{HashMap, HashSet};
+
+/// Keyed with foldhash, randomly seeded per table (the keys are traffic's
+/// addresses, and every connection event of the merge looks one up).
+type Fold = foldhash::fast::RandomState;
 use std::hash::Hash;
 use std::net::IpAddr;
 
@@ -168,7 +172,7 @@ pub struct DetectorStats {
 struct Window<T> {
     start_s: i64,
     /// Distinct items (scans) or nothing (counts), at most the threshold.
-    seen: HashSet<T>,
+    seen: HashSet<T, Fold>,
     count: u32,
     alerted: bool,
 }
@@ -177,7 +181,7 @@ struct Window<T> {
 #[derive(Debug)]
 struct Table<K, T> {
     limit: Limit,
-    windows: HashMap<K, Window<T>>,
+    windows: HashMap<K, Window<T>, Fold>,
     /// The second of the last sweep made because the table was full.
     full_sweep_s: i64,
 }
@@ -186,7 +190,7 @@ impl<K: Hash + Eq + Copy, T: Hash + Eq> Table<K, T> {
     fn new(limit: Limit) -> Self {
         Table {
             limit,
-            windows: HashMap::new(),
+            windows: HashMap::default(),
             full_sweep_s: i64::MIN,
         }
     }
@@ -216,14 +220,14 @@ impl<K: Hash + Eq + Copy, T: Hash + Eq> Table<K, T> {
         stats.keys_peak = stats.keys_peak.max(held as u64);
         let w = self.windows.entry(key).or_insert_with(|| Window {
             start_s: now_s,
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             count: 0,
             alerted: false,
         });
         if now_s - w.start_s >= secs {
             *w = Window {
                 start_s: now_s,
-                seen: HashSet::new(),
+                seen: HashSet::default(),
                 count: 0,
                 alerted: false,
             };
@@ -243,7 +247,7 @@ impl<K: Hash + Eq + Copy, T: Hash + Eq> Table<K, T> {
         if w.count >= self.limit.count.max(1) {
             w.alerted = true;
             // The window's items are not needed any more.
-            w.seen = HashSet::new();
+            w.seen = HashSet::default();
             return Some(w.count);
         }
         None
