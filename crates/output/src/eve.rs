@@ -85,6 +85,18 @@ impl<'b> Obj<'b> {
         Ok(())
     }
 
+    /// A fixed string value: plain ASCII needing no escaping, written as
+    /// it is (event types and protocol names are in every record).
+    fn lit(&mut self, key: &'static str, val: &'static str) {
+        debug_assert!(val
+            .bytes()
+            .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\'));
+        self.key(key);
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(val.as_bytes());
+        self.buf.push(b'"');
+    }
+
     fn str(&mut self, key: &'static str, val: &str) -> io::Result<()> {
         self.key(key);
         json_str(self.buf, val)
@@ -132,7 +144,8 @@ fn json_str_array<'s>(
 }
 
 fn json_uint(buf: &mut Vec<u8>, v: u64) -> io::Result<()> {
-    serde_json::to_writer(&mut *buf, &v).map_err(io::Error::from)
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    Ok(())
 }
 
 /// Appends `"<ISO 8601 time>"`.
@@ -233,7 +246,7 @@ fn write_source_target(
 fn write_header(
     o: &mut Obj<'_>,
     ev: &AlertEvent<'_>,
-    event_type: &str,
+    event_type: &'static str,
     community_id: Option<u16>,
     text: &mut Vec<u8>,
 ) -> io::Result<()> {
@@ -245,7 +258,7 @@ fn write_header(
     if let Some(cnt) = ev.pcap_cnt {
         o.uint("pcap_cnt", cnt)?;
     }
-    o.str("event_type", event_type)?;
+    o.lit("event_type", event_type);
     if !ev.vlan.is_empty() {
         o.key("vlan");
         o.buf.push(b'[');
@@ -270,10 +283,10 @@ fn write_header(
     if let Some(p) = ev.dest_port {
         o.uint("dest_port", u64::from(p))?;
     }
-    o.key("proto");
     match proto_name(ev.proto) {
-        Some(name) => json_str(o.buf, name)?,
+        Some(name) => o.lit("proto", name),
         None => {
+            o.key("proto");
             // A number as a JSON string, e.g. "253".
             o.buf.push(b'"');
             json_uint(o.buf, u64::from(ev.proto))?;
