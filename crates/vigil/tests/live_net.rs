@@ -208,8 +208,20 @@ impl Vigil {
         (status, took, text)
     }
 
+    /// The whole lines of eve.json while Vigil runs. A line being written
+    /// may show in part: a read that overlaps a write can see the file
+    /// grown to a page boundary inside it (as `tail -f` readers do, the
+    /// part is left for the next read). Once Vigil has exited,
+    /// [`eve_lines`] requires every line whole.
     fn eve(&self) -> Vec<Value> {
-        eve_lines(&self.out.join("eve.json"))
+        let mut text = std::fs::read(self.out.join("eve.json")).unwrap_or_default();
+        let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        text.truncate(whole);
+        String::from_utf8(text)
+            .expect("eve.json is UTF-8")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad EVE line {l:?}: {e}")))
+            .collect()
     }
 
     /// Waits until eve.json holds an alert.
