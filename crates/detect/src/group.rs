@@ -552,7 +552,8 @@ fn is_any(r: &[(u16, u16)]) -> bool {
     r == [(0, 65535)]
 }
 
-/// Whether port ranges admit at least half the ports. A rule keyed by
+/// Whether port ranges admit at least half the ports (`any` among them).
+/// A rule keyed by
 /// such a source side (`!80`, `1024:`, `!$HTTP_PORTS`) would put a
 /// source-keyed group behind most source ports, so that most packets
 /// were scanned a second time for a handful of patterns; it is grouped
@@ -614,7 +615,7 @@ impl RuleGroups {
                     }
                 } else if !is_any(&dst) {
                     by_dst.push((i, dst));
-                } else if !is_any(&src) && !admits_most(&src) {
+                } else if !admits_most(&src) {
                     by_src.push((i, src));
                 } else {
                     any.push(i);
