@@ -24,16 +24,12 @@
 //! and counted).
 
 use std::collections::{HashMap, HashSet};
-
-/// Keyed with foldhash, randomly seeded per table (the keys are traffic's
-/// addresses, and every connection event of the merge looks one up).
-type Fold = foldhash::fast::RandomState;
 use std::hash::Hash;
 use std::net::IpAddr;
 
 use vigil_detect::CompiledRule;
 
-use crate::AlertOut;
+use crate::{AlertOut, Fold};
 
 /// The gid of the built-in detectors' alerts.
 pub const DETECTOR_GID: u32 = 9000;

@@ -39,6 +39,8 @@ use std::net::IpAddr;
 use vigil_applayer::ftpdata::{control_line, ControlLine, FtpDataInfo};
 use vigil_wire::{Packet, L4};
 
+use crate::Fold;
+
 /// Caps and timeouts of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExpectConfig {
@@ -129,8 +131,6 @@ struct Expectation {
 /// Most lines of one payload read as control lines (a control segment
 /// holds one or a few).
 const MAX_LINES: usize = 16;
-
-type Fold = foldhash::fast::RandomState;
 
 /// The expectation table (see the module documentation).
 #[derive(Debug, Default)]

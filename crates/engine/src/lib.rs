@@ -17,6 +17,11 @@
 //!
 //! Offline queues apply back-pressure and never drop.
 
+/// The hasher of the engine's tables keyed by traffic (addresses, ports):
+/// foldhash, randomly seeded per table; SipHash was most of these tables'
+/// cost on the reader and merge threads.
+pub(crate) type Fold = foldhash::fast::RandomState;
+
 mod app;
 mod batch;
 pub mod detectors;
