@@ -111,8 +111,7 @@ pub fn write_iso8601<W: Write + ?Sized>(w: &mut W, secs: i64, nanos: u32) -> io:
                     nanos / 1000
                 );
             }
-            let mut p = [0u8; 19];
-            p.copy_from_slice(&b[..19]);
+            let mut p = *b"0000-00-00T00:00:00";
             digits(&mut p[0..4], t.year as u32);
             digits(&mut p[5..7], t.month);
             digits(&mut p[8..10], t.day);
