@@ -214,14 +214,11 @@ impl Vigil {
     /// part is left for the next read). Once Vigil has exited,
     /// [`eve_lines`] requires every line whole.
     fn eve(&self) -> Vec<Value> {
+        // Bytes first: the part being written may end inside a character.
         let mut text = std::fs::read(self.out.join("eve.json")).unwrap_or_default();
         let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         text.truncate(whole);
-        String::from_utf8(text)
-            .expect("eve.json is UTF-8")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad EVE line {l:?}: {e}")))
-            .collect()
+        parse_eve(&String::from_utf8(text).expect("eve.json is UTF-8"))
     }
 
     /// Waits until eve.json holds an alert.
@@ -258,6 +255,11 @@ fn eve_lines(p: &Path) -> Vec<Value> {
         text.is_empty() || text.ends_with('\n'),
         "eve.json ends in a truncated line"
     );
+    parse_eve(&text)
+}
+
+/// Each line of `text` as a JSON object.
+fn parse_eve(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad EVE line {l:?}: {e}")))
         .collect()
