@@ -441,40 +441,76 @@ pub fn parse_hello(body: &[u8], client: bool) -> Option<(Hello, Vec<TlsEvent>)> 
     Some((h, events))
 }
 
-fn join_u16(v: impl Iterator<Item = u16>) -> String {
-    v.map(|x| x.to_string()).collect::<Vec<_>>().join("-")
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends the values in decimal, separated by `-` (JA3's lists).
+fn push_dec_list(out: &mut String, v: impl Iterator<Item = u16>) {
+    let mut num = itoa::Buffer::new();
+    for (i, x) in v.enumerate() {
+        if i > 0 {
+            out.push('-');
+        }
+        out.push_str(num.format(x));
+    }
+}
+
+/// Appends the values as 4 lowercase hex digits each, separated by `,`
+/// (JA4's lists).
+fn push_hex4_list(out: &mut String, v: &[u16]) {
+    for (i, &x) in v.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        for shift in [12, 8, 4, 0] {
+            out.push(HEX[usize::from(x >> shift) & 15] as char);
+        }
+    }
 }
 
 /// The JA3 string of a ClientHello (GREASE values left out).
 pub fn ja3_string(h: &Hello) -> String {
-    format!(
-        "{},{},{},{},{}",
-        h.legacy_version,
-        join_u16(h.ciphers.iter().copied().filter(|&v| !is_grease(v))),
-        join_u16(h.extensions.iter().copied().filter(|&v| !is_grease(v))),
-        join_u16(h.groups.iter().copied().filter(|&v| !is_grease(v))),
-        join_u16(h.point_formats.iter().map(|&v| u16::from(v))),
-    )
+    let mut s = String::with_capacity(
+        8 + 6 * (h.ciphers.len() + h.extensions.len() + h.groups.len()) + 4 * h.point_formats.len(),
+    );
+    s.push_str(itoa::Buffer::new().format(h.legacy_version));
+    s.push(',');
+    push_dec_list(&mut s, h.ciphers.iter().copied().filter(|&v| !is_grease(v)));
+    s.push(',');
+    push_dec_list(
+        &mut s,
+        h.extensions.iter().copied().filter(|&v| !is_grease(v)),
+    );
+    s.push(',');
+    push_dec_list(&mut s, h.groups.iter().copied().filter(|&v| !is_grease(v)));
+    s.push(',');
+    push_dec_list(&mut s, h.point_formats.iter().map(|&v| u16::from(v)));
+    s
 }
 
 /// The JA3S string of a ServerHello.
 pub fn ja3s_string(h: &Hello) -> String {
-    format!(
-        "{},{},{}",
-        h.legacy_version,
-        join_u16(h.ciphers.iter().copied()),
-        join_u16(h.extensions.iter().copied().filter(|&v| !is_grease(v))),
-    )
+    let mut s = String::with_capacity(8 + 6 * (h.ciphers.len() + h.extensions.len()));
+    s.push_str(itoa::Buffer::new().format(h.legacy_version));
+    s.push(',');
+    push_dec_list(&mut s, h.ciphers.iter().copied());
+    s.push(',');
+    push_dec_list(
+        &mut s,
+        h.extensions.iter().copied().filter(|&v| !is_grease(v)),
+    );
+    s
 }
 
 pub fn md5_hex(s: &[u8]) -> String {
     crate::hex_lower(&Md5::digest(s))
 }
 
-fn sha256_12(s: &str) -> String {
-    let mut h = crate::hex_lower(&Sha256::digest(s.as_bytes()));
-    h.truncate(12);
-    h
+/// Appends the first 12 hex digits of the SHA-256 of `s`.
+fn push_sha256_12(out: &mut String, s: &[u8]) {
+    for &b in &Sha256::digest(s)[..6] {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
 }
 
 /// The JA4 fingerprint of a ClientHello over TCP.
@@ -483,7 +519,8 @@ pub fn ja4(h: &Hello) -> String {
 }
 
 /// The JA4 fingerprint of a ClientHello, `transport` its first letter
-/// (`t` TCP, `q` QUIC).
+/// (`t` TCP, `q` QUIC). The cipher and extension lists are sorted as
+/// numbers: their 4-digit hex forms, which JA4 sorts, sort the same.
 pub fn ja4_for(h: &Hello, transport: char) -> String {
     let version = h
         .supported_versions
@@ -503,70 +540,67 @@ pub fn ja4_for(h: &Hello, transport: char) -> String {
         _ => "00",
     };
     let sni = if h.extensions.contains(&0) { 'd' } else { 'i' };
-    let ciphers: Vec<u16> = h
+    let mut ciphers: Vec<u16> = h
         .ciphers
         .iter()
         .copied()
         .filter(|&v| !is_grease(v))
         .collect();
-    let exts: Vec<u16> = h
-        .extensions
-        .iter()
-        .copied()
-        .filter(|&v| !is_grease(v))
-        .collect();
-    let alpn = match h.alpns.first().filter(|a| !a.is_empty()) {
-        None => "00".to_string(),
+    let n_exts = h.extensions.iter().filter(|&&v| !is_grease(v)).count();
+    let mut out = String::with_capacity(36);
+    out.push(transport);
+    out.push_str(ver);
+    out.push(sni);
+    for n in [ciphers.len().min(99), n_exts.min(99)] {
+        out.push(char::from(b'0' + (n / 10) as u8));
+        out.push(char::from(b'0' + (n % 10) as u8));
+    }
+    match h.alpns.first().filter(|a| !a.is_empty()) {
+        None => out.push_str("00"),
         Some(a) => {
             let (f, l) = (a[0], a[a.len() - 1]);
             if f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric() {
-                format!("{}{}", f as char, l as char)
+                out.push(f as char);
+                out.push(l as char);
             } else {
-                let hex = crate::hex_lower(a);
-                let hb = hex.as_bytes();
-                format!("{}{}", hb[0] as char, hb[hb.len() - 1] as char)
+                // The first and last digit of the value in hex.
+                out.push(HEX[usize::from(f >> 4)] as char);
+                out.push(HEX[usize::from(l & 15)] as char);
             }
         }
-    };
-    let a = format!(
-        "{}{}{}{:02}{:02}{}",
-        transport,
-        ver,
-        sni,
-        ciphers.len().min(99),
-        exts.len().min(99),
-        alpn
+    }
+    out.push('_');
+    let mut list =
+        String::with_capacity(5 * ciphers.len().max(h.extensions.len() + h.sig_algs.len()));
+    if ciphers.is_empty() {
+        out.push_str("000000000000");
+    } else {
+        ciphers.sort_unstable();
+        push_hex4_list(&mut list, &ciphers);
+        push_sha256_12(&mut out, list.as_bytes());
+    }
+    out.push('_');
+    let mut exts = ciphers;
+    exts.clear();
+    exts.extend(
+        h.extensions
+            .iter()
+            .copied()
+            .filter(|&e| !is_grease(e) && e != 0 && e != 16),
     );
-    let mut sc: Vec<String> = ciphers.iter().map(|c| format!("{c:04x}")).collect();
-    sc.sort();
-    let b = if sc.is_empty() {
-        "000000000000".to_string()
+    if exts.is_empty() {
+        out.push_str("000000000000");
     } else {
-        sha256_12(&sc.join(","))
-    };
-    let mut se: Vec<String> = exts
-        .iter()
-        .filter(|&&e| e != 0 && e != 16)
-        .map(|e| format!("{e:04x}"))
-        .collect();
-    se.sort();
-    let c = if se.is_empty() {
-        "000000000000".to_string()
-    } else {
-        let mut s = se.join(",");
+        exts.sort_unstable();
+        list.clear();
+        push_hex4_list(&mut list, &exts);
         if !h.sig_algs.is_empty() {
-            s.push('_');
-            s.push_str(
-                &h.sig_algs
-                    .iter()
-                    .map(|v| format!("{v:04x}"))
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
+            list.push('_');
+            push_hex4_list(&mut list, &h.sig_algs);
         }
-        sha256_12(&s)
-    };
-    format!("{a}_{b}_{c}")
+        push_sha256_12(&mut out, list.as_bytes());
+    }
+    out
 }
 
 fn x509_name(name: &x509_parser::x509::X509Name<'_>) -> Vec<u8> {
@@ -603,17 +637,16 @@ fn x509_name(name: &x509_parser::x509::X509Name<'_>) -> Vec<u8> {
 }
 
 fn colon_hex(bytes: &[u8], upper: bool) -> String {
-    bytes
-        .iter()
-        .map(|b| {
-            if upper {
-                format!("{b:02X}")
-            } else {
-                format!("{b:02x}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(":")
+    let digits = if upper { b"0123456789ABCDEF" } else { HEX };
+    let mut s = String::with_capacity(bytes.len() * 3);
+    for (i, &b) in bytes.iter().enumerate() {
+        if i > 0 {
+            s.push(':');
+        }
+        s.push(digits[usize::from(b >> 4)] as char);
+        s.push(digits[usize::from(b & 15)] as char);
+    }
+    s
 }
 
 /// Parses one DER certificate into the fields Suricata exposes.
@@ -1062,5 +1095,232 @@ mod tests {
         assert!(is_grease(0xfafa));
         assert!(!is_grease(0x0a1a));
         assert!(!is_grease(0x1301));
+    }
+}
+
+/// The fingerprints written without `format!` against their first
+/// versions, which built every value as a `String`, kept here as the
+/// specification: the same output for any hello.
+#[cfg(test)]
+mod fingerprint_oracle {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn old_join_u16(v: impl Iterator<Item = u16>) -> String {
+        v.map(|x| x.to_string()).collect::<Vec<_>>().join("-")
+    }
+
+    fn old_ja3_string(h: &Hello) -> String {
+        format!(
+            "{},{},{},{},{}",
+            h.legacy_version,
+            old_join_u16(h.ciphers.iter().copied().filter(|&v| !is_grease(v))),
+            old_join_u16(h.extensions.iter().copied().filter(|&v| !is_grease(v))),
+            old_join_u16(h.groups.iter().copied().filter(|&v| !is_grease(v))),
+            old_join_u16(h.point_formats.iter().map(|&v| u16::from(v))),
+        )
+    }
+
+    fn old_ja3s_string(h: &Hello) -> String {
+        format!(
+            "{},{},{}",
+            h.legacy_version,
+            old_join_u16(h.ciphers.iter().copied()),
+            old_join_u16(h.extensions.iter().copied().filter(|&v| !is_grease(v))),
+        )
+    }
+
+    fn old_sha256_12(s: &str) -> String {
+        let mut h = crate::hex_lower(&Sha256::digest(s.as_bytes()));
+        h.truncate(12);
+        h
+    }
+
+    fn old_ja4_for(h: &Hello, transport: char) -> String {
+        let version = h
+            .supported_versions
+            .iter()
+            .copied()
+            .filter(|&v| !is_grease(v))
+            .max()
+            .unwrap_or(h.legacy_version);
+        let ver = match version {
+            TLS_13 => "13",
+            TLS_12 => "12",
+            TLS_11 => "11",
+            TLS_10 => "10",
+            SSL_V3 => "s3",
+            SSL_V2 => "s2",
+            0x0100 => "s1",
+            _ => "00",
+        };
+        let sni = if h.extensions.contains(&0) { 'd' } else { 'i' };
+        let ciphers: Vec<u16> = h
+            .ciphers
+            .iter()
+            .copied()
+            .filter(|&v| !is_grease(v))
+            .collect();
+        let exts: Vec<u16> = h
+            .extensions
+            .iter()
+            .copied()
+            .filter(|&v| !is_grease(v))
+            .collect();
+        let alpn = match h.alpns.first().filter(|a| !a.is_empty()) {
+            None => "00".to_string(),
+            Some(a) => {
+                let (f, l) = (a[0], a[a.len() - 1]);
+                if f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric() {
+                    format!("{}{}", f as char, l as char)
+                } else {
+                    let hex = crate::hex_lower(a);
+                    let hb = hex.as_bytes();
+                    format!("{}{}", hb[0] as char, hb[hb.len() - 1] as char)
+                }
+            }
+        };
+        let a = format!(
+            "{}{}{}{:02}{:02}{}",
+            transport,
+            ver,
+            sni,
+            ciphers.len().min(99),
+            exts.len().min(99),
+            alpn
+        );
+        let mut sc: Vec<String> = ciphers.iter().map(|c| format!("{c:04x}")).collect();
+        sc.sort();
+        let b = if sc.is_empty() {
+            "000000000000".to_string()
+        } else {
+            old_sha256_12(&sc.join(","))
+        };
+        let mut se: Vec<String> = exts
+            .iter()
+            .filter(|&&e| e != 0 && e != 16)
+            .map(|e| format!("{e:04x}"))
+            .collect();
+        se.sort();
+        let c = if se.is_empty() {
+            "000000000000".to_string()
+        } else {
+            let mut s = se.join(",");
+            if !h.sig_algs.is_empty() {
+                s.push('_');
+                s.push_str(
+                    &h.sig_algs
+                        .iter()
+                        .map(|v| format!("{v:04x}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                );
+            }
+            old_sha256_12(&s)
+        };
+        format!("{a}_{b}_{c}")
+    }
+
+    fn old_colon_hex(bytes: &[u8], upper: bool) -> String {
+        bytes
+            .iter()
+            .map(|b| {
+                if upper {
+                    format!("{b:02X}")
+                } else {
+                    format!("{b:02x}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+
+    fn u16s() -> impl Strategy<Value = Vec<u16>> {
+        // GREASE values, SNI (0), ALPN (16) and the rest.
+        prop::collection::vec(
+            prop_oneof![
+                Just(0x0a0au16),
+                Just(0xfafa),
+                Just(0),
+                Just(16),
+                any::<u16>()
+            ],
+            0..24,
+        )
+    }
+
+    fn hellos() -> impl Strategy<Value = Hello> {
+        (
+            (any::<u16>(), u16s(), u16s(), u16s()),
+            (
+                prop::collection::vec(any::<u8>(), 0..5),
+                u16s(),
+                prop::collection::vec(prop::collection::vec(any::<u8>(), 0..4), 0..3),
+                prop::collection::vec(
+                    prop_oneof![
+                        Just(0x0304u16),
+                        Just(0x0303),
+                        Just(0x0300),
+                        Just(0x0002),
+                        Just(0x0100),
+                        Just(0x1a1a),
+                        any::<u16>()
+                    ],
+                    0..4,
+                ),
+            ),
+        )
+            .prop_map(
+                |(
+                    (legacy_version, ciphers, extensions, groups),
+                    (point_formats, sig_algs, alpns, supported_versions),
+                )| Hello {
+                    legacy_version,
+                    ciphers,
+                    extensions,
+                    groups,
+                    point_formats,
+                    sig_algs,
+                    alpns,
+                    supported_versions,
+                    ..Hello::default()
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn fingerprints_match_their_first_versions(h in hellos()) {
+            prop_assert_eq!(ja3_string(&h), old_ja3_string(&h));
+            prop_assert_eq!(ja3s_string(&h), old_ja3s_string(&h));
+            prop_assert_eq!(ja4_for(&h, 't'), old_ja4_for(&h, 't'));
+            prop_assert_eq!(ja4_for(&h, 'q'), old_ja4_for(&h, 'q'));
+        }
+
+        #[test]
+        fn colon_hex_matches_its_first_version(b in prop::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(colon_hex(&b, true), old_colon_hex(&b, true));
+            prop_assert_eq!(colon_hex(&b, false), old_colon_hex(&b, false));
+        }
+    }
+
+    #[test]
+    fn ja4_of_a_known_hello() {
+        // TLS 1.3 in supported_versions, SNI, ALPN h2, two GREASE values.
+        let h = Hello {
+            legacy_version: 0x0303,
+            ciphers: vec![0x0a0a, 0x1301, 0x1302, 0xc02b],
+            extensions: vec![0xfafa, 0, 16, 43, 13, 10],
+            sig_algs: vec![0x0403, 0x0804],
+            alpns: vec![b"h2".to_vec()],
+            supported_versions: vec![0x1a1a, 0x0304, 0x0303],
+            ..Hello::default()
+        };
+        let a = "t13d0305h2";
+        let b = &crate::hex_lower(&Sha256::digest(b"1301,1302,c02b"))[..12];
+        let c = &crate::hex_lower(&Sha256::digest(b"000a,000d,002b_0403,0804"))[..12];
+        assert_eq!(ja4(&h), format!("{a}_{b}_{c}"));
+        assert_eq!(ja3_string(&h), "771,4865-4866-49195,0-16-43-13-10,,");
     }
 }
