@@ -169,7 +169,12 @@ enum NameError {
 /// and the offset just past it in the message (past the first pointer when
 /// there is one).
 fn parse_name(msg: &[u8], start: usize, max: usize) -> Result<(DnsName, usize), NameError> {
-    let mut name = DnsName::default();
+    // Most names fit in 32 bytes: one allocation instead of a few
+    // growing ones.
+    let mut name = DnsName {
+        value: Vec::with_capacity(32),
+        truncated: false,
+    };
     let mut pos = start;
     let mut end: Option<usize> = None;
     let mut count = 0usize;

@@ -122,6 +122,14 @@ fn multipart_filename(body: &[u8]) -> Option<&[u8]> {
         .find_map(|l| disposition_filename(uri::trim(&l[CD.len()..])))
 }
 
+/// The length of `headers` written as `Name: value\r\n` lines.
+fn header_block_len(headers: &[Header]) -> usize {
+    headers
+        .iter()
+        .map(|h| h.name.len() + h.value.len() + 4)
+        .sum()
+}
+
 fn header_get<'a>(headers: &'a [Header], name: &str) -> Option<&'a [u8]> {
     headers
         .iter()
@@ -275,7 +283,7 @@ impl HttpTx {
                         Direction::ToServer => b"cookie",
                         Direction::ToClient => b"set-cookie",
                     };
-                    let mut out = Vec::new();
+                    let mut out = Vec::with_capacity(header_block_len(self.headers(dir)));
                     for h in self.headers(dir) {
                         if h.name.eq_ignore_ascii_case(skip) {
                             continue;
@@ -304,7 +312,9 @@ impl HttpTx {
                     return None;
                 }
                 let b = self.cache.names[d].get_or_init(|| {
-                    let mut out = b"\r\n".to_vec();
+                    let names: usize = self.headers(dir).iter().map(|h| h.name.len() + 2).sum();
+                    let mut out = Vec::with_capacity(names + 4);
+                    out.extend_from_slice(b"\r\n");
                     for h in self.headers(dir) {
                         out.extend_from_slice(&h.name);
                         out.extend_from_slice(b"\r\n");
@@ -319,10 +329,13 @@ impl HttpTx {
                     return None;
                 }
                 let b = self.cache.start[d].get_or_init(|| {
-                    let mut out = match dir {
-                        Direction::ToServer => self.request_line.clone(),
-                        Direction::ToClient => self.response_line.clone(),
+                    let line = match dir {
+                        Direction::ToServer => &self.request_line,
+                        Direction::ToClient => &self.response_line,
                     };
+                    let mut out =
+                        Vec::with_capacity(line.len() + 4 + header_block_len(self.headers(dir)));
+                    out.extend_from_slice(line);
                     out.extend_from_slice(b"\r\n");
                     for h in self.headers(dir) {
                         out.extend_from_slice(&h.name);
@@ -397,7 +410,8 @@ impl HttpTx {
                 self.headers(which)
                     .iter()
                     .map(|h| {
-                        let mut l = h.name.clone();
+                        let mut l = Vec::with_capacity(h.name.len() + 2 + h.value.len());
+                        l.extend_from_slice(&h.name);
                         l.extend_from_slice(b": ");
                         l.extend_from_slice(&h.value);
                         l
