@@ -2614,7 +2614,10 @@ impl Ctx {
         // record is written for a packet (not at the flow's end).
         let mut vars: Option<Option<Arc<AlertVars>>> = None;
         let mut done = Vec::new();
-        for tx in state.transactions() {
+        // Read once: the file records below use the same summaries
+        // (marking a transaction logged changes nothing they look at).
+        let txs = state.transactions();
+        for tx in &txs {
             if tx.logged {
                 continue;
             }
@@ -2724,11 +2727,7 @@ impl Ctx {
         // detection is done with both sides (a `filestore` rule may
         // still fire), as Suricata logs a file after its detection.
         if self.cfg.log_files || self.cfg.file_store.is_some() {
-            let ready: Vec<vigil_applayer::TxId> = app
-                .state
-                .as_ref()
-                .map(|s| s.transactions())
-                .unwrap_or_default()
+            let ready: Vec<vigil_applayer::TxId> = txs
                 .iter()
                 .filter(|t| {
                     eof || (t.progress.request_complete
