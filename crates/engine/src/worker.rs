@@ -2595,16 +2595,16 @@ impl Ctx {
     /// left at the end of the flow), then drops the transactions that
     /// are done with.
     fn log_txs(&mut self, f: &mut Flow<FlowState>, e: Emit, eof: bool, alerts: &mut Vec<AlertOut>) {
+        // Nothing parsed or inspected since the last look: no transaction
+        // became loggable (at the flow's end every one is).
+        if !f.state.app.as_deref().is_some_and(|a| eof || a.log_due) {
+            return;
+        }
         let ((cip, cp), (sip, sp)) = endpoints(f);
         let (proto, vlan, vlan_count) = (f.key.proto, f.state.vlan, f.state.vlan_count);
         let Some(app) = f.state.app.as_deref_mut() else {
             return;
         };
-        // Nothing parsed or inspected since the last look: no transaction
-        // became loggable (at the flow's end every one is).
-        if !eof && !app.log_due {
-            return;
-        }
         app.log_due = false;
         let Some(state) = app.state.as_mut() else {
             return;
