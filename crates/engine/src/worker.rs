@@ -2865,13 +2865,16 @@ impl Ctx {
         if self.cfg.log_anomaly_decode || self.cfg.log_anomaly_stream {
             self.log_packet_anomalies(p, &e, stream_events, alerts);
         }
+        // Most packets match nothing: the rest is their alerts.
+        if self.hits.is_empty() {
+            return;
+        }
         let app_proto = app.and_then(|a| a.proto_name());
         // A link-layer packet (ARP ...) has no addresses: unspecified ones
         // stand in, and the output writes none.
         let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
         let (src, dst, proto) = match &p.ip {
             Some(ip) => (ip.src, ip.dst, ip.proto),
-            None if self.hits.is_empty() => return,
             None => (unspecified, unspecified, 0),
         };
         let tunnel = tunnel_of(p);
