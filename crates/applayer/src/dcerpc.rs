@@ -151,14 +151,17 @@ pub type Uuid = [u8; 16];
 /// `12345678-1234-abcd-ef00-01234567cffb`.
 pub fn uuid_string(u: &Uuid) -> String {
     let h = crate::hex_lower(u);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    let mut s = String::with_capacity(36);
+    for (i, part) in [&h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            s.push('-');
+        }
+        s.push_str(part);
+    }
+    s
 }
 
 /// Parses `12345678-1234-abcd-ef00-01234567cffb` (hex digits of any case).
@@ -849,7 +852,11 @@ impl DcerpcState {
                 w.field_str("service", s);
             }
             w.field_str("uuid", &uuid);
-            w.field_str("version", &format!("{}.{}", e.version, e.version_minor));
+            let mut num = itoa::Buffer::new();
+            let mut version = String::from(num.format(e.version));
+            version.push('.');
+            version.push_str(num.format(e.version_minor));
+            w.field_str("version", &version);
         });
     }
 

@@ -747,12 +747,30 @@ fn answer_detail(a: &DnsAnswer, w: &mut JsonText) {
 /// digits (no `::` compression).
 pub fn print_addr(b: &[u8]) -> String {
     match b.len() {
-        4 => format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3]),
-        16 => b
-            .chunks(2)
-            .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
-            .collect::<Vec<_>>()
-            .join(":"),
+        4 => {
+            let mut s = String::with_capacity(15);
+            let mut num = itoa::Buffer::new();
+            for (i, &o) in b.iter().enumerate() {
+                if i > 0 {
+                    s.push('.');
+                }
+                s.push_str(num.format(o));
+            }
+            s
+        }
+        16 => {
+            // Every group as four hex digits, none left out.
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut s = String::with_capacity(39);
+            for (i, &o) in b.iter().enumerate() {
+                if i > 0 && i % 2 == 0 {
+                    s.push(':');
+                }
+                s.push(HEX[usize::from(o >> 4)] as char);
+                s.push(HEX[usize::from(o & 15)] as char);
+            }
+            s
+        }
         _ => String::new(),
     }
 }
@@ -1021,6 +1039,18 @@ impl DnsState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn addresses_printed_in_full() {
+        use super::print_addr;
+        assert_eq!(print_addr(&[192, 168, 0, 1]), "192.168.0.1");
+        assert_eq!(print_addr(&[0, 10, 255, 100]), "0.10.255.100");
+        let mut v6 = [0u8; 16];
+        v6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        v6[15] = 1;
+        assert_eq!(print_addr(&v6), "2001:0db8:0000:0000:0000:0000:0000:0001");
+        assert_eq!(print_addr(&[1, 2, 3]), "");
+    }
+
     use super::*;
 
     #[test]

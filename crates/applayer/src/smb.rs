@@ -87,6 +87,14 @@ const SMB2_SET_INFO: u16 = 17;
 const STATUS_PENDING: u32 = 0x103;
 const FSCTL_PIPE_TRANSCEIVE: u32 = 0x0011_c017;
 
+/// `prefix` followed by `name`, in one allocation.
+fn prefixed(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len());
+    s.push_str(prefix);
+    s.push_str(name);
+    s
+}
+
 /// SMB1 command names (Suricata's `smb1_command_string`).
 pub fn smb1_command_name(c: u8) -> String {
     let n = match c {
@@ -138,7 +146,7 @@ pub fn smb1_command_name(c: u8) -> String {
         0xa5 => "NT_RENAME",
         _ => return format!("SMB1_COMMAND_UNKNOWN_{c:#04x}"),
     };
-    format!("SMB1_COMMAND_{n}")
+    prefixed("SMB1_COMMAND_", n)
 }
 
 /// SMB2 command names (Suricata's `smb2_command_string`).
@@ -165,7 +173,7 @@ pub fn smb2_command_name(c: u16) -> String {
         18 => "OPLOCK_BREAK",
         _ => return format!("SMB2_COMMAND_UNKNOWN_{c:#06x}"),
     };
-    format!("SMB2_COMMAND_{n}")
+    prefixed("SMB2_COMMAND_", n)
 }
 
 /// NTSTATUS names of the common codes.
