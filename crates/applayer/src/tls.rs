@@ -518,10 +518,9 @@ pub fn ja4(h: &Hello) -> String {
     ja4_for(h, 't')
 }
 
-/// The JA4 fingerprint of a ClientHello, `transport` its first letter
-/// (`t` TCP, `q` QUIC). The cipher and extension lists are sorted as
-/// numbers: their 4-digit hex forms, which JA4 sorts, sort the same.
-pub fn ja4_for(h: &Hello, transport: char) -> String {
+/// JA4's version field: the highest version the hello offers (its
+/// `supported_versions` without GREASE, else its legacy version).
+fn ja4_version(h: &Hello) -> &'static str {
     let version = h
         .supported_versions
         .iter()
@@ -529,7 +528,7 @@ pub fn ja4_for(h: &Hello, transport: char) -> String {
         .filter(|&v| !is_grease(v))
         .max()
         .unwrap_or(h.legacy_version);
-    let ver = match version {
+    match version {
         TLS_13 => "13",
         TLS_12 => "12",
         TLS_11 => "11",
@@ -538,7 +537,14 @@ pub fn ja4_for(h: &Hello, transport: char) -> String {
         SSL_V2 => "s2",
         0x0100 => "s1",
         _ => "00",
-    };
+    }
+}
+
+/// The JA4 fingerprint of a ClientHello, `transport` its first letter
+/// (`t` TCP, `q` QUIC). The cipher and extension lists are sorted as
+/// numbers: their 4-digit hex forms, which JA4 sorts, sort the same.
+pub fn ja4_for(h: &Hello, transport: char) -> String {
+    let ver = ja4_version(h);
     let sni = if h.extensions.contains(&0) { 'd' } else { 'i' };
     let mut ciphers: Vec<u16> = h
         .ciphers
@@ -1137,23 +1143,7 @@ mod fingerprint_oracle {
     }
 
     fn old_ja4_for(h: &Hello, transport: char) -> String {
-        let version = h
-            .supported_versions
-            .iter()
-            .copied()
-            .filter(|&v| !is_grease(v))
-            .max()
-            .unwrap_or(h.legacy_version);
-        let ver = match version {
-            TLS_13 => "13",
-            TLS_12 => "12",
-            TLS_11 => "11",
-            TLS_10 => "10",
-            SSL_V3 => "s3",
-            SSL_V2 => "s2",
-            0x0100 => "s1",
-            _ => "00",
-        };
+        let ver = ja4_version(h);
         let sni = if h.extensions.contains(&0) { 'd' } else { 'i' };
         let ciphers: Vec<u16> = h
             .ciphers
