@@ -760,14 +760,12 @@ pub fn print_addr(b: &[u8]) -> String {
         }
         16 => {
             // Every group as four hex digits, none left out.
-            const HEX: &[u8; 16] = b"0123456789abcdef";
             let mut s = String::with_capacity(39);
-            for (i, &o) in b.iter().enumerate() {
-                if i > 0 && i % 2 == 0 {
+            for (i, group) in b.chunks(2).enumerate() {
+                if i > 0 {
                     s.push(':');
                 }
-                s.push(HEX[usize::from(o >> 4)] as char);
-                s.push(HEX[usize::from(o & 15)] as char);
+                crate::push_hex_lower(&mut s, group);
             }
             s
         }
@@ -1039,9 +1037,10 @@ impl DnsState {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn addresses_printed_in_full() {
-        use super::print_addr;
         assert_eq!(print_addr(&[192, 168, 0, 1]), "192.168.0.1");
         assert_eq!(print_addr(&[0, 10, 255, 100]), "0.10.255.100");
         let mut v6 = [0u8; 16];
@@ -1050,8 +1049,6 @@ mod tests {
         assert_eq!(print_addr(&v6), "2001:0db8:0000:0000:0000:0000:0000:0001");
         assert_eq!(print_addr(&[1, 2, 3]), "");
     }
-
-    use super::*;
 
     #[test]
     fn pointer_loop_is_caught() {

@@ -929,13 +929,18 @@ impl BufferId {
 }
 
 pub(crate) fn hex_lower(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(HEX[(b >> 4) as usize] as char);
-        s.push(HEX[(b & 15) as usize] as char);
-    }
+    push_hex_lower(&mut s, bytes);
     s
+}
+
+/// Appends `bytes` as lowercase hex digits.
+pub(crate) fn push_hex_lower(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
 }
 
 #[cfg(test)]

@@ -507,10 +507,7 @@ pub fn md5_hex(s: &[u8]) -> String {
 
 /// Appends the first 12 hex digits of the SHA-256 of `s`.
 fn push_sha256_12(out: &mut String, s: &[u8]) {
-    for &b in &Sha256::digest(s)[..6] {
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 15)] as char);
-    }
+    crate::push_hex_lower(out, &Sha256::digest(s)[..6]);
 }
 
 /// The JA4 fingerprint of a ClientHello over TCP.
