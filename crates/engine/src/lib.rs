@@ -110,11 +110,16 @@ pub struct EngineConfig {
     /// wake a sleeping thread (the worker, or the reader waiting for room),
     /// and those switches, not the copies, were what small batches cost:
     /// 1,024 rather than 128 took dev-mix's switches from 22,000 to 3,000
-    /// at 1 worker and its 2-worker run from 0.99 s to 0.67 s. With 4
-    /// batches in flight per worker (was 8) that costs 7 MB more resident
-    /// memory at 1 worker and 19 MB at 2 (docs/performance.md).
+    /// at 1 worker and its 2-worker run from 0.99 s to 0.67 s
+    /// (docs/performance.md).
     pub batch_packets: usize,
-    /// Batches in flight per worker (bounded queue depth).
+    /// Batches in flight per worker (bounded queue depth). The reader
+    /// hands packets over in input order, so when one worker's queue is
+    /// full it waits, and another worker can run dry meanwhile: with 4
+    /// batches a 2-worker run on dev-mix left 0.10-0.20 core-seconds of
+    /// its 2 cores idle, with 16 0.02-0.08, for 24 MiB more resident
+    /// memory while packets are processed (below the start-up peak of
+    /// building the prefilter; docs/performance.md).
     pub queue_depth: usize,
     pub log_payload: bool,
     pub log_packet: bool,
@@ -210,7 +215,7 @@ impl Default for EngineConfig {
             workers: 1,
             max_flows: 1 << 20,
             batch_packets: 1024,
-            queue_depth: 4,
+            queue_depth: 16,
             log_payload: false,
             log_packet: false,
             stream: StreamConfig::default(),
