@@ -35,48 +35,52 @@ trap 'rm -rf "$tmp"' EXIT
 perf record -a -q -e sched:sched_switch -e sched:sched_wakeup -o "$tmp/sched.data" \
     "$vigil" run -r "$pcap" -S "$rules" -l "$tmp/out" --workers "$workers" "${extra[@]}" \
     >/dev/null 2>"$tmp/vigil.err" || { cat "$tmp/vigil.err" >&2; exit 1; }
-perf script -i "$tmp/sched.data" -F comm,tid,time,event,trace 2>/dev/null >"$tmp/sched.txt"
+perf script -i "$tmp/sched.data" -F comm,tid,cpu,time,event,trace 2>/dev/null >"$tmp/sched.txt"
 wall=$(awk '/wall_seconds/ {print $NF}' "$tmp/out/stats.log")
 
 python3 - "$tmp/sched.txt" "$wall" "$(basename "$vigil")" <<'PY'
 import collections, re, sys
 
 path, wall, main_comm = sys.argv[1], sys.argv[2], sys.argv[3][:15]
-line_re = re.compile(r"\s*(\S+)\s+(\d+)\s+([\d.]+):\s+sched:(\w+):\s+(.*)")
+line_re = re.compile(r"\s*(\S+)\s+(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+sched:(\w+):\s+(.*)")
 field_re = re.compile(r"(\w+)=(\S+)")
-events = []  # (time, kind, pid, comm, prev_state, waker_tid, waker_comm)
+events = []  # (time, cpu, kind, pid, comm, prev_state, next_pid, next_comm, waker_tid, waker_comm)
 for line in open(path):
     m = line_re.match(line)
     if not m:
         continue
-    comm, tid, t, ev, rest = m.groups()
+    comm, tid, cpu, t, ev, rest = m.groups()
     f = dict(field_re.findall(rest))
-    t = float(t)
+    t, cpu = float(t), int(cpu)
     if ev == "sched_switch":
-        events.append((t, "out", int(f["prev_pid"]), f["prev_comm"], f["prev_state"], 0, ""))
-        events.append((t, "in", int(f["next_pid"]), f["next_comm"], "", 0, ""))
+        events.append((t, cpu, "switch", int(f["prev_pid"]), f["prev_comm"], f["prev_state"],
+                       int(f["next_pid"]), f["next_comm"], 0, ""))
     elif ev == "sched_wakeup":
-        events.append((t, "wake", int(f["pid"]), f["comm"], "", int(tid), comm))
+        events.append((t, cpu, "wake", int(f["pid"]), f["comm"], "", 0, "", int(tid), comm))
 
-workers = [t for t, _, _, c, *_ in events if c.startswith("vigil-w")]
+workers = [t for t, _, _, _, c, *_ in events if c.startswith("vigil-w")]
 if not workers:
     sys.exit("no worker thread seen in the trace")
 t0, t1 = min(workers), max(workers)
 names = {}
+# Time on a CPU, per task name, counted per CPU from one switch to the
+# next (the idle task has pid 0 on every CPU); the task a CPU runs when
+# the window opens is credited from the window's start.
 on_cpu = collections.Counter()
-since = {}
+last_switch = {}
+running = {}
 slept = {}
 woken = collections.Counter()
 woken_n = collections.Counter()
-for t, kind, pid, comm, state, wtid, wcomm in events:
+for t, cpu, kind, pid, comm, state, next_pid, next_comm, wtid, wcomm in events:
     if not t0 <= t <= t1:
         continue
     names[pid] = comm
-    if kind == "in":
-        since[pid] = t
-    elif kind == "out":
-        if pid in since:
-            on_cpu[pid] += t - since.pop(pid)
+    if kind == "switch":
+        names[next_pid] = next_comm
+        on_cpu[comm] += t - last_switch.get(cpu, t0)
+        last_switch[cpu] = t
+        running[cpu] = next_comm
         if state.startswith(("S", "D")):
             slept[pid] = t
     elif kind == "wake" and pid in slept:
@@ -86,6 +90,9 @@ for t, kind, pid, comm, state, wtid, wcomm in events:
         key = (comm, waker)
         woken[key] += t - slept.pop(pid)
         woken_n[key] += 1
+# What each CPU was running when the window closed.
+for cpu, comm in running.items():
+    on_cpu[comm] += t1 - last_switch[cpu]
 
 
 def role(comm):
@@ -101,8 +108,8 @@ def role(comm):
 
 
 by_role = collections.Counter()
-for pid, secs in on_cpu.items():
-    by_role[role(names[pid])] += secs
+for comm, secs in on_cpu.items():
+    by_role[role(comm)] += secs
 span = t1 - t0
 print(f"processing wall (stats.log) {wall} s; traced window {span:.3f} s")
 print("core-seconds in the window:")
