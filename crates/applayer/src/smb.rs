@@ -314,7 +314,6 @@ fn filetime(t: u64) -> i64 {
 /// A GUID as Suricata prints it (`guid_to_string`: byte pairs swapped
 /// after the first eight bytes).
 fn guid(b: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     if b.len() < 16 {
         return String::new();
     }
@@ -326,8 +325,7 @@ fn guid(b: &[u8]) -> String {
         if matches!(n, 4 | 6 | 8 | 10) {
             s.push('-');
         }
-        s.push(HEX[usize::from(b[i] >> 4)] as char);
-        s.push(HEX[usize::from(b[i] & 15)] as char);
+        crate::push_hex_lower(&mut s, &b[i..=i]);
     }
     s
 }
