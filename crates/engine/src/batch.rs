@@ -279,12 +279,25 @@ impl Batch {
 pub struct BatchPool {
     give: Sender<Batch>,
     take: Receiver<Batch>,
+    /// Packets a batch is filled to: a new batch has room for that many
+    /// decodes, which it would otherwise grow to by doubling, copying the
+    /// decodes it holds at each step.
+    packets: usize,
 }
 
 impl BatchPool {
     pub fn new() -> Self {
+        Self::with_packets(0)
+    }
+
+    /// A pool whose new batches have room for `packets` decodes.
+    pub fn with_packets(packets: usize) -> Self {
         let (give, take) = crossbeam_channel::unbounded();
-        BatchPool { give, take }
+        BatchPool {
+            give,
+            take,
+            packets,
+        }
     }
 
     /// A cleared batch. The reader clears a recycled batch here rather
@@ -293,7 +306,12 @@ impl BatchPool {
     /// last handle releases its pages (a system call that unmaps 256
     /// pages), work that belongs beside the reading, off the workers.
     pub fn get(&self) -> Batch {
-        let mut b = self.take.try_recv().unwrap_or_default();
+        let mut b = self.take.try_recv().unwrap_or_else(|_| {
+            let mut b = Batch::default();
+            // Not touched until written: no resident memory until used.
+            b.decoded.reserve(self.packets);
+            b
+        });
         b.clear();
         b
     }

@@ -365,6 +365,12 @@ pub enum RunError {
     Worker(String),
 }
 
+/// Emptied report vectors waiting for reuse, per worker (see
+/// [`run_offline`]).
+const SPARE_REPORTS_PER_WORKER: usize = 4;
+/// Largest report vector (in records) kept for reuse.
+const SPARE_REPORT_CAPACITY: usize = 4096;
+
 struct Report {
     worker: usize,
     upto: u64,
@@ -444,8 +450,12 @@ pub fn run_offline(
 ) -> Result<RunStats, RunError> {
     let start = Instant::now();
     let n = cfg.workers.max(1);
-    let pool = BatchPool::new();
+    let pool = BatchPool::with_packets(cfg.batch_packets.max(1));
     let (report_tx, report_rx) = bounded::<Report>(n * cfg.queue_depth.max(1) * 2);
+    // Emptied report vectors go back from the merge to the workers, so
+    // that a worker's records of a batch land in room already allocated
+    // (growing a fresh vector copied every record a few times over).
+    let (spare_tx, spare_rx) = bounded::<Vec<AlertOut>>(SPARE_REPORTS_PER_WORKER * n);
     let mut batch_txs: Vec<Sender<Batch>> = Vec::with_capacity(n);
     let wcfg = worker_config(cfg, n);
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
@@ -458,15 +468,18 @@ pub fn run_offline(
             let pool = pool.clone();
             let wcfg = wcfg.clone();
             let device = cfg.device.clone();
+            let spare = spare_rx.clone();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("vigil-w{w}"))
                     .spawn_scoped(scope, move || {
                         let worker = Worker::new(detect, wcfg);
                         match device {
-                            None => Ok((worker_loop(w, worker, rx, report_tx, pool), None)),
-                            Some(d) => device_worker_loop(w, worker, rx, report_tx, pool, &d)
-                                .map(|(s, d)| (s, Some(d))),
+                            None => Ok((worker_loop(w, worker, rx, report_tx, pool, &spare), None)),
+                            Some(d) => {
+                                device_worker_loop(w, worker, rx, report_tx, pool, &spare, &d)
+                                    .map(|(s, d)| (s, Some(d)))
+                            }
                         }
                     })
                     .map_err(RunError::Output)?,
@@ -486,6 +499,7 @@ pub fn run_offline(
             }));
         }
         drop(report_tx);
+        drop(spare_rx);
         let merge_detect = detect.clone();
         let merge_detectors = cfg.detectors.clone().filter(|d| d.any());
         let merger = std::thread::Builder::new()
@@ -494,6 +508,7 @@ pub fn run_offline(
                 merge_loop(
                     n,
                     report_rx,
+                    &spare_tx,
                     &merge_detect,
                     merge_detectors.as_ref(),
                     merge_peers.as_ref(),
@@ -1022,9 +1037,10 @@ fn worker_loop(
     rx: Receiver<Batch>,
     tx: Sender<Report>,
     pool: BatchPool,
+    spare: &Receiver<Vec<AlertOut>>,
 ) -> WorkerStats {
     for batch in rx {
-        let mut alerts = Vec::new();
+        let mut alerts = spare.try_recv().unwrap_or_default();
         worker.process(&batch, &mut alerts);
         let upto = batch.upto;
         pool.put(batch);
@@ -1061,6 +1077,7 @@ fn device_worker_loop(
     rx: Receiver<Batch>,
     tx: Sender<Report>,
     pool: BatchPool,
+    spare: &Receiver<Vec<AlertOut>>,
     setup: &DeviceSetup,
 ) -> Result<(WorkerStats, DeviceStats), String> {
     use crossbeam_channel::RecvTimeoutError;
@@ -1079,7 +1096,7 @@ fn device_worker_loop(
             }
             let p = pending.pop_front().expect("front exists");
             let upto = p.batch.upto;
-            let mut alerts = Vec::new();
+            let mut alerts = spare.try_recv().unwrap_or_default();
             let batch = worker
                 .device_complete(&mut lane, p, &mut alerts)
                 .map_err(err)?;
@@ -1127,6 +1144,7 @@ fn device_worker_loop(
 fn merge_loop(
     n: usize,
     rx: Receiver<Report>,
+    spare: &Sender<Vec<AlertOut>>,
     detect: &DetectEngine,
     detectors: Option<&detectors::DetectorConfig>,
     peers: Option<&Peers>,
@@ -1237,7 +1255,14 @@ fn merge_loop(
             }
         }
         marks[rep.worker] = marks[rep.worker].max(rep.upto);
-        queues[rep.worker].extend(rep.alerts);
+        let mut alerts = rep.alerts;
+        queues[rep.worker].extend(alerts.drain(..));
+        // Back to the workers for reuse, unless the channel is full or
+        // the vector grew past what a batch usually needs (a flush at the
+        // end of input); dropped then.
+        if alerts.capacity() <= SPARE_REPORT_CAPACITY {
+            let _ = spare.try_send(alerts);
+        }
         let safe = *marks.iter().min().expect("at least one worker");
         result = drain_ordered(&mut queues, safe, &mut emit);
     }
