@@ -924,20 +924,11 @@ impl FileReader {
         if consume > MAX_BUFFER {
             return None;
         }
-        let secs = i64::from(b.ts_sec);
-        let ts = if self.fmt.nanos {
-            Timestamp::new(secs, b.ts_usec)
-        } else {
-            Timestamp::from_micros(secs, b.ts_usec)
-        };
-        Some(Step::Packet(PacketAt {
-            off: b.data.as_ptr() as usize - data.as_ptr() as usize,
-            len: b.data.len(),
+        Some(Step::Packet(self.fmt.legacy_packet(
+            &b,
+            data.as_ptr() as usize,
             consume,
-            ts,
-            linktype: self.fmt.linktype,
-            orig_len: b.origlen,
-        }))
+        )))
     }
 
     /// Parses the next block.
@@ -1020,6 +1011,26 @@ enum ReadIssue {
 }
 
 impl Format {
+    /// A classic pcap record's packet: its bytes as an offset from `base`
+    /// (the address of the start of the reader's data), its time in the
+    /// file header's resolution and the file's link type.
+    fn legacy_packet(&self, b: &LegacyPcapBlock<'_>, base: usize, consume: usize) -> PacketAt {
+        let secs = i64::from(b.ts_sec);
+        let ts = if self.nanos {
+            Timestamp::new(secs, b.ts_usec)
+        } else {
+            Timestamp::from_micros(secs, b.ts_usec)
+        };
+        PacketAt {
+            off: b.data.as_ptr() as usize - base,
+            len: b.data.len(),
+            consume,
+            ts,
+            linktype: self.linktype,
+            orig_len: b.origlen,
+        }
+    }
+
     /// Interprets one block. `base` is the address of the start of the
     /// reader's data, so that packet bytes can be found again as an offset.
     fn handle(
@@ -1045,15 +1056,7 @@ impl Format {
                 self.nanos = h.is_nanosecond_precision();
                 Ok(Step::Skip(consume))
             }
-            PcapBlockOwned::Legacy(b) => {
-                let secs = i64::from(b.ts_sec);
-                let ts = if self.nanos {
-                    Timestamp::new(secs, b.ts_usec)
-                } else {
-                    Timestamp::from_micros(secs, b.ts_usec)
-                };
-                Ok(at(b.data, ts, self.linktype, b.origlen))
-            }
+            PcapBlockOwned::Legacy(b) => Ok(Step::Packet(self.legacy_packet(b, base, consume))),
             PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
                 self.big_endian = shb.big_endian();
                 self.ifaces.clear();
