@@ -98,12 +98,81 @@ pub trait AlertSink {
     ) -> std::io::Result<()> {
         Ok(())
     }
+
+    /// A formatter for the workers: one per worker, each writing
+    /// transaction records as [`tx_log`](Self::tx_log) would have them,
+    /// so that a run of several workers does not format them all on the
+    /// one output thread. `None` (the default): they are given to
+    /// `tx_log`. A sink that returns one takes its lines in
+    /// [`tx_formatted`](Self::tx_formatted).
+    fn tx_formatter(&self) -> Option<Box<dyn TxFormatter>> {
+        None
+    }
+
+    /// A transaction record a worker's [`TxFormatter`] wrote: its output
+    /// line(s), each with its newline, in output order.
+    fn tx_formatted(&mut self, _lines: &[u8]) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes transaction records ([`OutKind::TxLog`]) on a worker: see
+/// [`AlertSink::tx_formatter`].
+pub trait TxFormatter: Send {
+    /// Appends `record`'s output, each line with its newline, to `out`;
+    /// nothing when the sink would not write it.
+    fn format(&mut self, record: &AlertOut, out: &mut Vec<u8>) -> std::io::Result<()>;
+}
+
+/// A worker's [`TxFormatter`] and its scratch line.
+struct WorkerFormat {
+    f: Box<dyn TxFormatter>,
+    line: Vec<u8>,
+}
+
+impl WorkerFormat {
+    /// Formats the transaction records among `alerts` (their `line` set,
+    /// their `app` dropped here, on the thread that built it) and removes
+    /// those the sink writes nothing for. A record that fails to format
+    /// is left as it was, for `tx_log` to write or report.
+    fn apply(&mut self, alerts: &mut Vec<AlertOut>) {
+        alerts.retain_mut(|a| {
+            if a.kind != OutKind::TxLog || a.app.is_none() {
+                return true;
+            }
+            self.line.clear();
+            match self.f.format(a, &mut self.line) {
+                Ok(()) if self.line.is_empty() => false,
+                Ok(()) => {
+                    a.line = Some(self.line.as_slice().into());
+                    a.app = None;
+                    true
+                }
+                Err(_) => true,
+            }
+        });
+    }
+}
+
+/// Whether transaction records are formatted on the workers
+/// ([`EngineConfig::format_in_workers`], `None`: with 2 workers or more).
+fn formats_in_workers(cfg: &EngineConfig, workers: usize) -> bool {
+    cfg.format_in_workers.unwrap_or(workers >= 2)
 }
 
 /// Pipeline settings.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub workers: usize,
+    /// Where transaction records are formatted when the sink can have
+    /// them formatted on the workers ([`AlertSink::tx_formatter`]):
+    /// `Some(true)` on the workers, `Some(false)` on the output thread,
+    /// `None` on the workers when there are 2 or more. With one worker the
+    /// output thread has the other core to itself, and formatting there
+    /// takes the work off the worker; with more, the one output thread
+    /// formatting for all of them is serial work that caps how far they
+    /// scale (docs/performance.md). The output is the same either way.
+    pub format_in_workers: Option<bool>,
     /// Flow table capacity, all workers together.
     pub max_flows: usize,
     /// Packets per batch sent to a worker. Each batch handed over can
@@ -213,6 +282,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             workers: 1,
+            format_in_workers: None,
             max_flows: 1 << 20,
             batch_packets: 1024,
             queue_depth: 16,
@@ -458,9 +528,20 @@ pub fn run_offline(
     let (spare_tx, spare_rx) = bounded::<Vec<AlertOut>>(SPARE_REPORTS_PER_WORKER * n);
     let mut batch_txs: Vec<Sender<Batch>> = Vec::with_capacity(n);
     let wcfg = worker_config(cfg, n);
+    let mut formats: Vec<Option<WorkerFormat>> = (0..n)
+        .map(|_| {
+            formats_in_workers(cfg, n)
+                .then(|| sink.tx_formatter())
+                .flatten()
+                .map(|f| WorkerFormat {
+                    f,
+                    line: Vec::new(),
+                })
+        })
+        .collect();
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);
-        for w in 0..n {
+        for (w, format) in formats.drain(..).enumerate() {
             let (tx, rx) = bounded::<Batch>(cfg.queue_depth.max(1));
             batch_txs.push(tx);
             let detect = detect.clone();
@@ -474,11 +555,18 @@ pub fn run_offline(
                     .name(format!("vigil-w{w}"))
                     .spawn_scoped(scope, move || {
                         let worker = Worker::new(detect, wcfg);
+                        let lanes = Lanes {
+                            id: w,
+                            rx,
+                            tx: report_tx,
+                            pool,
+                            spare: &spare,
+                            format,
+                        };
                         match device {
-                            None => Ok((worker_loop(w, worker, rx, report_tx, pool, &spare), None)),
+                            None => Ok((worker_loop(worker, lanes), None)),
                             Some(d) => {
-                                device_worker_loop(w, worker, rx, report_tx, pool, &spare, &d)
-                                    .map(|(s, d)| (s, Some(d)))
+                                device_worker_loop(worker, lanes, &d).map(|(s, d)| (s, Some(d)))
                             }
                         }
                     })
@@ -1031,38 +1119,55 @@ fn read_loop(
     })
 }
 
-fn worker_loop(
+/// A worker thread's channels: batches in, reports out, emptied report
+/// vectors back, and its transaction record formatter, if it formats.
+struct Lanes<'a> {
     id: usize,
-    mut worker: Worker,
     rx: Receiver<Batch>,
     tx: Sender<Report>,
     pool: BatchPool,
-    spare: &Receiver<Vec<AlertOut>>,
-) -> WorkerStats {
-    for batch in rx {
-        let mut alerts = spare.try_recv().unwrap_or_default();
-        worker.process(&batch, &mut alerts);
-        let upto = batch.upto;
-        pool.put(batch);
-        if tx
+    spare: &'a Receiver<Vec<AlertOut>>,
+    format: Option<WorkerFormat>,
+}
+
+impl Lanes<'_> {
+    /// A vector for a batch's records: an emptied one back from the
+    /// merge when there is one.
+    fn alerts(&self) -> Vec<AlertOut> {
+        self.spare.try_recv().unwrap_or_default()
+    }
+
+    /// Sends the records of the packets up to `upto` to the merge,
+    /// formatted first when this worker formats; false once the merge has
+    /// stopped.
+    fn report(&mut self, upto: u64, mut alerts: Vec<AlertOut>) -> bool {
+        if let Some(f) = &mut self.format {
+            f.apply(&mut alerts);
+        }
+        self.tx
             .send(Report {
-                worker: id,
+                worker: self.id,
                 upto,
                 alerts,
             })
-            .is_err()
-        {
+            .is_ok()
+    }
+}
+
+fn worker_loop(mut worker: Worker, mut lanes: Lanes<'_>) -> WorkerStats {
+    while let Ok(batch) = lanes.rx.recv() {
+        let mut alerts = lanes.alerts();
+        worker.process(&batch, &mut alerts);
+        let upto = batch.upto;
+        lanes.pool.put(batch);
+        if !lanes.report(upto, alerts) {
             break;
         }
     }
     // End of input: flows end and what is left of their streams is
     // inspected; those alerts sort after every packet's.
     let (stats, alerts) = worker.finish();
-    let _ = tx.send(Report {
-        worker: id,
-        upto: u64::MAX,
-        alerts,
-    });
+    lanes.report(u64::MAX, alerts);
     stats
 }
 
@@ -1072,15 +1177,12 @@ fn worker_loop(
 /// or when more than `max_pending` wait. Filling device batches are
 /// launched at their time limit even when no input arrives.
 fn device_worker_loop(
-    id: usize,
     mut worker: Worker,
-    rx: Receiver<Batch>,
-    tx: Sender<Report>,
-    pool: BatchPool,
-    spare: &Receiver<Vec<AlertOut>>,
+    mut lanes: Lanes<'_>,
     setup: &DeviceSetup,
 ) -> Result<(WorkerStats, DeviceStats), String> {
     use crossbeam_channel::RecvTimeoutError;
+    let id = lanes.id;
     let err = |e: vigil_opencl::Error| format!("worker {id}: OpenCL: {e}");
     let mut lane =
         vigil_opencl::Lane::new(setup.matcher.clone(), setup.lane.clone()).map_err(err)?;
@@ -1096,19 +1198,12 @@ fn device_worker_loop(
             }
             let p = pending.pop_front().expect("front exists");
             let upto = p.batch.upto;
-            let mut alerts = spare.try_recv().unwrap_or_default();
+            let mut alerts = lanes.alerts();
             let batch = worker
                 .device_complete(&mut lane, p, &mut alerts)
                 .map_err(err)?;
-            pool.put(batch);
-            if tx
-                .send(Report {
-                    worker: id,
-                    upto,
-                    alerts,
-                })
-                .is_err()
-            {
+            lanes.pool.put(batch);
+            if !lanes.report(upto, alerts) {
                 stopped = true;
                 break;
             }
@@ -1117,10 +1212,10 @@ fn device_worker_loop(
             continue;
         }
         let msg = match lane.deadline() {
-            Some(d) => rx.recv_deadline(d),
+            Some(d) => lanes.rx.recv_deadline(d),
             // Launched batches finish on their own: look again soon.
-            None if lane.in_flight() > 0 => rx.recv_timeout(Duration::from_micros(500)),
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            None if lane.in_flight() > 0 => lanes.rx.recv_timeout(Duration::from_micros(500)),
+            None => lanes.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match msg {
             Ok(b) => pending.push_back(worker.device_submit(&mut lane, b).map_err(err)?),
@@ -1133,11 +1228,7 @@ fn device_worker_loop(
         lane.launch_if_due(Instant::now()).map_err(err)?;
     }
     let (stats, alerts) = worker.finish();
-    let _ = tx.send(Report {
-        worker: id,
-        upto: u64::MAX,
-        alerts,
-    });
+    lanes.report(u64::MAX, alerts);
     Ok((stats, lane.stats.clone()))
 }
 
@@ -1193,7 +1284,13 @@ fn merge_loop(
                 }
                 return Ok(());
             }
-            OutKind::TxLog => return Ok(sink.tx_log(a)?),
+            OutKind::TxLog => {
+                match &a.line {
+                    Some(line) => sink.tx_formatted(line)?,
+                    None => sink.tx_log(a)?,
+                }
+                return Ok(());
+            }
             OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
             OutKind::Tag => {
                 if tags.on_packet(a) {

@@ -260,6 +260,7 @@ mod tests {
             vars: None,
             context: Box::default(),
             datasets: None,
+            line: None,
             frame: None,
         }
     }

@@ -206,6 +206,10 @@ pub struct AlertOut {
     /// An [`OutKind::Xbits`] event of a rule with `dataset` / `datarep`:
     /// the buffers its keywords look at (vigil_detect::dataset).
     pub datasets: Option<vigil_detect::inspect::DatasetValues>,
+    /// A transaction record the worker formatted
+    /// ([`crate::AlertSink::tx_formatter`]): its output lines; `app` is
+    /// then `None`.
+    pub line: Option<Box<[u8]>>,
 }
 
 /// A snapshot of the variables Suricata logs with an event
@@ -1569,6 +1573,7 @@ impl Ctx {
             vars: None,
             context: Box::default(),
             datasets: None,
+            line: None,
             frame: None,
         });
     }
@@ -1618,6 +1623,7 @@ impl Ctx {
             vars: None,
             context: Box::default(),
             datasets: None,
+            line: None,
         });
     }
 
@@ -2668,6 +2674,7 @@ impl Ctx {
                 vars,
                 context: Box::default(),
                 datasets: None,
+                line: None,
             }
         };
         // One protocol per flow: its records are logged or not.
@@ -2839,6 +2846,7 @@ impl Ctx {
                 vars: None,
                 context: Box::default(),
                 datasets: None,
+                line: None,
                 frame: None,
             });
             self.stats.anomalies_logged += 1;
@@ -3019,6 +3027,7 @@ impl Ctx {
                 vars: vars.clone(),
                 context: self.scratch.captured.alert_vars_of(h.rule).into(),
                 datasets: h.datasets.clone(),
+                line: None,
                 xff: match (&self.cfg.xff, app) {
                     (Some((hdr, last)), Some(a)) => xff_of(a, h.tx, hdr, *last),
                     _ => None,
@@ -3083,6 +3092,7 @@ pub(crate) fn conn_event(
         vars: None,
         context: Box::default(),
         datasets: None,
+        line: None,
     }
 }
 
@@ -3465,6 +3475,7 @@ fn flow_records(f: &Flow<FlowState>, log: FlowLog, order: AlertOrder, alerts: &m
             vars: None,
             context: Box::default(),
             datasets: None,
+            line: None,
         }
     };
     if log.flow {

@@ -12,8 +12,8 @@ use anyhow::{bail, Context, Result};
 use vigil_detect::{BuildReport, CompiledRule, DetectEngine};
 use vigil_engine::{AlertOut, AlertSink, EngineConfig, RunStats};
 use vigil_output::{
-    AlertEvent, EveConfig, EveWriter, FastLogWriter, RedisCounts, RedisSettings, RedisWriter,
-    StatsTree, TunnelEvent, VarsEvent,
+    AlertEvent, EveConfig, EveFormatter, EveWriter, FastLogWriter, RedisCounts, RedisSettings,
+    RedisWriter, StatsTree, TunnelEvent, VarsEvent,
 };
 use vigil_prefilter::SplitMode;
 use vigil_rules::{Action, ClassificationConfig, Rule, RuleDiagnostic, Vars};
@@ -217,7 +217,7 @@ pub struct Sink {
     /// Transaction record types the eve-log output writes (a set: every
     /// record is looked up, and a list's string compares showed in the
     /// merge thread's profile).
-    log_types: std::collections::HashSet<&'static str, foldhash::fast::RandomState>,
+    log_types: LogTypes,
     /// XFF mode: `Some(true)` overwrites the alert's client address with
     /// the proxied one, `Some(false)` adds `alert.xff`.
     xff_overwrite: Option<bool>,
@@ -379,6 +379,88 @@ impl Sink {
     }
 }
 
+/// The transaction record types EVE writes.
+type LogTypes = std::collections::HashSet<&'static str, foldhash::fast::RandomState>;
+
+/// Builds the EVE event of transaction record `a` and gives it to `f`;
+/// nothing when `log_types` does not take it (`live`: no `pcap_cnt`).
+fn with_tx_event(
+    a: &AlertOut,
+    log_types: &LogTypes,
+    live: bool,
+    f: impl FnOnce(&AlertEvent<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let Some(rec) = a.app.as_ref() else {
+        return Ok(());
+    };
+    // Suricata's `ftp` type logs the `ftp_data` records too.
+    let key = if rec.key == "ftp_data" {
+        "ftp"
+    } else {
+        rec.key
+    };
+    if !log_types.contains(key) {
+        return Ok(());
+    }
+    let flow_rec = matches!(key, "flow" | "netflow");
+    let rec_json = rec.json();
+    // A decoder or stream anomaly: about a packet, no transaction.
+    let packet_rec = rec.tx_id == vigil_engine::PACKET_RECORD;
+    let vlan = &a.vlan[..a.vlan_count as usize];
+    let ev = AlertEvent {
+        ts_secs: a.ts_ns.div_euclid(1_000_000_000),
+        ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
+        flow_id: a.flow_id,
+        pcap_cnt: (!a.pseudo && !live).then_some(a.index),
+        vlan,
+        src_ip: a.src,
+        src_port: a.sp,
+        dest_ip: a.dst,
+        dest_port: a.dp,
+        proto: a.proto,
+        pkt_src: if flow_rec { "" } else { a.pkt_src() },
+        icmp_type: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.0),
+        icmp_code: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.1),
+        sctp: a.sctp.filter(|_| packet_rec),
+        igmp: a.igmp.filter(|_| packet_rec),
+        // Suricata's `fileinfo` has the transaction's id in its object.
+        tx_id: (!packet_rec && rec.key != "fileinfo").then_some(rec.tx_id),
+        app: Some((rec.key, &rec_json)),
+        app_proto: a.app_proto,
+        vars: a.vars.as_deref().map(|v| VarsEvent {
+            flowbits: &v.flowbits,
+            flowints: &v.flowints,
+            flowvars: &v.flowvars,
+            pktvars: &v.pktvars,
+        }),
+        ..AlertEvent::default()
+    };
+    f(&ev)
+}
+
+/// A worker's formatter of transaction records: the lines
+/// [`Sink::tx_log`](AlertSink::tx_log) would write, built on the worker
+/// (vigil_engine::EngineConfig::format_in_workers).
+struct TxLines {
+    fmt: EveFormatter,
+    log_types: LogTypes,
+    live: bool,
+}
+
+impl vigil_engine::TxFormatter for TxLines {
+    fn format(&mut self, a: &AlertOut, out: &mut Vec<u8>) -> std::io::Result<()> {
+        let fmt = &mut self.fmt;
+        with_tx_event(a, &self.log_types, self.live, |ev| {
+            let start = out.len();
+            fmt.tx_record(out, ev)?;
+            if out.len() > start {
+                out.push(b'\n');
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Whether a rule action drops (drop, reject*).
 fn drops(action: Action) -> bool {
     matches!(
@@ -411,52 +493,20 @@ impl AlertSink for Sink {
     }
 
     fn tx_log(&mut self, a: &AlertOut) -> std::io::Result<()> {
-        let Some(rec) = a.app.as_ref() else {
-            return Ok(());
-        };
-        // Suricata's `ftp` type logs the `ftp_data` records too.
-        let key = if rec.key == "ftp_data" {
-            "ftp"
-        } else {
-            rec.key
-        };
-        if !self.log_types.contains(key) {
-            return Ok(());
-        }
-        let flow_rec = matches!(key, "flow" | "netflow");
-        let rec_json = rec.json();
-        // A decoder or stream anomaly: about a packet, no transaction.
-        let packet_rec = rec.tx_id == vigil_engine::PACKET_RECORD;
-        let vlan = &a.vlan[..a.vlan_count as usize];
-        let ev = AlertEvent {
-            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
-            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
-            flow_id: a.flow_id,
-            pcap_cnt: (!a.pseudo && !self.live).then_some(a.index),
-            vlan,
-            src_ip: a.src,
-            src_port: a.sp,
-            dest_ip: a.dst,
-            dest_port: a.dp,
-            proto: a.proto,
-            pkt_src: if flow_rec { "" } else { a.pkt_src() },
-            icmp_type: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.0),
-            icmp_code: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.1),
-            sctp: a.sctp.filter(|_| packet_rec),
-            igmp: a.igmp.filter(|_| packet_rec),
-            // Suricata's `fileinfo` has the transaction's id in its object.
-            tx_id: (!packet_rec && rec.key != "fileinfo").then_some(rec.tx_id),
-            app: Some((rec.key, &rec_json)),
-            app_proto: a.app_proto,
-            vars: a.vars.as_deref().map(|v| VarsEvent {
-                flowbits: &v.flowbits,
-                flowints: &v.flowints,
-                flowvars: &v.flowvars,
-                pktvars: &v.pktvars,
-            }),
-            ..AlertEvent::default()
-        };
-        self.eve.write_tx(&ev)
+        let eve = &mut self.eve;
+        with_tx_event(a, &self.log_types, self.live, |ev| eve.write_tx(ev))
+    }
+
+    fn tx_formatter(&self) -> Option<Box<dyn vigil_engine::TxFormatter>> {
+        Some(Box::new(TxLines {
+            fmt: EveFormatter::new(*self.eve.config()),
+            log_types: self.log_types.clone(),
+            live: self.live,
+        }))
+    }
+
+    fn tx_formatted(&mut self, lines: &[u8]) -> std::io::Result<()> {
+        self.eve.write_lines(lines)
     }
 
     fn tagged_packet(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -1290,7 +1340,22 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     ecfg.profile_rules = profile_rules_limit(args, cfg)?.is_some();
     ecfg.slice = slice_setting(args, cfg)?;
     ecfg.steering = steering_setting(args, cfg, &ecfg.timeouts)?;
+    ecfg.format_in_workers = format_records_setting(cfg)?;
     Ok(ecfg)
+}
+
+/// `vigil.format-records`: where transaction records are formatted:
+/// `auto` (the default: on the workers when there are 2 or more, else on
+/// the output thread), `workers` or `output`. The output is the same.
+fn format_records_setting(cfg: &Config) -> Result<Option<bool>> {
+    match cfg.get_str("vigil.format-records").as_deref() {
+        None | Some("auto") => Ok(None),
+        Some("workers") => Ok(Some(true)),
+        Some("output") => Ok(Some(false)),
+        Some(other) => {
+            bail!("vigil.format-records: {other:?} is not one of auto, workers, output")
+        }
+    }
 }
 
 /// `--steering` / `vigil.steering`: `balance` (default: each new flow to

@@ -499,6 +499,7 @@ fn decode(msg: &str, index: &HashMap<(u32, u32), u32>) -> Option<(u32, u64, Vec<
             vars: None,
             context: Box::default(),
             datasets: None,
+            line: None,
         });
     }
     Some((sensor, upto, events))
