@@ -854,6 +854,7 @@ pub fn run(args: RunArgs, cfg: Config, load_start: Instant) -> Result<ExitCode> 
             load_start.elapsed().as_secs_f64()
         );
     }
+    crate::processing_memory();
     let finished = Arc::new(AtomicBool::new(false));
     let stats = std::thread::scope(|scope| -> Result<RunStats> {
         let ctl = control.clone();

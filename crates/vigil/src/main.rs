@@ -60,6 +60,28 @@ fn set_purge_delay(ms: std::ffi::c_long) {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
 }
 
+/// The purge delay while packets are processed, once the rules are
+/// loaded: mimalloc's default, a second. Processing frees and allocates
+/// the same sizes over and over (packet records, transactions, output
+/// records); returned at 100 ms, those pages came back as fresh page
+/// faults, each cleared by the kernel, on the workers
+/// (docs/performance.md).
+const PROCESSING_PURGE_DELAY_MS: std::ffi::c_long = 1000;
+
+/// Called when loading is done and processing starts: returns what
+/// loading freed to the system now, and keeps what processing frees for
+/// longer ([`PROCESSING_PURGE_DELAY_MS`]). Not when the operator chose a
+/// delay (`MIMALLOC_PURGE_DELAY`).
+pub fn processing_memory() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
+    // SAFETY: mi_collect frees and purges memory this process no longer
+    // uses (freed blocks); it may be called at any time, from any thread.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+    set_purge_delay(PROCESSING_PURGE_DELAY_MS);
+}
+
 fn main() -> ExitCode {
     // A kernel without the flag (before 3.15) keeps huge pages: slower,
     // not wrong.
@@ -101,6 +123,9 @@ mod tests {
         assert_eq!(get(), 1000);
         super::set_purge_delay(super::PURGE_DELAY_MS);
         assert_eq!(get(), 100);
+        // Once loading is done, processing keeps freed memory longer.
+        super::processing_memory();
+        assert_eq!(get(), super::PROCESSING_PURGE_DELAY_MS);
     }
 
     /// The kernel reports the flag in /proc/self/status once it is set.

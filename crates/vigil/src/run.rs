@@ -1832,6 +1832,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut last_ts = 0i64;
     let detect = Arc::new(detect);
     let peers = crate::sensors::link(&args, &cfg, &mut ecfg, &detect.rules)?;
+    crate::processing_memory();
     let stats = {
         let mut progress = |done: u64, _total: u64| {
             if let Some(b) = &bar {
