@@ -949,18 +949,20 @@ fn read_loop(
             None => clock_sec = Some(sec),
             _ => {}
         }
-        let p = decode(pkt.linktype, pkt.data);
+        // Named `frame` from the start: a move into a new name was a copy
+        // of the whole decode (416 bytes) per packet.
+        let frame = decode(pkt.linktype, pkt.data);
         let hash = if n == 1 && slice.is_none() {
             0
         } else {
-            packet_hash(&p)
+            packet_hash(&frame)
         };
         // Tunnel pseudo-packets, one per tunnel in the frame, each to the
         // worker of its own flow; defragmentation works on the innermost.
         let mut inner = None;
         tunnels.clear();
         tunnel_pkts.clear();
-        if p.inner_tunnel {
+        if frame.inner_tunnel {
             let mut depth = 0u8;
             loop {
                 depth += 1;
@@ -979,7 +981,6 @@ fn read_loop(
                 }
             }
         }
-        let frame = p;
         let p = inner.as_ref().unwrap_or(&frame);
         let ftp_data = ftp_expect.as_mut().and_then(|t| t.observe(p, ts_ns));
         let deepest = tunnels.last().map(|&(d, _)| d);

@@ -14,9 +14,12 @@ use crate::{DecoderEvent, IpInfo, Packet, Tunnel, TunnelKind, L4};
 /// Suricata's default `decoder.max-layers`.
 pub(crate) const MAX_LAYERS: u8 = 16;
 
-pub(crate) struct Decoder<'a> {
+pub(crate) struct Decoder<'a, 'p> {
     pub(crate) data: &'a [u8],
-    pub(crate) pkt: Packet<'a>,
+    /// The packet being decoded: the caller's, so that the result is
+    /// written where it is returned rather than moved there (a packet is
+    /// 416 bytes, and every frame is decoded on the reader thread).
+    pub(crate) pkt: &'p mut Packet<'a>,
     layers: u8,
     /// Tunnels to descend into (the pseudo-packet depth asked for).
     max_tunnels: u8,
@@ -24,19 +27,16 @@ pub(crate) struct Decoder<'a> {
     tunnels: u8,
 }
 
-impl<'a> Decoder<'a> {
-    pub(crate) fn new(linktype: u32, data: &'a [u8], max_tunnels: u8) -> Self {
+impl<'a, 'p> Decoder<'a, 'p> {
+    /// Decodes `data` into `pkt`, which holds `Packet::empty` of it.
+    pub(crate) fn new(pkt: &'p mut Packet<'a>, data: &'a [u8], max_tunnels: u8) -> Self {
         Decoder {
             data,
-            pkt: Packet::empty(linktype, data),
+            pkt,
             layers: 0,
             max_tunnels,
             tunnels: 0,
         }
-    }
-
-    pub(crate) fn finish(self) -> Packet<'a> {
-        self.pkt
     }
 
     #[inline]

@@ -46,7 +46,7 @@ const MPLS_LABEL_IPV6: u32 = 2;
 const MPLS_LABEL_NULL: u32 = 3;
 const MPLS_MAX_RESERVED_LABEL: u32 = 15;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn ethernet(&mut self, off: usize, end: usize) {
         let buf = self.bytes(off, end);
         let Some(h) = array::<ETHERNET_HEADER_LEN>(buf, 0) else {

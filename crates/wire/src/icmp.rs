@@ -23,7 +23,7 @@ use crate::{IcmpInfo, L4};
 const ICMP_HEADER_LEN: usize = 8;
 const ICMPV4_TIMESTAMP_LEN: usize = 12;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn icmpv4(&mut self, off: usize, end: usize) {
         let buf = self.bytes(off, end);
         let Some(h) = array::<ICMP_HEADER_LEN>(buf, 0) else {

@@ -46,7 +46,7 @@ const OPT_ROUTE_MIN: usize = 3;
 const OPT_TS_MIN: usize = 5;
 const OPT_CIPSO_MIN: usize = 10;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn ipv4(&mut self, off: usize, end: usize) {
         if !self.enter_layer() {
             return;

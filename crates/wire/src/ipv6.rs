@@ -46,7 +46,7 @@ const OPT_RA: u8 = 0x05;
 const OPT_JUMBO: u8 = 0xc2;
 const OPT_HAO: u8 = 0xc9;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn ipv6(&mut self, off: usize, end: usize) {
         if !self.enter_layer() {
             return;

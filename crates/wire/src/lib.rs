@@ -596,6 +596,7 @@ impl<'a> Packet<'a> {
 /// tunnel (the packet from the wire).
 ///
 /// Unknown link types give an empty packet (no IP, no event).
+#[inline]
 pub fn decode(linktype: u32, data: &[u8]) -> Packet<'_> {
     decode_at(linktype, data, 0)
 }
@@ -603,10 +604,13 @@ pub fn decode(linktype: u32, data: &[u8]) -> Packet<'_> {
 /// Decodes the tunnel pseudo-packet `depth` tunnels down in the frame
 /// (`0`: the packet from the wire). Only asked for when the packet at
 /// `depth - 1` has [`Packet::inner_tunnel`].
+// Inlined so that the packet is decoded in the caller's place: returned
+// from a call, it was copied there (416 bytes, every frame).
+#[inline(always)]
 pub fn decode_at(linktype: u32, data: &[u8], depth: u8) -> Packet<'_> {
-    let mut d = decoder::Decoder::new(linktype, data, depth);
-    d.link(linktype);
-    d.finish()
+    let mut pkt = Packet::empty(linktype, data);
+    decoder::Decoder::new(&mut pkt, data, depth).link(linktype);
+    pkt
 }
 
 /// Decodes the innermost packet of a frame (every tunnel entered).

@@ -25,7 +25,7 @@ const NULL_HEADER_LEN: usize = 4;
 const AF_INET: u32 = 2;
 const AF_INET6: [u32; 6] = [10, 23, 24, 26, 28, 30];
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn link(&mut self, lt: u32) {
         let end = self.data.len();
         match lt {

@@ -59,7 +59,7 @@ const PPPOE_HEADER_LEN: usize = 6;
 /// PADI, PADO, PADR, PADS, PADT.
 const PPPOE_DISCOVERY_CODES: [u8; 5] = [0x09, 0x07, 0x19, 0x65, 0xa7];
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     /// A PPP frame (link type 9, GRE-encapsulated PPP).
     pub(crate) fn ppp(&mut self, off: usize, end: usize) {
         let buf = self.bytes(off, end);

@@ -41,7 +41,7 @@ const OPT_TFO_MIN_LEN: usize = 6;
 const OPT_TFO_MAX_LEN: usize = 18;
 const TFO_EXP_MAGIC: u16 = 0xf989;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn tcp(&mut self, off: usize, end: usize) {
         let buf = self.bytes(off, end);
         let Some(h) = array::<TCP_HEADER_LEN>(buf, 0) else {

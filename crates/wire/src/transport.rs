@@ -52,7 +52,7 @@ pub(crate) struct L4Ctx {
     pub(crate) first_fragment: bool,
 }
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     /// Decodes the transport `proto` at `off..end`. Returns `false` when
     /// `proto` is not a transport (tunnels, unknown protocols): the caller
     /// handles it.

@@ -46,7 +46,7 @@ const ERSPAN_II_HEADER_LEN: usize = 8;
 const VXLAN_HEADER_LEN: usize = 8;
 const GENEVE_HEADER_LEN: usize = 8;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn gre(&mut self, off: usize, end: usize) {
         let buf = self.bytes(off, end);
         let Some(h) = array::<GRE_HEADER_LEN>(buf, 0) else {

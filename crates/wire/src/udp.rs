@@ -22,7 +22,7 @@ const UDP_HEADER_LEN: usize = 8;
 const VXLAN_PORT: u16 = 4789;
 const GENEVE_PORT: u16 = 6081;
 
-impl Decoder<'_> {
+impl Decoder<'_, '_> {
     pub(crate) fn udp(&mut self, off: usize, end: usize, first_fragment: bool) {
         let buf = self.bytes(off, end);
         let Some(h) = array::<UDP_HEADER_LEN>(buf, 0) else {
