@@ -258,7 +258,6 @@ impl Sink {
         blocked: bool,
         rule_drop: bool,
     ) -> std::io::Result<()> {
-        let vlan = &a.vlan[..a.vlan_count as usize];
         let xff_ip: Option<std::net::IpAddr> = match (self.xff_overwrite, &a.xff) {
             (Some(true), Some(x)) => x.parse().ok(),
             _ => None,
@@ -276,24 +275,12 @@ impl Sink {
         };
         let app_json = a.app.as_ref().map(|r| (r.key, r.json()));
         let ev = AlertEvent {
-            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
-            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
-            flow_id: a.flow_id,
             // Suricata logs no pcap_cnt for flow-end pseudo packets or
             // tunnel packets (their `tunnel` object has the frame's), nor
             // for packets that did not come from a capture file.
             pcap_cnt: (!a.pseudo && a.tunnel.is_none() && !self.live).then_some(a.index),
-            vlan,
             src_ip,
-            src_port: a.sp,
             dest_ip,
-            dest_port: a.dp,
-            proto: a.proto,
-            icmp_type: a.icmp.map(|i| i.0),
-            icmp_code: a.icmp.map(|i| i.1),
-            sctp: a.sctp,
-            igmp: a.igmp,
-            pkt_src: a.pkt_src(),
             tx_id: a.app.as_ref().map(|r| r.tx_id),
             action: if blocked { "blocked" } else { "allowed" },
             rule_drop,
@@ -363,13 +350,9 @@ impl Sink {
                     vigil_output::AlertTarget::Src
                 }
             }),
-            vars: a.vars.as_deref().map(|v| VarsEvent {
-                flowbits: &v.flowbits,
-                flowints: &v.flowints,
-                flowvars: &v.flowvars,
-                pktvars: &v.pktvars,
-            }),
+            vars: vars_event(a),
             context: &a.context,
+            ..packet_header(a)
         };
         self.eve.write_alert(&ev)?;
         if let Some(f) = &mut self.fast {
@@ -377,6 +360,46 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// The fields every EVE record about `a` has: its time, flow, VLANs,
+/// addresses, ports and protocol (the rest default).
+fn event_header(a: &AlertOut) -> AlertEvent<'_> {
+    AlertEvent {
+        ts_secs: a.ts_ns.div_euclid(1_000_000_000),
+        ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
+        flow_id: a.flow_id,
+        vlan: &a.vlan[..a.vlan_count as usize],
+        src_ip: a.src,
+        src_port: a.sp,
+        dest_ip: a.dst,
+        dest_port: a.dp,
+        proto: a.proto,
+        ..AlertEvent::default()
+    }
+}
+
+/// [`event_header`] with the packet's own fields: ICMP type and code,
+/// SCTP, IGMP and `pkt_src`.
+fn packet_header(a: &AlertOut) -> AlertEvent<'_> {
+    AlertEvent {
+        icmp_type: a.icmp.map(|i| i.0),
+        icmp_code: a.icmp.map(|i| i.1),
+        sctp: a.sctp,
+        igmp: a.igmp,
+        pkt_src: a.pkt_src(),
+        ..event_header(a)
+    }
+}
+
+/// The flow's and packet's variables logged with `a` (EVE `metadata`).
+fn vars_event(a: &AlertOut) -> Option<VarsEvent<'_>> {
+    a.vars.as_deref().map(|v| VarsEvent {
+        flowbits: &v.flowbits,
+        flowints: &v.flowints,
+        flowvars: &v.flowvars,
+        pktvars: &v.pktvars,
+    })
 }
 
 /// The transaction record types EVE writes.
@@ -406,18 +429,8 @@ fn with_tx_event(
     let rec_json = rec.json();
     // A decoder or stream anomaly: about a packet, no transaction.
     let packet_rec = rec.tx_id == vigil_engine::PACKET_RECORD;
-    let vlan = &a.vlan[..a.vlan_count as usize];
     let ev = AlertEvent {
-        ts_secs: a.ts_ns.div_euclid(1_000_000_000),
-        ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
-        flow_id: a.flow_id,
         pcap_cnt: (!a.pseudo && !live).then_some(a.index),
-        vlan,
-        src_ip: a.src,
-        src_port: a.sp,
-        dest_ip: a.dst,
-        dest_port: a.dp,
-        proto: a.proto,
         pkt_src: if flow_rec { "" } else { a.pkt_src() },
         icmp_type: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.0),
         icmp_code: a.icmp.filter(|_| flow_rec || packet_rec).map(|i| i.1),
@@ -427,13 +440,8 @@ fn with_tx_event(
         tx_id: (!packet_rec && rec.key != "fileinfo").then_some(rec.tx_id),
         app: Some((rec.key, &rec_json)),
         app_proto: a.app_proto,
-        vars: a.vars.as_deref().map(|v| VarsEvent {
-            flowbits: &v.flowbits,
-            flowints: &v.flowints,
-            flowvars: &v.flowvars,
-            pktvars: &v.pktvars,
-        }),
-        ..AlertEvent::default()
+        vars: vars_event(a),
+        ..event_header(a)
     };
     f(&ev)
 }
@@ -514,24 +522,10 @@ impl AlertSink for Sink {
             return Ok(());
         }
         let ev = AlertEvent {
-            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
-            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
-            flow_id: a.flow_id,
             pcap_cnt: (!self.live).then_some(a.index),
-            vlan: &a.vlan[..a.vlan_count as usize],
-            src_ip: a.src,
-            src_port: a.sp,
-            dest_ip: a.dst,
-            dest_port: a.dp,
-            proto: a.proto,
-            icmp_type: a.icmp.map(|i| i.0),
-            icmp_code: a.icmp.map(|i| i.1),
-            sctp: a.sctp,
-            igmp: a.igmp,
-            pkt_src: a.pkt_src(),
             packet: a.packet.as_deref(),
             packet_info_linktype: Some(a.linktype),
-            ..AlertEvent::default()
+            ..packet_header(a)
         };
         self.eve.write_packet(&ev)
     }
@@ -541,24 +535,9 @@ impl AlertSink for Sink {
             return Ok(());
         };
         let rec_json = rec.json();
-        let vlan = &a.vlan[..a.vlan_count as usize];
         let rule = rule.filter(|_| self.drop_alerts);
         let ev = AlertEvent {
-            ts_secs: a.ts_ns.div_euclid(1_000_000_000),
-            ts_nanos: a.ts_ns.rem_euclid(1_000_000_000) as u32,
-            flow_id: a.flow_id,
             pcap_cnt: (!self.live).then_some(a.index),
-            vlan,
-            src_ip: a.src,
-            src_port: a.sp,
-            dest_ip: a.dst,
-            dest_port: a.dp,
-            proto: a.proto,
-            icmp_type: a.icmp.map(|i| i.0),
-            icmp_code: a.icmp.map(|i| i.1),
-            sctp: a.sctp,
-            igmp: a.igmp,
-            pkt_src: a.pkt_src(),
             action: "blocked",
             gid: rule.map_or(0, |r| r.gid),
             signature_id: rule.map_or(0, |r| r.sid),
@@ -574,7 +553,7 @@ impl AlertSink for Sink {
                 }
             }),
             app: Some((rec.key, &rec_json)),
-            ..AlertEvent::default()
+            ..packet_header(a)
         };
         self.eve.write_drop(&ev, rule.is_some())
     }
