@@ -7,6 +7,7 @@
 mod common;
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{engine, write_pcap};
 use vigil_craft::{TcpSession, TimedFrame};
@@ -121,8 +122,10 @@ const RULES: &str =
                      alert tcp any any -> any 80 (msg:\"b\"; content:\"/b \"; sid:2;)";
 
 fn run(workers: usize, format_in_workers: Option<bool>, rules: Rules) -> Lines {
+    // Tests run in parallel and make the same runs: each its own file.
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
     let path = write_pcap(
-        &format!("fmt-{workers}-{format_in_workers:?}-{:?}", rules.skip),
+        &format!("fmt-{}", RUNS.fetch_add(1, Ordering::Relaxed)),
         sessions(),
     );
     let cfg = EngineConfig {
