@@ -528,9 +528,10 @@ pub fn run_offline(
     let (spare_tx, spare_rx) = bounded::<Vec<AlertOut>>(SPARE_REPORTS_PER_WORKER * n);
     let mut batch_txs: Vec<Sender<Batch>> = Vec::with_capacity(n);
     let wcfg = worker_config(cfg, n);
-    let mut formats: Vec<Option<WorkerFormat>> = (0..n)
+    let format_here = formats_in_workers(cfg, n);
+    let formats: Vec<Option<WorkerFormat>> = (0..n)
         .map(|_| {
-            formats_in_workers(cfg, n)
+            format_here
                 .then(|| sink.tx_formatter())
                 .flatten()
                 .map(|f| WorkerFormat {
@@ -541,7 +542,7 @@ pub fn run_offline(
         .collect();
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);
-        for (w, format) in formats.drain(..).enumerate() {
+        for (w, format) in formats.into_iter().enumerate() {
             let (tx, rx) = bounded::<Batch>(cfg.queue_depth.max(1));
             batch_txs.push(tx);
             let detect = detect.clone();

@@ -886,17 +886,6 @@ impl<W: Write> EveWriter<W> {
         })
     }
 
-    /// Writes whole lines formatted elsewhere, each ending in a newline
-    /// (a worker's [`EveFormatter`] output, as is).
-    pub fn write_lines(&mut self, lines: &[u8]) -> io::Result<()> {
-        debug_assert!(lines.is_empty() || lines.ends_with(b"\n"));
-        self.buf.extend_from_slice(lines);
-        if self.buf.len() >= WRITE_AT {
-            self.write_buffered()?;
-        }
-        Ok(())
-    }
-
     /// The record settings this writer formats with.
     pub fn config(&self) -> &EveConfig {
         self.fmt.config()

@@ -514,7 +514,7 @@ impl AlertSink for Sink {
     }
 
     fn tx_formatted(&mut self, lines: &[u8]) -> std::io::Result<()> {
-        self.eve.write_lines(lines)
+        self.eve.write_record(lines)
     }
 
     fn tagged_packet(&mut self, a: &AlertOut) -> std::io::Result<()> {
@@ -2051,6 +2051,24 @@ fn file_settings(cfg: &Config, log_dir: &std::path::Path) -> Result<Option<std::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_records_values() {
+        let at = |v: &str| {
+            let mut c = Config::default();
+            c.set(&format!("vigil.format-records={v}")).unwrap();
+            format_records_setting(&c)
+        };
+        assert_eq!(format_records_setting(&Config::default()).unwrap(), None);
+        assert_eq!(at("auto").unwrap(), None);
+        assert_eq!(at("workers").unwrap(), Some(true));
+        assert_eq!(at("output").unwrap(), Some(false));
+        let e = at("both").unwrap_err().to_string();
+        assert!(
+            e.contains("vigil.format-records") && e.contains("both"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn split_mode_values() {
