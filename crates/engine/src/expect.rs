@@ -132,6 +132,22 @@ struct Expectation {
 /// holds one or a few).
 const MAX_LINES: usize = 16;
 
+/// Whether a payload begins as an FTP control segment does: a command
+/// (3 or 4 letters, then a space or the line's end) or a reply (3 digits,
+/// then a space or `-`), RFC 959's two line shapes. A control channel's
+/// segments begin at a line's start, so anything else (HTTP's
+/// `HTTP/1.1 200`, a body, binary data) is not read for control lines:
+/// most of the reader's text payloads are turned away here, before their
+/// lines are split.
+fn ftp_shaped(payload: &[u8]) -> bool {
+    let head = &payload[..payload.len().min(5)];
+    let letters = head.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    if (3..=4).contains(&letters) {
+        return matches!(head.get(letters), None | Some(b' ' | b'\r' | b'\n'));
+    }
+    head.len() >= 4 && head[..3].iter().all(u8::is_ascii_digit) && matches!(head[3], b' ' | b'-')
+}
+
 /// The expectation table (see the module documentation).
 #[derive(Debug, Default)]
 pub struct Expectations {
@@ -218,17 +234,13 @@ impl Expectations {
             }
         }
         let payload = p.payload();
-        // Control channels are text: binary payloads are not read. Nor are
-        // flows that did not start with a SYN (Suricata parses those only
-        // with `stream.midstream`).
-        if !payload.first().is_some_and(u8::is_ascii_alphanumeric)
-            || !(self.cfg.midstream || self.opened.contains_key(&ctl))
-        {
+        // Only segments that begin as control lines do are read
+        // ([`ftp_shaped`]). Nor are flows that did not start with a SYN
+        // (Suricata parses those only with `stream.midstream`).
+        if !ftp_shaped(payload) || !(self.cfg.midstream || self.opened.contains_key(&ctl)) {
             return None;
         }
-        // The lines (as `split` on LF would give them), found with memchr:
-        // every text payload of every TCP flow comes through here, on the
-        // reader thread.
+        // The lines (as `split` on LF would give them), found with memchr.
         let mut start = 0;
         for _ in 0..MAX_LINES {
             if start > payload.len() {
@@ -474,6 +486,53 @@ mod tests {
         let got = feed(&mut t, "10.0.0.2:5001", "10.0.0.1:50000", b"-rw-", 0).unwrap();
         assert_eq!(got.command, FtpDataCommand::List);
         assert!(got.filename.is_empty());
+    }
+
+    #[test]
+    fn only_segments_shaped_as_control_lines_are_read() {
+        for ok in [
+            &b"227 Entering Passive Mode (10,0,0,2,19,137)\r\n"[..],
+            b"150-Opening\r\n227 x\r\n",
+            b"PORT 10,0,0,1,234,10\r\n",
+            b"LIST\r\n",
+            b"LIST",
+            b"pwd\n",
+            b"CWD /\r\n",
+        ] {
+            assert!(ftp_shaped(ok), "{:?}", String::from_utf8_lossy(ok));
+        }
+        for no in [
+            &b"HTTP/1.1 200 OK\r\n227 Entering Passive Mode (10,0,0,2,19,137)\r\n"[..],
+            b"<html>\r\nPORT 10,0,0,1,234,10\r\n",
+            b"Accept: */*\r\n",
+            b"a001 LOGIN x y\r\n",
+            b"22 x",
+            b"2270",
+            b"RETRIEVE x",
+            b"",
+            b"\x16\x03\x01",
+        ] {
+            assert!(!ftp_shaped(no), "{:?}", String::from_utf8_lossy(no));
+        }
+        // A later line shaped as an announcement, after a first line that
+        // is not a control line, announces nothing.
+        let mut t = table();
+        feed(
+            &mut t,
+            S,
+            C,
+            b"HTTP/1.1 200 OK\r\n227 Entering Passive Mode (10,0,0,2,19,137)\r\n",
+            0,
+        );
+        assert_eq!(t.stats.announced, 0);
+        feed(
+            &mut t,
+            S,
+            C,
+            b"150-Here\r\n227 Entering Passive Mode (10,0,0,2,19,137)\r\n",
+            0,
+        );
+        assert_eq!(t.stats.announced, 1);
     }
 
     #[test]
