@@ -490,29 +490,32 @@ mod tests {
 
     #[test]
     fn only_segments_shaped_as_control_lines_are_read() {
-        for ok in [
-            &b"227 Entering Passive Mode (10,0,0,2,19,137)\r\n"[..],
-            b"150-Opening\r\n227 x\r\n",
-            b"PORT 10,0,0,1,234,10\r\n",
-            b"LIST\r\n",
-            b"LIST",
-            b"pwd\n",
-            b"CWD /\r\n",
+        for (payload, shaped) in [
+            (
+                &b"227 Entering Passive Mode (10,0,0,2,19,137)\r\n"[..],
+                true,
+            ),
+            (b"150-Opening\r\n227 x\r\n", true),
+            (b"PORT 10,0,0,1,234,10\r\n", true),
+            (b"LIST\r\n", true),
+            (b"LIST", true),
+            (b"pwd\n", true),
+            (b"CWD /\r\n", true),
+            (
+                b"HTTP/1.1 200 OK\r\n227 Entering Passive Mode (10,0,0,2,19,137)\r\n",
+                false,
+            ),
+            (b"<html>\r\nPORT 10,0,0,1,234,10\r\n", false),
+            (b"Accept: */*\r\n", false),
+            (b"a001 LOGIN x y\r\n", false),
+            (b"22 x", false),
+            (b"2270", false),
+            (b"RETRIEVE x", false),
+            (b"", false),
+            (b"\x16\x03\x01", false),
         ] {
-            assert!(ftp_shaped(ok), "{:?}", String::from_utf8_lossy(ok));
-        }
-        for no in [
-            &b"HTTP/1.1 200 OK\r\n227 Entering Passive Mode (10,0,0,2,19,137)\r\n"[..],
-            b"<html>\r\nPORT 10,0,0,1,234,10\r\n",
-            b"Accept: */*\r\n",
-            b"a001 LOGIN x y\r\n",
-            b"22 x",
-            b"2270",
-            b"RETRIEVE x",
-            b"",
-            b"\x16\x03\x01",
-        ] {
-            assert!(!ftp_shaped(no), "{:?}", String::from_utf8_lossy(no));
+            let text = String::from_utf8_lossy(payload);
+            assert_eq!(ftp_shaped(payload), shaped, "{text:?}");
         }
         // A later line shaped as an announcement, after a first line that
         // is not a control line, announces nothing.
