@@ -614,28 +614,10 @@ pub fn dataset_config(cfg: &Config, log_dir: &Path) -> Result<vigil_detect::Data
     Ok(out)
 }
 
-/// Parses Suricata sizes: `128mb`, `1gb`, `4kb`, `1048576`.
+/// Parses Suricata sizes: `128mb`, `128 MiB`, `1gb`, `4kb`, `1048576`
+/// (the rule language's parser, [`vigil_rules::parse_size`]).
 pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim().to_ascii_lowercase();
-    let (num, mult) = if let Some(n) = t.strip_suffix("gb") {
-        (n, 1u64 << 30)
-    } else if let Some(n) = t.strip_suffix("mb") {
-        (n, 1 << 20)
-    } else if let Some(n) = t.strip_suffix("kb") {
-        (n, 1 << 10)
-    } else if let Some(n) = t.strip_suffix('b') {
-        (n, 1)
-    } else {
-        (t.as_str(), 1)
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .with_context(|| format!("invalid size '{s}'"))?;
-    if !(n >= 0.0 && n.is_finite()) {
-        bail!("invalid size '{s}'");
-    }
-    Ok((n * mult as f64) as u64)
+    vigil_rules::parse_size(s).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]
@@ -871,6 +853,10 @@ mod tests {
         assert_eq!(parse_size("1gb").unwrap(), 1 << 30);
         assert_eq!(parse_size("12").unwrap(), 12);
         assert!(parse_size("lots").is_err());
+        // Suricata's own configuration writes binary units with a space.
+        assert_eq!(parse_size("128 MiB").unwrap(), 128 << 20);
+        assert_eq!(parse_size("32 KiB").unwrap(), 32 << 10);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
     }
 }
 
