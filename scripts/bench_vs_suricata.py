@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Vigil against the Suricata peer on one capture and ruleset, in one run.
 
-Each round runs four processes on the same capture and rules, back to back:
+Each round runs five processes on the same capture and rules, back to back:
 Suricata `--runmode single`, Vigil `--workers 1`, Suricata's default runmode
-(autofp, pinned to 2 detect threads) and Vigil `--workers 2`, in reverse
-order every other round so that neither engine always goes first (the
+(autofp, pinned to 2 detect threads), Vigil `--workers 2` and Vigil
+`--workers 1` given the peer's own suricata.yaml, in reverse order every
+other round so that neither engine always goes first (the
 machine is shared and noisy; only ratios taken within one run mean anything).
 Every process runs under `/usr/bin/time -v` for its peak RSS and wall time.
 
 Figures (medians over the rounds, and the per-round Vigil/Suricata ratios):
   - processing time at 1 thread: Suricata's "time elapsed" (suricata.log)
     against Vigil's "run" figure (its stderr summary line);
+  - the same for Vigil given the peer's suricata.yaml (`-c`, with `-k none` as
+    run.sh gives Suricata): its eve-log types are alert, http, dns, tls and
+    stats, where Vigil's defaults log every record type (flow, smb, fileinfo
+    ...), so this one compares the same output work; no target;
   - processing time at 2 threads: Suricata autofp against Vigil --workers 2;
   - whole-process wall time (load included) of the 1-thread runs;
   - peak RSS at 1 and 2 threads;
@@ -26,7 +31,7 @@ into the output directory; --update-docs copies both into docs/performance.md
 usage: scripts/bench_vs_suricata.py [PCAP] [--rounds N] [--rules R] [--out DIR]
                                     [--timeout S] [--update-docs]
 environment: VIGIL (binary, default target/release/vigil), VIGIL_ARGS (extra
-arguments for both Vigil runs, default none), SURICATA_RUN (the peer's run.sh,
+arguments for every Vigil run, default none), SURICATA_RUN (the peer's run.sh,
 default ../shared/peers/suricata/run.sh), ALERT_AGREEMENT (the tool).
 """
 import argparse
@@ -56,7 +61,7 @@ AGREEMENT = re.compile(r"agreement: recall ([0-9.]+) precision ([0-9.]+) "
                        r"\(matched (\d+) of (\d+) expected, (\d+) reported\)")
 
 # The four runs of a round, in the order of even rounds (odd rounds reverse it).
-RUNS = ["suricata-single", "vigil-w1", "suricata-autofp", "vigil-w2"]
+RUNS = ["suricata-single", "vigil-w1", "suricata-autofp", "vigil-w2", "vigil-w1-peercfg"]
 
 
 class Failure(Exception):
@@ -119,10 +124,10 @@ def run_suricata(a, name, extra):
             "eve": os.path.join(out, "eve.json")}
 
 
-def run_vigil(a, name, workers):
+def run_vigil(a, name, workers, extra=()):
     out = os.path.join(a.out, name)
     cmd = [a.vigil, "run", "-r", a.pcap, "-S", a.rules, "-l", out,
-           "--workers", str(workers), "--quiet", *a.vigil_args]
+           "--workers", str(workers), "--quiet", *extra, *a.vigil_args]
     stderr, rss, wall = timed(name, cmd, out, a.timeout)
     m = VIGIL_LINE.search(stderr)
     if not m:
@@ -167,7 +172,7 @@ def build_rows(res, rounds):
     """The table's rows: dicts with the figure, both medians, the per-round
     ratios (Vigil/Suricata) and the target check."""
     S1, S2 = res["suricata-single"], res["suricata-autofp"]
-    V1, V2 = res["vigil-w1"], res["vigil-w2"]
+    V1, V2, VC = res["vigil-w1"], res["vigil-w2"], res["vigil-w1-peercfg"]
     rows = []
 
     def pair(figure, s, v, key, fmt, target=None, chart=None, bound=None, note=None):
@@ -188,6 +193,9 @@ def build_rows(res, rounds):
 
     pair("processing, 1 thread (Suricata `--runmode single`, Vigil `--workers 1`)",
          S1, V1, "proc", fmt_s, target=0.40, chart="processing\n1 thread")
+    pair("processing, 1 thread, Vigil given the peer's suricata.yaml (`-c`, `-k none` as run.sh "
+         "gives Suricata: the same eve-log types, alert/http/dns/tls/stats, where Vigil's "
+         "defaults log every type)", S1, VC, "proc", fmt_s)
     pair("processing, 2 threads (Suricata autofp, 2 detect threads; Vigil `--workers 2`)",
          S2, V2, "proc", fmt_s, chart="processing\n2 threads")
     pair("whole process wall time incl. load, 1 thread",
@@ -332,6 +340,7 @@ def update_docs(md, svg):
 
 def check_inputs(a):
     for what, path in (("capture", a.pcap), ("rules", a.rules), ("Suricata's run.sh", a.suricata),
+                       ("the peer's suricata.yaml", a.peer_yaml),
                        ("alert_agreement.py", a.agreement)):
         if not os.path.isfile(path):
             raise Failure(f"{what} not found: {path}")
@@ -356,6 +365,7 @@ def main():
     a.vigil = os.environ.get("VIGIL") or os.path.join(ROOT, "target/release/vigil")
     a.vigil_args = shlex.split(os.environ.get("VIGIL_ARGS", ""))
     a.suricata = os.environ.get("SURICATA_RUN") or os.path.join(SHARED, "peers/suricata/run.sh")
+    a.peer_yaml = os.path.join(os.path.dirname(os.path.abspath(a.suricata)), "suricata.yaml")
     a.agreement = os.environ.get("ALERT_AGREEMENT") or os.path.join(SHARED, "tools/alert_agreement.py")
     check_inputs(a)
     a.pcap, a.rules = os.path.abspath(a.pcap), os.path.abspath(a.rules)
@@ -375,6 +385,10 @@ def main():
                 r = run_suricata(a, name, extra[name])
                 print(f"round {rnd + 1} {name}: processing {r['proc']:.3f}s, wall {r['wall']:.2f}s, "
                       f"peak RSS {fmt_mib(r['rss'])}, threads {r['threads']}", file=sys.stderr)
+            elif name == "vigil-w1-peercfg":
+                r = run_vigil(a, name, 1, ["-c", a.peer_yaml, "-k", "none"])
+                print(f"round {rnd + 1} {name}: processing {r['proc']:.3f}s "
+                      f"(the peer's suricata.yaml), {r['alerts']} alerts", file=sys.stderr)
             else:
                 r = run_vigil(a, name, 1 if name == "vigil-w1" else 2)
                 print(f"round {rnd + 1} {name}: processing {r['proc']:.3f}s, wall {r['wall']:.2f}s "
