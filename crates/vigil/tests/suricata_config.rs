@@ -5,7 +5,6 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::process::Command;
 
 use vigil_craft::{TcpSession, TimedFrame};
 
@@ -73,30 +72,12 @@ fn the_peers_suricata_yaml_loads() {
         eprintln!("no {}: skipped", yaml.display());
         return;
     }
-    let dir = std::env::temp_dir().join(format!("vigil-peer-yaml-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("t.pcap");
-    vigil_craft::write_pcap_file(&pcap, &capture()).unwrap();
-    std::fs::write(dir.join("t.rules"), RULES).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_vigil"))
-        .arg("run")
-        .arg("-c")
-        .arg(&yaml)
-        .arg("-r")
-        .arg(&pcap)
-        .arg("-S")
-        .arg(dir.join("t.rules"))
-        .arg("-l")
-        .arg(dir.join("out"))
-        .args(["-k", "none"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let eve = std::fs::read_to_string(dir.join("out/eve.json")).unwrap();
-    let types: std::collections::BTreeSet<String> = eve
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["event_type"].to_string())
+    let yaml = yaml.to_str().unwrap();
+    let run = common::run_with("peer-yaml", &capture(), RULES, None, "", &["-c", yaml]);
+    let types: std::collections::BTreeSet<String> = run
+        .events
+        .iter()
+        .map(|e| e["event_type"].to_string())
         .collect();
     // Its eve-log types: alert, http, dns, tls, stats (no flow records).
     assert!(
@@ -109,5 +90,5 @@ fn the_peers_suricata_yaml_loads() {
         ),
         "{types:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&run.dir);
 }
