@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Vigil against the Suricata peer on one capture and ruleset, in one run.
 
-Each round runs five processes on the same capture and rules, back to back:
+Each round runs six processes on the same capture and rules, back to back:
 Suricata `--runmode single`, Vigil `--workers 1`, Suricata's default runmode
-(autofp, pinned to 2 detect threads), Vigil `--workers 2` and Vigil
-`--workers 1` given the peer's own suricata.yaml, in reverse order every
+(autofp, pinned to 2 detect threads), Vigil `--workers 2`, Vigil
+`--workers 1` given the peer's own suricata.yaml, and Suricata
+`--runmode single` logging every record type, in reverse order every
 other round so that neither engine always goes first (the
 machine is shared and noisy; only ratios taken within one run mean anything).
 Every process runs under `/usr/bin/time -v` for its peak RSS and wall time.
@@ -16,6 +17,9 @@ Figures (medians over the rounds, and the per-round Vigil/Suricata ratios):
     run.sh gives Suricata): its eve-log types are alert, http, dns, tls and
     stats, where Vigil's defaults log every record type (flow, smb, fileinfo
     ...), so this one compares the same output work; no target;
+  - and the other way round: Suricata single given the peer's yaml with the
+    eve-log types of Suricata's shipped suricata.yaml (every protocol's
+    records, anomaly, files, flow) against Vigil's defaults; no target;
   - processing time at 2 threads: Suricata autofp against Vigil --workers 2;
   - whole-process wall time (load included) of the 1-thread runs;
   - peak RSS at 1 and 2 threads;
@@ -61,7 +65,32 @@ AGREEMENT = re.compile(r"agreement: recall ([0-9.]+) precision ([0-9.]+) "
                        r"\(matched (\d+) of (\d+) expected, (\d+) reported\)")
 
 # The four runs of a round, in the order of even rounds (odd rounds reverse it).
-RUNS = ["suricata-single", "vigil-w1", "suricata-autofp", "vigil-w2", "vigil-w1-peercfg"]
+RUNS = ["suricata-single", "vigil-w1", "suricata-autofp", "vigil-w2", "vigil-w1-peercfg",
+        "suricata-single-full"]
+
+# The eve-log types of Suricata's shipped suricata.yaml (its protocols'
+# records, anomaly, files and flow), for the run that logs as much as
+# Vigil's defaults do; the peer's file keeps alert, http, dns, tls, stats.
+SHIPPED_TYPES = ["anomaly", "http", "dns", "tls", "files", "smtp", "ftp", "rdp", "nfs", "smb",
+                 "tftp", "ike", "dcerpc", "krb5", "bittorrent-dht", "snmp", "rfb", "sip", "quic",
+                 "ldap", "dhcp", "mqtt", "http2", "doh2", "pgsql", "websocket", "pop3", "mdns",
+                 "llmnr", "ssh", "flow"]
+PEER_TYPES = "    - http\n    - dns\n    - tls\n    - stats:"
+
+
+def full_yaml(a):
+    """The peer's suricata.yaml with the shipped eve-log types, written to
+    the output directory; its path."""
+    with open(a.peer_yaml) as fh:
+        text = fh.read()
+    if text.count(PEER_TYPES) != 1:
+        raise Failure(f"{a.peer_yaml}: its eve-log types (http, dns, tls, stats) not found "
+                      f"as expected; cannot derive the every-record-type config")
+    text = text.replace(PEER_TYPES, "".join(f"    - {t}\n" for t in SHIPPED_TYPES) + "    - stats:")
+    path = os.path.join(a.out, "suricata-shipped-types.yaml")
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
 
 
 class Failure(Exception):
@@ -171,7 +200,7 @@ def fmt_mib(kib):
 def build_rows(res, rounds):
     """The table's rows: dicts with the figure, both medians, the per-round
     ratios (Vigil/Suricata) and the target check."""
-    S1, S2 = res["suricata-single"], res["suricata-autofp"]
+    S1, S2, SF = res["suricata-single"], res["suricata-autofp"], res["suricata-single-full"]
     V1, V2, VC = res["vigil-w1"], res["vigil-w2"], res["vigil-w1-peercfg"]
     rows = []
 
@@ -196,6 +225,9 @@ def build_rows(res, rounds):
     pair("processing, 1 thread, Vigil given the peer's suricata.yaml (`-c`, `-k none` as run.sh "
          "gives Suricata: the same eve-log types, alert/http/dns/tls/stats, where Vigil's "
          "defaults log every type)", S1, VC, "proc", fmt_s)
+    pair("processing, 1 thread, both logging every record type (Suricata given the peer's "
+         "suricata.yaml with the eve-log types of its shipped one; Vigil's defaults)",
+         SF, V1, "proc", fmt_s)
     pair("processing, 2 threads (Suricata autofp, 2 detect threads; Vigil `--workers 2`)",
          S2, V2, "proc", fmt_s, chart="processing\n2 threads")
     pair("whole process wall time incl. load, 1 thread",
@@ -374,6 +406,8 @@ def main():
     # to 2 (2.5 / cpus: the product is truncated to an integer).
     ratio = 2.5 / (os.cpu_count() or 2)
     extra = {"suricata-single": ["--runmode", "single"],
+             # run.sh passes its own -c first; the later one wins.
+             "suricata-single-full": ["--runmode", "single", "-c", full_yaml(a)],
              "suricata-autofp": ["--runmode", "autofp",
                                  "--set", f"threading.detect-thread-ratio={ratio:.4f}"]}
     res = {k: [] for k in RUNS}
