@@ -64,7 +64,7 @@ TIME_WALL = re.compile(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([0-9:
 AGREEMENT = re.compile(r"agreement: recall ([0-9.]+) precision ([0-9.]+) "
                        r"\(matched (\d+) of (\d+) expected, (\d+) reported\)")
 
-# The four runs of a round, in the order of even rounds (odd rounds reverse it).
+# The six runs of a round, in the order of even rounds (odd rounds reverse it).
 RUNS = ["suricata-single", "vigil-w1", "suricata-autofp", "vigil-w2", "vigil-w1-peercfg",
         "suricata-single-full"]
 

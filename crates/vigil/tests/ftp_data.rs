@@ -123,10 +123,7 @@ fn alerts(o: &Out, sid: u64) -> Vec<&serde_json::Value> {
 }
 
 fn stat(o: &Out, name: &str) -> Option<u64> {
-    o.stats.lines().find_map(|l| {
-        let mut f = l.split('|').map(str::trim);
-        (f.next()? == name).then(|| f.nth(1)?.parse().ok())?
-    })
+    common::stat(&o.stats, name)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! flow exactly once between them, so the union of their alerts is the
 //! alerts of one full run.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -49,16 +51,6 @@ fn run(pcap: &Path, rules: &Path, out: &Path, extra: &[&str]) -> (Vec<String>, S
         alerts,
         std::fs::read_to_string(out.join("stats.log")).unwrap(),
     )
-}
-
-/// A counter of stats.log (`name | Total | value`).
-fn stat(stats: &str, name: &str) -> Option<u64> {
-    stats.lines().find_map(|l| {
-        let mut parts = l.split('|').map(str::trim);
-        (parts.next()? == name)
-            .then(|| parts.nth(1)?.parse().ok())
-            .flatten()
-    })
 }
 
 fn multiset(lines: impl IntoIterator<Item = String>) -> BTreeMap<String, usize> {
@@ -283,9 +275,9 @@ fn dev_mix_slices_together_equal_the_full_run() {
     };
     let full_plain = plain(&full);
     assert!(full_plain.len() > 1000, "{} alerts", full_plain.len());
-    let full_flows = stat(&full_stats, "flow.total").unwrap();
-    let full_pkts = stat(&full_stats, "decoder.pkts").unwrap();
-    let full_tunnels = stat(&full_stats, "decoder.tunnel_pkts").unwrap();
+    let full_flows = common::stat(&full_stats, "flow.total").unwrap();
+    let full_pkts = common::stat(&full_stats, "decoder.pkts").unwrap();
+    let full_tunnels = common::stat(&full_stats, "decoder.tunnel_pkts").unwrap();
     assert!(full_tunnels > 0, "dev-mix has tunnel packets");
     for n in [2u32, 3] {
         let mut union = Vec::new();
@@ -300,11 +292,11 @@ fn dev_mix_slices_together_equal_the_full_run() {
                 &dir.join(format!("s{k}_{n}")),
                 &["--workers", "2", "--slice", &spec],
             );
-            flows += stat(&stats, "flow.total").unwrap();
-            pkts += stat(&stats, "decoder.pkts").unwrap();
-            skipped += stat(&stats, "slice.packets_skipped").unwrap();
-            tunnels += stat(&stats, "decoder.tunnel_pkts").unwrap();
-            tunnels_skipped += stat(&stats, "slice.tunnels_skipped").unwrap();
+            flows += common::stat(&stats, "flow.total").unwrap();
+            pkts += common::stat(&stats, "decoder.pkts").unwrap();
+            skipped += common::stat(&stats, "slice.packets_skipped").unwrap();
+            tunnels += common::stat(&stats, "decoder.tunnel_pkts").unwrap();
+            tunnels_skipped += common::stat(&stats, "slice.tunnels_skipped").unwrap();
             per_slice.push(alerts.len());
             union.extend(alerts);
         }

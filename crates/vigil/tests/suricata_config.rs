@@ -33,18 +33,11 @@ fn capture() -> Vec<TimedFrame> {
 const RULES: &str =
     "alert http any any -> any any (msg:\"marker\"; file.data; content:\"MARKER\"; sid:1;)\n";
 
-/// A counter's total in stats.log (0 when absent: zero counters are not
-/// written).
-fn stat(dir: &std::path::Path, name: &str) -> u64 {
-    let log = std::fs::read_to_string(dir.join("out/stats.log")).unwrap();
-    log.lines()
-        .find_map(|l| {
-            let mut parts = l.split('|').map(str::trim);
-            (parts.next() == Some(name))
-                .then(|| parts.nth(1).and_then(|v| v.parse().ok()))
-                .flatten()
-        })
-        .unwrap_or(0)
+/// A counter's total in the run's stats.log (0 when absent: zero
+/// counters are not written).
+fn stat(run: &common::Run, name: &str) -> u64 {
+    let log = std::fs::read_to_string(run.dir.join("out/stats.log")).unwrap();
+    common::stat(&log, name).unwrap_or(0)
 }
 
 #[test]
@@ -52,12 +45,12 @@ fn sizes_with_binary_units_are_read() {
     let frames = capture();
     // The default depth (1 MiB) takes the whole response.
     let whole = common::run_with("cfg-default", &frames, RULES, None, "", &[]);
-    assert_eq!(stat(&whole.dir, "tcp.reassembly_depth_dropped_bytes"), 0);
+    assert_eq!(stat(&whole, "tcp.reassembly_depth_dropped_bytes"), 0);
     assert_eq!(common::alert_sids(&whole.events), vec![1]);
     // "1 KiB" is 1,024 bytes: the rest of the response is past the depth.
     let yaml = "stream:\n  memcap: 64 MiB\n  reassembly:\n    memcap: 256 MiB\n    depth: 1 KiB\n";
     let cut = common::run_with("cfg-kib", &frames, RULES, None, yaml, &[]);
-    let dropped = stat(&cut.dir, "tcp.reassembly_depth_dropped_bytes");
+    let dropped = stat(&cut, "tcp.reassembly_depth_dropped_bytes");
     assert!(dropped > 2500, "dropped {dropped}");
     assert!(common::alert_sids(&cut.events).is_empty());
     let _ = std::fs::remove_dir_all(&whole.dir);

@@ -17,6 +17,7 @@ pub struct Run {
     #[allow(dead_code)]
     pub eve: String,
     /// Its events, parsed.
+    #[allow(dead_code)]
     pub events: Vec<serde_json::Value>,
 }
 
@@ -81,6 +82,18 @@ pub fn run_with(
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     Run { dir, eve, events }
+}
+
+/// A counter's total in a stats.log text (`name | Total | value`); `None`
+/// when absent (stats.log leaves out counters that are 0).
+#[allow(dead_code)]
+pub fn stat(stats_log: &str, name: &str) -> Option<u64> {
+    stats_log.lines().find_map(|l| {
+        let mut parts = l.split('|').map(str::trim);
+        (parts.next()? == name)
+            .then(|| parts.nth(1)?.parse().ok())
+            .flatten()
+    })
 }
 
 /// The signature ids of the alerts among `events`, sorted.
