@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Vigil against the Suricata peer on one capture and ruleset, in one run.
 
-Each round runs six processes on the same capture and rules, back to back:
+Each round runs seven processes on the same capture and rules, back to back:
 Suricata `--runmode single`, Vigil `--workers 1`, Suricata's default runmode
 (autofp, pinned to 2 detect threads), Vigil `--workers 2`, Vigil
-`--workers 1` given the peer's own suricata.yaml, and Suricata
-`--runmode single` logging every record type, in reverse order every
+`--workers 1` given the peer's own suricata.yaml, Suricata
+`--runmode single` logging every record type, and Vigil `--runmode single`
+(one thread reads, inspects and writes), in reverse order every
 other round so that neither engine always goes first (the
 machine is shared and noisy; only ratios taken within one run mean anything).
 Every process runs under `/usr/bin/time -v` for its peak RSS and wall time.
 
 Figures (medians over the rounds, and the per-round Vigil/Suricata ratios):
-  - processing time at 1 thread: Suricata's "time elapsed" (suricata.log)
-    against Vigil's "run" figure (its stderr summary line);
+  - processing time at 1 worker: Suricata's "time elapsed" (suricata.log)
+    against Vigil's "run" figure (its stderr summary line), for Vigil
+    `--workers 1` (one worker thread, with the reader and the output thread
+    beside it on the other core) and for Vigil `--runmode single` (one
+    thread, as Suricata's single runmode);
   - the same for Vigil given the peer's suricata.yaml (`-c`, with `-k none` as
     run.sh gives Suricata): its eve-log types are alert, http, dns, tls and
     stats, where Vigil's defaults log every record type (flow, smb, fileinfo
@@ -23,10 +27,12 @@ Figures (medians over the rounds, and the per-round Vigil/Suricata ratios):
   - processing time at 2 threads: Suricata autofp against Vigil --workers 2;
   - whole-process wall time (load included) of the 1-thread runs;
   - peak RSS at 1 and 2 threads;
-  - Vigil's scaling (1-worker over 2-worker processing time);
+  - Vigil's scaling: 1-worker over 2-worker processing time, and
+    one-thread (`--runmode single`) over 2-worker processing time;
   - alert agreement (shared tools/alert_agreement.py, Suricata's eve.json of
     the same round as EXPECTED): recall and precision;
-  - whether Vigil's eve.json is byte-identical between 1 and 2 workers.
+  - whether Vigil's eve.json is byte-identical between 1 and 2 workers and
+    one thread.
 
 Writes results.md (Markdown table) and chart.svg (grouped bars, Suricata = 1)
 into the output directory; --update-docs copies both into docs/performance.md
@@ -66,7 +72,7 @@ AGREEMENT = re.compile(r"agreement: recall ([0-9.]+) precision ([0-9.]+) "
 
 # The six runs of a round, in the order of even rounds (odd rounds reverse it).
 RUNS = ["suricata-single", "vigil-w1", "suricata-autofp", "vigil-w2", "vigil-w1-peercfg",
-        "suricata-single-full"]
+        "suricata-single-full", "vigil-single"]
 
 # The eve-log types of Suricata's shipped suricata.yaml (its protocols'
 # records, anomaly, files and flow), for the run that logs as much as
@@ -202,6 +208,7 @@ def build_rows(res, rounds):
     ratios (Vigil/Suricata) and the target check."""
     S1, S2, SF = res["suricata-single"], res["suricata-autofp"], res["suricata-single-full"]
     V1, V2, VC = res["vigil-w1"], res["vigil-w2"], res["vigil-w1-peercfg"]
+    VS = res["vigil-single"]
     rows = []
 
     def pair(figure, s, v, key, fmt, target=None, chart=None, bound=None, note=None):
@@ -220,8 +227,12 @@ def build_rows(res, rounds):
                      "chart_target": target if target is not None else
                      (bound[1] / med(sv) if bound is not None else None)})
 
-    pair("processing, 1 thread (Suricata `--runmode single`, Vigil `--workers 1`)",
-         S1, V1, "proc", fmt_s, target=0.40, chart="processing\n1 thread")
+    pair("processing, 1 worker (Suricata `--runmode single`, Vigil `--workers 1`: one worker "
+         "thread, its reader and output threads on the other core)",
+         S1, V1, "proc", fmt_s, target=0.40, chart="processing\n1 worker")
+    pair("processing, one thread each (both `--runmode single`: reading, detection and "
+         "output on one thread)", S1, VS, "proc", fmt_s, target=0.40,
+         chart="processing\none thread")
     pair("processing, 1 thread, Vigil given the peer's suricata.yaml (`-c`, `-k none` as run.sh "
          "gives Suricata: the same eve-log types, alert/http/dns/tls/stats, where Vigil's "
          "defaults log every type)", S1, VC, "proc", fmt_s)
@@ -240,10 +251,16 @@ def build_rows(res, rounds):
 
     vs = [x["proc"] / y["proc"] for x, y in zip(V1, V2)]
     ss = [x["proc"] / y["proc"] for x, y in zip(S1, S2)]
-    rows.append({"figure": "speedup from 1 to 2 threads (1-thread processing / 2-thread processing)",
+    rows.append({"figure": "speedup from 1 to 2 workers (`--workers 1` / `--workers 2` processing)",
                  "s": f"{med(ss):.2f}x (single / autofp)", "v": f"{med(vs):.3f}x",
                  "ratio": "—", "rounds": "Vigil: " + ", ".join(f"{x:.2f}" for x in vs),
                  "target": "Vigil ≥ 1.80x", "met": med(vs) >= 1.80, "chart": None})
+    v1s = [x["proc"] / y["proc"] for x, y in zip(VS, V2)]
+    rows.append({"figure": "speedup from one thread to 2 workers (`--runmode single` / "
+                           "`--workers 2` processing: one core against two)",
+                 "s": f"{med(ss):.2f}x (single / autofp)", "v": f"{med(v1s):.3f}x",
+                 "ratio": "—", "rounds": "Vigil: " + ", ".join(f"{x:.2f}" for x in v1s),
+                 "target": "Vigil ≥ 1.80x", "met": med(v1s) >= 1.80, "chart": None})
 
     for label, s, v, key in (("1 thread", S1, V1, "agree1"), ("2 threads", S2, V2, "agree2")):
         ag = [r[key] for r in v]
@@ -256,7 +273,7 @@ def build_rows(res, rounds):
                      "target": "—", "met": None, "chart": None})
 
     same = sum(1 for r in V2 if r["identical"])
-    rows.append({"figure": "Vigil eve.json byte-identical, 1 vs 2 workers", "s": "—",
+    rows.append({"figure": "Vigil eve.json byte-identical, 1 vs 2 workers vs one thread", "s": "—",
                  "v": f"{same}/{rounds} rounds", "ratio": "—",
                  "rounds": ", ".join("yes" if r["identical"] else "NO" for r in V2),
                  "target": "identical", "met": same == rounds, "chart": None})
@@ -419,6 +436,10 @@ def main():
                 r = run_suricata(a, name, extra[name])
                 print(f"round {rnd + 1} {name}: processing {r['proc']:.3f}s, wall {r['wall']:.2f}s, "
                       f"peak RSS {fmt_mib(r['rss'])}, threads {r['threads']}", file=sys.stderr)
+            elif name == "vigil-single":
+                r = run_vigil(a, name, 1, ["--runmode", "single"])
+                print(f"round {rnd + 1} {name}: processing {r['proc']:.3f}s (one thread), "
+                      f"{r['alerts']} alerts", file=sys.stderr)
             elif name == "vigil-w1-peercfg":
                 r = run_vigil(a, name, 1, ["-c", a.peer_yaml, "-k", "none"])
                 print(f"round {rnd + 1} {name}: processing {r['proc']:.3f}s "
@@ -433,13 +454,16 @@ def main():
         w1, w2 = res["vigil-w1"][-1], res["vigil-w2"][-1]
         w1["agree1"] = agreement(a, res["suricata-single"][-1]["eve"], w1["eve"])
         w2["agree2"] = agreement(a, res["suricata-autofp"][-1]["eve"], w2["eve"])
-        w2["identical"] = filecmp.cmp(w1["eve"], w2["eve"], shallow=False)
+        w2["identical"] = (filecmp.cmp(w1["eve"], w2["eve"], shallow=False)
+                           and filecmp.cmp(w1["eve"], res["vigil-single"][-1]["eve"],
+                                           shallow=False))
         # Carry the keys build_rows reads from the other worker count's row.
         w2["agree1"], w1["agree2"] = w1["agree1"], w2["agree2"]
         print(f"round {rnd + 1}: agreement 1 thread recall {w1['agree1']['recall']:.4f} "
               f"precision {w1['agree1']['precision']:.4f}; 2 threads recall "
               f"{w2['agree2']['recall']:.4f} precision {w2['agree2']['precision']:.4f}; "
-              f"Vigil eve.json 1 vs 2 workers {'identical' if w2['identical'] else 'DIFFERENT'}",
+              f"Vigil eve.json 1 vs 2 workers vs one thread "
+              f"{'identical' if w2['identical'] else 'DIFFERENT'}",
               file=sys.stderr)
     a.loadavg.append(os.getloadavg()[0])
     rows = build_rows(res, a.rounds)
@@ -450,7 +474,7 @@ def main():
     with open(os.path.join(a.out, "chart.svg"), "w") as fh:
         fh.write(svg)
     print(md)
-    print(f"Vigil eve.json 1 vs 2 workers: "
+    print(f"Vigil eve.json 1 vs 2 workers vs one thread: "
           f"{'byte-identical' if all(r['identical'] for r in res['vigil-w2']) else 'DIFFERENT'} "
           f"({sum(r['identical'] for r in res['vigil-w2'])}/{a.rounds} rounds)")
     print(f"wrote {os.path.join(a.out, 'results.md')} and {os.path.join(a.out, 'chart.svg')}",

@@ -164,6 +164,12 @@ fn formats_in_workers(cfg: &EngineConfig, workers: usize) -> bool {
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub workers: usize,
+    /// One thread does everything (`--runmode single`, as Suricata's):
+    /// reading, the one worker's detection and the output, in turn, on
+    /// the calling thread. Offline only, with one worker, no device
+    /// prefilter and no linked sensors (those run the pipeline). The
+    /// output is the same as the pipeline's.
+    pub single_thread: bool,
     /// Where transaction records are formatted when the sink can have
     /// them formatted on the workers ([`AlertSink::tx_formatter`]):
     /// `Some(true)` on the workers, `Some(false)` on the output thread,
@@ -282,6 +288,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             workers: 1,
+            single_thread: false,
             format_in_workers: None,
             max_flows: 1 << 20,
             batch_packets: 1024,
@@ -382,6 +389,8 @@ impl std::fmt::Display for Slice {
 #[derive(Debug, Default, Clone)]
 pub struct RunStats {
     pub workers: WorkerStats,
+    /// The run was on one thread (`EngineConfig::single_thread`).
+    pub single_thread: bool,
     /// Alerts written after thresholds.
     pub alerts_written: u64,
     pub alerts_suppressed: u64,
@@ -518,8 +527,11 @@ pub fn run_offline(
     sink: &mut (dyn AlertSink + Send),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RunStats, RunError> {
-    let start = Instant::now();
     let n = cfg.workers.max(1);
+    if cfg.single_thread && n == 1 && cfg.device.is_none() && cfg.peers.is_none() {
+        return run_single(source, detect, cfg, sink, progress);
+    }
+    let start = Instant::now();
     let pool = BatchPool::with_packets(cfg.batch_packets.max(1));
     let (report_tx, report_rx) = bounded::<Report>(n * cfg.queue_depth.max(1) * 2);
     // Emptied report vectors go back from the merge to the workers, so
@@ -606,7 +618,12 @@ pub fn run_offline(
             })
             .map_err(RunError::Output)?;
 
-        let read = read_loop(&mut source, &batch_txs, &pool, cfg, progress);
+        let mut send = |w: usize, b: Batch| -> Result<(), RunError> {
+            batch_txs[w]
+                .send(b)
+                .map_err(|_| RunError::Worker(format!("worker {w} stopped early")))
+        };
+        let read = read_loop(&mut source, n, &mut send, &pool, cfg, progress);
         drop(batch_txs);
         let mut totals = RunStats::default();
         let mut worker_failed = None;
@@ -630,32 +647,101 @@ pub fn run_offline(
             .join()
             .map_err(|_| RunError::Worker("merge thread panicked".into()))?;
         let read = read?;
-        let (packets, bytes, last_ts) = (read.packets, read.bytes, read.last_ts);
-        totals.last_ts_ns = last_ts;
-        totals.defrag = read.defrag;
-        totals.slice = cfg.slice;
-        totals.slice_packets_skipped = read.slice_packets_skipped;
-        totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
-        totals.slice_tunnels_skipped = read.slice_tunnels_skipped;
-        totals.ftp_expect = read.ftp_expect;
-        totals.steering = read.steering;
         if let Some(w) = worker_failed {
             return Err(RunError::Worker(w));
         }
         let merged = merged?;
-        totals.xbits = merged.xbits;
-        totals.tags = merged.tags;
-        totals.datasets = detect.datasets.lock().map(|d| d.stats).unwrap_or_default();
-        totals.detectors = merged.detectors;
-        totals.remote_events = merged.remote_events;
-        totals.alerts_written = merged.written;
-        totals.alerts_suppressed = merged.suppressed;
-        totals.packets_read = packets;
-        totals.bytes_read = bytes;
-        totals.truncated_records = source.truncated_records();
+        add_totals(&mut totals, read, merged, &source, &detect, cfg);
         totals.wall = start.elapsed();
         Ok(totals)
     })
+}
+
+/// `run_offline` on the calling thread alone (`--runmode single`): each
+/// batch the reader fills is inspected by the one worker and its records
+/// written by the merge before the reader goes on. The same steps in the
+/// same order as the pipeline with one worker, so the output is the same.
+fn run_single(
+    mut source: PcapSource,
+    detect: Arc<DetectEngine>,
+    cfg: &EngineConfig,
+    sink: &mut (dyn AlertSink + Send),
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RunStats, RunError> {
+    let start = Instant::now();
+    let pool = BatchPool::with_packets(cfg.batch_packets.max(1));
+    let mut worker = Worker::new(detect.clone(), worker_config(cfg, 1));
+    let mut format = formats_in_workers(cfg, 1)
+        .then(|| sink.tx_formatter())
+        .flatten()
+        .map(|f| WorkerFormat {
+            f,
+            line: Vec::new(),
+        });
+    let mut merge = Merge::new(
+        1,
+        &detect,
+        cfg.detectors.as_ref().filter(|d| d.any()),
+        None,
+        sink,
+    );
+    let mut alerts = Vec::new();
+    let mut send = |_: usize, b: Batch| -> Result<(), RunError> {
+        worker.process(&b, &mut alerts);
+        let upto = b.upto;
+        pool.put(b);
+        if let Some(f) = &mut format {
+            f.apply(&mut alerts);
+        }
+        merge.take(0, upto, &mut alerts)
+    };
+    let read = read_loop(&mut source, 1, &mut send, &pool, cfg, progress)?;
+    // End of input: flows end and what is left of their streams is
+    // inspected; those records sort after every packet's.
+    let (stats, mut last) = worker.finish();
+    if let Some(f) = &mut format {
+        f.apply(&mut last);
+    }
+    merge.take(0, u64::MAX, &mut last)?;
+    let merged = merge.finish()?;
+    let mut totals = RunStats {
+        single_thread: true,
+        ..RunStats::default()
+    };
+    totals.per_worker_pkts.push(stats.pkts);
+    totals.workers.add(&stats);
+    add_totals(&mut totals, read, merged, &source, &detect, cfg);
+    totals.wall = start.elapsed();
+    Ok(totals)
+}
+
+/// What the reader and the merge counted, into a run's totals.
+fn add_totals(
+    totals: &mut RunStats,
+    read: ReadTotals,
+    merged: MergeTotals,
+    source: &PcapSource,
+    detect: &DetectEngine,
+    cfg: &EngineConfig,
+) {
+    totals.last_ts_ns = read.last_ts;
+    totals.defrag = read.defrag;
+    totals.slice = cfg.slice;
+    totals.slice_packets_skipped = read.slice_packets_skipped;
+    totals.slice_datagrams_skipped = read.slice_datagrams_skipped;
+    totals.slice_tunnels_skipped = read.slice_tunnels_skipped;
+    totals.ftp_expect = read.ftp_expect;
+    totals.steering = read.steering;
+    totals.xbits = merged.xbits;
+    totals.tags = merged.tags;
+    totals.datasets = detect.datasets.lock().map(|d| d.stats).unwrap_or_default();
+    totals.detectors = merged.detectors;
+    totals.remote_events = merged.remote_events;
+    totals.alerts_written = merged.written;
+    totals.alerts_suppressed = merged.suppressed;
+    totals.packets_read = read.packets;
+    totals.bytes_read = read.bytes;
+    totals.truncated_records = source.truncated_records();
 }
 
 /// Each worker's settings when `n` workers share `cfg`'s memory caps.
@@ -857,14 +943,17 @@ struct ReadTotals {
     steering: steering::SteeringStats,
 }
 
+/// Reads the capture, decodes, defragments and steers each packet to its
+/// worker's batch; a full batch goes to `send` (the worker's channel, or
+/// with `--runmode single` the worker and the merge in turn).
 fn read_loop(
     source: &mut PcapSource,
-    txs: &[Sender<Batch>],
+    n: usize,
+    send: &mut dyn FnMut(usize, Batch) -> Result<(), RunError>,
     pool: &BatchPool,
     cfg: &EngineConfig,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ReadTotals, RunError> {
-    let n = txs.len();
     let slice = cfg.slice.filter(|s| s.count > 1);
     let mut slice_packets_skipped = 0u64;
     let mut slice_datagrams_skipped = 0u64;
@@ -891,11 +980,6 @@ fn read_loop(
     // Every `tick` packets all workers hear how far the input has got,
     // even those with nothing to do, so the merge never waits on them.
     let tick = (batch_packets * n) as u64;
-    let send = |w: usize, b: Batch| -> Result<(), RunError> {
-        txs[w]
-            .send(b)
-            .map_err(|_| RunError::Worker(format!("worker {w} stopped early")))
-    };
     // Replay pacing: (first packet's time, when it was read).
     let mut origin: Option<(i64, Instant)> = None;
     while let Some(pkt) = source.next_packet()? {
@@ -1243,30 +1327,160 @@ fn merge_loop(
     peers: Option<&Peers>,
     sink: &mut (dyn AlertSink + Send),
 ) -> Result<MergeTotals, RunError> {
+    let mut merge = Merge::new(n, detect, detectors, peers, sink);
+    let mut result = Ok(());
+    for rep in rx.iter() {
+        if result.is_err() {
+            continue; // keep draining so workers are not blocked
+        }
+        let mut alerts = rep.alerts;
+        result = merge.take(rep.worker, rep.upto, &mut alerts);
+        // Back to the workers for reuse, unless the channel is full or
+        // the vector grew past what a batch usually needs (a flush at the
+        // end of input); dropped then.
+        if alerts.capacity() <= SPARE_REPORT_CAPACITY {
+            let _ = spare.try_send(alerts);
+        }
+    }
+    result?;
+    merge.finish()
+}
+
+/// The output side of a run: the workers' (and linked sensors') records
+/// put back in input order, cross-flow state applied (thresholds, xbits,
+/// tags, detectors) and written to the sink. Fed by the merge thread, or
+/// in turn with reading and detection by the one thread of
+/// `--runmode single`.
+struct Merge<'a> {
+    n: usize,
+    peers: Option<&'a Peers>,
     // Queues 0..n are this process's workers, n.. the other sensors'
     // host-scoped events (`--slice` with a link): one order for all.
-    let slice = peers.map(|p| p.0.slice());
-    let total = n + slice.map_or(0, |(_, k)| k.saturating_sub(1) as usize);
-    let mut queues: Vec<VecDeque<AlertOut>> = (0..total).map(|_| VecDeque::new()).collect();
-    let mut marks = vec![0u64; total];
+    queues: Vec<VecDeque<AlertOut>>,
+    marks: Vec<u64>,
     // This sensor's host-scoped events waiting to be published in order.
-    let mut to_publish: Vec<VecDeque<AlertOut>> = (0..n).map(|_| VecDeque::new()).collect();
-    let mut published_upto = 0u64;
-    let mut thresholds = ThresholdTracker::default();
-    let mut xbits = XbitTable::default();
-    let mut tags = tags::TagTable::default();
-    let mut dets = detectors.map(detectors::Detectors::new);
-    let mut det_alerts = Vec::new();
-    let mut written = 0u64;
-    let mut suppressed = 0u64;
-    let mut remote_events = 0u64;
-    let mut emit = |w: usize, a: &AlertOut| -> Result<(), RunError> {
-        let remote = w >= n;
-        remote_events += u64::from(remote);
+    to_publish: Vec<VecDeque<AlertOut>>,
+    published_upto: u64,
+    out: MergeOut<'a>,
+}
+
+/// What the merge writes with: the sink and the cross-flow state.
+struct MergeOut<'a> {
+    n: usize,
+    slice: Option<(u32, u32)>,
+    detect: &'a DetectEngine,
+    sink: &'a mut (dyn AlertSink + Send),
+    thresholds: ThresholdTracker,
+    xbits: XbitTable,
+    tags: tags::TagTable,
+    dets: Option<detectors::Detectors>,
+    det_alerts: Vec<detectors::DetectorAlert>,
+    written: u64,
+    suppressed: u64,
+    remote_events: u64,
+}
+
+impl<'a> Merge<'a> {
+    fn new(
+        n: usize,
+        detect: &'a DetectEngine,
+        detectors: Option<&detectors::DetectorConfig>,
+        peers: Option<&'a Peers>,
+        sink: &'a mut (dyn AlertSink + Send),
+    ) -> Self {
+        let slice = peers.map(|p| p.0.slice());
+        let total = n + slice.map_or(0, |(_, k)| k.saturating_sub(1) as usize);
+        Merge {
+            n,
+            peers,
+            queues: (0..total).map(|_| VecDeque::new()).collect(),
+            marks: vec![0u64; total],
+            to_publish: (0..n).map(|_| VecDeque::new()).collect(),
+            published_upto: 0,
+            out: MergeOut {
+                n,
+                slice,
+                detect,
+                sink,
+                thresholds: ThresholdTracker::default(),
+                xbits: XbitTable::default(),
+                tags: tags::TagTable::default(),
+                dets: detectors.map(detectors::Detectors::new),
+                det_alerts: Vec::new(),
+                written: 0,
+                suppressed: 0,
+                remote_events: 0,
+            },
+        }
+    }
+
+    /// Takes queue `w`'s records of the packets up to `upto` (emptying
+    /// `alerts`) and writes every record that is now in order.
+    fn take(&mut self, w: usize, upto: u64, alerts: &mut Vec<AlertOut>) -> Result<(), RunError> {
+        let n = self.n;
+        if let (Some(p), true) = (self.peers, w < n) {
+            self.to_publish[w].extend(
+                alerts
+                    .iter()
+                    .filter(|a| matches!(a.kind, OutKind::Conn(_) | OutKind::Xbits))
+                    .cloned(),
+            );
+            let local = self.marks[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, m)| if i == w { (*m).max(upto) } else { *m })
+                .min()
+                .unwrap_or(0);
+            if local > self.published_upto {
+                let mut batch = Vec::new();
+                drain_ordered(&mut self.to_publish, local, &mut |_, a| {
+                    batch.push(a.clone());
+                    Ok(())
+                })?;
+                p.0.publish(&batch, local);
+                self.published_upto = local;
+            }
+        }
+        self.marks[w] = self.marks[w].max(upto);
+        self.queues[w].extend(alerts.drain(..));
+        let safe = *self.marks.iter().min().expect("at least one worker");
+        let out = &mut self.out;
+        drain_ordered(&mut self.queues, safe, &mut |w, a| out.emit(w, a))
+    }
+
+    /// Writes what is left, at the end of input.
+    fn finish(mut self) -> Result<MergeTotals, RunError> {
+        let out = &mut self.out;
+        drain_ordered(&mut self.queues, u64::MAX, &mut |w, a| out.emit(w, a))?;
+        let o = self.out;
+        Ok(MergeTotals {
+            written: o.written,
+            suppressed: o.suppressed,
+            xbits: o.xbits.stats,
+            tags: o.tags.stats,
+            detectors: o.dets.map(|d| d.stats),
+            remote_events: o.remote_events,
+        })
+    }
+}
+
+impl MergeOut<'_> {
+    /// Writes one record of queue `w`, in output order.
+    fn emit(&mut self, w: usize, a: &AlertOut) -> Result<(), RunError> {
+        let remote = w >= self.n;
+        self.remote_events += u64::from(remote);
+        let detect = self.detect;
         match a.kind {
             OutKind::Conn(k) => {
-                if let Some(d) = dets.as_mut() {
-                    written += detector_alerts(d, k, a, &mut det_alerts, sink, slice)?;
+                if let Some(d) = self.dets.as_mut() {
+                    self.written += detector_alerts(
+                        d,
+                        k,
+                        a,
+                        &mut self.det_alerts,
+                        &mut *self.sink,
+                        self.slice,
+                    )?;
                 }
                 return Ok(());
             }
@@ -1281,100 +1495,46 @@ fn merge_loop(
                         .get(a.rule as usize)
                         .filter(|r| !r.xbits.is_empty())
                     {
-                        xbits.resolve(&r.xbits, a.src, a.dst, a.ts_ns);
+                        self.xbits.resolve(&r.xbits, a.src, a.dst, a.ts_ns);
                     }
                 }
                 return Ok(());
             }
             OutKind::TxLog => {
                 match &a.line {
-                    Some(line) => sink.tx_formatted(line)?,
-                    None => sink.tx_log(a)?,
+                    Some(line) => self.sink.tx_formatted(line)?,
+                    None => self.sink.tx_log(a)?,
                 }
                 return Ok(());
             }
-            OutKind::Drop => return Ok(sink.drop_log(a, detect.rules.get(a.rule as usize))?),
+            OutKind::Drop => {
+                return Ok(self.sink.drop_log(a, detect.rules.get(a.rule as usize))?)
+            }
             OutKind::Tag => {
-                if tags.on_packet(a) {
-                    sink.tagged_packet(a)?;
+                if self.tags.on_packet(a) {
+                    self.sink.tagged_packet(a)?;
                 }
                 return Ok(());
             }
             OutKind::Xbits => {
-                if !xbits_alert(&mut xbits, detect, &detect.rules[a.rule as usize], a) {
+                if !xbits_alert(&mut self.xbits, detect, &detect.rules[a.rule as usize], a) {
                     return Ok(());
                 }
             }
             OutKind::Alert => {}
         }
         let r = &detect.rules[a.rule as usize];
-        let Some(action) = threshold_admit(&mut thresholds, r, a) else {
-            suppressed += 1;
+        let Some(action) = threshold_admit(&mut self.thresholds, r, a) else {
+            self.suppressed += 1;
             return Ok(());
         };
-        written += 1;
+        self.written += 1;
         if let Some(t) = &r.tag {
-            tags.on_alert(t, r.gid, r.sid, a);
+            self.tags.on_alert(t, r.gid, r.sid, a);
         }
-        write_alert(sink, a, r, action)?;
+        write_alert(&mut *self.sink, a, r, action)?;
         Ok(())
-    };
-    let mut result = Ok(());
-    for rep in rx.iter() {
-        if result.is_err() {
-            continue; // keep draining so workers are not blocked
-        }
-        if let (Some(p), true) = (peers, rep.worker < n) {
-            to_publish[rep.worker].extend(
-                rep.alerts
-                    .iter()
-                    .filter(|a| matches!(a.kind, OutKind::Conn(_) | OutKind::Xbits))
-                    .cloned(),
-            );
-            let local = marks[..n]
-                .iter()
-                .enumerate()
-                .map(|(w, m)| {
-                    if w == rep.worker {
-                        (*m).max(rep.upto)
-                    } else {
-                        *m
-                    }
-                })
-                .min()
-                .unwrap_or(0);
-            if local > published_upto {
-                let mut batch = Vec::new();
-                drain_ordered(&mut to_publish, local, &mut |_, a| {
-                    batch.push(a.clone());
-                    Ok(())
-                })?;
-                p.0.publish(&batch, local);
-                published_upto = local;
-            }
-        }
-        marks[rep.worker] = marks[rep.worker].max(rep.upto);
-        let mut alerts = rep.alerts;
-        queues[rep.worker].extend(alerts.drain(..));
-        // Back to the workers for reuse, unless the channel is full or
-        // the vector grew past what a batch usually needs (a flush at the
-        // end of input); dropped then.
-        if alerts.capacity() <= SPARE_REPORT_CAPACITY {
-            let _ = spare.try_send(alerts);
-        }
-        let safe = *marks.iter().min().expect("at least one worker");
-        result = drain_ordered(&mut queues, safe, &mut emit);
     }
-    result?;
-    drain_ordered(&mut queues, u64::MAX, &mut emit)?;
-    Ok(MergeTotals {
-        written,
-        suppressed,
-        xbits: xbits.stats,
-        tags: tags.stats,
-        detectors: dets.map(|d| d.stats),
-        remote_events,
-    })
 }
 
 /// Emits the queued items whose packet index is at most `upto`, in output

@@ -202,7 +202,11 @@ pub struct RunArgs {
     /// 1000 TCP packets fail). Bad segments are kept out of reassembly.
     #[arg(short = 'k', value_name = "MODE")]
     pub checksum: Option<String>,
-    /// Suricata run mode (accepted; Vigil always runs its worker pipeline).
+    /// Run mode, as Suricata's: `single` runs one worker and, offline,
+    /// does everything on one thread (reading, detection, output: the
+    /// per-core figure); `workers` or `autofp` (default) run the worker
+    /// pipeline (a reader, --workers workers and an output thread
+    /// offline). The output is the same.
     #[arg(long = "runmode", value_name = "MODE")]
     pub runmode: Option<String>,
     /// More output on stderr (repeatable).

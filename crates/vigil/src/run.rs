@@ -1258,16 +1258,21 @@ pub fn open_sink(dir: &std::path::Path, o: &OutputSettings, append: bool) -> Res
 
 /// The engine settings from the command line and config.
 pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result<EngineConfig> {
-    let workers = args
-        .workers
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    let single_thread = runmode_single(args)?;
+    let workers = if single_thread {
+        1
+    } else {
+        args.workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1)
+    };
     let max_flows = match cfg.flow_memcap()? {
         Some(bytes) => (bytes / FLOW_BYTES).max(1024) as usize,
         None => 1 << 20,
     };
     let mut ecfg = EngineConfig {
         workers,
+        single_thread,
         max_flows,
         rate_tracking: cfg.flow_rate_tracking()?,
         log_payload: o.log_payload,
@@ -1321,6 +1326,22 @@ pub fn engine_config(args: &RunArgs, cfg: &Config, o: &OutputSettings) -> Result
     ecfg.steering = steering_setting(args, cfg, &ecfg.timeouts)?;
     ecfg.format_in_workers = format_records_setting(cfg)?;
     Ok(ecfg)
+}
+
+/// `--runmode`, as Suricata's: `single` (one thread reads, inspects and
+/// writes, with one worker; offline, the per-core figure) or `workers` /
+/// `autofp` (the worker pipeline, the default). True for `single`.
+fn runmode_single(args: &RunArgs) -> Result<bool> {
+    match args.runmode.as_deref() {
+        None | Some("workers") | Some("autofp") => Ok(false),
+        Some("single") => {
+            if let Some(w) = args.workers.filter(|&w| w != 1) {
+                bail!("--runmode single runs one worker; --workers {w} asks for more");
+            }
+            Ok(true)
+        }
+        Some(other) => bail!("--runmode: {other:?} is not one of single, workers, autofp"),
+    }
 }
 
 /// `vigil.format-records`: where transaction records are formatted:
@@ -1811,6 +1832,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut last_ts = 0i64;
     let detect = Arc::new(detect);
     let peers = crate::sensors::link(&args, &cfg, &mut ecfg, &detect.rules)?;
+    if ecfg.single_thread && (ecfg.device.is_some() || ecfg.peers.is_some()) {
+        eprintln!(
+            "vigil: --runmode single: the device prefilter and linked sensors need the worker pipeline; running it with one worker"
+        );
+    }
     crate::processing_memory();
     let stats = {
         let mut progress = |done: u64, _total: u64| {
@@ -1932,7 +1958,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     slog.flush()?;
     eprintln!(
         "vigil: {} packets, {} bytes, {} alerts ({} suppressed by thresholds), {} flows; \
-         load {:.2}s, run {:.3}s, {:.3} Gbit/s, {:.0} packets/s, {} worker(s)",
+         load {:.2}s, run {:.3}s, {:.3} Gbit/s, {:.0} packets/s, {} worker(s){}",
         stats.packets_read,
         stats.bytes_read,
         stats.alerts_written,
@@ -1942,7 +1968,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         wall,
         gbps,
         pps,
-        workers
+        workers,
+        if stats.single_thread {
+            ", one thread"
+        } else {
+            ""
+        }
     );
     if stats.workers.flows_evicted > 0 {
         eprintln!(

@@ -155,6 +155,8 @@ fn output_identical_for_any_worker_count() {
     let unsplit = ["--workers", "2", "--set", "detect.prefilter-split-sets=no"];
     for (name, extra) in [
         ("1", &["--workers", "1"][..]),
+        // One thread reads, inspects and writes in turn.
+        ("single", &["--runmode", "single"][..]),
         ("2", &["--workers", "2"][..]),
         ("4", &["--workers", "4"][..]),
         ("2split", &split[..]),
@@ -377,6 +379,38 @@ fn clear_errors_for_bad_input() {
 
     let flag = vigil(&["run", "--no-such-flag"]);
     assert!(!flag.status.success());
+
+    // Run modes: Suricata's names, anything else is refused; single is
+    // one worker.
+    let runmode = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "-r",
+            pcap.to_str().unwrap(),
+            "-l",
+            d.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = vigil(&args);
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = runmode(&["--runmode", "fastest"]);
+    assert!(
+        !ok && err.contains("--runmode") && err.contains("single"),
+        "{err}"
+    );
+    let (ok, err) = runmode(&["--runmode", "single", "--workers", "2"]);
+    assert!(!ok && err.contains("--workers 2"), "{err}");
+    let (ok, err) = runmode(&["--runmode", "single", "--workers", "1"]);
+    assert!(ok && err.contains("1 worker(s), one thread"), "{err}");
+    let (ok, err) = runmode(&["--runmode", "autofp", "--workers", "1"]);
+    assert!(
+        ok && err.contains("1 worker(s)") && !err.contains("one thread"),
+        "{err}"
+    );
 }
 
 #[test]
