@@ -1853,11 +1853,19 @@ impl Ctx {
         let mut tcp_sizes = None;
         let (mut exc_midstream, mut exc_memcap) = (false, false);
         let mut depth_bypass = false;
+        // A TCP packet the stream engine did not take (bad checksum).
+        let mut unstreamed = false;
         let established = match p.l4 {
             L4::Tcp(_) if self.checksum_bad(p) => {
                 // Not for the stream engine (Suricata's
-                // tcp.invalid_checksum); still inspected as a packet.
+                // tcp.invalid_checksum); still inspected as a packet, but
+                // as Suricata does, without the flow's application layer:
+                // a TCP packet has an app protocol for detection only once
+                // the stream engine has processed it (`PKT_STREAM_EST`),
+                // so `alert http` / `alert dcerpc` rules and transaction
+                // rules do not match it; protocol-agnostic rules do.
                 self.stats.tcp_invalid_checksum += 1;
+                unstreamed = true;
                 flow.state.tcp.flow_established()
             }
             L4::Tcp(t) => {
@@ -2027,6 +2035,7 @@ impl Ctx {
                 .state
                 .app
                 .as_ref()
+                .filter(|_| !unstreamed)
                 .map_or(AppProtoState::Unknown, |a| a.proto),
             app_proto_decided_now: decided_now,
             tcp_state: matches!(p.l4, L4::Tcp(_)).then_some(flow.state.tcp.state),
@@ -2089,7 +2098,7 @@ impl Ctx {
                 .retain(|h| !(h.stream && old.iter().any(|o| o.stream && o.rule == h.rule)));
         }
         self.merged = merged;
-        if !passed {
+        if !passed && !unstreamed {
             passed = inspect_txs(
                 &self.detect,
                 &mut self.stats,
@@ -2103,6 +2112,7 @@ impl Ctx {
         }
         // Frames: inspected after the packet's own alerts are out.
         let frames_pending = !passed
+            && !unstreamed
             && flow
                 .state
                 .app

@@ -283,6 +283,45 @@ fn checksum_validation_keeps_bad_segments_out_of_the_stream() {
     assert_eq!(st.workers.tcp_invalid_checksum, 1);
 }
 
+/// A packet the stream engine does not take (bad checksum, `-k all`) is
+/// still inspected as a packet, but as in Suricata without the flow's
+/// application layer: rules of an app protocol (`alert http`) and
+/// transaction rules do not match it, protocol-agnostic rules do.
+#[test]
+fn bad_checksum_packets_are_inspected_without_the_app_layer() {
+    use vigil_engine::ChecksumMode;
+    let mut s = session(9);
+    s.handshake()
+        .client_send(b"GET /one HTTP/1.1\r\nHost: x\r\n\r\n")
+        .server_send(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    let base = s.client_next_seq();
+    let req: &[u8] = b"GET /evil HTTP/1.1\r\nHost: EVIL\r\n\r\n";
+    let mut bad = client_seg(&s, base, 0, req, 10);
+    bad.1[14 + 20 + 16] ^= 0x5a;
+    let mut frames = s.take_frames();
+    frames.push(bad);
+    frames.push(server_ack(&s, base.wrapping_add(req.len() as u32), 20));
+    let rules = "alert http any any -> any any (content:\"EVIL\"; sid:21;)\n\
+                 alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:22;)\n\
+                 alert http any any -> any any (http.uri; content:\"/evil\"; sid:23;)\n\
+                 alert tcp any any -> any any (flow:established,to_server; content:\"EVIL\"; sid:24;)\n";
+    let (a, st) = run("app-none", frames.clone(), rules, &EngineConfig::default());
+    let none = sids(&a);
+    for sid in [21, 22, 23, 24] {
+        assert!(none.contains(&sid), "without validation {sid}: {none:?}");
+    }
+    assert_eq!(st.workers.tcp_invalid_checksum, 0);
+    let all = EngineConfig {
+        checksum: ChecksumMode::All,
+        ..EngineConfig::default()
+    };
+    let (a, st) = run("app-all", frames, rules, &all);
+    let got = sids(&a);
+    assert!(got.contains(&22) && got.contains(&24), "{got:?}");
+    assert!(!got.contains(&21) && !got.contains(&23), "{got:?}");
+    assert_eq!(st.workers.tcp_invalid_checksum, 1);
+}
+
 /// `engine-event` takes the full Suricata event name of either family
 /// (`decoder.` / `stream.`, any case) and matches exactly like
 /// `decode-event` / `stream-event`.
