@@ -233,17 +233,18 @@ def build_rows(res, rounds):
     pair("processing, one thread each (both `--runmode single`: reading, detection and "
          "output on one thread)", S1, VS, "proc", fmt_s, target=0.40,
          chart="processing\none thread")
-    pair("processing, 1 thread, Vigil given the peer's suricata.yaml (`-c`, `-k none` as run.sh "
+    pair("processing, 1 worker, Vigil given the peer's suricata.yaml (`-c`, `-k none` as run.sh "
          "gives Suricata: the same eve-log types, alert/http/dns/tls/stats, where Vigil's "
          "defaults log every type)", S1, VC, "proc", fmt_s)
-    pair("processing, 1 thread, both logging every record type (Suricata given the peer's "
+    pair("processing, 1 worker, both logging every record type (Suricata given the peer's "
          "suricata.yaml with the eve-log types of its shipped one; Vigil's defaults)",
          SF, V1, "proc", fmt_s)
     pair("processing, 2 threads (Suricata autofp, 2 detect threads; Vigil `--workers 2`)",
          S2, V2, "proc", fmt_s, chart="processing\n2 threads")
-    pair("whole process wall time incl. load, 1 thread",
-         S1, V1, "wall", fmt_wall, target=0.25, chart="whole process\n1 thread")
-    pair("peak RSS, 1 thread", S1, V1, "rss", fmt_mib, target=1.00, chart="peak RSS\n1 thread")
+    pair("whole process wall time incl. load, 1 worker (Suricata single)",
+         S1, V1, "wall", fmt_wall, target=0.25, chart="whole process\n1 worker")
+    pair("peak RSS, 1 worker (Suricata single)", S1, V1, "rss", fmt_mib, target=1.00,
+         chart="peak RSS\n1 worker")
     s1rss = med([r["rss"] for r in S1])
     pair("peak RSS, 2 threads (ratio against Suricata autofp)", S2, V2, "rss", fmt_mib,
          chart="peak RSS\n2 threads",
@@ -262,7 +263,7 @@ def build_rows(res, rounds):
                  "ratio": "—", "rounds": "Vigil: " + ", ".join(f"{x:.2f}" for x in v1s),
                  "target": "Vigil ≥ 1.80x", "met": med(v1s) >= 1.80, "chart": None})
 
-    for label, s, v, key in (("1 thread", S1, V1, "agree1"), ("2 threads", S2, V2, "agree2")):
+    for label, s, v, key in (("1 worker", S1, V1, "agree1"), ("2 workers", S2, V2, "agree2")):
         ag = [r[key] for r in v]
         rows.append({"figure": f"alert agreement, {label} (Suricata's eve.json as expected)",
                      "s": f"{med([g['expected'] for g in ag]):.0f} alerts",
@@ -459,7 +460,7 @@ def main():
                                            shallow=False))
         # Carry the keys build_rows reads from the other worker count's row.
         w2["agree1"], w1["agree2"] = w1["agree1"], w2["agree2"]
-        print(f"round {rnd + 1}: agreement 1 thread recall {w1['agree1']['recall']:.4f} "
+        print(f"round {rnd + 1}: agreement 1 worker recall {w1['agree1']['recall']:.4f} "
               f"precision {w1['agree1']['precision']:.4f}; 2 threads recall "
               f"{w2['agree2']['recall']:.4f} precision {w2['agree2']['precision']:.4f}; "
               f"Vigil eve.json 1 vs 2 workers vs one thread "
