@@ -160,6 +160,22 @@ fn formats_in_workers(cfg: &EngineConfig, workers: usize) -> bool {
     cfg.format_in_workers.unwrap_or(workers >= 2)
 }
 
+/// A worker's transaction record formatter, when one of `workers`
+/// workers formats ([`formats_in_workers`]) and the sink has one.
+fn worker_format(
+    cfg: &EngineConfig,
+    workers: usize,
+    sink: &(dyn AlertSink + Send),
+) -> Option<WorkerFormat> {
+    formats_in_workers(cfg, workers)
+        .then(|| sink.tx_formatter())
+        .flatten()
+        .map(|f| WorkerFormat {
+            f,
+            line: Vec::new(),
+        })
+}
+
 /// Pipeline settings.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -540,18 +556,7 @@ pub fn run_offline(
     let (spare_tx, spare_rx) = bounded::<Vec<AlertOut>>(SPARE_REPORTS_PER_WORKER * n);
     let mut batch_txs: Vec<Sender<Batch>> = Vec::with_capacity(n);
     let wcfg = worker_config(cfg, n);
-    let format_here = formats_in_workers(cfg, n);
-    let formats: Vec<Option<WorkerFormat>> = (0..n)
-        .map(|_| {
-            format_here
-                .then(|| sink.tx_formatter())
-                .flatten()
-                .map(|f| WorkerFormat {
-                    f,
-                    line: Vec::new(),
-                })
-        })
-        .collect();
+    let formats: Vec<Option<WorkerFormat>> = (0..n).map(|_| worker_format(cfg, n, sink)).collect();
     std::thread::scope(|scope| -> Result<RunStats, RunError> {
         let mut handles = Vec::with_capacity(n);
         for (w, format) in formats.into_iter().enumerate() {
@@ -671,13 +676,7 @@ fn run_single(
     let start = Instant::now();
     let pool = BatchPool::with_packets(cfg.batch_packets.max(1));
     let mut worker = Worker::new(detect.clone(), worker_config(cfg, 1));
-    let mut format = formats_in_workers(cfg, 1)
-        .then(|| sink.tx_formatter())
-        .flatten()
-        .map(|f| WorkerFormat {
-            f,
-            line: Vec::new(),
-        });
+    let mut format = worker_format(cfg, 1, sink);
     let mut merge = Merge::new(
         1,
         &detect,
