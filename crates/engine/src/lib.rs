@@ -300,6 +300,14 @@ pub struct EngineConfig {
     pub steering: Option<steering::SteeringConfig>,
 }
 
+impl EngineConfig {
+    /// Whether a capture runs on one thread ([`EngineConfig::single_thread`]):
+    /// asked for, one worker, no device prefilter and no linked sensors.
+    pub fn runs_single_thread(&self) -> bool {
+        self.single_thread && self.workers <= 1 && self.device.is_none() && self.peers.is_none()
+    }
+}
+
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
@@ -544,7 +552,7 @@ pub fn run_offline(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RunStats, RunError> {
     let n = cfg.workers.max(1);
-    if cfg.single_thread && n == 1 && cfg.device.is_none() && cfg.peers.is_none() {
+    if cfg.runs_single_thread() {
         return run_single(source, detect, cfg, sink, progress);
     }
     let start = Instant::now();
@@ -607,7 +615,7 @@ pub fn run_offline(
         drop(report_tx);
         drop(spare_rx);
         let merge_detect = detect.clone();
-        let merge_detectors = cfg.detectors.clone().filter(|d| d.any());
+        let merge_detectors = cfg.detectors.clone();
         let merger = std::thread::Builder::new()
             .name("vigil-merge".into())
             .spawn_scoped(scope, move || {
@@ -677,13 +685,7 @@ fn run_single(
     let pool = BatchPool::with_packets(cfg.batch_packets.max(1));
     let mut worker = Worker::new(detect.clone(), worker_config(cfg, 1));
     let mut format = worker_format(cfg, 1, sink);
-    let mut merge = Merge::new(
-        1,
-        &detect,
-        cfg.detectors.as_ref().filter(|d| d.any()),
-        None,
-        sink,
-    );
+    let mut merge = Merge::new(1, &detect, cfg.detectors.as_ref(), None, sink);
     let mut alerts = Vec::new();
     let mut send = |_: usize, b: Batch| -> Result<(), RunError> {
         worker.process(&b, &mut alerts);
@@ -1404,7 +1406,7 @@ impl<'a> Merge<'a> {
                 thresholds: ThresholdTracker::default(),
                 xbits: XbitTable::default(),
                 tags: tags::TagTable::default(),
-                dets: detectors.map(detectors::Detectors::new),
+                dets: detectors.filter(|d| d.any()).map(detectors::Detectors::new),
                 det_alerts: Vec::new(),
                 written: 0,
                 suppressed: 0,

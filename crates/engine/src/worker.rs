@@ -1853,10 +1853,10 @@ impl Ctx {
         let mut tcp_sizes = None;
         let (mut exc_midstream, mut exc_memcap) = (false, false);
         let mut depth_bypass = false;
-        // A TCP packet the stream engine did not take (bad checksum).
-        let mut unstreamed = false;
+        // A TCP packet the stream engine does not take (bad checksum).
+        let unstreamed = matches!(p.l4, L4::Tcp(_)) && self.checksum_bad(p);
         let established = match p.l4 {
-            L4::Tcp(_) if self.checksum_bad(p) => {
+            L4::Tcp(_) if unstreamed => {
                 // Not for the stream engine (Suricata's
                 // tcp.invalid_checksum); still inspected as a packet, but
                 // as Suricata does, without the flow's application layer:
@@ -1865,7 +1865,6 @@ impl Ctx {
                 // so `alert http` / `alert dcerpc` rules and transaction
                 // rules do not match it; protocol-agnostic rules do.
                 self.stats.tcp_invalid_checksum += 1;
-                unstreamed = true;
                 flow.state.tcp.flow_established()
             }
             L4::Tcp(t) => {

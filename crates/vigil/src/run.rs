@@ -1832,7 +1832,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut last_ts = 0i64;
     let detect = Arc::new(detect);
     let peers = crate::sensors::link(&args, &cfg, &mut ecfg, &detect.rules)?;
-    if ecfg.single_thread && (ecfg.device.is_some() || ecfg.peers.is_some()) {
+    if ecfg.single_thread && !ecfg.runs_single_thread() {
         eprintln!(
             "vigil: --runmode single: the device prefilter and linked sensors need the worker pipeline; running it with one worker"
         );
