@@ -13,7 +13,7 @@
 //! ranges, so ET Open builds a few hundred groups, not 65,536.
 //! Bidirectional (`<>`) rules are keyed in both tables.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use vigil_applayer::AppProto;
@@ -393,7 +393,7 @@ impl Builder<'_, '_> {
             }
         }
         let mut sets: Vec<PatternSet> = Vec::new();
-        let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut index: HashMap<Vec<u32>, u32> = HashMap::default();
         let mut set_of = |rules: Vec<u32>, pending: &mut Vec<PendingSet>| -> u32 {
             if rules.is_empty() {
                 return NO_SET;
@@ -479,7 +479,7 @@ impl Builder<'_, '_> {
                 ends[hi as usize + 1].push(*r);
             }
         }
-        let mut active: HashMap<u32, u32> = HashMap::new();
+        let mut active: HashMap<u32, u32> = HashMap::default();
         let mut table = vec![NONE; 65536];
         let mut current = NONE;
         let mut dirty = true;
@@ -582,12 +582,12 @@ impl RuleGroups {
         let mut b = Builder {
             rules,
             groups: Vec::new(),
-            dedup: HashMap::new(),
+            dedup: HashMap::default(),
             split: selector.split_mode(),
             selector,
             pending: Vec::new(),
             sides: vec![None; rules.len()],
-            addr_cache: [HashMap::new(), HashMap::new()],
+            addr_cache: [HashMap::default(), HashMap::default()],
         };
         let port_protos = [6u8, 17, 132];
         let mut tables = Vec::new();
@@ -637,23 +637,29 @@ impl RuleGroups {
             });
         }
         let mut by_proto = vec![NONE; 256];
-        let mut other_cache: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut other_cache: HashMap<Vec<u32>, u32> = HashMap::default();
+        // The packet rules' protocols, gathered once: 256 walks over the
+        // whole rule set (a kilobyte per rule, a cache miss each) were
+        // most of this function's own time. The flag: the rule has an
+        // `ip_proto` test, so that its own check decides.
+        let packet_rules: Vec<(u32, ProtoMatch, bool)> = rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_tx())
+            .map(|(i, r)| (i as u32, r.proto, r.tests_ip_proto()))
+            .collect();
         for (p, slot) in by_proto.iter_mut().enumerate() {
             // For TCP/UDP/SCTP this entry serves packets without usable
             // ports (non-first fragments): only `ip` rules apply to them.
             let portless = port_protos.contains(&(p as u8));
-            let members: Vec<u32> = rules
+            let members: Vec<u32> = packet_rules
                 .iter()
-                .enumerate()
-                .filter(|(_, r)| !r.is_tx())
-                .filter(|(_, r)| {
-                    if portless {
-                        r.proto == ProtoMatch::Ip && r.admits_ip_proto(p as u8)
-                    } else {
-                        r.admits_ip_proto(p as u8)
-                    }
+                .filter(|&&(i, proto, ip_proto)| {
+                    (!portless || proto == ProtoMatch::Ip)
+                        && proto.admits(p as u8)
+                        && (!ip_proto || rules[i as usize].admits_ip_proto(p as u8))
                 })
-                .map(|(i, _)| i as u32)
+                .map(|&(i, _, _)| i)
                 .collect();
             *slot = match other_cache.get(&members) {
                 Some(&g) => g,

@@ -221,6 +221,14 @@ impl CompiledRule {
             })
     }
 
+    /// Whether the rule has an `ip_proto` test (which
+    /// [`CompiledRule::admits_ip_proto`] applies besides its protocol).
+    pub fn tests_ip_proto(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| matches!(c, Check::Cond(vigil_rules::Condition::IpProto { .. })))
+    }
+
     /// Whether the rule's ports can be used for grouping (`->` only).
     pub fn uses_ports(&self) -> bool {
         matches!(

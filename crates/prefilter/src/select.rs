@@ -31,7 +31,11 @@
 //! caller asks for them one by one; Hyperscan databases can also come from
 //! an on-disk cache ([`Selector::set_hs_cache`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+// Keyed by whole pattern lists: foldhash, not SipHash, which took a
+// tenth of rule loading's instructions (each growth rehashes every key).
+use foldhash::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -519,10 +523,10 @@ impl Selector {
         }
         Selector {
             selection,
-            memo: HashMap::new(),
+            memo: HashMap::default(),
             cache,
             cache_dirty: false,
-            shapes: HashMap::new(),
+            shapes: HashMap::default(),
             ac_full_bytes: 0,
             spent: Duration::ZERO,
             sample,
@@ -533,7 +537,7 @@ impl Selector {
             hs_cache: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             split: SplitMode::Full,
-            prebuilt: HashMap::new(),
+            prebuilt: HashMap::default(),
             prebuilt_engines: Vec::new(),
         }
     }
@@ -777,7 +781,7 @@ impl Selector {
     ) -> Option<Vec<Option<Arc<dyn PrefilterEngine>>>> {
         let start = Instant::now();
         // Distinct pattern sets the sample reaches, in order of first use.
-        let mut index: HashMap<&[Pattern], usize> = HashMap::new();
+        let mut index: HashMap<&[Pattern], usize> = HashMap::default();
         let mut distinct: Vec<&[Pattern]> = Vec::new();
         let mut packets: Vec<SimPacket> = Vec::new();
         for r in routes {

@@ -5,7 +5,7 @@
 //! Keywords the parser evaluates (`content`, `pcre`, `flow`, ...) are
 //! handled in `parser.rs` and are not in this table.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::OnceLock;
 
 use crate::ast::Buffer;
@@ -558,7 +558,7 @@ fn table() -> &'static HashMap<&'static str, Kw> {
 pub fn keyword_class(canon: &str) -> Option<&'static str> {
     static T: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
     let t = T.get_or_init(|| {
-        let mut m = HashMap::new();
+        let mut m = HashMap::default();
         for (_, kw) in TABLE {
             let (c, class) = match kw {
                 Sticky(c) | Modifier(c) => (*c, "buffer"),
