@@ -71,7 +71,35 @@ pub const DEFAULT_PORT_VARS: &[(&str, &str)] = &[
 pub struct Vars {
     addresses: HashMap<String, String>,
     ports: HashMap<String, String>,
+    /// Address specifications already resolved with these values: a
+    /// ruleset names a handful (`$HOME_NET`, `$EXTERNAL_NET`, `any`)
+    /// tens of thousands of times, and resolving one parses every
+    /// network of its variables again.
+    resolved: AddrMemo,
 }
+
+/// [`Vars`]'s resolved addresses. Not part of its value: a clone starts
+/// empty, and two `Vars` compare by their variables only.
+#[derive(Debug, Default)]
+struct AddrMemo(std::sync::Mutex<foldhash::HashMap<String, Result<AddrSpec, RuleError>>>);
+
+impl Clone for AddrMemo {
+    fn clone(&self) -> Self {
+        AddrMemo::default()
+    }
+}
+
+impl PartialEq for AddrMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for AddrMemo {}
+
+/// Most address specifications remembered; past this, new ones are
+/// resolved each time (a ruleset of distinct literal addresses).
+const ADDR_MEMO_MAX: usize = 4096;
 
 impl Default for Vars {
     /// Suricata's default `suricata.yaml` variables.
@@ -110,6 +138,7 @@ impl Vars {
         Vars {
             addresses: HashMap::new(),
             ports: HashMap::new(),
+            resolved: AddrMemo::default(),
         }
     }
 
@@ -120,6 +149,7 @@ impl Vars {
         let n = var_name(name)?;
         self.addresses
             .insert(n.to_string(), value.trim().to_string());
+        self.resolved = AddrMemo::default();
         Ok(())
     }
 
@@ -174,6 +204,21 @@ impl Vars {
 
     /// Resolves an address specification as written in a rule header.
     pub fn resolve_address(&self, spec: &str) -> Result<AddrSpec, RuleError> {
+        if let Ok(memo) = self.resolved.0.lock() {
+            if let Some(r) = memo.get(spec) {
+                return r.clone();
+            }
+        }
+        let r = self.resolve_address_now(spec);
+        if let Ok(mut memo) = self.resolved.0.lock() {
+            if memo.len() < ADDR_MEMO_MAX {
+                memo.insert(spec.to_string(), r.clone());
+            }
+        }
+        r
+    }
+
+    fn resolve_address_now(&self, spec: &str) -> Result<AddrSpec, RuleError> {
         let mut out = AddrSpec::default();
         self.addr_rec(spec, false, 0, 0, &mut out)
             .map_err(|m| RuleError::new(RuleErrorKind::Address, m))?;
@@ -776,6 +821,30 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn resolved_addresses_follow_the_variables() {
+        let mut v = Vars::default();
+        v.set_address("HOME_NET", "10.0.0.0/8").unwrap();
+        let home = v.resolve_address("$HOME_NET").unwrap();
+        let ext = v.resolve_address("!$HOME_NET").unwrap();
+        assert!(home.contains(ip("10.1.2.3")) && !ext.contains(ip("10.1.2.3")));
+        // The same again, now remembered.
+        assert_eq!(v.resolve_address("$HOME_NET").unwrap(), home);
+        // A new value is used, not the remembered resolution.
+        v.set_address("HOME_NET", "192.168.0.0/16").unwrap();
+        let home = v.resolve_address("$HOME_NET").unwrap();
+        let ext = v.resolve_address("!$HOME_NET").unwrap();
+        assert!(!home.contains(ip("10.1.2.3")) && home.contains(ip("192.168.1.1")));
+        assert!(ext.contains(ip("10.1.2.3")) && !ext.contains(ip("192.168.1.1")));
+        // Errors are remembered as errors.
+        let e = v.resolve_address("$NO_SUCH_NET").unwrap_err();
+        assert_eq!(v.resolve_address("$NO_SUCH_NET").unwrap_err(), e);
+        // A clone starts with nothing remembered and compares equal.
+        let c = v.clone();
+        assert_eq!(c, v);
+        assert_eq!(c.resolve_address("$HOME_NET").unwrap(), home);
     }
 
     #[test]
