@@ -283,6 +283,42 @@ fn ip_proto_rules_are_grouped_by_their_protocol() {
     assert_eq!(sids_in(47, 0, 0), vec![3]);
 }
 
+/// The groups of packets without ports (`select_proto_only`: other IP
+/// protocols, and TCP/UDP/SCTP without a decoded transport header, a
+/// non-first fragment) hold the packet rules their protocol and their
+/// `ip_proto` test admit: for TCP and UDP only `ip` rules, never a
+/// transaction rule.
+#[test]
+fn portless_groups_follow_the_rules_protocol_and_ip_proto() {
+    let e = engine(&[
+        "alert ip any any -> any any (msg:\"gre only\"; ip_proto:47; content:\"gre\"; sid:1;)",
+        "alert ip any any -> any any (msg:\"any ip\"; content:\"anyip\"; sid:2;)",
+        "alert tcp any any -> any any (msg:\"tcp\"; content:\"tcp\"; sid:3;)",
+        "alert icmp any any -> any any (msg:\"icmp\"; content:\"icmp\"; sid:4;)",
+        "alert ip any any -> any any (msg:\"above 100\"; ip_proto:>100; content:\"high\"; sid:5;)",
+        "alert http any any -> any any (msg:\"a transaction rule\"; content:\"webby\"; sid:6;)",
+    ]);
+    let sids = |proto: u8| -> Vec<u32> {
+        let g = &e.groups.groups[e.groups.select_proto_only(proto).primary as usize];
+        let mut v: Vec<u32> = g
+            .prefiltered
+            .iter()
+            .chain(&g.always)
+            .map(|&r| e.rules[r as usize].sid)
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(sids(47), vec![1, 2], "GRE");
+    assert_eq!(sids(1), vec![2, 4], "ICMP");
+    assert_eq!(sids(58), vec![2, 4], "ICMPv6");
+    assert_eq!(sids(50), vec![2], "ESP");
+    assert_eq!(sids(101), vec![2, 5]);
+    assert_eq!(sids(255), vec![2, 5]);
+    assert_eq!(sids(6), vec![2]);
+    assert_eq!(sids(17), vec![2]);
+}
+
 /// A source side that admits most ports (`!80`) does not key a
 /// source-port group, which would send most packets through a second
 /// scan: the rule is grouped with the port-independent ones, and its
