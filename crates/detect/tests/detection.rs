@@ -23,6 +23,20 @@ fn engine(rules: &[&str]) -> DetectEngine {
     e
 }
 
+/// The sids of group `g`'s rules (prefiltered and always checked),
+/// sorted.
+fn group_sids(e: &DetectEngine, g: u32) -> Vec<u32> {
+    let g = &e.groups.groups[g as usize];
+    let mut v: Vec<u32> = g
+        .always
+        .iter()
+        .chain(&g.prefiltered)
+        .map(|&r| e.rules[r as usize].sid)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
 /// Sids that alert on `frame`, inspected as an established to-server
 /// packet of a flow with state `st`.
 fn alerts_with(e: &DetectEngine, frame: &[u8], st: &mut FlowDetectState) -> Vec<u32> {
@@ -298,17 +312,7 @@ fn portless_groups_follow_the_rules_protocol_and_ip_proto() {
         "alert ip any any -> any any (msg:\"above 100\"; ip_proto:>100; content:\"high\"; sid:5;)",
         "alert http any any -> any any (msg:\"a transaction rule\"; content:\"webby\"; sid:6;)",
     ]);
-    let sids = |proto: u8| -> Vec<u32> {
-        let g = &e.groups.groups[e.groups.select_proto_only(proto).primary as usize];
-        let mut v: Vec<u32> = g
-            .prefiltered
-            .iter()
-            .chain(&g.always)
-            .map(|&r| e.rules[r as usize].sid)
-            .collect();
-        v.sort_unstable();
-        v
-    };
+    let sids = |proto: u8| group_sids(&e, e.groups.select_proto_only(proto).primary);
     assert_eq!(sids(47), vec![1, 2], "GRE");
     assert_eq!(sids(1), vec![2, 4], "ICMP");
     assert_eq!(sids(58), vec![2, 4], "ICMPv6");
@@ -331,17 +335,7 @@ fn broad_source_ports_are_grouped_as_any_and_still_checked() {
         "alert tcp any 80 -> any any (content:\"fromweb\"; sid:2;)",
         "alert tcp any any -> any 80 (content:\"toweb\"; sid:3;)",
     ]);
-    let sids = |g: u32| -> Vec<u32> {
-        let g = &e.groups.groups[g as usize];
-        let mut v: Vec<u32> = g
-            .always
-            .iter()
-            .chain(&g.prefiltered)
-            .map(|&r| e.rules[r as usize].sid)
-            .collect();
-        v.sort_unstable();
-        v
-    };
+    let sids = |g: u32| group_sids(&e, g);
     let to_web = e.groups.select(6, 40000, 80);
     assert_eq!(to_web.secondary, None);
     assert_eq!(sids(to_web.primary), vec![1, 3]);

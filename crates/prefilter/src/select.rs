@@ -32,15 +32,16 @@
 //! an on-disk cache ([`Selector::set_hs_cache`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-
-// Keyed by whole pattern lists: foldhash, not SipHash, which took a
-// tenth of rule loading's instructions (each growth rehashes every key).
-use foldhash::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+// The maps keyed by whole pattern lists: foldhash, not SipHash, which
+// took a tenth of rule loading's instructions (each growth rehashes
+// every key).
+use foldhash::HashMap;
 
 use crate::{AcFullEngine, BuildError, EngineKind, Pattern, PrefilterEngine};
 
